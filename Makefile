@@ -1,0 +1,116 @@
+# plumb — one plain Makefile (DESIGN §8).
+#   make            build/plumb and build/libplumb.so
+#   make check      build and run every test (unit, end-to-end)
+#   make asan       the same under AddressSanitizer + UBSan (build-asan/)
+#   make bench      performance benchmarks against peers (bench/)
+#   make fuzz       run each reader's fuzz target (clang/libFuzzer)
+#   make demo       set up, build, profile the bundled example and show the result
+#   make install    PREFIX=/usr/local
+# WERROR=1 turns warnings into errors (CI sets it).
+
+CC      ?= cc
+BUILD   ?= build
+PREFIX  ?= /usr/local
+PKGS    := libdw libelf zlib jansson yajl inih
+OPT     ?= -O2
+SAN     ?=
+CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes \
+	-fno-omit-frame-pointer -D_GNU_SOURCE -Iinclude -Isrc -I/usr/include/libiberty \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(SAN)
+ifeq ($(WERROR),1)
+CFLAGS_BASE += -Werror
+endif
+CFLAGS  ?=
+ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS) -MMD -MP
+LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lpthread -lm -ldl -lrt
+LDFLAGS ?=
+
+# Everything under src/ except main.c and the library (src/lib) forms the core archive the tool and tests use.
+CORE_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
+CORE_SRC := $(filter-out src/lib/%,$(CORE_SRC))
+CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
+LIB_SRC  := $(wildcard src/lib/*.c)
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+
+UNIT_SRC := $(wildcard tests/unit/test_*.c)
+UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
+
+# Test targets: each is built with frame pointers (NAME) and without (NAME-nofp).
+TARGET_SRC := $(wildcard tests/targets/*.c)
+TARGET_FP  := $(TARGET_SRC:tests/targets/%.c=$(BUILD)/targets/%)
+TARGET_NOFP:= $(TARGET_SRC:tests/targets/%.c=$(BUILD)/targets/%-nofp)
+TARGET_CFLAGS := -std=gnu11 -g -Wall -Iinclude -pthread
+
+EXAMPLE_SRC := $(wildcard examples/*.c)
+EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
+
+.PHONY: all check unit e2e asan bench fuzz demo clean install setup
+all: $(BUILD)/plumb $(BUILD)/libplumb.so
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(BUILD)/pic/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(BUILD)/libplumbcore.a: $(CORE_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/plumb: $(BUILD)/obj/src/main.o $(BUILD)/libplumbcore.a
+	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
+
+$(BUILD)/libplumb.so: $(LIB_OBJ)
+	$(CC) $(ALL_CFLAGS) -shared -fPIC $(LDFLAGS) $^ -lpthread -lrt -ldl -o $@
+
+$(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(BUILD)/libplumbcore.a $(LIBS) -lcmocka -o $@
+
+$(BUILD)/targets/%: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@ -lm -ldl
+
+$(BUILD)/targets/%-nofp: tests/targets/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -O2 -fomit-frame-pointer $< -o $@ -lm -ldl
+
+$(BUILD)/examples/%: examples/%.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall $< -o $@ -lm
+
+check: all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP)
+	@BUILD=$(BUILD) tests/run-all
+
+unit: $(UNIT_BIN)
+	@BUILD=$(BUILD) tests/run-all --unit-only
+
+asan:
+	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" check
+
+bench: all $(TARGET_FP) $(TARGET_NOFP)
+	@BUILD=$(BUILD) bench/run
+
+fuzz:
+	@BUILD=$(BUILD) tests/fuzz/run
+
+demo: setup
+	@$(MAKE) --no-print-directory all $(BUILD)/examples/wordfreq
+	@BUILD=$(BUILD) scripts/demo
+
+setup:
+	@scripts/setup
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BUILD)/plumb $(DESTDIR)$(PREFIX)/bin/plumb
+	install -m 755 $(BUILD)/libplumb.so $(DESTDIR)$(PREFIX)/lib/libplumb.so
+	install -m 644 include/plumb.h $(DESTDIR)$(PREFIX)/include/plumb.h
+	sed 's|@PREFIX@|$(PREFIX)|g' scripts/plumb.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/plumb.pc
+
+clean:
+	rm -rf build build-asan build-fuzz
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,81 @@
+/* err.c — error codes, their text and their exit codes: the single place DESIGN §1's table lives. */
+#include "base/err.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ...)
+{
+	if (!e)
+		return code;
+	e->code = code;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	va_end(ap);
+	return code;
+}
+
+static const struct {
+	enum plumb_err code;
+	int exit_code;
+	const char *text;
+} err_table[] = {
+	{ PLUMB_OK, EXIT_DONE, "done" },
+	{ PLUMB_ENOMEM, EXIT_FAILED, "out of memory" },
+	{ PLUMB_EINVAL, EXIT_USAGE, "bad arguments" },
+	{ PLUMB_ENOENT, EXIT_MISSING, "not found" },
+	{ PLUMB_EPERM, EXIT_FAILED, "permission denied" },
+	{ PLUMB_EFORMAT, EXIT_INPUT, "malformed input" },
+	{ PLUMB_EIO, EXIT_INPUT, "input unreadable" },
+	{ PLUMB_EOUTPUT, EXIT_OUTPUT, "output could not be written" },
+	{ PLUMB_ETIMEDOUT, EXIT_TIMEOUT, "timed out" },
+	{ PLUMB_EUNSUPPORTED, EXIT_MISSING, "not supported here" },
+	{ PLUMB_EGATE, EXIT_FAILED, "debug switch is off" },
+	{ PLUMB_EEMPTY, EXIT_FAILED, "nothing was sampled" },
+	{ PLUMB_ECHECK, EXIT_FAILED, "check failed" },
+};
+
+const char *plumb_strerror(enum plumb_err code)
+{
+	for (size_t i = 0; i < sizeof err_table / sizeof err_table[0]; i++)
+		if (err_table[i].code == code)
+			return err_table[i].text;
+	return "unknown error";
+}
+
+int plumb_exit_code(enum plumb_err code)
+{
+	for (size_t i = 0; i < sizeof err_table / sizeof err_table[0]; i++)
+		if (err_table[i].code == code)
+			return err_table[i].exit_code;
+	return EXIT_FAILED;
+}
+
+int perr_report(const struct perr *e)
+{
+	fprintf(stderr, "plumb: %s\n", e->msg[0] ? e->msg : plumb_strerror(e->code));
+	return plumb_exit_code(e->code);
+}
+
+int plumb_fail(int exit_code, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("plumb: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return exit_code;
+}
+
+void plumb_warn(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("plumb: warning: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}

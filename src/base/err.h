@@ -1,0 +1,64 @@
+/* err.h — the one error enum, its message buffer, and the exit-code table of DESIGN §1.
+ * Library code returns an enum plumb_err and fills a struct perr; only commands turn it into an exit code. */
+#ifndef PLUMB_BASE_ERR_H
+#define PLUMB_BASE_ERR_H
+
+#include <stddef.h>
+
+enum plumb_err {
+	PLUMB_OK = 0,
+	PLUMB_ENOMEM,      /* out of memory */
+	PLUMB_EINVAL,      /* bad argument or unresolvable target */
+	PLUMB_ENOENT,      /* something required is missing */
+	PLUMB_EPERM,       /* refused by the kernel or by privileges */
+	PLUMB_EFORMAT,     /* malformed input or unknown schema version */
+	PLUMB_EIO,         /* input could not be read */
+	PLUMB_EOUTPUT,     /* output could not be written */
+	PLUMB_ETIMEDOUT,   /* a backend or command timed out */
+	PLUMB_EUNSUPPORTED,/* feature not available in this build or on this machine */
+	PLUMB_EGATE,       /* the debug switch is off */
+	PLUMB_EEMPTY,      /* nothing was sampled */
+	PLUMB_ECHECK,      /* a check failed (coverage, regression gate) */
+};
+
+/* Exit codes, one table for all commands (DESIGN §1). */
+enum plumb_exit {
+	EXIT_DONE = 0,
+	EXIT_FAILED = 1,   /* switch off, nothing sampled, or a check failed */
+	EXIT_USAGE = 2,    /* bad arguments or an unresolvable target */
+	EXIT_MISSING = 3,  /* an optional backend, artifact or baseline is missing */
+	EXIT_TIMEOUT = 4,
+	EXIT_INPUT = 5,    /* input unreadable, malformed, or unknown schema version */
+	EXIT_OUTPUT = 6,   /* output could not be written */
+};
+
+#define PERR_MSG_MAX 1024
+
+/* An error with its detail. PERR_INIT zeroes it; perr_set() fills it and returns the code. */
+struct perr {
+	enum plumb_err code;
+	char msg[PERR_MSG_MAX];
+};
+#define PERR_INIT { PLUMB_OK, { 0 } }
+
+/* Sets code and a printf-style message; returns code so callers can `return perr_set(...)`. */
+enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Short fixed text for a code ("out of memory", ...). */
+const char *plumb_strerror(enum plumb_err code);
+
+/* The exit code a command returns for an error code (the table of DESIGN §1). */
+int plumb_exit_code(enum plumb_err code);
+
+/* Prints "plumb: <msg>" (or the code's text when msg is empty) on stderr, one line, and returns
+ * plumb_exit_code(e->code). */
+int perr_report(const struct perr *e);
+
+/* Prints one "plumb: ..." line on stderr and returns `exit_code`. */
+int plumb_fail(int exit_code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Prints one "plumb: warning: ..." line on stderr. */
+void plumb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

@@ -1,0 +1,59 @@
+/* opt.h — one small option parser for every command; the same table generates `--help` (git's
+ * parse-options). Options may come before or after positionals; everything after `--` is positional. */
+#ifndef PLUMB_BASE_OPT_H
+#define PLUMB_BASE_OPT_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "base/err.h"
+
+enum opt_type {
+	OPT_END = 0,
+	OPT_FLAG,     /* bool *; no argument */
+	OPT_STRING,   /* const char **; points into argv */
+	OPT_INT,      /* long *; whole number */
+	OPT_DOUBLE,   /* double *; a number */
+	OPT_LIST,     /* struct opt_list *; repeatable, every value kept */
+};
+
+struct opt_list {
+	const char **v;  /* owned array (free with opt_list_release), elements point into argv */
+	int n;
+};
+
+struct opt {
+	const char *long_name;  /* without dashes, e.g. "output" */
+	char short_name;        /* 'o', or 0 */
+	enum opt_type type;
+	void *target;
+	const char *argname;    /* shown in --help, e.g. "PATH" */
+	const char *help;
+	bool *seen;             /* optional: set when the option was given */
+};
+
+struct opt_result {
+	const char **pos;    /* positional arguments (owned array; elements point into argv) */
+	int npos;
+	int dashdash;        /* index in pos of the first argument after `--`, or -1 when there was none */
+};
+
+enum opt_status { OPT_OK = 0, OPT_HELP = 1, OPT_ERROR = 2 };
+
+/* Parses argv[1..argc) (argv[0] is the command name). On OPT_HELP the caller prints opt_usage() and exits 0;
+ * on OPT_ERROR e holds one line naming the bad option (PLUMB_EINVAL). */
+enum opt_status opt_parse(const struct opt *opts, int argc, char **argv, struct opt_result *res, struct perr *e);
+/* Same, but stops at the first positional argument: the rest (from it on) are returned as positionals.
+ * For commands whose positionals are a sub-command followed by its own options. */
+enum opt_status opt_parse_prefix(const struct opt *opts, int argc, char **argv, struct opt_result *res,
+				 struct perr *e);
+
+/* Writes "usage: ..." then one line per option from the table. */
+void opt_usage(FILE *out, const char *usage, const char *description, const struct opt *opts);
+void opt_result_release(struct opt_result *res);
+void opt_list_release(struct opt_list *l);
+
+/* Parses a duration like "20s", "1.5", "250ms", "2m" into seconds. Returns false when malformed. */
+bool opt_parse_seconds(const char *s, double *seconds);
+
+#endif

@@ -1,0 +1,321 @@
+/* redact.c — a single left-to-right scan; at each position it tries the secret shapes in turn and copies
+ * the character when none matches. No regex engine: this runs on every distinct label a writer emits. */
+#include "base/redact.h"
+
+#include <ctype.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static char *home_override;
+
+void redact_set_home(const char *home)
+{
+	free(home_override);
+	home_override = home ? strdup(home) : NULL;
+}
+
+static const char *home_dir(void)
+{
+	if (home_override)
+		return home_override;
+	const char *h = getenv("HOME");
+	return (h && h[0] == '/' && h[1]) ? h : NULL;
+}
+
+static bool is_word(unsigned char c)
+{
+	return isalnum(c) || c == '_';
+}
+
+/* Characters that may appear in a token or key value. */
+static bool is_token_char(unsigned char c)
+{
+	return isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~' || c == '+' || c == '/' || c == '=';
+}
+
+/* Characters that end a URL or a key=value value. */
+static bool ends_value(unsigned char c)
+{
+	return c == '\0' || isspace(c) || c == '&' || c == ';' || c == ',' || c == ')' || c == '(' || c == '"' ||
+	       c == '\'' || c == '<' || c == '>' || c == '[' || c == ']' || c == '{' || c == '}' || c == '|' ||
+	       c == '`';
+}
+
+static size_t span(const char *s, size_t i, size_t len, int (*pred)(int))
+{
+	size_t j = i;
+	while (j < len && pred((unsigned char)s[j]))
+		j++;
+	return j - i;
+}
+
+static int is_upper_digit(int c)
+{
+	return (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
+static int is_alnum_c(int c)
+{
+	return isalnum(c);
+}
+
+static int is_b64url(int c)
+{
+	return isalnum(c) || c == '-' || c == '_';
+}
+
+static int is_key_body(int c)
+{
+	return isalnum(c) || c == '-' || c == '_';
+}
+
+static bool starts(const char *s, size_t i, size_t len, const char *lit)
+{
+	size_t n = strlen(lit);
+	return len - i >= n && memcmp(s + i, lit, n) == 0;
+}
+
+static bool starts_ci(const char *s, size_t i, size_t len, const char *lit)
+{
+	size_t n = strlen(lit);
+	return len - i >= n && strncasecmp(s + i, lit, n) == 0;
+}
+
+/* A private key block: from -----BEGIN ...PRIVATE KEY----- to its END line (or the end of the text). */
+static size_t match_private_key(const char *s, size_t i, size_t len)
+{
+	if (!starts(s, i, len, "-----BEGIN "))
+		return 0;
+	const char *end_hdr = memmem(s + i + 11, len - i - 11, "-----", 5);
+	if (!end_hdr)
+		return 0;
+	const char *kw = memmem(s + i, (size_t)(end_hdr - (s + i)), "PRIVATE KEY", 11);
+	if (!kw)
+		return 0;
+	const char *end = memmem(end_hdr + 5, len - (size_t)(end_hdr + 5 - s), "-----END ", 9);
+	if (!end)
+		return len - i;
+	const char *close = memmem(end + 9, len - (size_t)(end + 9 - s), "-----", 5);
+	return close ? (size_t)(close + 5 - (s + i)) : len - i;
+}
+
+/* Vendor key shapes. Returns the length of the key at s+i, or 0. */
+static size_t match_vendor_key(const char *s, size_t i, size_t len)
+{
+	if (i > 0 && is_word((unsigned char)s[i - 1]))
+		return 0;
+	static const char *const aws[] = { "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA" };
+	for (size_t k = 0; k < sizeof aws / sizeof aws[0]; k++)
+		if (starts(s, i, len, aws[k]) && span(s, i + 4, len, is_upper_digit) >= 16)
+			return 4 + span(s, i + 4, len, is_upper_digit);
+	if (starts(s, i, len, "github_pat_") && span(s, i + 11, len, is_key_body) >= 20)
+		return 11 + span(s, i + 11, len, is_key_body);
+	if (len - i > 4 && s[i] == 'g' && s[i + 1] == 'h' && strchr("pousr", s[i + 2]) && s[i + 3] == '_' &&
+	    span(s, i + 4, len, is_alnum_c) >= 30)
+		return 4 + span(s, i + 4, len, is_alnum_c);
+	if (len - i > 5 && starts(s, i, len, "xox") && strchr("abposr", s[i + 3]) && s[i + 4] == '-' &&
+	    span(s, i + 5, len, is_key_body) >= 10)
+		return 5 + span(s, i + 5, len, is_key_body);
+	if (starts(s, i, len, "sk-") && span(s, i + 3, len, is_key_body) >= 20)
+		return 3 + span(s, i + 3, len, is_key_body);
+	if ((starts(s, i, len, "sk_live_") || starts(s, i, len, "rk_live_") || starts(s, i, len, "sk_test_")) &&
+	    span(s, i + 8, len, is_alnum_c) >= 16)
+		return 8 + span(s, i + 8, len, is_alnum_c);
+	if (starts(s, i, len, "AIza") && span(s, i + 4, len, is_key_body) >= 30)
+		return 4 + span(s, i + 4, len, is_key_body);
+	if (starts(s, i, len, "glpat-") && span(s, i + 6, len, is_key_body) >= 20)
+		return 6 + span(s, i + 6, len, is_key_body);
+	/* JWT: base64url header "eyJ..." '.' payload '.' signature */
+	if (starts(s, i, len, "eyJ")) {
+		size_t a = span(s, i, len, is_b64url);
+		if (a >= 10 && i + a < len && s[i + a] == '.') {
+			size_t b = span(s, i + a + 1, len, is_b64url);
+			if (b >= 4 && i + a + 1 + b < len && s[i + a + 1 + b] == '.') {
+				size_t c = span(s, i + a + 2 + b, len, is_b64url);
+				return a + b + c + 2;
+			}
+		}
+	}
+	return 0;
+}
+
+/* "Bearer xxx" / "Basic xxx": keeps the scheme word, returns the length of word + blank + token. */
+static size_t match_auth_scheme(const char *s, size_t i, size_t len, size_t *keep)
+{
+	if (i > 0 && is_word((unsigned char)s[i - 1]))
+		return 0;
+	size_t w = 0;
+	if (starts_ci(s, i, len, "bearer "))
+		w = 7;
+	else if (starts_ci(s, i, len, "basic "))
+		w = 6;
+	else if (starts_ci(s, i, len, "token "))
+		w = 6;
+	if (!w)
+		return 0;
+	size_t t = 0;
+	while (i + w + t < len && is_token_char((unsigned char)s[i + w + t]))
+		t++;
+	if (t < 8)
+		return 0;
+	*keep = w;
+	return w + t;
+}
+
+/* Names whose value after '=' or ':' is a credential. */
+static bool secret_name(const char *name, size_t n)
+{
+	static const char *const suffixes[] = { "token", "key", "secret", "password", "passwd", "pwd", "sig",
+		"signature", "credential", "credentials", "apikey", "auth", "session" };
+	for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
+		size_t m = strlen(suffixes[k]);
+		if (n >= m && strncasecmp(name + n - m, suffixes[k], m) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* key=value: at s[i] == '=' preceded by a secret name. Returns the value's length (0: no match). */
+static size_t match_key_value(const char *s, size_t i, size_t len, size_t out_name_start)
+{
+	(void)out_name_start;
+	if (s[i] != '=')
+		return 0;
+	size_t b = i;
+	while (b > 0 && (isalnum((unsigned char)s[b - 1]) || s[b - 1] == '_' || s[b - 1] == '-'))
+		b--;
+	if (b == i || !secret_name(s + b, i - b))
+		return 0;
+	size_t v = i + 1;
+	while (v < len && !ends_value((unsigned char)s[v]))
+		v++;
+	return v - (i + 1);
+}
+
+static bool is_scheme_char(unsigned char c)
+{
+	return isalnum(c) || c == '+' || c == '.' || c == '-';
+}
+
+/* A URL starting at s[i] ("scheme://"). Appends its redacted form and returns its length, or 0. */
+static size_t redact_url(struct sbuf *out, const char *s, size_t i, size_t len)
+{
+	if (!isalpha((unsigned char)s[i]) || (i > 0 && is_scheme_char((unsigned char)s[i - 1])))
+		return 0;
+	size_t j = i;
+	while (j < len && is_scheme_char((unsigned char)s[j]))
+		j++;
+	if (j - i < 2 || !starts(s, j, len, "://"))
+		return 0;
+	size_t auth = j + 3;
+	size_t end = auth;
+	while (end < len && !ends_value((unsigned char)s[end]) && s[end] != ';')
+		end++;
+	/* authority ends at the first '/', '?' or '#' */
+	size_t auth_end = auth;
+	while (auth_end < end && s[auth_end] != '/' && s[auth_end] != '?' && s[auth_end] != '#')
+		auth_end++;
+	sbuf_add(out, s + i, auth - i);
+	const char *at = memrchr(s + auth, '@', auth_end - auth);
+	if (at) {
+		sbuf_addstr(out, REDACTED "@");
+		sbuf_add(out, at + 1, (size_t)(s + auth_end - (at + 1)));
+	} else {
+		sbuf_add(out, s + auth, auth_end - auth);
+	}
+	size_t q = auth_end;
+	while (q < end && s[q] != '?' && s[q] != '#')
+		q++;
+	/* the path, itself scanned for key shapes (e.g. tokens in path segments) */
+	for (size_t k = auth_end; k < q;) {
+		size_t m = match_vendor_key(s, k, q);
+		if (m) {
+			sbuf_addstr(out, REDACTED);
+			k += m;
+		} else {
+			sbuf_addch(out, s[k++]);
+		}
+	}
+	if (q < end) {
+		sbuf_addch(out, s[q]);
+		sbuf_addstr(out, REDACTED);
+	}
+	return end - i;
+}
+
+/* Drops a home prefix ("$HOME/" or "/home/USER/") at s[i] when it starts a path. */
+static size_t match_home(const char *s, size_t i, size_t len)
+{
+	if (s[i] != '/' || (i > 0 && (is_word((unsigned char)s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '/')))
+		return 0;
+	const char *home = home_dir();
+	if (home) {
+		size_t h = strlen(home);
+		while (h > 1 && home[h - 1] == '/')
+			h--;
+		if (len - i > h && memcmp(s + i, home, h) == 0 && s[i + h] == '/')
+			return h + 1;
+	}
+	if (starts(s, i, len, "/home/")) {
+		size_t u = i + 6;
+		while (u < len && s[u] != '/' && !isspace((unsigned char)s[u]))
+			u++;
+		if (u < len && s[u] == '/' && u > i + 6)
+			return u + 1 - i;
+	}
+	return 0;
+}
+
+void redact_append(struct sbuf *out, const char *s, size_t len)
+{
+	size_t i = 0, copy_from = 0;
+	while (i < len) {
+		unsigned char c = (unsigned char)s[i];
+		size_t m = 0, keep = 0;
+		if (c == '-' && (m = match_private_key(s, i, len))) {
+			sbuf_add(out, s + copy_from, i - copy_from);
+			sbuf_addstr(out, REDACTED);
+		} else if (c == '/' && (m = match_home(s, i, len))) {
+			sbuf_add(out, s + copy_from, i - copy_from);
+		} else if (isalpha(c) && (m = match_auth_scheme(s, i, len, &keep))) {
+			sbuf_add(out, s + copy_from, i - copy_from);
+			sbuf_add(out, s + i, keep);
+			sbuf_addstr(out, REDACTED);
+		} else if (isalpha(c) && (m = match_vendor_key(s, i, len))) {
+			sbuf_add(out, s + copy_from, i - copy_from);
+			sbuf_addstr(out, REDACTED);
+		} else if (isalpha(c) && len - i > 3 && memchr(s + i, ':', len - i > 40 ? 40 : len - i)) {
+			struct sbuf tmp = SBUF_INIT;
+			m = redact_url(&tmp, s, i, len);
+			if (m) {
+				sbuf_add(out, s + copy_from, i - copy_from);
+				sbuf_add(out, tmp.buf, tmp.len);
+			}
+			sbuf_release(&tmp);
+		} else if (c == '=' && (m = match_key_value(s, i, len, 0)) > 0) {
+			sbuf_add(out, s + copy_from, i + 1 - copy_from);
+			sbuf_addstr(out, REDACTED);
+			m += 1;
+		}
+		if (m) {
+			i += m;
+			copy_from = i;
+		} else {
+			i++;
+		}
+	}
+	sbuf_add(out, s + copy_from, len - copy_from);
+}
+
+char *redact_dup(const char *s)
+{
+	struct sbuf sb = SBUF_INIT;
+	redact_append(&sb, s, strlen(s));
+	if (sb.oom) {
+		sbuf_release(&sb);
+		return NULL;
+	}
+	return sbuf_detach(&sb, NULL);
+}

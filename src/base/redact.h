@@ -1,0 +1,20 @@
+/* redact.h — the one redactor every output label, path and command line passes through (DESIGN §1).
+ * Credentials and exfiltration-shaped URL parts become "[REDACTED]"; the home-directory prefix is dropped.
+ * Ordinary labels (function names, source paths, C++ templates) come out unchanged. */
+#ifndef PLUMB_BASE_REDACT_H
+#define PLUMB_BASE_REDACT_H
+
+#include <stddef.h>
+
+#include "base/sbuf.h"
+
+#define REDACTED "[REDACTED]"
+
+/* Appends the redacted form of in[0..len) to out. */
+void redact_append(struct sbuf *out, const char *in, size_t len);
+/* Returns a malloc'd redacted copy of s (caller frees), or NULL when out of memory. */
+char *redact_dup(const char *s);
+/* Overrides the home directory used for prefix dropping (NULL: use $HOME). For tests. */
+void redact_set_home(const char *home);
+
+#endif

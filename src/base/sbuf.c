@@ -1,0 +1,132 @@
+/* sbuf.c — growable buffer; grows geometrically so appends are amortized O(1). */
+#include "base/sbuf.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool sbuf_grow(struct sbuf *sb, size_t extra)
+{
+	if (sb->oom)
+		return false;
+	if (sb->len + extra + 1 <= sb->cap)
+		return true;
+	size_t cap = sb->cap ? sb->cap : 64;
+	while (cap < sb->len + extra + 1)
+		cap *= 2;
+	char *nb = realloc(sb->buf, cap);
+	if (!nb) {
+		sb->oom = true;
+		return false;
+	}
+	sb->buf = nb;
+	sb->cap = cap;
+	sb->buf[sb->len] = '\0';
+	return true;
+}
+
+void sbuf_add(struct sbuf *sb, const void *data, size_t len)
+{
+	if (!sbuf_grow(sb, len))
+		return;
+	memcpy(sb->buf + sb->len, data, len);
+	sb->len += len;
+	sb->buf[sb->len] = '\0';
+}
+
+void sbuf_addstr(struct sbuf *sb, const char *s)
+{
+	sbuf_add(sb, s, strlen(s));
+}
+
+void sbuf_addch(struct sbuf *sb, char c)
+{
+	if (!sbuf_grow(sb, 1))
+		return;
+	sb->buf[sb->len++] = c;
+	sb->buf[sb->len] = '\0';
+}
+
+void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap)
+{
+	va_list cp;
+	va_copy(cp, ap);
+	int n = vsnprintf(NULL, 0, fmt, cp);
+	va_end(cp);
+	if (n < 0 || !sbuf_grow(sb, (size_t)n))
+		return;
+	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
+	sb->len += (size_t)n;
+}
+
+void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	sbuf_vaddf(sb, fmt, ap);
+	va_end(ap);
+}
+
+void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	if (!sbuf_grow(sb, len + 2))
+		return;
+	sbuf_addch(sb, '"');
+	size_t start = 0;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x20 && c != '"' && c != '\\')
+			continue;
+		sbuf_add(sb, s + start, i - start);
+		start = i + 1;
+		switch (c) {
+		case '"': sbuf_add(sb, "\\\"", 2); break;
+		case '\\': sbuf_add(sb, "\\\\", 2); break;
+		case '\n': sbuf_add(sb, "\\n", 2); break;
+		case '\t': sbuf_add(sb, "\\t", 2); break;
+		case '\r': sbuf_add(sb, "\\r", 2); break;
+		default: {
+			char u[6] = { '\\', 'u', '0', '0', hex[c >> 4], hex[c & 15] };
+			sbuf_add(sb, u, 6);
+		}
+		}
+	}
+	sbuf_add(sb, s + start, len - start);
+	sbuf_addch(sb, '"');
+}
+
+void sbuf_reset(struct sbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+const char *sbuf_str(struct sbuf *sb)
+{
+	if (!sb->buf && !sbuf_grow(sb, 0))
+		return NULL;
+	return sb->buf;
+}
+
+char *sbuf_detach(struct sbuf *sb, size_t *len)
+{
+	if (!sb->buf)
+		sbuf_grow(sb, 0);
+	char *b = sb->buf;
+	if (len)
+		*len = sb->len;
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	sb->oom = false;
+	return b;
+}
+
+void sbuf_release(struct sbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	sb->oom = false;
+}

@@ -1,0 +1,11 @@
+/* convert.c — `plumb convert`. Not built yet: it says so and exits 3 (see the open issue for this command). */
+#include "cmd/cmd.h"
+
+#include "base/err.h"
+
+int cmd_convert(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return plumb_fail(EXIT_MISSING, "convert: this command is not available in this build yet");
+}

@@ -1,0 +1,11 @@
+/* flame.c — `plumb flame`. Not built yet: it says so and exits 3 (see the open issue for this command). */
+#include "cmd/cmd.h"
+
+#include "base/err.h"
+
+int cmd_flame(int argc, char **argv)
+{
+	(void)argc;
+	(void)argv;
+	return plumb_fail(EXIT_MISSING, "flame: this command is not available in this build yet");
+}

@@ -1,0 +1,299 @@
+/* format.c — the dispatcher: names, extensions, content sniffing, loading (with gunzip), and the tables
+ * that route a kind to its reader or writer. A new format adds one row to each table. */
+#include "format/format.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "base/atomic.h"
+
+static const struct {
+	enum fmt_kind kind;
+	const char *name;
+} names[] = {
+	{ FMT_FOLDED, "folded" }, { FMT_GECKO, "gecko" }, { FMT_SPEEDSCOPE, "speedscope" },
+	{ FMT_PPROF, "pprof" }, { FMT_PERF_SCRIPT, "perf-script" }, { FMT_SVG, "svg" },
+	{ FMT_HOT_JSON, "hot-json" },
+};
+
+enum fmt_kind fmt_from_name(const char *name)
+{
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(names[i].name, name) == 0)
+			return names[i].kind;
+	if (strcmp(name, "firefox") == 0 || strcmp(name, "json") == 0)
+		return FMT_GECKO;
+	return FMT_UNKNOWN;
+}
+
+const char *fmt_name(enum fmt_kind kind)
+{
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (names[i].kind == kind)
+			return names[i].name;
+	return "unknown";
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+enum fmt_kind fmt_from_path(const char *path)
+{
+	if (ends_with(path, ".speedscope.json"))
+		return FMT_SPEEDSCOPE;
+	if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
+		return FMT_GECKO;
+	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pb"))
+		return FMT_PPROF;
+	if (ends_with(path, ".svg"))
+		return FMT_SVG;
+	if (ends_with(path, ".folded") || ends_with(path, ".txt") || ends_with(path, ".collapsed"))
+		return FMT_FOLDED;
+	return FMT_UNKNOWN;
+}
+
+static const char *skip_ws(const char *p, const char *end)
+{
+	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+		p++;
+	return p;
+}
+
+enum fmt_kind fmt_sniff(const char *buf, size_t len)
+{
+	const char *end = buf + len;
+	const char *p = skip_ws(buf, end);
+	if (p == end)
+		return FMT_FOLDED; /* empty input: an empty folded profile */
+	size_t head = (size_t)(end - p) < 4096 ? (size_t)(end - p) : 4096;
+	if (*p == '{') {
+		if (memmem(p, head, "speedscope", 10))
+			return FMT_SPEEDSCOPE;
+		if (memmem(p, head, "\"plumb.hot.v1\"", 14))
+			return FMT_HOT_JSON;
+		return FMT_GECKO;
+	}
+	if (len >= 2 && (unsigned char)buf[0] == 0x0a && memmem(buf, len < 256 ? len : 256, "samples", 7))
+		return FMT_PPROF;
+	/* perf script: an event header line followed by indented "addr sym (module)" lines */
+	const char *nl = memchr(p, '\n', head);
+	if (nl && nl + 1 < end && (nl[1] == '\t' || (nl[1] == ' ' && nl + 2 < end && nl[2] == ' ')))
+		return FMT_PERF_SCRIPT;
+	return FMT_FOLDED;
+}
+
+static enum plumb_err read_all_fd(int fd, const char *path, struct fmt_input *in, struct perr *e)
+{
+	size_t cap = 1 << 16, len = 0;
+	struct stat st;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+		cap = (size_t)st.st_size + 1;
+	char *buf = malloc(cap);
+	if (!buf)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
+	for (;;) {
+		if (len + 1 >= cap) {
+			char *nb = realloc(buf, cap * 2);
+			if (!nb) {
+				free(buf);
+				return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+			free(buf);
+			return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	buf[len] = '\0';
+	in->data = buf;
+	in->len = len;
+	return PLUMB_OK;
+}
+
+static enum plumb_err gunzip(struct fmt_input *in, const char *path, struct perr *e)
+{
+	z_stream zs;
+	memset(&zs, 0, sizeof zs);
+	if (inflateInit2(&zs, 15 + 32) != Z_OK)
+		return perr_set(e, PLUMB_ENOMEM, "cannot start gunzip for %s", path);
+	size_t cap = in->len * 4 + 4096, len = 0;
+	char *out = malloc(cap);
+	if (!out) {
+		inflateEnd(&zs);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
+	}
+	zs.next_in = (Bytef *)in->data;
+	zs.avail_in = (uInt)in->len;
+	int rc;
+	do {
+		if (cap - len < 65536) {
+			char *nb = realloc(out, cap * 2);
+			if (!nb) {
+				free(out);
+				inflateEnd(&zs);
+				return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
+			}
+			out = nb;
+			cap *= 2;
+		}
+		zs.next_out = (Bytef *)out + len;
+		zs.avail_out = (uInt)(cap - len - 1);
+		rc = inflate(&zs, Z_NO_FLUSH);
+		len = (size_t)((char *)zs.next_out - out);
+		if (rc == Z_STREAM_END && zs.avail_in > 0) /* concatenated gzip members */
+			rc = inflateReset(&zs) == Z_OK ? Z_OK : Z_DATA_ERROR;
+	} while (rc == Z_OK || (rc == Z_BUF_ERROR && zs.avail_in > 0));
+	inflateEnd(&zs);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return perr_set(e, PLUMB_EFORMAT, "%s: gzip data is corrupt or truncated at byte %lu", path,
+				(unsigned long)zs.total_in);
+	}
+	out[len] = '\0';
+	free(in->data);
+	in->data = out;
+	in->len = len;
+	return PLUMB_OK;
+}
+
+enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
+{
+	in->data = NULL;
+	in->len = 0;
+	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return perr_set(e, errno == ENOENT ? PLUMB_EIO : PLUMB_EIO, "cannot read %s: %s", path, strerror(errno));
+	enum plumb_err rc = read_all_fd(fd, path, in, e);
+	if (fd != 0)
+		close(fd);
+	if (rc)
+		return rc;
+	if (in->len >= 2 && (unsigned char)in->data[0] == 0x1f && (unsigned char)in->data[1] == 0x8b) {
+		rc = gunzip(in, path, e);
+		if (rc) {
+			fmt_input_release(in);
+			return rc;
+		}
+	}
+	return PLUMB_OK;
+}
+
+void fmt_input_release(struct fmt_input *in)
+{
+	free(in->data);
+	in->data = NULL;
+	in->len = 0;
+}
+
+typedef enum plumb_err (*reader_fn)(const char *buf, size_t len, const struct fmt_read_opts *opts,
+				    struct profile *p, struct perr *e);
+typedef enum plumb_err (*writer_fn)(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
+				    struct perr *e);
+
+static enum plumb_err read_folded(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				  struct perr *e)
+{
+	(void)opts;
+	return fmt_folded_read(buf, len, p, e);
+}
+
+static const struct {
+	enum fmt_kind kind;
+	reader_fn read;
+} readers[] = {
+	{ FMT_FOLDED, read_folded },
+};
+
+static const struct {
+	enum fmt_kind kind;
+	writer_fn write;
+} writers[] = {
+	{ FMT_FOLDED, fmt_folded_write },
+};
+
+enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
+			    struct profile **out, struct perr *e)
+{
+	static const struct fmt_read_opts no_opts;
+	if (!opts)
+		opts = &no_opts;
+	if (kind == FMT_UNKNOWN)
+		kind = fmt_sniff(buf, len);
+	for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
+		if (readers[i].kind != kind)
+			continue;
+		struct profile *p = profile_new();
+		if (!p)
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		profile_keep_timeline(p, opts->keep_timeline);
+		enum plumb_err rc = readers[i].read(buf, len, opts, p, e);
+		if (rc) {
+			profile_free(p);
+			return rc;
+		}
+		*out = p;
+		return PLUMB_OK;
+	}
+	return perr_set(e, PLUMB_EFORMAT, "reading %s profiles is not supported", fmt_name(kind));
+}
+
+enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct fmt_read_opts *opts,
+			     struct profile **out, struct perr *e)
+{
+	struct fmt_input in;
+	enum plumb_err rc = fmt_load(path, &in, e);
+	if (rc)
+		return rc;
+	struct fmt_read_opts o = opts ? *opts : (struct fmt_read_opts){ 0 };
+	if (!o.source_path)
+		o.source_path = path;
+	rc = fmt_read_buf(in.data, in.len, hint, &o, out, e);
+	if (rc && e->msg[0] && !strstr(e->msg, path)) {
+		char tmp[PERR_MSG_MAX];
+		snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
+		memcpy(e->msg, tmp, sizeof tmp);
+	}
+	fmt_input_release(&in);
+	return rc;
+}
+
+enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
+			      const struct fmt_write_opts *opts, struct perr *e)
+{
+	static const struct fmt_write_opts no_opts;
+	if (!opts)
+		opts = &no_opts;
+	writer_fn write = NULL;
+	for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
+		if (writers[i].kind == kind)
+			write = writers[i].write;
+	if (!write)
+		return perr_set(e, PLUMB_EINVAL, "writing %s files is not supported", fmt_name(kind));
+	struct atomic_file af;
+	enum plumb_err rc = atomic_open(&af, path, e);
+	if (rc)
+		return rc;
+	rc = write(p, af.fp, opts, e);
+	if (rc) {
+		atomic_abort(&af);
+		return rc;
+	}
+	return atomic_commit(&af, e);
+}

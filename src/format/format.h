@@ -1,0 +1,70 @@
+/* format.h — every profile format plumb reads or writes, behind one dispatcher. A reader turns bytes into
+ * the one profile model; a writer turns the model into a file. Formats are sniffed from content on input
+ * and chosen from the extension (or --format) on output.
+ *
+ * Ownership: readers return a new profile the caller frees; writers only read the profile. */
+#ifndef PLUMB_FORMAT_FORMAT_H
+#define PLUMB_FORMAT_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "base/err.h"
+#include "profile/profile.h"
+
+enum fmt_kind {
+	FMT_UNKNOWN = 0,
+	FMT_FOLDED,      /* outermost;...;innermost COUNT */
+	FMT_GECKO,       /* Firefox Profiler processed JSON (samply) */
+	FMT_SPEEDSCOPE,  /* speedscope file format */
+	FMT_PPROF,       /* gzipped protobuf */
+	FMT_PERF_SCRIPT, /* `perf script` text (input only) */
+	FMT_SVG,         /* flame graph (output only) */
+	FMT_HOT_JSON,    /* plumb.hot.v1 summary (input of diff) */
+};
+
+/* Options readers understand (the stackcollapse-perf options for perf script, the samply sidecar). */
+struct fmt_read_opts {
+	const char *syms_path;   /* samply sidecar, NULL: look beside the profile */
+	const char *source_path; /* the profile's path, for finding the sidecar */
+	bool pid, tid, kernel, jit, addrs; /* perf script collapse options (--all = kernel + jit) */
+	bool keep_timeline;      /* keep timed samples where the format has them */
+};
+
+struct fmt_write_opts {
+	unsigned label_flags;    /* enum label_flags */
+	bool threads;            /* folded: a root frame per thread "name (tid)" */
+	const char *title;       /* svg */
+	void *render;            /* writer-specific options (struct flame_opts * for svg), may be NULL */
+};
+
+enum fmt_kind fmt_from_name(const char *name);          /* "folded", "gecko", ... */
+const char *fmt_name(enum fmt_kind kind);
+enum fmt_kind fmt_from_path(const char *path);          /* by extension; FMT_UNKNOWN when none fits */
+enum fmt_kind fmt_sniff(const char *buf, size_t len);   /* by content */
+
+/* A whole input file in memory: gunzipped when it starts with the gzip magic. "-" reads stdin. */
+struct fmt_input {
+	char *data;  /* owned, NUL-terminated */
+	size_t len;
+};
+enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e);
+void fmt_input_release(struct fmt_input *in);
+
+/* Reads any supported input; `hint` FMT_UNKNOWN sniffs the content. */
+enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct fmt_read_opts *opts,
+			     struct profile **out, struct perr *e);
+enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
+			    struct profile **out, struct perr *e);
+
+/* Writes the profile atomically to path ("-" stdout) in the given format. */
+enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
+			      const struct fmt_write_opts *opts, struct perr *e);
+
+/* The individual readers and writers (each in its own file). Readers fill `p`, a fresh profile. */
+enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, struct perr *e);
+enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
+				struct perr *e);
+
+#endif

@@ -1,0 +1,380 @@
+/* profile.c — the model's tables. Strings live in a chunked arena (pointers never move); every other table
+ * is an array indexed by id plus a hash map for dedup, so adding is amortized O(1). */
+#include "profile/profile.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+
+#define ARENA_CHUNK (256 * 1024)
+
+struct arena_chunk {
+	struct arena_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct profile {
+	/* strings */
+	struct arena_chunk *chunks;
+	const char **strs;
+	uint32_t *str_lens;
+	size_t nstrs, cap_strs;
+	struct hmap str_index;
+	/* frames */
+	struct frame *frames;
+	size_t nframes, cap_frames;
+	struct hmap frame_index;
+	/* stacks */
+	uint32_t *stack_parent, *stack_frame, *stack_depth;
+	size_t nstacks, cap_stacks;
+	struct hmap stack_index;
+	/* threads */
+	struct profile_thread *threads;
+	size_t nthreads, cap_threads;
+	struct hmap thread_index;
+	/* samples */
+	struct profile_count *counts;
+	size_t ncounts, cap_counts;
+	struct hmap count_index;
+	struct profile_sample *timeline;
+	size_t ntimeline, cap_timeline;
+	bool keep_timeline;
+	uint64_t total_weight;
+	struct profile_meta meta;
+};
+
+/* Grows an array to hold one more element. */
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return true;
+	size_t nc = *cap ? *cap * 2 : 64;
+	void *na = realloc(*arr, nc * elem);
+	if (!na)
+		return false;
+	*arr = na;
+	*cap = nc;
+	return true;
+}
+
+struct profile *profile_new(void)
+{
+	struct profile *p = calloc(1, sizeof *p);
+	if (!p)
+		return NULL;
+	if (profile_intern(p, "", 0) != 0) {
+		profile_free(p);
+		return NULL;
+	}
+	/* node 0: the root of the prefix tree */
+	p->stack_parent = calloc(64, sizeof(uint32_t));
+	p->stack_frame = calloc(64, sizeof(uint32_t));
+	p->stack_depth = calloc(64, sizeof(uint32_t));
+	if (!p->stack_parent || !p->stack_frame || !p->stack_depth) {
+		profile_free(p);
+		return NULL;
+	}
+	p->cap_stacks = 64;
+	p->nstacks = 1;
+	p->stack_parent[0] = PROFILE_ROOT;
+	p->stack_frame[0] = UINT32_MAX;
+	p->meta.weight_unit = profile_intern_cstr(p, "samples");
+	return p;
+}
+
+void profile_free(struct profile *p)
+{
+	if (!p)
+		return;
+	for (struct arena_chunk *c = p->chunks, *next; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	free(p->strs);
+	free(p->str_lens);
+	hmap_release(&p->str_index);
+	free(p->frames);
+	hmap_release(&p->frame_index);
+	free(p->stack_parent);
+	free(p->stack_frame);
+	free(p->stack_depth);
+	hmap_release(&p->stack_index);
+	free(p->threads);
+	hmap_release(&p->thread_index);
+	free(p->counts);
+	hmap_release(&p->count_index);
+	free(p->timeline);
+	free(p);
+}
+
+static char *arena_alloc(struct profile *p, size_t n)
+{
+	struct arena_chunk *c = p->chunks;
+	if (!c || c->cap - c->used < n) {
+		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
+		struct arena_chunk *nc = malloc(sizeof *nc + cap);
+		if (!nc)
+			return NULL;
+		nc->used = 0;
+		nc->cap = cap;
+		if (c && n > ARENA_CHUNK) { /* a big string gets its own chunk; keep filling the current one */
+			nc->next = c->next;
+			c->next = nc;
+		} else {
+			nc->next = c;
+			p->chunks = nc;
+		}
+		c = nc;
+	}
+	char *r = c->data + c->used;
+	c->used += n;
+	return r;
+}
+
+/* Open-addressing over hashes: on a hash collision between different items the key is re-mixed. */
+#define REHASH(h) (hash_u64((h) + 0x9e3779b97f4a7c15ULL))
+
+str_id profile_intern(struct profile *p, const char *s, size_t len)
+{
+	uint64_t h = hash_bytes(s, len);
+	uint32_t id;
+	while (hmap_get(&p->str_index, h, &id)) {
+		if (p->str_lens[id] == len && memcmp(p->strs[id], s, len) == 0)
+			return id;
+		h = REHASH(h);
+	}
+	if (p->nstrs >= UINT32_MAX - 1)
+		return PROFILE_NOMEM;
+	size_t cap = p->cap_strs;
+	if (!grow((void **)&p->strs, &cap, p->nstrs, sizeof *p->strs))
+		return PROFILE_NOMEM;
+	cap = p->cap_strs;
+	if (!grow((void **)&p->str_lens, &cap, p->nstrs, sizeof *p->str_lens))
+		return PROFILE_NOMEM;
+	p->cap_strs = cap;
+	char *copy = arena_alloc(p, len + 1);
+	if (!copy)
+		return PROFILE_NOMEM;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	id = (uint32_t)p->nstrs;
+	if (!hmap_put(&p->str_index, h, id))
+		return PROFILE_NOMEM;
+	p->strs[id] = copy;
+	p->str_lens[id] = (uint32_t)len;
+	p->nstrs++;
+	return id;
+}
+
+str_id profile_intern_cstr(struct profile *p, const char *s)
+{
+	return profile_intern(p, s ? s : "", s ? strlen(s) : 0);
+}
+
+const char *profile_str(const struct profile *p, str_id id)
+{
+	return id < p->nstrs ? p->strs[id] : "";
+}
+
+size_t profile_nstrings(const struct profile *p)
+{
+	return p->nstrs;
+}
+
+static bool frame_eq(const struct frame *a, const struct frame *b)
+{
+	return a->func == b->func && a->file == b->file && a->module == b->module && a->line == b->line &&
+	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->is_label == b->is_label;
+}
+
+uint32_t profile_frame(struct profile *p, const struct frame *f)
+{
+	struct frame key = *f;
+	key.pad = 0;
+	uint64_t h = hash_bytes(&key, sizeof key);
+	uint32_t id;
+	while (hmap_get(&p->frame_index, h, &id)) {
+		if (frame_eq(&p->frames[id], &key))
+			return id;
+		h = REHASH(h);
+	}
+	if (!grow((void **)&p->frames, &p->cap_frames, p->nframes, sizeof *p->frames))
+		return PROFILE_NOMEM;
+	id = (uint32_t)p->nframes;
+	if (!hmap_put(&p->frame_index, h, id))
+		return PROFILE_NOMEM;
+	p->frames[p->nframes++] = key;
+	return id;
+}
+
+const struct frame *profile_frame_get(const struct profile *p, uint32_t frame_id)
+{
+	return frame_id < p->nframes ? &p->frames[frame_id] : NULL;
+}
+
+size_t profile_nframes(const struct profile *p)
+{
+	return p->nframes;
+}
+
+uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
+{
+	if (parent >= p->nstacks || frame_id >= p->nframes)
+		return PROFILE_NOMEM;
+	uint64_t key = ((uint64_t)parent << 32) | frame_id;
+	uint32_t id;
+	if (hmap_get(&p->stack_index, key, &id))
+		return id;
+	if (p->nstacks == p->cap_stacks) {
+		size_t nc = p->cap_stacks * 2;
+		uint32_t *a = realloc(p->stack_parent, nc * sizeof *a);
+		if (!a)
+			return PROFILE_NOMEM;
+		p->stack_parent = a;
+		a = realloc(p->stack_frame, nc * sizeof *a);
+		if (!a)
+			return PROFILE_NOMEM;
+		p->stack_frame = a;
+		a = realloc(p->stack_depth, nc * sizeof *a);
+		if (!a)
+			return PROFILE_NOMEM;
+		p->stack_depth = a;
+		p->cap_stacks = nc;
+	}
+	id = (uint32_t)p->nstacks;
+	if (!hmap_put(&p->stack_index, key, id))
+		return PROFILE_NOMEM;
+	p->stack_parent[id] = parent;
+	p->stack_frame[id] = frame_id;
+	p->stack_depth[id] = p->stack_depth[parent] + 1;
+	p->nstacks++;
+	return id;
+}
+
+uint32_t profile_stack_from(struct profile *p, const uint32_t *frames, size_t n)
+{
+	uint32_t node = PROFILE_ROOT;
+	for (size_t i = 0; i < n; i++) {
+		node = profile_stack(p, node, frames[i]);
+		if (node == PROFILE_NOMEM)
+			return PROFILE_NOMEM;
+	}
+	return node;
+}
+
+uint32_t profile_stack_parent(const struct profile *p, uint32_t stack)
+{
+	return stack < p->nstacks ? p->stack_parent[stack] : PROFILE_ROOT;
+}
+
+uint32_t profile_stack_frame(const struct profile *p, uint32_t stack)
+{
+	return stack < p->nstacks ? p->stack_frame[stack] : UINT32_MAX;
+}
+
+uint32_t profile_stack_depth(const struct profile *p, uint32_t stack)
+{
+	return stack < p->nstacks ? p->stack_depth[stack] : 0;
+}
+
+size_t profile_nstacks(const struct profile *p)
+{
+	return p->nstacks;
+}
+
+uint32_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *name)
+{
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	uint32_t id;
+	if (hmap_get(&p->thread_index, key, &id)) {
+		if (name && name[0]) {
+			str_id n = profile_intern_cstr(p, name);
+			if (n == PROFILE_NOMEM)
+				return PROFILE_NOMEM;
+			p->threads[id].name = n;
+		}
+		return id;
+	}
+	str_id n = profile_intern_cstr(p, name);
+	if (n == PROFILE_NOMEM || !grow((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads))
+		return PROFILE_NOMEM;
+	id = (uint32_t)p->nthreads;
+	if (!hmap_put(&p->thread_index, key, id))
+		return PROFILE_NOMEM;
+	p->threads[p->nthreads++] = (struct profile_thread){ pid, tid, n };
+	return id;
+}
+
+const struct profile_thread *profile_thread_get(const struct profile *p, uint32_t thread_id)
+{
+	return thread_id < p->nthreads ? &p->threads[thread_id] : NULL;
+}
+
+size_t profile_nthreads(const struct profile *p)
+{
+	return p->nthreads;
+}
+
+void profile_keep_timeline(struct profile *p, bool on)
+{
+	p->keep_timeline = on;
+}
+
+bool profile_has_timeline(const struct profile *p)
+{
+	return p->keep_timeline;
+}
+
+bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight)
+{
+	if (stack >= p->nstacks || thread >= p->nthreads)
+		return false;
+	uint64_t key = ((uint64_t)stack << 32) | thread;
+	uint32_t idx;
+	if (hmap_get(&p->count_index, key, &idx)) {
+		p->counts[idx].weight += weight;
+	} else {
+		if (!grow((void **)&p->counts, &p->cap_counts, p->ncounts, sizeof *p->counts))
+			return false;
+		idx = (uint32_t)p->ncounts;
+		if (!hmap_put(&p->count_index, key, idx))
+			return false;
+		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight };
+	}
+	if (p->keep_timeline) {
+		if (!grow((void **)&p->timeline, &p->cap_timeline, p->ntimeline, sizeof *p->timeline))
+			return false;
+		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight };
+	}
+	p->total_weight += weight;
+	return true;
+}
+
+const struct profile_count *profile_counts(const struct profile *p, size_t *n)
+{
+	*n = p->ncounts;
+	return p->counts;
+}
+
+const struct profile_sample *profile_timeline(const struct profile *p, size_t *n)
+{
+	*n = p->ntimeline;
+	return p->timeline;
+}
+
+uint64_t profile_total_weight(const struct profile *p)
+{
+	return p->total_weight;
+}
+
+struct profile_meta *profile_meta(struct profile *p)
+{
+	return &p->meta;
+}
+
+const struct profile_meta *profile_meta_const(const struct profile *p)
+{
+	return &p->meta;
+}
