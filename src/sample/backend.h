@@ -1,0 +1,76 @@
+/* backend.h — the sampling backends behind `plumb record` (DESIGN §2): perf_event, inprocess, ptrace,
+ * python (CPython frames read from outside), py-spy. Each backend fills a profile with *raw* frames
+ * (addresses with their module, see symbol/maps.h) or with finished frames (python); record.c then
+ * symbolizes raw frames once per distinct address (sym_resolve_profile) and writes the output.
+ *
+ * Ownership: the caller owns opts, the profile and the result; a backend only fills them. */
+#ifndef PLUMB_SAMPLE_BACKEND_H
+#define PLUMB_SAMPLE_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/err.h"
+#include "profile/profile.h"
+
+enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL };
+enum record_mode { MODE_CPU, MODE_WALL };
+enum record_unwind { UNWIND_DWARF, UNWIND_FP };
+
+struct record_opts {
+	enum record_target target;
+	char **argv;               /* TARGET_COMMAND: NULL-terminated command */
+	pid_t pid;                 /* TARGET_PID */
+	const char *call_lib;      /* TARGET_CALL: LIB.so */
+	const char *call_sym;      /* TARGET_CALL: SYMBOL */
+	uint64_t interval_ns;      /* requested interval */
+	double seconds;            /* how long to sample; 0 = until the command exits */
+	enum record_mode mode;
+	enum record_unwind unwind;
+	bool kernel;               /* include kernel frames where permitted */
+	size_t stack_bytes;        /* user stack copied per sample (dwarf unwinding) */
+	bool native;               /* python: merge native frames */
+	bool idle;                 /* python: keep idle stacks */
+	const char *backend;       /* forced backend name, NULL = automatic */
+	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
+	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
+};
+
+struct record_result {
+	bool target_exited;        /* the launched command / attached process ended */
+	int wait_status;           /* raw wait status of a launched command (when target_exited) */
+	char ended[96];            /* how the target ended, e.g. "exited with 0", "killed by SIGSEGV" */
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began (profile_start) */
+	uint64_t end_ns;           /* CLOCK_MONOTONIC when sampling ended */
+	char limits[256];          /* what this backend cannot see (printed in the summary), may be empty */
+	char fallback_reason[256]; /* why an earlier backend was not used, may be empty */
+};
+
+struct backend {
+	const char *name;
+	/* True when this backend should be picked automatically for opts (e.g. python for a CPython target). */
+	bool (*wants)(const struct record_opts *opts);
+	/* Samples until the target ends, opts->seconds pass, or *opts->stop is set. Returns PLUMB_EPERM when the
+	 * kernel refuses (the caller may fall back to another backend), with the cause in e. */
+	enum plumb_err (*run)(const struct record_opts *opts, struct profile *p, struct record_result *res,
+			      struct perr *e);
+};
+
+/* Backends in the order they are tried. */
+const struct backend *backend_find(const char *name);
+const struct backend *const *backend_list(size_t *n);
+
+/* Individual backends (each in its own file). */
+extern const struct backend backend_perf_event;
+
+/* Helpers shared by backends. */
+uint64_t now_ns(void); /* CLOCK_MONOTONIC */
+/* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
+void describe_wait_status(int status, char *buf, size_t n);
+/* The explanation for a refused attach (DESIGN §2): another tracer (TracerPid with its name), or the missing
+ * privilege (perf_event_paranoid, CAP_PERFMON / CAP_SYS_PTRACE). Writes one sentence to buf. */
+void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n);
+
+#endif

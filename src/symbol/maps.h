@@ -1,0 +1,42 @@
+/* maps.h — the memory maps of sampled processes, kept from /proc/PID/maps and perf mmap events so that an
+ * address can be turned into (module, ELF virtual address) while sampling, even after the process exits.
+ * Raw frames in the profile carry module = the mapped file's path and addr = the ELF virtual address
+ * (what readelf shows, and what libdw looks up), so identical code in different processes is one frame.
+ *
+ * Ownership: maps_new() / maps_free(); strings returned live as long as the maps. */
+#ifndef PLUMB_SYMBOL_MAPS_H
+#define PLUMB_SYMBOL_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct map_entry {
+	uint64_t start, end;   /* absolute addresses [start, end) */
+	uint64_t pgoff;        /* file offset of start */
+	uint64_t bias;         /* vaddr = addr - bias (from the ELF program headers); valid when has_bias */
+	const char *path;      /* file path, or a pseudo name like "[vdso]", "[anon]" */
+	bool exec;
+	bool has_bias;
+};
+
+struct maps;
+
+struct maps *maps_new(void);
+void maps_free(struct maps *m);
+
+/* Reads /proc/PID/maps (executable mappings) for pid. Returns false when the process is gone. */
+bool maps_load_proc(struct maps *m, pid_t pid);
+/* Adds one mapping (a PERF_RECORD_MMAP2 event); replaces what it overlaps. */
+void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path, bool exec);
+/* A forked child starts with its parent's maps. */
+void maps_fork(struct maps *m, pid_t parent, pid_t child);
+/* Forgets a process (exec replaces the image: call maps_forget then maps_add the new mappings). */
+void maps_forget(struct maps *m, pid_t pid);
+/* Finds the executable mapping containing addr in pid; NULL when none. Computes the ELF bias lazily. */
+const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr);
+/* ELF virtual address of addr within entry (for symbolization and CFI lookup). */
+uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr);
+
+#endif

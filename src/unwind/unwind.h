@@ -1,0 +1,43 @@
+/* unwind.h — unwinding of user stacks copied by the kernel at each sample (PERF_SAMPLE_REGS_USER |
+ * PERF_SAMPLE_STACK_USER). The DWARF unwinder reads CFI from .eh_frame/.debug_frame of each module and
+ * falls back to frame pointers per frame where there is no CFI. Lookups are cached per module.
+ *
+ * Ownership: unwinder_new() / unwinder_free(); the unwinder borrows the maps it is given. */
+#ifndef PLUMB_UNWIND_UNWIND_H
+#define PLUMB_UNWIND_UNWIND_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "symbol/maps.h"
+
+/* x86_64 registers as perf_event delivers them (perf_regs.h order); the sample mask is UNWIND_REGS_MASK. */
+enum unwind_reg {
+	UREG_AX = 0, UREG_BX = 1, UREG_CX = 2, UREG_DX = 3, UREG_SI = 4, UREG_DI = 5, UREG_BP = 6, UREG_SP = 7,
+	UREG_IP = 8, UREG_FLAGS = 9, UREG_CS = 10, UREG_SS = 11, UREG_DS = 12, UREG_ES = 13, UREG_FS = 14,
+	UREG_GS = 15, UREG_R8 = 16, UREG_R9 = 17, UREG_R10 = 18, UREG_R11 = 19, UREG_R12 = 20, UREG_R13 = 21,
+	UREG_R14 = 22, UREG_R15 = 23, UREG_COUNT = 24,
+};
+/* All general registers except segment registers (which perf refuses on x86_64). */
+#define UNWIND_REGS_MASK 0xff0fffULL
+
+/* The registers of one sample, indexed by enum unwind_reg (only those in the mask are meaningful). */
+struct unwind_regs {
+	uint64_t r[UREG_COUNT];
+};
+
+struct unwinder;
+
+struct unwinder *unwinder_new(struct maps *maps);
+void unwinder_free(struct unwinder *u);
+
+/* Unwinds one sample of process pid: regs at the sample, `stack` is a copy of `stack_len` bytes starting at
+ * regs->r[UREG_SP]. Writes return addresses (ips[0] = the sampled IP, then callers) and returns how many.
+ * Stops at max, at the end of the copied stack, or when no rule applies. */
+size_t unwind_dwarf(struct unwinder *u, pid_t pid, const struct unwind_regs *regs, const uint8_t *stack,
+		    size_t stack_len, uint64_t *ips, size_t max);
+/* The same walk with frame pointers only (the fallback, and --unwind fp over a copied stack). */
+size_t unwind_fp(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len, uint64_t *ips, size_t max);
+
+#endif
