@@ -1,0 +1,475 @@
+/* python_native.c — --native for the python backend (python_native.h). One perf_event per thread of the
+ * target (task clock, user registers + a copy of the user stack), so samples land only while a thread runs.
+ * We wake on every sample, unwind it with the DWARF unwinder, read the Python frame chains at once (the target
+ * keeps running; the window between the kernel's sample and our read is a few microseconds, short against a
+ * Python function's time in a C call), and splice: each _PyEval_EvalFrameDefault frame becomes the Python
+ * frames it was evaluating. Nothing stops or traces the target; closing the events detaches. */
+#include "sample/python_native.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/hashmap.h"
+#include "symbol/maps.h"
+#include "unwind/unwind.h"
+
+#define PYN_RING_PAGES 64 /* data pages per thread (power of two) */
+#define PYN_STACK_BYTES 16384
+#define PYN_MAX_IPS 256
+#define PYN_MAX_PY 1024
+#define PYN_MAX_THREADS 256
+
+struct pyn_ring {
+	pid_t tid;
+	int fd;
+	struct perf_event_mmap_page *meta;
+	uint8_t *data;
+	size_t data_size;
+};
+
+/* Python frames of one thread, copied out of the reader's scratch buffer. */
+struct pyn_pystack {
+	pid_t tid;
+	size_t n;
+	struct py_frame *frames;
+};
+
+struct pyn_sampler {
+	struct py_proc *py;
+	pid_t pid;
+	const struct record_opts *opts;
+	struct profile *p;
+	struct maps *maps;
+	struct unwinder *unwinder;
+	struct pyn_ring rings[PYN_MAX_THREADS];
+	size_t nrings;
+	struct hmap tid_seen;
+	uint64_t samples;
+	uint64_t last_scan;
+	uint64_t last_maps_reload;
+	const char *eval_module;
+	uint64_t eval_start, eval_end;
+	bool has_eval;
+	/* per drain: Python stacks of every thread */
+	struct pyn_pystack *pystacks;
+	size_t npystacks, cappystacks;
+	bool py_read;
+	uint8_t *stack_copy;
+	uint64_t ips[PYN_MAX_IPS];
+	int is_eval[PYN_MAX_IPS];
+	long merged[PYN_MAX_IPS + PYN_MAX_PY];
+	uint32_t frame_ids[PYN_MAX_IPS + PYN_MAX_PY];
+	str_id s_unknown;
+};
+
+size_t pyn_merge(const int *is_eval, size_t nips, const struct py_frame *py, size_t npy, long *out, size_t max)
+{
+	/* group boundaries in py: group g covers [gstart[g], gend[g]) innermost first */
+	size_t ngroups = 0, n = 0;
+	size_t gstart[PYN_MAX_IPS], gend[PYN_MAX_IPS];
+	size_t s = 0;
+	for (size_t i = 0; i < npy && ngroups < PYN_MAX_IPS; i++) {
+		if (py[i].is_entry || i == npy - 1) {
+			gstart[ngroups] = s;
+			gend[ngroups] = i + 1;
+			ngroups++;
+			s = i + 1;
+		}
+	}
+	size_t neval = 0;
+	for (size_t i = 0; i < nips; i++)
+		neval += is_eval[i] != 0;
+	size_t g = 0;
+	for (size_t i = 0; i < nips && n < max; i++) {
+		if (is_eval[i] && g < ngroups) {
+			for (size_t k = gstart[g]; k < gend[g] && n < max; k++)
+				out[n++] = -(long)(k + 1);
+			g++;
+		} else {
+			out[n++] = (long)i;
+		}
+	}
+	/* the native stack was cut short: the outer Python frames go at the outer end */
+	for (; g < ngroups; g++)
+		for (size_t k = gstart[g]; k < gend[g] && n < max; k++)
+			out[n++] = -(long)(k + 1);
+	return n;
+}
+
+static int perf_open(struct perf_event_attr *attr, pid_t tid)
+{
+	return (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr *e)
+{
+	if (hmap_get(&s->tid_seen, (uint64_t)tid, &(uint32_t){ 0 }))
+		return PLUMB_OK;
+	if (s->nrings == PYN_MAX_THREADS)
+		return PLUMB_OK; /* more threads than we follow: the rest are not sampled */
+	struct perf_event_attr attr;
+	memset(&attr, 0, sizeof attr);
+	attr.size = sizeof attr;
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = s->opts->interval_ns ? s->opts->interval_ns : 5000000;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	attr.sample_regs_user = UNWIND_REGS_MASK;
+	size_t want = s->opts->stack_bytes ? s->opts->stack_bytes : PYN_STACK_BYTES;
+	attr.sample_stack_user = (uint32_t)(want > 32768 ? 32768 : want) & ~7u;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	attr.wakeup_events = 1;
+	attr.use_clockid = 1;
+	attr.clockid = CLOCK_MONOTONIC;
+	int fd = perf_open(&attr, tid);
+	if (fd < 0) {
+		int err = errno;
+		if (err == ESRCH)
+			return PLUMB_OK; /* the thread ended meanwhile */
+		return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
+				"--native needs perf_event_open on the target's threads: %s", strerror(err));
+	}
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = page * (1 + PYN_RING_PAGES);
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int err = errno;
+		close(fd);
+		return perr_set(e, PLUMB_EUNSUPPORTED, "cannot map a perf_event ring: %s", strerror(err));
+	}
+	struct pyn_ring *r = &s->rings[s->nrings];
+	r->tid = tid;
+	r->fd = fd;
+	r->meta = m;
+	r->data = (uint8_t *)m + page;
+	r->data_size = page * PYN_RING_PAGES;
+	if (!hmap_put(&s->tid_seen, (uint64_t)tid, (uint32_t)s->nrings)) {
+		munmap(m, len);
+		close(fd);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	s->nrings++;
+	return PLUMB_OK;
+}
+
+static void scan_threads(struct pyn_sampler *s, struct perr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)s->pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		struct perr te = PERR_INIT;
+		if (open_thread(s, (pid_t)atoi(de->d_name), &te) && e && !e->code)
+			*e = te;
+	}
+	closedir(d);
+}
+
+enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid, const struct record_opts *opts,
+			struct profile *p, struct perr *e)
+{
+	*out = NULL;
+	struct pyn_sampler *s = calloc(1, sizeof *s);
+	if (!s)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	s->py = py;
+	s->pid = pid;
+	s->opts = opts;
+	s->p = p;
+	s->maps = maps_new();
+	s->unwinder = s->maps ? unwinder_new(s->maps) : NULL;
+	s->stack_copy = malloc(65536 + 64);
+	s->s_unknown = profile_intern_cstr(p, "[unknown]");
+	if (!s->maps || !s->unwinder || !s->stack_copy) {
+		pyn_close(s);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	s->has_eval = py_eval_range(py, &s->eval_module, &s->eval_start, &s->eval_end);
+	maps_load_proc(s->maps, pid);
+	s->last_maps_reload = now_ns();
+	struct perr se = PERR_INIT;
+	scan_threads(s, &se);
+	if (s->nrings == 0) {
+		pyn_close(s);
+		if (se.code) {
+			*e = se;
+			return se.code;
+		}
+		return perr_set(e, PLUMB_EINVAL, "process %d has no threads to sample", (int)pid);
+	}
+	s->last_scan = now_ns();
+	*out = s;
+	return PLUMB_OK;
+}
+
+static void collect_py(void *ctx, const struct py_thread *t)
+{
+	struct pyn_sampler *s = ctx;
+	if (s->npystacks == s->cappystacks) {
+		size_t cap = s->cappystacks ? s->cappystacks * 2 : 8;
+		struct pyn_pystack *n = realloc(s->pystacks, cap * sizeof *n);
+		if (!n)
+			return;
+		memset(n + s->cappystacks, 0, (cap - s->cappystacks) * sizeof *n);
+		s->pystacks = n;
+		s->cappystacks = cap;
+	}
+	struct pyn_pystack *ps = &s->pystacks[s->npystacks];
+	if (!ps->frames)
+		ps->frames = malloc(PYN_MAX_PY * sizeof *ps->frames);
+	if (!ps->frames)
+		return;
+	ps->tid = t->tid;
+	ps->n = t->nframes < PYN_MAX_PY ? t->nframes : PYN_MAX_PY;
+	memcpy(ps->frames, t->frames, ps->n * sizeof *ps->frames);
+	s->npystacks++;
+}
+
+static const struct pyn_pystack *py_stack_of(struct pyn_sampler *s, pid_t tid)
+{
+	if (!s->py_read) {
+		s->npystacks = 0;
+		struct perr e = PERR_INIT;
+		py_read_threads(s->py, collect_py, s, &e);
+		s->py_read = true;
+	}
+	for (size_t i = 0; i < s->npystacks; i++)
+		if (s->pystacks[i].tid == tid)
+			return &s->pystacks[i];
+	return NULL;
+}
+
+static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const struct unwind_regs *regs,
+		       const uint8_t *stack, size_t stack_len)
+{
+	size_t nips = unwind_dwarf(s->unwinder, s->pid, regs, stack, stack_len, s->ips, PYN_MAX_IPS);
+	if (nips == 0 && regs->r[UREG_IP]) {
+		s->ips[0] = regs->r[UREG_IP];
+		nips = 1;
+	}
+	uint32_t raw_ids[PYN_MAX_IPS];
+	for (size_t i = 0; i < nips; i++) {
+		uint64_t ip = s->ips[i];
+		uint64_t look = i > 0 && ip ? ip - 1 : ip;
+		const struct map_entry *me = maps_find(s->maps, s->pid, look);
+		if (!me && now_ns() - s->last_maps_reload > 100000000ULL) {
+			/* a library loaded since we last looked (ctypes, an extension module) */
+			maps_load_proc(s->maps, s->pid);
+			s->last_maps_reload = now_ns();
+			me = maps_find(s->maps, s->pid, look);
+		}
+		struct frame f = { 0 };
+		f.kind = FRAME_USER;
+		f.line = i > 0 ? 1 : 0;
+		if (me) {
+			f.module = profile_intern_cstr(s->p, me->path);
+			f.addr = maps_vaddr(me, ip);
+			uint64_t va = maps_vaddr(me, look);
+			s->is_eval[i] = s->has_eval && strcmp(me->path, s->eval_module) == 0 && va >= s->eval_start &&
+					va < s->eval_end;
+		} else {
+			f.module = s->s_unknown;
+			f.addr = ip;
+			s->is_eval[i] = 0;
+		}
+		raw_ids[i] = profile_frame(s->p, &f);
+		if (raw_ids[i] == PROFILE_NOMEM)
+			return;
+	}
+	const struct pyn_pystack *ps = py_stack_of(s, tid);
+	size_t npy = ps ? ps->n : 0;
+	size_t n = pyn_merge(s->is_eval, nips, ps ? ps->frames : NULL, npy, s->merged,
+			     sizeof s->merged / sizeof s->merged[0]);
+	/* merged is innermost first; the profile wants outermost first */
+	uint32_t node = PROFILE_ROOT;
+	for (size_t i = n; i-- > 0;) {
+		long m = s->merged[i];
+		if (m >= 0) {
+			node = profile_stack(s->p, node, raw_ids[m]);
+		} else {
+			node = pyb_push_frames(s->p, node, &ps->frames[-m - 1], 1);
+		}
+		if (node == PROFILE_NOMEM)
+			return;
+	}
+	char comm[64] = "", path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)s->pid, (int)tid);
+	uint32_t th;
+	FILE *f = NULL;
+	if (!hmap_get(&s->tid_seen, (uint64_t)tid | (1ULL << 63), &th)) {
+		f = fopen(path, "re");
+		if (f) {
+			if (fgets(comm, sizeof comm, f))
+				comm[strcspn(comm, "\n")] = 0;
+			fclose(f);
+		}
+		th = profile_thread(s->p, (uint32_t)s->pid, (uint32_t)tid, comm);
+		if (th == PROFILE_NOMEM || !hmap_put(&s->tid_seen, (uint64_t)tid | (1ULL << 63), th))
+			return;
+	}
+	if (profile_add_sample(s->p, node, th, time, 1))
+		s->samples++;
+}
+
+/* Parses one PERF_RECORD_SAMPLE laid out as TID, TIME, REGS_USER, STACK_USER. */
+static void parse_sample(struct pyn_sampler *s, const uint8_t *rec, size_t size)
+{
+	const uint8_t *q = rec + sizeof(struct perf_event_header), *end = rec + size;
+	if (q + 16 > end)
+		return;
+	uint32_t tid;
+	uint64_t time, abi;
+	memcpy(&tid, q + 4, 4);
+	memcpy(&time, q + 8, 8);
+	q += 16;
+	if (q + 8 > end)
+		return;
+	memcpy(&abi, q, 8);
+	q += 8;
+	struct unwind_regs regs;
+	memset(&regs, 0, sizeof regs);
+	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
+		for (int r = 0; r < UREG_COUNT; r++) {
+			if (!(UNWIND_REGS_MASK & (1ULL << r)))
+				continue;
+			if (q + 8 > end)
+				return;
+			memcpy(&regs.r[r], q, 8);
+			q += 8;
+		}
+	}
+	if (q + 8 > end)
+		return;
+	uint64_t ssize;
+	memcpy(&ssize, q, 8);
+	q += 8;
+	const uint8_t *stack = q;
+	uint64_t dyn = 0;
+	if (ssize && q + ssize + 8 <= end) {
+		memcpy(&dyn, q + ssize, 8);
+		if (dyn > ssize)
+			dyn = ssize;
+	}
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
+		return; /* the thread was in the kernel without user state (exiting) */
+	add_sample(s, (pid_t)tid, time, &regs, stack, (size_t)dyn);
+}
+
+static void drain(struct pyn_sampler *s)
+{
+	s->py_read = false;
+	for (size_t i = 0; i < s->nrings; i++) {
+		struct pyn_ring *r = &s->rings[i];
+		if (!r->meta)
+			continue;
+		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+		uint64_t tail = r->meta->data_tail;
+		while (tail < head) {
+			struct perf_event_header h;
+			size_t off = (size_t)(tail % r->data_size);
+			if (off + sizeof h <= r->data_size) {
+				memcpy(&h, r->data + off, sizeof h);
+			} else {
+				size_t first = r->data_size - off;
+				memcpy(&h, r->data + off, first);
+				memcpy((uint8_t *)&h + first, r->data, sizeof h - first);
+			}
+			if (h.size < sizeof h)
+				break;
+			const uint8_t *rec = r->data + off;
+			if (off + h.size > r->data_size) { /* wraps: copy it out whole */
+				size_t first = r->data_size - off;
+				memcpy(s->stack_copy, r->data + off, first);
+				memcpy(s->stack_copy + first, r->data, h.size - first);
+				rec = s->stack_copy;
+			}
+			if (h.type == PERF_RECORD_SAMPLE)
+				parse_sample(s, rec, h.size);
+			tail += h.size;
+		}
+		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	}
+}
+
+void pyn_poll(struct pyn_sampler *s, uint64_t until_ns)
+{
+	struct pollfd pfds[PYN_MAX_THREADS];
+	for (;;) {
+		uint64_t t = now_ns();
+		if (t - s->last_scan > 100000000ULL) {
+			scan_threads(s, NULL);
+			s->last_scan = t;
+		}
+		size_t n = 0;
+		for (size_t i = 0; i < s->nrings; i++)
+			if (s->rings[i].meta)
+				pfds[n++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+		int timeout = t >= until_ns ? 0 : (int)((until_ns - t + 999999) / 1000000);
+		int rc = poll(pfds, n, timeout);
+		if (rc > 0) {
+			drain(s);
+			for (size_t i = 0; i < n; i++)
+				if (pfds[i].revents & (POLLHUP | POLLERR)) {
+					/* the thread exited: its event is done */
+					for (size_t k = 0; k < s->nrings; k++)
+						if (s->rings[k].fd == pfds[i].fd && s->rings[k].meta) {
+							munmap(s->rings[k].meta,
+							       s->rings[k].data_size + (size_t)sysconf(_SC_PAGESIZE));
+							s->rings[k].meta = NULL;
+							close(s->rings[k].fd);
+							s->rings[k].fd = -1;
+						}
+				}
+		}
+		if (rc < 0 && errno != EINTR)
+			return;
+		if (now_ns() >= until_ns || (rc < 0 && errno == EINTR))
+			return;
+	}
+}
+
+void pyn_finish(struct pyn_sampler *s, uint64_t *ticks)
+{
+	for (size_t i = 0; i < s->nrings; i++)
+		if (s->rings[i].meta)
+			ioctl(s->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	drain(s);
+	*ticks += s->samples;
+}
+
+void pyn_close(struct pyn_sampler *s)
+{
+	if (!s)
+		return;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	for (size_t i = 0; i < s->nrings; i++) {
+		if (s->rings[i].meta)
+			munmap(s->rings[i].meta, s->rings[i].data_size + page);
+		if (s->rings[i].fd >= 0)
+			close(s->rings[i].fd);
+	}
+	for (size_t i = 0; i < s->cappystacks; i++)
+		free(s->pystacks[i].frames);
+	free(s->pystacks);
+	free(s->stack_copy);
+	hmap_release(&s->tid_seen);
+	unwinder_free(s->unwinder);
+	maps_free(s->maps);
+	free(s);
+}
