@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 static const struct backend *const backends[] = {
+	&backend_python,
 	&backend_perf_event,
+	&backend_pyspy,
 };
 
 const struct backend *const *backend_list(size_t *n)

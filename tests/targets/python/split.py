@@ -1,28 +1,28 @@
 """A known split of CPU time between three Python functions: burn_a 50%, burn_b 30%, burn_c 20%.
-Each spins until its thread's CPU clock advanced by its share of a 10 ms round, whatever the load.
-Usage: split.py [SECONDS] (CPU seconds, default 2; 0 = until killed)."""
+Each spins until its thread's CPU clock advanced by its share of a round of random length (so the round
+cannot alias with a sampler's period), whatever the load. Usage: split.py [SECONDS] (CPU s; 0 = forever)."""
+import random
 import sys
 import time
-
 clock = time.thread_time_ns
 
 
-def burn_a():
-    end, x = clock() + 5_000_000, 0
+def burn_a(unit):
+    end, x = clock() + 5 * unit, 0
     while clock() < end:
         x += 1
     return x
 
 
-def burn_b():
-    end, x = clock() + 3_000_000, 0
+def burn_b(unit):
+    end, x = clock() + 3 * unit, 0
     while clock() < end:
         x += 1
     return x
 
 
-def burn_c():
-    end, x = clock() + 2_000_000, 0
+def burn_c(unit):
+    end, x = clock() + 2 * unit, 0
     while clock() < end:
         x += 1
     return x
@@ -33,7 +33,8 @@ def main():
     stop = clock() + int(seconds * 1e9)
     total = 0
     while seconds == 0 or clock() < stop:
-        total += burn_a() + burn_b() + burn_c()
+        unit = random.randint(300_000, 1_700_000)
+        total += burn_a(unit) + burn_b(unit) + burn_c(unit)
     return 0 if total >= 0 else 1
 
 
