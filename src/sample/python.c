@@ -4,8 +4,11 @@
  * same labels and redaction apply as for native frames. With --native the frames are merged with native
  * stacks sampled by perf_event at the same moments (python_native.c).
  *
- * --mode cpu samples the threads the kernel shows running ('R' in /proc/PID/task/TID/stat) unless --idle;
- * --mode wall samples every thread at every tick. */
+ * --mode cpu samples a thread at a tick when it used the CPU: its on-CPU time (/proc/PID/task/TID/schedstat)
+ * is credited each tick, and a sample is taken for each interval's worth of credit, so a thread running X% of
+ * the time gets X% of the ticks (a thread merely runnable, or waking briefly from sleep, does not); without
+ * schedstat, the scheduler state ('R' in .../stat) decides. --idle keeps idle threads too; --mode wall samples
+ * every thread at every tick. */
 #include "sample/backend.h"
 
 #include <errno.h>
@@ -27,6 +30,9 @@
 struct pyb_thread {
 	pid_t tid;
 	int stat_fd;     /* /proc/PID/task/TID/stat, kept open (pread re-reads it) */
+	int sched_fd;    /* /proc/PID/task/TID/schedstat: on-CPU nanoseconds */
+	uint64_t oncpu;  /* on-CPU time at the last tick (0: not read yet) */
+	uint64_t credit; /* on-CPU time not yet turned into samples */
 	uint32_t thread; /* profile thread id */
 	uint64_t seen;   /* last tick the thread was seen */
 };
@@ -42,6 +48,7 @@ struct pyb_state {
 	size_t nthreads, capthreads;
 	uint32_t *frame_ids;
 	uint64_t samples;
+	uint64_t interval;
 	bool oom;
 };
 
@@ -103,6 +110,10 @@ static struct pyb_thread *thread_get(struct pyb_state *st, pid_t tid, const char
 	struct pyb_thread *t = &st->threads[st->nthreads++];
 	t->tid = tid;
 	t->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)st->pid, (int)tid);
+	t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+	t->oncpu = 0;
+	t->credit = 0;
 	t->thread = th;
 	t->seen = 0;
 	return t;
@@ -120,6 +131,40 @@ static char thread_state(struct pyb_thread *t)
 	buf[n] = 0;
 	const char *paren = strrchr(buf, ')');
 	return paren && paren[1] == ' ' ? paren[2] : '?';
+}
+
+/* The thread's total on-CPU time in nanoseconds, 0 when unknown. */
+static uint64_t thread_oncpu(struct pyb_thread *t)
+{
+	char buf[128];
+	if (t->sched_fd < 0)
+		return 0;
+	ssize_t n = pread(t->sched_fd, buf, sizeof buf - 1, 0);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	return strtoull(buf, NULL, 10);
+}
+
+/* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
+static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
+{
+	uint64_t now = thread_oncpu(t);
+	if (!now)
+		return thread_state(t) == 'R';
+	if (!t->oncpu) { /* first sight: no history yet, go by the state */
+		t->oncpu = now;
+		return thread_state(t) == 'R';
+	}
+	uint64_t used = now > t->oncpu ? now - t->oncpu : 0;
+	t->oncpu = now;
+	t->credit += used;
+	if (t->credit > 2 * interval)
+		t->credit = 2 * interval; /* time we slept through is not made up for in a burst */
+	if (used == 0 || t->credit < interval / 2)
+		return false;
+	t->credit = t->credit > interval ? t->credit - interval : 0;
+	return true;
 }
 
 uint32_t pyb_push_frames(struct profile *p, uint32_t parent, const struct py_frame *frames, size_t n)
@@ -150,11 +195,8 @@ static void on_thread(void *ctx, const struct py_thread *t)
 		return;
 	}
 	bt->seen = st->tick;
-	if (st->opts->mode == MODE_CPU && !st->opts->idle) {
-		char s = thread_state(bt);
-		if (s != 'R')
-			return;
-	}
+	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval))
+		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */
 	uint32_t stack = pyb_push_frames(st->p, PROFILE_ROOT, t->frames, t->nframes);
@@ -173,6 +215,9 @@ static void forget_gone_threads(struct pyb_state *st)
 		if (t->stat_fd >= 0 && st->tick - t->seen > 100) {
 			close(t->stat_fd);
 			t->stat_fd = -1;
+			if (t->sched_fd >= 0)
+				close(t->sched_fd);
+			t->sched_fd = -1;
 		}
 	}
 }
@@ -230,6 +275,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	struct py_proc *py = NULL;
 	struct pyn_sampler *native = NULL;
 	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
+	st.interval = interval;
 
 	if (opts->target == TARGET_PID) {
 		st.pid = opts->pid;
@@ -334,9 +380,12 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		snprintf(res->limits, sizeof res->limits, "CPython %s frames only%s; child processes not sampled",
 			 py_version(py), opts->native ? " merged with native stacks" : "");
 	py_close(py);
-	for (size_t i = 0; i < st.nthreads; i++)
+	for (size_t i = 0; i < st.nthreads; i++) {
 		if (st.threads[i].stat_fd >= 0)
 			close(st.threads[i].stat_fd);
+		if (st.threads[i].sched_fd >= 0)
+			close(st.threads[i].sched_fd);
+	}
 	free(st.threads);
 	hmap_release(&st.tid_index);
 	return rc;

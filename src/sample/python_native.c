@@ -70,6 +70,7 @@ struct pyn_sampler {
 	long merged[PYN_MAX_IPS + PYN_MAX_PY];
 	uint32_t frame_ids[PYN_MAX_IPS + PYN_MAX_PY];
 	str_id s_unknown;
+	bool user_only; /* kernel-mode samples refused */
 };
 
 size_t pyn_merge(const int *is_eval, size_t nips, const struct py_frame *py, size_t npy, long *out, size_t max)
@@ -127,12 +128,20 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 	attr.sample_regs_user = UNWIND_REGS_MASK;
 	size_t want = s->opts->stack_bytes ? s->opts->stack_bytes : PYN_STACK_BYTES;
 	attr.sample_stack_user = (uint32_t)(want > 32768 ? 32768 : want) & ~7u;
-	attr.exclude_kernel = 1;
+	/* Kernel time is sampled too (the user registers and stack are those at kernel entry): a Python loop that
+	 * makes system calls would otherwise lose those samples. Refused (perf_event_paranoid >= 2 without
+	 * privileges): fall back to user time only. */
+	attr.exclude_kernel = s->user_only;
 	attr.exclude_hv = 1;
 	attr.wakeup_events = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
 	int fd = perf_open(&attr, tid);
+	if (fd < 0 && !s->user_only && (errno == EACCES || errno == EPERM)) {
+		s->user_only = true;
+		attr.exclude_kernel = 1;
+		fd = perf_open(&attr, tid);
+	}
 	if (fd < 0) {
 		int err = errno;
 		if (err == ESRCH)

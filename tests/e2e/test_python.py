@@ -1,0 +1,282 @@
+"""End-to-end tests of Python targets (DESIGN §2, "Python targets"): CPython frames read from outside on
+every CPython 3.11 on the machine, attaching to a running service without slowing it, --mode cpu/wall,
+--native merging with native stacks, and the py-spy backend (a stand-in in a probed folder, and missing)."""
+import glob
+import os
+import re
+import statistics
+import stat
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plumbtest import ROOT, TempDir, main, plumb, read_folded, shares, wait_until  # noqa: E402
+
+PYTARGETS = os.path.join(ROOT, "tests", "targets", "python")
+SPLIT = os.path.join(PYTARGETS, "split.py")
+SERVICE = os.path.join(PYTARGETS, "service.py")
+NATIVE = os.path.join(PYTARGETS, "native.py")
+WANT = {"burn_a": 50.0, "burn_b": 30.0, "burn_c": 20.0}
+
+
+def python_version(exe):
+    try:
+        out = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                             capture_output=True, text=True, timeout=30)
+        return out.stdout.strip()
+    except OSError:
+        return ""
+
+
+def debian_python():
+    exe = "/usr/bin/python3"
+    return exe if os.access(exe, os.X_OK) and python_version(exe) == "3.11" else None
+
+
+def other_pythons_311():
+    """Other CPython 3.11 interpreters on the machine (pyenv builds), by their real path."""
+    found = []
+    for home in {os.path.expanduser("~"), "/root"}:
+        for exe in sorted(glob.glob(os.path.join(home, ".pyenv", "versions", "3.11*", "bin", "python3.11"))):
+            if os.access(exe, os.X_OK) and exe not in found and python_version(exe) == "3.11":
+                found.append(exe)
+    return found
+
+
+def frames_matching(rows, pattern):
+    rx = re.compile(pattern)
+    return sum(c for fr, c in rows if any(rx.search(f) for f in fr))
+
+
+class Progress:
+    """Reads the service's "<time> <cpu> <done>" lines in a thread. rate(t0, t1) is its progress per second of
+    wall time, cpu_rate(t0, t1) per second of its own CPU time (what other load on a shared machine does not
+    change, but anything the profiler does to the target — stopping it, slowing its memory accesses — would)."""
+
+    def __init__(self, proc):
+        self.points = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._read, args=(proc,), daemon=True)
+        self.thread.start()
+
+    def _read(self, proc):
+        for line in proc.stdout:
+            parts = line.split()
+            if len(parts) == 3:
+                with self.lock:
+                    self.points.append((float(parts[0]), float(parts[1]), int(parts[2])))
+
+    def _window(self, t0, t1):
+        with self.lock:
+            return [p for p in self.points if t0 <= p[0] <= t1]
+
+    def rate(self, t0, t1):
+        pts = self._window(t0, t1)
+        return (pts[-1][2] - pts[0][2]) / (pts[-1][0] - pts[0][0]) if len(pts) >= 2 else 0.0
+
+    def cpu_rate(self, t0, t1):
+        pts = self._window(t0, t1)
+        return (pts[-1][2] - pts[0][2]) / (pts[-1][1] - pts[0][1]) if len(pts) >= 2 and pts[-1][1] > pts[0][1] \
+            else 0.0
+
+    def count(self):
+        with self.lock:
+            return len(self.points)
+
+
+class PythonRecord(TempDir):
+    def record_split(self, exe):
+        out = self.path("split.folded")
+        r = plumb("record", "--interval", "0.001", "-o", out, "--", exe, SPLIT, "3", cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("with python/", r.stderr)
+        rows = read_folded(out)
+        got = shares(rows, list(WANT))
+        for name, want in WANT.items():
+            self.assertAlmostEqual(got[name], want, delta=3.0, msg="%s: %r" % (exe, got))
+        labels = {f for fr, _ in rows for f in fr}
+        self.assertTrue(any(re.fullmatch(r"burn_a \(python/split\.py:1[0-4]\)", lb) for lb in labels), labels)
+        self.assertTrue(any(re.fullmatch(r"main \(python/split\.py:\d+\)", lb) for lb in labels), labels)
+        self.assertFalse(any(ROOT in lb for lb in labels), "labels keep only two path components")
+
+    def test_python__launch_debian_python(self):
+        exe = debian_python()
+        if not exe:
+            self.skipTest("Debian's /usr/bin/python3 (3.11) is not installed here")
+        self.record_split(exe)
+
+    def test_python__launch_other_python_311(self):
+        exes = other_pythons_311()
+        if not exes:
+            self.skipTest("no other CPython 3.11 on this machine (pyenv under ~/.pyenv/versions/3.11*)")
+        for exe in exes:
+            with self.subTest(exe=exe):
+                self.record_split(exe)
+
+
+class PythonAttach(TempDir):
+    def start_service(self, exe):
+        p = subprocess.Popen([exe, SERVICE], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (p.kill(), p.wait(), p.stdout.close()))
+        prog = Progress(p)
+        self.assertTrue(wait_until(lambda: prog.count() >= 3, timeout=20), "the service did not start")
+        return p, prog
+
+    def test_python__attach_keeps_split_and_rate(self):
+        exe = debian_python() or (other_pythons_311() or [None])[0]
+        if not exe:
+            self.skipTest("no CPython 3.11 here")
+        p, prog = self.start_service(exe)
+        # Alternate windows without and with plumb attached (500 Hz), and compare the medians of the service's
+        # progress per CPU second: a shared, loaded machine changes how much CPU the service gets, not what
+        # it does with it. The shares are summed over all attaches.
+        # Being faster while attached is noise; being slower by more than 5% fails (after one fresh try, as
+        # the other jobs on a shared machine come and go).
+        for attempt in range(2):
+            got, base, during, on, off = self.measure_attach(p, prog, attempt)
+            if during >= 0.95 * base:
+                break
+        for name, want in WANT.items():
+            self.assertAlmostEqual(got[name], want, delta=3.0, msg=repr(got))
+        self.assertGreater(base, 0)
+        self.assertGreaterEqual(during, 0.95 * base,
+                                "service progress %.0f per CPU s while attached vs %.0f without (%r, %r)"
+                                % (during, base, on, off))
+        self.assertIsNone(p.poll(), "the service must keep running")
+
+    def measure_attach(self, p, prog, attempt):
+        off, on, rows = [], [], []
+        for i in range(6):
+            t = time.monotonic()
+            time.sleep(0.6)
+            off.append(prog.cpu_rate(t, time.monotonic()))
+            out = self.path("attach%d-%d.folded" % (attempt, i))
+            t0 = time.monotonic()
+            r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--interval", "0.002", "-o", out)
+            t1 = time.monotonic()
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn("with python/", r.stderr)
+            rows += read_folded(out)
+            on.append(prog.cpu_rate(t0 + 0.1, t1 - 0.1))
+        return shares(rows, list(WANT)), statistics.median(off), statistics.median(on), on, off
+
+    def test_python__mode_cpu_and_wall(self):
+        exe = debian_python() or (other_pythons_311() or [None])[0]
+        if not exe:
+            self.skipTest("no CPython 3.11 here")
+        p, _ = self.start_service(exe)
+        cpu = self.path("cpu.folded")
+        wall = self.path("wall.folded")
+        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "-o", cpu)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--mode", "wall", "-o", wall)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        idle_pat = r"^idle \(python/service\.py:\d+\)$"
+        self.assertEqual(frames_matching(read_folded(cpu), idle_pat), 0, "--mode cpu hides the sleeping thread")
+        rows = read_folded(wall)
+        idle = frames_matching(rows, idle_pat)
+        total = sum(c for _, c in rows)
+        # the idler sleeps all the time, the main thread runs all the time: about half the wall samples each
+        self.assertGreater(idle, total * 0.3, "--mode wall shows the sleeping thread")
+        self.assertGreater(frames_matching(rows, r"^burn_a "), 0)
+
+    def test_python__attach_missing_pid(self):
+        r = plumb("record", "--pid", "999999999", "--seconds", "1", "-o", self.path("x.folded"))
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+
+class PythonNative(TempDir):
+    def test_python__native_merges_c_extension(self):
+        exe = debian_python() or (other_pythons_311() or [None])[0]
+        if not exe:
+            self.skipTest("no CPython 3.11 here")
+        out = self.path("native.folded")
+        r = plumb("record", "--native", "-o", out, "--", exe, NATIVE, "2", cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = read_folded(out)
+        total = sum(c for _, c in rows)
+        # compress_half's Python frame sits above (outside) the native frames of zlib's compressor
+        in_zlib = 0
+        for fr, c in rows:
+            idx = [i for i, f in enumerate(fr) if f.startswith("compress_half (python/native.py:")]
+            if idx and any("libz.so" in f or "zlib" in f for f in fr[idx[0] + 1:]):
+                in_zlib += c
+        self.assertGreater(in_zlib, total * 0.25, "compress_half above libz frames: %d of %d" % (in_zlib, total))
+        # and no evaluation-loop frame is left where Python frames replaced it
+        self.assertEqual(frames_matching(rows, r"^_PyEval_EvalFrameDefault"), 0)
+        sh = shares(rows, ["compress_half", "spin_half"])
+        self.assertGreater(sh["spin_half"], 20.0, repr(sh))
+
+
+STANDIN = r'''#!/bin/sh
+# a py-spy stand-in: records its arguments and writes folded stacks to --output
+out=""
+prev=""
+for a in "$@"; do
+	[ "$prev" = "--output" ] && out="$a"
+	prev="$a"
+done
+echo "$@" > "$(dirname "$0")/args.txt"
+cat > "$out" <<'EOT'
+<module> (/home/someone/proj/app/main.py:40);serve (/home/someone/proj/app/server.py:12);handle (/home/someone/proj/app/server.py:30) 60
+<module> (/home/someone/proj/app/main.py:40);connect https://bob:hunter2@db.example.com/x (db/conn.py:3) 40
+EOT
+echo "py-spy> Wrote raw flamegraph data"
+'''
+
+
+def pyspy_elsewhere():
+    """A real py-spy in a probed system folder would win over the stand-in."""
+    return [d for d in ("/usr/local/bin", "/opt/homebrew/bin", "/usr/bin", "/bin")
+            if os.path.exists(os.path.join(d, "py-spy"))]
+
+
+class PySpyBackend(TempDir):
+    def test_python__pyspy_missing_exits_3(self):
+        if pyspy_elsewhere():
+            self.skipTest("py-spy is installed in %s" % pyspy_elsewhere())
+        home = self.path("home")
+        os.makedirs(home)
+        r = plumb("record", "--backend", "py-spy", "--pid", str(os.getpid()), "--seconds", "1",
+                  "-o", self.path("x.folded"), extra_env={"HOME": home, "PATH": "/usr/bin:/bin"})
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertIn("py-spy", r.stderr)
+        self.assertIn("without --backend", r.stderr)
+        self.assertFalse(os.path.exists(self.path("x.folded")))
+
+    def test_python__pyspy_standin_in_probed_folder(self):
+        if pyspy_elsewhere():
+            self.skipTest("py-spy is installed in %s" % pyspy_elsewhere())
+        home = self.path("home")
+        bindir = os.path.join(home, ".local", "bin")
+        os.makedirs(bindir)
+        exe = os.path.join(bindir, "py-spy")
+        with open(exe, "w") as f:
+            f.write(STANDIN)
+        os.chmod(exe, stat.S_IRWXU)
+        out = self.path("spy.folded")
+        r = plumb("record", "--backend", "py-spy", "--pid", str(os.getpid()), "--seconds", "1", "-o", out,
+                  extra_env={"HOME": home, "PATH": "/usr/bin:/bin"})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("with py-spy/", r.stderr)
+        with open(os.path.join(bindir, "args.txt")) as f:
+            args = f.read().split()
+        self.assertEqual(args[:3], ["record", "--format", "raw"])
+        self.assertIn("--pid", args)
+        self.assertEqual(args[args.index("--pid") + 1], str(os.getpid()))
+        rows = read_folded(out)
+        labels = {f for fr, _ in rows for f in fr}
+        self.assertIn("handle (app/server.py:30)", labels)
+        self.assertIn("<module> (app/main.py:40)", labels)
+        with open(out) as f:
+            text = f.read()
+        self.assertNotIn("hunter2", text)
+        self.assertNotIn("/home/someone", text)
+        self.assertEqual(sum(c for _, c in rows), 100)
+
+
+if __name__ == "__main__":
+    main()
