@@ -180,6 +180,19 @@ static bool resolve_on_path(const char *name, char *out, size_t n)
 	return false;
 }
 
+bool py_command_is_script(const char *argv0)
+{
+	char path[PATH_MAX], head[2];
+	if (!argv0 || !resolve_on_path(argv0, path, sizeof path))
+		return false;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool script = read(fd, head, 2) == 2 && head[0] == '#' && head[1] == '!';
+	close(fd);
+	return script;
+}
+
 bool py_probe_command(const char *argv0, struct py_binary_info *out)
 {
 	memset(out, 0, sizeof *out);
@@ -699,7 +712,21 @@ enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, s
 			t.tid = (pid_t)native;
 			t.ident = ident;
 			t.holds_gil = gil == ts_addr;
-			int n = read_frames(py, ts_addr, ts);
+			/* The chain is read while the thread runs: when its current frame moved meanwhile the walk may
+			 * have mixed two stacks, so it is read again (twice at most). */
+			int n = -1;
+			for (int attempt = 0; attempt < 3; attempt++) {
+				uint64_t cframe, before = 0, after = 1;
+				memcpy(&cframe, ts + L->tstate_cframe, 8);
+				if (cframe && !rd_ptr(py, cframe + L->cframe_current_frame, &before))
+					break;
+				n = read_frames(py, ts_addr, ts);
+				if (!cframe || (rd_ptr(py, cframe + L->cframe_current_frame, &after) && after == before))
+					break;
+				/* the thread state itself may have a new cframe by now */
+				if (!rd(py, ts_addr, ts, need))
+					break;
+			}
 			if (n >= 0) {
 				t.nframes = (size_t)n;
 				t.frames = py->frames;

@@ -24,6 +24,8 @@ struct py_binary_info {
 
 /* Probes an executable path (argv[0] resolved on PATH; a "#!" script's interpreter is followed). */
 bool py_probe_command(const char *argv0, struct py_binary_info *out);
+/* True when argv0 (resolved on PATH) is a "#!" script rather than a binary. */
+bool py_command_is_script(const char *argv0);
 /* Probes a running process (its executable and mapped libpython). */
 bool py_probe_pid(pid_t pid, struct py_binary_info *out);
 

@@ -59,7 +59,13 @@ static bool pyb_want_command(const struct record_opts *opts)
 		return false;
 	if (py_probe_command(opts->argv[0], &info))
 		return info.supported;
-	return false;
+	/* A launcher script named like an interpreter (pyenv's shims: "#!/usr/bin/env bash" ... exec python3.X):
+	 * it becomes the interpreter by exec, and the backend waits for that. */
+	const char *base = strrchr(opts->argv[0], '/');
+	base = base ? base + 1 : opts->argv[0];
+	if (strncmp(base, "python", 6) != 0 || strspn(base + 6, "0123456789.") != strlen(base + 6))
+		return false;
+	return py_command_is_script(opts->argv[0]);
 }
 
 static bool pyb_wants(const struct record_opts *opts)

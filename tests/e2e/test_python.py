@@ -4,6 +4,7 @@ every CPython 3.11 on the machine, attaching to a running service without slowin
 import glob
 import os
 import re
+import shutil
 import statistics
 import stat
 import subprocess
@@ -107,6 +108,12 @@ class PythonRecord(TempDir):
         if not exe:
             self.skipTest("Debian's /usr/bin/python3 (3.11) is not installed here")
         self.record_split(exe)
+
+    def test_python__launch_python3_on_path(self):
+        exe = shutil.which("python3")
+        if not exe or python_version("python3") != "3.11":
+            self.skipTest("python3 on PATH is not CPython 3.11")
+        self.record_split("python3")  # as a user types it (on a pyenv machine: a shim script that execs it)
 
     def test_python__launch_other_python_311(self):
         exes = other_pythons_311()

@@ -1,0 +1,55 @@
+#!/bin/bash
+# Overhead of attaching plumb's Python reader at 100 Hz to a CPU-bound Python loop, against `perf record -g`
+# attached at the same rate, in one run: the service's own progress rate (loop iterations per wall second)
+# in alternating windows — bare, plumb attached, perf attached — as medians, printed as ratios to bare.
+# DESIGN/issue 9: plumb attached must keep >= 0.97 of the bare rate.
+set -eu
+BUILD=${BUILD:-build}
+RUNS=${RUNS:-5}
+SECS=${SECS:-2}
+PY=${PYTHON:-/usr/bin/python3}
+SERVICE=tests/targets/python/service.py
+"$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 11))' 2>/dev/null ||
+	{ echo "no CPython 3.11 at $PY (set PYTHON=); skipping"; exit 0; }
+tmp=$(mktemp -d)
+"$PY" "$SERVICE" >"$tmp/progress" &
+svc=$!
+trap 'kill $svc 2>/dev/null; wait $svc 2>/dev/null; rm -rf "$tmp"' EXIT
+sleep 1
+have_perf=0
+command -v perf >/dev/null && have_perf=1
+mono() { "$PY" -c 'import time; print("%.6f" % time.monotonic())'; }
+: >"$tmp/windows"
+for i in $(seq "$RUNS"); do
+	t0=$(mono); sleep "$SECS"; t1=$(mono); echo "bare $t0 $t1" >>"$tmp/windows"
+	t0=$(mono)
+	PLUMB_DEBUG=1 "$BUILD/plumb" record --pid "$svc" --interval 0.01 --seconds "$SECS" -o "$tmp/p.folded" 2>/dev/null
+	t1=$(mono); echo "plumb $t0 $t1" >>"$tmp/windows"
+	if [ $have_perf = 1 ]; then
+		t0=$(mono)
+		perf record -q -g -F 100 -p "$svc" -o "$tmp/perf.data" -- sleep "$SECS" >/dev/null 2>&1 || true
+		t1=$(mono); echo "perf $t0 $t1" >>"$tmp/windows"
+	fi
+done
+"$PY" - "$tmp/progress" "$tmp/windows" <<'PYEOF'
+import statistics, sys
+pts = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 3]
+rates = {}
+for line in open(sys.argv[2]):
+    kind, t0, t1 = line.split()
+    t0, t1 = float(t0) + 0.2, float(t1) - 0.2  # skip attach/detach edges
+    w = [p for p in pts if t0 <= p[0] <= t1]
+    if len(w) >= 2:
+        rates.setdefault(kind, []).append((w[-1][2] - w[0][2]) / (w[-1][0] - w[0][0]))
+med = {k: statistics.median(v) for k, v in rates.items()}
+bare = med.get("bare", 0)
+print("service progress, iterations/s (median of %d windows): %s" % (
+    len(rates.get("bare", [])), ", ".join("%s %.0f" % (k, v) for k, v in med.items())))
+if bare:
+    parts = ["plumb %.3f" % (med["plumb"] / bare)]
+    if "perf" in med:
+        parts.append("perf record -g %.3f" % (med["perf"] / bare))
+    print("rate while attached at 100 Hz, as a ratio to bare (1.0 = no slowdown; >= 0.97 required): " +
+          ", ".join(parts))
+    print("plumb python slowdown: %.1f%%" % (100 * (1 - med["plumb"] / bare)))
+PYEOF

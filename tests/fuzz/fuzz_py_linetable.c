@@ -1,0 +1,26 @@
+/* fuzz_py_linetable.c — CPython 3.11 location tables (co_linetable) as the Python reader decodes them
+ * (python/python.c): a table read from a running process may be anything, so every input and every
+ * instruction offset must decode without reading past the table. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "python/python.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 4)
+		return 0;
+	int first;
+	memcpy(&first, data, sizeof first);
+	/* an exact-size copy so that AddressSanitizer sees any read past the end */
+	uint8_t *table = malloc(size - 4 ? size - 4 : 1);
+	if (!table)
+		return 0;
+	memcpy(table, data + 4, size - 4);
+	for (int addr = -2; addr < (int)(size < 256 ? size * 16 : 4096); addr += 2)
+		(void)py_linetable_line(table, size - 4, first, addr);
+	free(table);
+	return 0;
+}
