@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from plumbtest import PLUMB, TempDir, main, plumb, read_folded, shares, target, wait_until  # noqa: E402
+from plumbtest import PLUMB, SANITIZED, TempDir, main, plumb, read_folded, shares, target, wait_until  # noqa: E402
 
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
 SUMMARY = re.compile(r"Sampled (\d+) ticks over ([\d.]+)s \((\d+)/s effective, ([\d.e-]+)s requested\) "
@@ -43,7 +43,8 @@ class RecordLaunch(TempDir):
         m = summary_of(r.stderr)
         ticks, secs, rate = int(m.group(1)), float(m.group(2)), int(m.group(3))
         self.assertEqual(m.group(5), "perf_event")
-        self.assertGreaterEqual(rate, 900, r.stderr)  # at least 90% of the requested 1000/s
+        if not SANITIZED:
+            self.assertGreaterEqual(rate, 900, r.stderr)  # at least 90% of the requested 1000/s
         self.assertEqual(sum(counts), ticks)
         self.assertIn("Wrote " + out, r.stderr)
 
