@@ -11,7 +11,9 @@
 
 #include "pycore_code.h"
 #include "pycore_frame.h"
+#include "pycore_dict.h"
 #include "pycore_interp.h"
+#include "pycore_moduleobject.h"
 #include "pycore_runtime.h"
 
 /* The bit position of a one-bit-wide field inside the state word, found by setting it in a zeroed object. */
@@ -71,6 +73,27 @@ int main(void)
 	printf("\t\t.str_compact_size = %zu,\n", sizeof(PyCompactUnicodeObject));
 	printf("\t\t.bytes_size = %zu,\n", offsetof(PyVarObject, ob_size));
 	printf("\t\t.bytes_data = %zu,\n", offsetof(PyBytesObject, ob_sval));
+	printf("\t\t.obj_type = %zu,\n", offsetof(PyObject, ob_type));
+	printf("\t\t.type_flags = %zu,\n", offsetof(PyTypeObject, tp_flags));
+	printf("\t\t.type_cached_keys = %zu,\n", offsetof(PyHeapTypeObject, ht_cached_keys));
+	printf("\t\t.managed_dict_flag = 0x%lx,\n", (unsigned long)Py_TPFLAGS_MANAGED_DICT);
+	/* _PyObject_ValuesPointer / _PyObject_ManagedDictPointer (pycore_object.h): words before the object */
+	printf("\t\t.obj_values_before = %zu,\n", 4 * sizeof(void *));
+	printf("\t\t.obj_dict_before = %zu,\n", 3 * sizeof(void *));
+	printf("\t\t.dict_keys = %zu,\n", offsetof(PyDictObject, ma_keys));
+	printf("\t\t.dict_values = %zu,\n", offsetof(PyDictObject, ma_values));
+	printf("\t\t.dictkeys_log2_size = %zu,\n", offsetof(PyDictKeysObject, dk_log2_size));
+	printf("\t\t.dictkeys_log2_index_bytes = %zu,\n", offsetof(PyDictKeysObject, dk_log2_index_bytes));
+	printf("\t\t.dictkeys_kind = %zu,\n", offsetof(PyDictKeysObject, dk_kind));
+	printf("\t\t.dictkeys_nentries = %zu,\n", offsetof(PyDictKeysObject, dk_nentries));
+	printf("\t\t.dictkeys_indices = %zu,\n", offsetof(PyDictKeysObject, dk_indices));
+	printf("\t\t.dict_entry_size = %zu,\n", sizeof(PyDictKeyEntry));
+	printf("\t\t.dict_uentry_size = %zu,\n", sizeof(PyDictUnicodeEntry));
+	printf("\t\t.dict_kind_general = %d,\n", DICT_KEYS_GENERAL);
+	printf("\t\t.long_size = %zu,\n", offsetof(PyVarObject, ob_size));
+	printf("\t\t.long_digits = %zu,\n", offsetof(PyLongObject, ob_digit));
+	printf("\t\t.long_shift = %d,\n", PyLong_SHIFT);
+	printf("\t\t.module_dict = %zu,\n", offsetof(PyModuleObject, md_dict));
 	printf("\t},\n");
 	return 0;
 }

@@ -52,6 +52,27 @@ struct py_layout {
 	/* PyBytesObject */
 	uint32_t bytes_size;              /* ob_size */
 	uint32_t bytes_data;              /* ob_sval */
+	/* Objects, types, dicts, ints and modules: enough to read threading._active for thread names */
+	uint32_t obj_type;                /* ob_type */
+	uint32_t type_flags;              /* tp_flags */
+	uint32_t type_cached_keys;        /* PyHeapTypeObject.ht_cached_keys: keys of split instance dicts */
+	uint32_t managed_dict_flag;       /* Py_TPFLAGS_MANAGED_DICT */
+	uint32_t obj_values_before;       /* the instance's values pointer sits this many bytes before it */
+	uint32_t obj_dict_before;         /* and its materialized dict pointer this many */
+	uint32_t dict_keys;               /* PyDictObject.ma_keys */
+	uint32_t dict_values;             /* PyDictObject.ma_values (split tables) */
+	uint32_t dictkeys_log2_size;
+	uint32_t dictkeys_log2_index_bytes;
+	uint32_t dictkeys_kind;
+	uint32_t dictkeys_nentries;
+	uint32_t dictkeys_indices;        /* entries start (1 << log2_index_bytes) bytes after */
+	uint32_t dict_entry_size;         /* PyDictKeyEntry: hash, key, value */
+	uint32_t dict_uentry_size;        /* PyDictUnicodeEntry: key, value */
+	uint32_t dict_kind_general;       /* DICT_KEYS_GENERAL */
+	uint32_t long_size;               /* ob_size: sign and number of digits */
+	uint32_t long_digits;             /* ob_digit */
+	uint32_t long_shift;              /* bits per digit */
+	uint32_t module_dict;             /* PyModuleObject.md_dict */
 };
 
 /* The row for major.minor, or NULL when this build has none. */

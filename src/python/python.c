@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/hashmap.h"
@@ -251,6 +252,14 @@ struct py_proc {
 	struct py_code *codes;
 	size_t ncodes, capcodes;
 	struct py_frame *frames; /* scratch for one thread */
+	struct py_name *names;   /* threading.get_ident() -> threading's name */
+	size_t nnames;
+	uint64_t names_read_ns;  /* when threading._active was last read */
+};
+
+struct py_name {
+	uint64_t ident;
+	char *name;
 };
 
 static bool rd(const struct py_proc *py, uint64_t addr, void *buf, size_t len)
@@ -445,6 +454,9 @@ void py_close(struct py_proc *py)
 	free(py->codes);
 	hmap_release(&py->code_index);
 	free(py->frames);
+	for (size_t i = 0; i < py->nnames; i++)
+		free(py->names[i].name);
+	free(py->names);
 	free(py);
 }
 
@@ -688,6 +700,172 @@ static int read_frames(struct py_proc *py, uint64_t tstate_addr, const uint8_t *
 	return n;
 }
 
+/* ---- thread names: threading._active ({ident: Thread}) and each Thread's _name ---- */
+
+#define PY_MAX_DICT 16384
+
+typedef bool (*dict_fn)(struct py_proc *py, void *ctx, uint64_t key, uint64_t value);
+
+/* Calls fn for each live entry of a dict given by its keys object and, for split tables, values array. */
+static bool keys_each(struct py_proc *py, uint64_t keys, uint64_t values, dict_fn fn, void *ctx)
+{
+	const struct py_layout *L = py->L;
+	uint8_t kh[64];
+	if (L->dictkeys_indices > sizeof kh || !rd(py, keys, kh, L->dictkeys_indices))
+		return false;
+	uint8_t log2_index_bytes = kh[L->dictkeys_log2_index_bytes], kind = kh[L->dictkeys_kind];
+	int64_t n;
+	memcpy(&n, kh + L->dictkeys_nentries, sizeof n);
+	if (n <= 0 || n > PY_MAX_DICT || log2_index_bytes > 24)
+		return false;
+	size_t esize = kind == L->dict_kind_general ? L->dict_entry_size : L->dict_uentry_size;
+	size_t key_off = kind == L->dict_kind_general ? 8 : 0;
+	uint8_t *ents = malloc((size_t)n * esize);
+	uint64_t *vals = values ? malloc((size_t)n * 8) : NULL;
+	bool ok = ents && (!values || vals) &&
+		  rd(py, keys + L->dictkeys_indices + (1ULL << log2_index_bytes), ents, (size_t)n * esize) &&
+		  (!values || rd(py, values, vals, (size_t)n * 8));
+	for (int64_t i = 0; ok && i < n; i++) {
+		uint64_t k, v;
+		memcpy(&k, ents + i * esize + key_off, 8);
+		memcpy(&v, ents + i * esize + key_off + 8, 8);
+		if (values)
+			v = vals[i];
+		if (k && v && fn(py, ctx, k, v))
+			break;
+	}
+	free(ents);
+	free(vals);
+	return ok;
+}
+
+static bool dict_each(struct py_proc *py, uint64_t dict, dict_fn fn, void *ctx)
+{
+	uint64_t keys, values;
+	if (!rd_ptr(py, dict + py->L->dict_keys, &keys) || !rd(py, dict + py->L->dict_values, &values, 8))
+		return false;
+	return keys_each(py, keys, values, fn, ctx);
+}
+
+struct str_lookup {
+	const char *want;
+	uint64_t found;
+};
+
+static bool match_str_key(struct py_proc *py, void *ctx, uint64_t key, uint64_t value)
+{
+	struct str_lookup *sl = ctx;
+	char *k = read_str(py, key);
+	bool hit = k && strcmp(k, sl->want) == 0;
+	free(k);
+	if (hit)
+		sl->found = value;
+	return hit;
+}
+
+static uint64_t dict_get_str(struct py_proc *py, uint64_t dict, const char *key)
+{
+	struct str_lookup sl = { key, 0 };
+	dict_each(py, dict, match_str_key, &sl);
+	return sl.found;
+}
+
+/* An instance attribute (3.11: a managed dict, split values or a materialized dict before the object). */
+static uint64_t obj_attr(struct py_proc *py, uint64_t obj, const char *name)
+{
+	const struct py_layout *L = py->L;
+	uint64_t type, flags = 0, values = 0, dict = 0;
+	if (!rd_ptr(py, obj + L->obj_type, &type) || !rd(py, type + L->type_flags, &flags, 8) ||
+	    !(flags & L->managed_dict_flag))
+		return 0;
+	if (rd(py, obj - L->obj_values_before, &values, 8) && values) {
+		uint64_t keys;
+		struct str_lookup sl = { name, 0 };
+		if (rd_ptr(py, type + L->type_cached_keys, &keys))
+			keys_each(py, keys, values, match_str_key, &sl);
+		return sl.found;
+	}
+	if (rd(py, obj - L->obj_dict_before, &dict, 8) && dict)
+		return dict_get_str(py, dict, name);
+	return 0;
+}
+
+static bool read_int(struct py_proc *py, uint64_t obj, uint64_t *out)
+{
+	const struct py_layout *L = py->L;
+	int64_t size;
+	uint32_t digits[3] = { 0 };
+	if (!rd(py, obj + L->long_size, &size, sizeof size) || size < 0 || size > 3 ||
+	    (size && !rd(py, obj + L->long_digits, digits, (size_t)size * 4)))
+		return false;
+	uint64_t v = 0;
+	for (int64_t i = size; i-- > 0;)
+		v = (v << L->long_shift) | digits[i];
+	*out = v;
+	return true;
+}
+
+static bool add_thread_name(struct py_proc *py, void *ctx, uint64_t key, uint64_t thread)
+{
+	(void)ctx;
+	uint64_t ident;
+	if (!read_int(py, key, &ident))
+		return false;
+	uint64_t name_obj = obj_attr(py, thread, "_name");
+	char *name = name_obj ? read_str(py, name_obj) : NULL;
+	if (!name)
+		return false;
+	struct py_name *nn = realloc(py->names, (py->nnames + 1) * sizeof *nn);
+	if (!nn) {
+		free(name);
+		return true;
+	}
+	py->names = nn;
+	py->names[py->nnames++] = (struct py_name){ ident, name };
+	return py->nnames >= PY_MAX_THREADS;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Re-reads threading._active (at most every 200 ms) into py->names. */
+static void refresh_names(struct py_proc *py, uint64_t interp)
+{
+	uint64_t now = mono_ns();
+	if (py->names_read_ns && now - py->names_read_ns < 200000000ULL)
+		return;
+	py->names_read_ns = now;
+	uint64_t modules, threading, mdict, active;
+	if (!rd_ptr(py, interp + py->L->interp_modules, &modules) || !modules)
+		return;
+	threading = dict_get_str(py, modules, "threading");
+	if (!threading || !rd_ptr(py, threading + py->L->module_dict, &mdict) || !mdict)
+		return;
+	active = dict_get_str(py, mdict, "_active");
+	if (!active)
+		return;
+	for (size_t i = 0; i < py->nnames; i++)
+		free(py->names[i].name);
+	py->nnames = 0;
+	dict_each(py, active, add_thread_name, NULL);
+}
+
+static const char *thread_name(struct py_proc *py, uint64_t interp, uint64_t ident)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < py->nnames; i++)
+			if (py->names[i].ident == ident)
+				return py->names[i].name;
+		if (pass == 0)
+			refresh_names(py, interp);
+	}
+	return NULL;
+}
+
 enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, struct perr *e)
 {
 	const struct py_layout *L = py->L;
@@ -712,6 +890,7 @@ enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, s
 			t.tid = (pid_t)native;
 			t.ident = ident;
 			t.holds_gil = gil == ts_addr;
+			t.name = thread_name(py, interp, ident);
 			/* The chain is read while the thread runs: when its current frame moved meanwhile the walk may
 			 * have mixed two stacks, so it is read again (twice at most). */
 			int n = -1;

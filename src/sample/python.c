@@ -35,6 +35,7 @@ struct pyb_thread {
 	uint64_t credit; /* on-CPU time not yet turned into samples */
 	uint32_t thread; /* profile thread id */
 	uint64_t seen;   /* last tick the thread was seen */
+	bool py_named;   /* named from threading (not just the OS name) */
 };
 
 struct pyb_state {
@@ -97,8 +98,14 @@ static void read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 static struct pyb_thread *thread_get(struct pyb_state *st, pid_t tid, const char *py_name)
 {
 	uint32_t idx;
-	if (hmap_get(&st->tid_index, (uint64_t)tid, &idx))
-		return &st->threads[idx];
+	if (hmap_get(&st->tid_index, (uint64_t)tid, &idx)) {
+		struct pyb_thread *known = &st->threads[idx];
+		if (py_name && !known->py_named) { /* threading named it after we first saw it */
+			profile_thread(st->p, (uint32_t)st->pid, (uint32_t)tid, py_name);
+			known->py_named = true;
+		}
+		return known;
+	}
 	if (st->nthreads == st->capthreads) {
 		size_t cap = st->capthreads ? st->capthreads * 2 : 16;
 		struct pyb_thread *nt = realloc(st->threads, cap * sizeof *nt);
@@ -115,6 +122,7 @@ static struct pyb_thread *thread_get(struct pyb_state *st, pid_t tid, const char
 		return NULL;
 	struct pyb_thread *t = &st->threads[st->nthreads++];
 	t->tid = tid;
+	t->py_named = py_name != NULL;
 	t->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
 	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)st->pid, (int)tid);
 	t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);

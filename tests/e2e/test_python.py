@@ -179,7 +179,7 @@ class PythonAttach(TempDir):
         wall = self.path("wall.folded")
         r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "-o", cpu)
         self.assertEqual(r.returncode, 0, r.stderr)
-        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--mode", "wall", "-o", wall)
+        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--mode", "wall", "--threads", "-o", wall)
         self.assertEqual(r.returncode, 0, r.stderr)
         idle_pat = r"^idle \(python/service\.py:\d+\)$"
         self.assertEqual(frames_matching(read_folded(cpu), idle_pat), 0, "--mode cpu hides the sleeping thread")
@@ -189,6 +189,10 @@ class PythonAttach(TempDir):
         # the idler sleeps all the time, the main thread runs all the time: about half the wall samples each
         self.assertGreater(idle, total * 0.3, "--mode wall shows the sleeping thread")
         self.assertGreater(frames_matching(rows, r"^burn_a "), 0)
+        # thread names come from Python's threading module (the OS name of both threads is the interpreter's)
+        roots = {fr[0] for fr, _ in rows}
+        self.assertTrue(any(re.fullmatch(r"idler \(\d+\)", r) for r in roots), roots)
+        self.assertTrue(any(re.fullmatch(r"MainThread \(%d\)" % p.pid, r) for r in roots), roots)
 
     def test_python__attach_missing_pid(self):
         r = plumb("record", "--pid", "999999999", "--seconds", "1", "-o", self.path("x.folded"))
