@@ -229,6 +229,8 @@ bool py_probe_command(const char *argv0, struct py_binary_info *out)
 
 struct py_code {
 	uint64_t addr;
+	uint64_t name_p, file_p; /* what the entry was read from, to notice a freed and reused address */
+	uint64_t checked_ns;     /* when that was last checked */
 	char *func;
 	char *file;
 	int firstlineno;
@@ -238,6 +240,8 @@ struct py_code {
 	uint32_t last_addrq; /* one-entry line cache: most samples of a frame hit the same instruction */
 	int last_line;
 };
+
+static void code_free(struct py_code *c);
 
 struct py_proc {
 	pid_t pid;
@@ -446,11 +450,8 @@ void py_close(struct py_proc *py)
 {
 	if (!py)
 		return;
-	for (size_t i = 0; i < py->ncodes; i++) {
-		free(py->codes[i].func);
-		free(py->codes[i].file);
-		free(py->codes[i].linetable);
-	}
+	for (size_t i = 0; i < py->ncodes; i++)
+		code_free(&py->codes[i]);
 	free(py->codes);
 	hmap_release(&py->code_index);
 	free(py->frames);
@@ -473,6 +474,13 @@ bool py_eval_range(const struct py_proc *py, const char **module, uint64_t *vadd
 	*vaddr_start = py->eval_start;
 	*vaddr_end = py->eval_end;
 	return true;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Appends code point cp as UTF-8. */
@@ -591,40 +599,79 @@ int py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int add
 	return -1;
 }
 
-static struct py_code *code_get(struct py_proc *py, uint64_t addr)
+static void code_free(struct py_code *c)
 {
-	uint32_t idx;
-	if (hmap_get(&py->code_index, addr, &idx))
-		return &py->codes[idx];
+	free(c->func);
+	free(c->file);
+	free(c->linetable);
+}
+
+/* Reads a code object into c (its strings and line table). */
+static bool code_read(struct py_proc *py, uint64_t addr, struct py_code *c)
+{
 	const struct py_layout *L = py->L;
 	uint8_t head[512];
 	if (L->code_size > sizeof head || !rd(py, addr, head, L->code_size))
-		return NULL;
-	uint64_t name_p, file_p, lt_p;
+		return false;
+	uint64_t lt_p;
 	int32_t first, traceable;
-	memcpy(&name_p, head + L->code_name, 8);
-	memcpy(&file_p, head + L->code_filename, 8);
+	memset(c, 0, sizeof *c);
+	memcpy(&c->name_p, head + L->code_name, 8);
+	memcpy(&c->file_p, head + L->code_filename, 8);
 	memcpy(&lt_p, head + L->code_linetable, 8);
 	memcpy(&first, head + L->code_firstlineno, 4);
 	memcpy(&traceable, head + L->code_firsttraceable, 4);
-	struct py_code c = { .addr = addr, .firstlineno = first, .firsttraceable = traceable, .last_addrq = UINT32_MAX };
-	c.func = read_str(py, name_p);
-	c.file = read_str(py, file_p);
-	if (!c.func || !c.file) {
-		free(c.func);
-		free(c.file);
-		return NULL;
+	c->addr = addr;
+	c->firstlineno = first;
+	c->firsttraceable = traceable;
+	c->last_addrq = UINT32_MAX;
+	c->checked_ns = mono_ns();
+	c->func = read_str(py, c->name_p);
+	c->file = read_str(py, c->file_p);
+	if (!c->func || !c->file) {
+		code_free(c);
+		return false;
 	}
 	int64_t lt_len = 0;
 	if (lt_p && rd(py, lt_p + L->bytes_size, &lt_len, sizeof lt_len) && lt_len > 0 && lt_len <= PY_MAX_LINETABLE) {
-		c.linetable = malloc((size_t)lt_len);
-		if (c.linetable && rd(py, lt_p + L->bytes_data, c.linetable, (size_t)lt_len)) {
-			c.linetable_len = (size_t)lt_len;
+		c->linetable = malloc((size_t)lt_len);
+		if (c->linetable && rd(py, lt_p + L->bytes_data, c->linetable, (size_t)lt_len)) {
+			c->linetable_len = (size_t)lt_len;
 		} else {
-			free(c.linetable);
-			c.linetable = NULL;
+			free(c->linetable);
+			c->linetable = NULL;
 		}
 	}
+	return true;
+}
+
+/* The cached code object at addr. A code object can be freed and its address reused by another (a reloaded
+ * module, exec'd code): an entry is re-checked against the object's name and file pointers once a second. */
+static struct py_code *code_get(struct py_proc *py, uint64_t addr)
+{
+	uint32_t idx;
+	if (hmap_get(&py->code_index, addr, &idx)) {
+		struct py_code *c = &py->codes[idx];
+		uint64_t now = mono_ns();
+		if (now - c->checked_ns < 1000000000ULL)
+			return c;
+		uint64_t name_p, file_p;
+		if (!rd_ptr(py, addr + py->L->code_name, &name_p) || !rd_ptr(py, addr + py->L->code_filename, &file_p))
+			return NULL;
+		if (name_p == c->name_p && file_p == c->file_p) {
+			c->checked_ns = now;
+			return c;
+		}
+		struct py_code fresh;
+		if (!code_read(py, addr, &fresh))
+			return NULL;
+		code_free(c);
+		*c = fresh;
+		return c;
+	}
+	struct py_code c;
+	if (!code_read(py, addr, &c))
+		return NULL;
 	if (py->ncodes == py->capcodes) {
 		size_t cap = py->capcodes ? py->capcodes * 2 : 256;
 		struct py_code *nc = realloc(py->codes, cap * sizeof *nc);
@@ -638,9 +685,7 @@ static struct py_code *code_get(struct py_proc *py, uint64_t addr)
 	py->codes[py->ncodes] = c;
 	return &py->codes[py->ncodes++];
 oom:
-	free(c.func);
-	free(c.file);
-	free(c.linetable);
+	code_free(&c);
 	return NULL;
 }
 
@@ -823,13 +868,6 @@ static bool add_thread_name(struct py_proc *py, void *ctx, uint64_t key, uint64_
 	py->names = nn;
 	py->names[py->nnames++] = (struct py_name){ ident, name };
 	return py->nnames >= PY_MAX_THREADS;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Re-reads threading._active (at most every 200 ms) into py->names. */

@@ -391,8 +391,10 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 			      open_err.msg[0] ? open_err.msg : "the target ended before its interpreter could be read");
 	}
 	if (py && rc == PLUMB_OK)
-		snprintf(res->limits, sizeof res->limits, "CPython %s frames only%s; child processes not sampled",
-			 py_version(py), opts->native ? " merged with native stacks" : "");
+		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s; child processes not sampled%s",
+			 py_version(py), opts->native ? " merged with native stacks" : " only",
+			 opts->native && (opts->mode == MODE_WALL || opts->idle)
+				 ? "; --native samples threads while on a CPU only (no idle stacks)" : "");
 	py_close(py);
 	for (size_t i = 0; i < st.nthreads; i++) {
 		if (st.threads[i].stat_fd >= 0)
