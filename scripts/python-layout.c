@@ -33,10 +33,18 @@ int main(void)
 	       PY_MINOR_VERSION, PY_VERSION);
 	printf("\t\t.major = %d, .minor = %d,\n", PY_MAJOR_VERSION, PY_MINOR_VERSION);
 	printf("\t\t.runtime_interp_head = %zu,\n", offsetof(_PyRuntimeState, interpreters.head));
+#if PY_VERSION_HEX < 0x030C0000
 	printf("\t\t.runtime_tstate_current = %zu,\n", offsetof(_PyRuntimeState, gilstate.tstate_current));
+#else
+	printf("\t\t.no_tstate_current = 1, /* 3.12: the current thread state is thread-local */\n");
+#endif
 	printf("\t\t.interp_next = %zu,\n", offsetof(PyInterpreterState, next));
 	printf("\t\t.interp_threads_head = %zu,\n", offsetof(PyInterpreterState, threads.head));
+#if PY_VERSION_HEX < 0x030C0000
 	printf("\t\t.interp_modules = %zu,\n", offsetof(PyInterpreterState, modules));
+#else
+	printf("\t\t.interp_modules = %zu,\n", offsetof(PyInterpreterState, imports.modules));
+#endif
 	printf("\t\t.tstate_next = %zu,\n", offsetof(PyThreadState, next));
 	printf("\t\t.tstate_cframe = %zu,\n", offsetof(PyThreadState, cframe));
 	printf("\t\t.tstate_thread_id = %zu,\n", offsetof(PyThreadState, thread_id));
@@ -45,7 +53,14 @@ int main(void)
 	printf("\t\t.frame_code = %zu,\n", offsetof(_PyInterpreterFrame, f_code));
 	printf("\t\t.frame_previous = %zu,\n", offsetof(_PyInterpreterFrame, previous));
 	printf("\t\t.frame_prev_instr = %zu,\n", offsetof(_PyInterpreterFrame, prev_instr));
+#if PY_VERSION_HEX < 0x030C0000
 	printf("\t\t.frame_is_entry = %zu,\n", offsetof(_PyInterpreterFrame, is_entry));
+#else
+	/* 3.12: no is_entry; each C call of the evaluation loop links a shim frame owned by the C stack */
+	printf("\t\t.frame_no_is_entry = 1,\n");
+	printf("\t\t.frame_has_cstack = 1,\n");
+	printf("\t\t.frame_owned_by_cstack = %d,\n", FRAME_OWNED_BY_CSTACK);
+#endif
 	printf("\t\t.frame_owner = %zu,\n", offsetof(_PyInterpreterFrame, owner));
 	printf("\t\t.frame_size = %zu,\n", offsetof(_PyInterpreterFrame, localsplus));
 	printf("\t\t.frame_owned_by_generator = %d,\n", FRAME_OWNED_BY_GENERATOR);
@@ -73,6 +88,7 @@ int main(void)
 	printf("\t\t.str_compact_size = %zu,\n", sizeof(PyCompactUnicodeObject));
 	printf("\t\t.bytes_size = %zu,\n", offsetof(PyVarObject, ob_size));
 	printf("\t\t.bytes_data = %zu,\n", offsetof(PyBytesObject, ob_sval));
+#if PY_VERSION_HEX < 0x030C0000
 	printf("\t\t.obj_type = %zu,\n", offsetof(PyObject, ob_type));
 	printf("\t\t.type_flags = %zu,\n", offsetof(PyTypeObject, tp_flags));
 	printf("\t\t.type_cached_keys = %zu,\n", offsetof(PyHeapTypeObject, ht_cached_keys));
@@ -94,6 +110,10 @@ int main(void)
 	printf("\t\t.long_digits = %zu,\n", offsetof(PyLongObject, ob_digit));
 	printf("\t\t.long_shift = %d,\n", PyLong_SHIFT);
 	printf("\t\t.module_dict = %zu,\n", offsetof(PyModuleObject, md_dict));
+#else
+	/* 3.12 keeps instance dicts differently (tagged dict-or-values); thread names are not read */
+	printf("\t\t.no_thread_names = 1,\n");
+#endif
 	printf("\t},\n");
 	return 0;
 }

@@ -73,6 +73,12 @@ struct py_layout {
 	uint32_t long_digits;             /* ob_digit */
 	uint32_t long_shift;              /* bits per digit */
 	uint32_t module_dict;             /* PyModuleObject.md_dict */
+	/* Differences of later versions; zero keeps the 3.11 meaning */
+	uint8_t no_tstate_current;        /* runtime_tstate_current is not there (3.12) */
+	uint8_t frame_no_is_entry;        /* frame_is_entry is not there (3.12) */
+	uint8_t frame_has_cstack;         /* shim frames owned by the C stack mark evaluation-loop entries */
+	uint8_t frame_owned_by_cstack;    /* value of FRAME_OWNED_BY_CSTACK */
+	uint8_t no_thread_names;          /* the dict layout above is not known for this version */
 };
 
 /* The row for major.minor, or NULL when this build has none. */

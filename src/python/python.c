@@ -420,7 +420,7 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 	py->L = py_layout_find(major, minor);
 	if (!py->L) {
 		enum plumb_err code = perr_set(e, PLUMB_EUNSUPPORTED,
-					       "CPython %s in process %d is not supported yet (supported: 3.11); "
+					       "CPython %s in process %d is not supported yet (supported: 3.11, 3.12); "
 					       "try --backend perf_event or --backend py-spy",
 					       py->version, (int)pid);
 		free(py);
@@ -714,15 +714,22 @@ static int read_frames(struct py_proc *py, uint64_t tstate_addr, const uint8_t *
 	(void)tstate_addr;
 	int n = 0;
 	uint8_t fb[256];
-	while (frame && n < PY_MAX_FRAMES) {
+	for (int steps = 0; frame && n < PY_MAX_FRAMES && steps < 2 * PY_MAX_FRAMES; steps++) {
 		if (L->frame_size > sizeof fb || !rd(py, frame, fb, L->frame_size))
 			return -1;
 		uint64_t code_p, prev, prev_instr;
 		memcpy(&code_p, fb + L->frame_code, 8);
 		memcpy(&prev, fb + L->frame_previous, 8);
 		memcpy(&prev_instr, fb + L->frame_prev_instr, 8);
-		bool is_entry = fb[L->frame_is_entry] != 0;
+		bool is_entry = !L->frame_no_is_entry && fb[L->frame_is_entry] != 0;
 		uint8_t owner = fb[L->frame_owner];
+		if (L->frame_has_cstack && owner == L->frame_owned_by_cstack) {
+			/* 3.12: the shim an evaluation-loop call links in: the frame inside it is an entry frame */
+			if (n > 0)
+				py->frames[n - 1].is_entry = true;
+			frame = prev;
+			continue;
+		}
 		struct py_code *c = code_get(py, code_p);
 		if (!c)
 			return -1;
@@ -910,7 +917,8 @@ enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, s
 	uint64_t interp, gil = 0;
 	if (!rd_ptr(py, py->runtime + L->runtime_interp_head, &interp))
 		return perr_set(e, PLUMB_EIO, "cannot read process %d: %s", (int)py->pid, strerror(errno));
-	rd_ptr(py, py->runtime + L->runtime_tstate_current, &gil);
+	if (!L->no_tstate_current)
+		rd_ptr(py, py->runtime + L->runtime_tstate_current, &gil);
 	for (int ni = 0; interp && ni < PY_MAX_INTERPS; ni++) {
 		uint64_t ts_addr;
 		if (!rd_ptr(py, interp + L->interp_threads_head, &ts_addr))
@@ -928,7 +936,7 @@ enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, s
 			t.tid = (pid_t)native;
 			t.ident = ident;
 			t.holds_gil = gil == ts_addr;
-			t.name = thread_name(py, interp, ident);
+			t.name = L->no_thread_names ? NULL : thread_name(py, interp, ident);
 			/* The chain is read while the thread runs: when its current frame moved meanwhile the walk may
 			 * have mixed two stacks, so it is read again (twice at most). */
 			int n = -1;

@@ -124,6 +124,15 @@ class PythonRecord(TempDir):
                 self.record_split(exe)
 
 
+    def test_python__launch_python_312(self):
+        exes = [e for e in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")) +
+                                  glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
+                if python_version(e) == "3.12"]
+        if not exes:
+            self.skipTest("no CPython 3.12 on this machine (pyenv under ~/.pyenv/versions/3.12*)")
+        self.record_split(exes[0])
+
+
 class PythonAttach(TempDir):
     def start_service(self, exe):
         p = subprocess.Popen([exe, SERVICE], stdout=subprocess.PIPE, text=True)

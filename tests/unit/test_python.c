@@ -66,6 +66,9 @@ static void test_python__layout_311(void **state)
 	assert_true(L->frame_size > L->frame_owner);
 	assert_true(L->code_size >= L->code_linetable + 8);
 	assert_null(py_layout_find(2, 7));
+	const struct py_layout *L12 = py_layout_find(3, 12);
+	assert_non_null(L12);
+	assert_true(L12->frame_has_cstack && L12->frame_no_is_entry && !L->frame_has_cstack);
 }
 
 static void test_python__merge(void **state)
