@@ -28,6 +28,7 @@ struct jp {
 	bool failed;
 	int depth;
 	char where[96]; /* the schema path being read, for error messages */
+	bool want_times; /* keep sample times (else the time columns are only validated and counted) */
 	struct sbuf scratch;
 };
 
@@ -446,6 +447,87 @@ static void col_release(struct col *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* Checks a JSON number without converting it; returns its end, or NULL when it is malformed. */
+static inline const char *scan_number(const char *p, const char *end)
+{
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end || !IS_DIGIT(*p))
+		return NULL;
+	if (*p == '0')
+		p++;
+	else
+		while (p < end && IS_DIGIT(*p))
+			p++;
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || !IS_DIGIT(*p))
+			return NULL;
+		while (p < end && IS_DIGIT(*p))
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !IS_DIGIT(*p))
+			return NULL;
+		while (p < end && IS_DIGIT(*p))
+			p++;
+	}
+	return p;
+}
+
+/* Validates an array of numbers/nulls and only counts it (a column the caller will not need). */
+static bool jp_col_count(struct jp *j, struct col *c)
+{
+	if (jp_peek(j) == 'n') {
+		col_release(c);
+		return jp_lit(j, "null", 4);
+	}
+	if (!jp_arr_begin(j))
+		return false;
+	col_release(c);
+	c->present = true;
+	const char *p = j->p, *end = j->end;
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+			p++;
+		if (p >= end) {
+			j->p = p;
+			return jp_fail(j, "unexpected end of input");
+		}
+		if (*p == ']') {
+			j->p = p + 1;
+			j->depth--;
+			return true;
+		}
+		if (c->n) {
+			if (*p != ',') {
+				j->p = p;
+				return jp_fail(j, "expected ',' or ']'");
+			}
+			p++;
+			while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+				p++;
+		}
+		if (p < end && *p == 'n') {
+			j->p = p;
+			if (!jp_lit(j, "null", 4))
+				return false;
+			p = j->p;
+		} else {
+			const char *q = scan_number(p, end);
+			if (!q) {
+				j->p = p;
+				return jp_fail(j, "expected a number or null");
+			}
+			p = q;
+		}
+		c->n++;
+	}
+}
+
 /* Reads an array of numbers/nulls (or a null in place of the array) into c. */
 static bool jp_col(struct jp *j, struct col *c)
 {
@@ -771,9 +853,9 @@ static bool jp_samples(struct jp *j, struct gthread *t)
 		if (key_is(k, kl, "stack"))
 			ok = jp_col(j, &t->s_stack);
 		else if (key_is(k, kl, "time"))
-			ok = jp_col(j, &t->s_time);
+			ok = j->want_times ? jp_col(j, &t->s_time) : jp_col_count(j, &t->s_time);
 		else if (key_is(k, kl, "timeDeltas"))
-			ok = jp_col(j, &t->s_time_deltas);
+			ok = j->want_times ? jp_col(j, &t->s_time_deltas) : jp_col_count(j, &t->s_time_deltas);
 		else if (key_is(k, kl, "weight"))
 			ok = jp_col(j, &t->s_weight);
 		else if (key_is(k, kl, "weightType"))
@@ -1397,6 +1479,7 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 	uint32_t *fstart = malloc((nframes + 1) * sizeof *fstart);
 	uint8_t *flen = calloc(nframes + 1, 1);
 	uint32_t *chains = NULL;
+	uint64_t *agg = NULL;
 	size_t nchains = 0, capchains = 0;
 	bool ok = false;
 	if (!sid || !fstart || !flen) {
@@ -1469,6 +1552,14 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 	}
 	double t = 0;
 	const double *stk = th->s_stack.v, *w = th->s_weight.present ? th->s_weight.v : NULL;
+	/* without a timeline, sum per stack row first: one model update per distinct stack, not per sample */
+	if (!timed) {
+		agg = calloc(nstacks + 1, sizeof *agg);
+		if (!agg) {
+			perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < nsamples; i++) {
 		if (timed) {
 			double tv = tc->v[i];
@@ -1494,6 +1585,10 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 			}
 			weight = (uint64_t)llround(wv);
 		}
+		if (agg) {
+			agg[(size_t)sv] += weight;
+			continue;
+		}
 		double ns = t * 1e6;
 		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)ns : 0;
 		if (!profile_add_sample(r->p, sid[(size_t)sv], thread, tns, weight)) {
@@ -1501,8 +1596,15 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 			goto out;
 		}
 	}
+	for (size_t i = 0; agg && i < nstacks; i++) {
+		if (agg[i] && !profile_add_sample(r->p, sid[i], thread, 0, agg[i])) {
+			perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
 	ok = true;
 out:
+	free(agg);
 	free(sid);
 	free(fstart);
 	free(flen);
@@ -1557,6 +1659,7 @@ enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read
 			      struct perr *e)
 {
 	struct jp j = { .buf = buf, .p = buf, .end = buf + len, .e = e, .scratch = SBUF_INIT };
+	j.want_times = profile_has_timeline(p);
 	struct gdoc d;
 	memset(&d, 0, sizeof d);
 	d.version = NAN;
@@ -1609,7 +1712,7 @@ enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read
 			r.lib_syms[i] = sidecar_lib(sc, L);
 	}
 	/* timestamps only when every thread that has samples has times */
-	bool timed = true;
+	bool timed = j.want_times;
 	for (size_t i = 0; i < d.nthreads; i++)
 		if (d.threads[i].s_stack.n && !d.threads[i].s_time.present && !d.threads[i].s_time_deltas.present)
 			timed = false;

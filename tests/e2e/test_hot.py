@@ -182,7 +182,7 @@ class GeckoReader(TempDir):
         bad = self.path("bad.json")
         at = src.index('"stack": [') + 10
         for text, where in ((src[:at] + "x" + src[at:], "byte %d in threads[0].samples" % len(src[:at].encode())),
-                            (src[:len(src) // 2], "unexpected end of input"),
+                            (src[:len(src) // 2], "malformed Firefox profile at byte"),
                             (src.replace('"stack": [3,', '"stack": [3000,', 1), "samples.stack[0]")):
             with open(bad, "w") as f:
                 f.write(text)
