@@ -43,6 +43,8 @@ static bool jp_fail(struct jp *j, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof what, fmt, ap);
 	va_end(ap);
+	if (j->p >= j->end && strcmp(what, "out of memory") != 0)
+		snprintf(what, sizeof what, "unexpected end of input (the file is truncated)");
 	perr_set(j->e, PLUMB_EFORMAT, "malformed Firefox profile at byte %zu%s%s: %s", (size_t)(j->p - j->buf),
 		 j->where[0] ? " in " : "", j->where, what);
 	return false;
