@@ -13,6 +13,7 @@
 #include "analyze/baseline.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/redact.h"
 #include "base/sbuf.h"
 
 static const char usage[] =
@@ -41,7 +42,10 @@ static void json_side(struct sbuf *sb, const char *key, const char *arg, const s
 		      uint64_t total)
 {
 	sbuf_addf(sb, "  \"%s\": {\"source\": ", key);
-	sbuf_add_json_str(sb, arg, strlen(arg));
+	struct sbuf red = SBUF_INIT;
+	redact_append(&red, arg, strlen(arg));
+	sbuf_add_json_str(sb, sbuf_str(&red), red.len);
+	sbuf_release(&red);
 	sbuf_addstr(sb, ", \"format\": ");
 	sbuf_add_json_str(sb, s->format ? s->format : "", s->format ? strlen(s->format) : 0);
 	sbuf_addf(sb, ", \"total\": %llu},\n", (unsigned long long)total);
@@ -144,8 +148,12 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 	size_t n = top && (size_t)top < nrows ? (size_t)top : nrows;
-	printf("%s table: before %s (%llu %s), after %s (%llu %s)\n", hot_table_name(kind), res.pos[0],
-	       (unsigned long long)tot[0], unit, res.pos[1], (unsigned long long)tot[1], unit);
+	char *shown[2] = { redact_dup(res.pos[0]), redact_dup(res.pos[1]) };
+	printf("%s table: before %s (%llu %s), after %s (%llu %s)\n", hot_table_name(kind),
+	       shown[0] ? shown[0] : "?", (unsigned long long)tot[0], unit, shown[1] ? shown[1] : "?",
+	       (unsigned long long)tot[1], unit);
+	free(shown[0]);
+	free(shown[1]);
 	if (n < nrows)
 		printf("top %zu of %zu rows by change\n", n, nrows);
 	int wc = 7;

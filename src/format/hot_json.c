@@ -12,18 +12,21 @@ static void add_share(struct sbuf *out, uint64_t count, uint64_t total)
 	sbuf_addf(out, "%.4f", share);
 }
 
-static void write_table(struct sbuf *out, const struct hot_table *t, uint64_t total, size_t top)
+static void write_table(struct sbuf *out, const struct hot_table *t, uint64_t total, size_t top, const char *indent)
 {
 	size_t n = top && top < t->n ? top : t->n;
 	sbuf_addch(out, '[');
 	for (size_t i = 0; i < n; i++) {
-		sbuf_addstr(out, i ? ",\n      {\"name\": " : "\n      {\"name\": ");
+		sbuf_addf(out, "%s\n%s  {\"name\": ", i ? "," : "", indent);
 		sbuf_add_json_str(out, t->rows[i].name, strlen(t->rows[i].name));
 		sbuf_addf(out, ", \"count\": %llu, \"share\": ", (unsigned long long)t->rows[i].count);
 		add_share(out, t->rows[i].count, total);
 		sbuf_addch(out, '}');
 	}
-	sbuf_addstr(out, n ? "\n    ]" : "]");
+	if (n)
+		sbuf_addf(out, "\n%s]", indent);
+	else
+		sbuf_addch(out, ']');
 }
 
 static void write_slice(struct sbuf *out, const struct hot_slice *sl, size_t top, const char *indent)
@@ -32,7 +35,7 @@ static void write_slice(struct sbuf *out, const struct hot_slice *sl, size_t top
 	sbuf_addf(out, "%s\"attributed\": %llu", indent, (unsigned long long)sl->attributed);
 	for (int k = 0; k < HOT_NTABLES; k++) {
 		sbuf_addf(out, ",\n%s\"%s\": ", indent, hot_table_name((enum hot_table_kind)k));
-		write_table(out, &sl->tables[k], sl->total, top);
+		write_table(out, &sl->tables[k], sl->total, top, indent);
 	}
 }
 
@@ -65,11 +68,11 @@ void fmt_hot_json_write(struct sbuf *out, const struct hot_summary *s, size_t to
 	sbuf_addstr(out, ",\n  \"stages\": [");
 	for (size_t i = 0; i < s->nstages; i++) {
 		const struct hot_slice *sl = &s->stages[i];
-		sbuf_addstr(out, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		sbuf_addstr(out, i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ");
 		sbuf_add_json_str(out, sl->name, strlen(sl->name));
-		sbuf_addf(out, ",\n    \"start_ms\": %.3f, \"end_ms\": %.3f,\n", sl->start_ms, sl->end_ms);
-		write_slice(out, sl, top, "    ");
-		sbuf_addch(out, '}');
+		sbuf_addf(out, ",\n      \"start_ms\": %.3f,\n      \"end_ms\": %.3f,\n", sl->start_ms, sl->end_ms);
+		write_slice(out, sl, top, "      ");
+		sbuf_addstr(out, "\n    }");
 	}
 	sbuf_addstr(out, s->nstages ? "\n  ]\n}\n" : "]\n}\n");
 }
