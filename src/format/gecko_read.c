@@ -1108,9 +1108,12 @@ static enum plumb_err sidecar_load(const char *path, struct sidecar **out, struc
 {
 	json_error_t je;
 	json_t *root = json_load_file(path, 0, &je);
-	if (!root)
+	if (!root) {
+		if (je.line < 1) /* could not open or read it */
+			return perr_set(e, PLUMB_EIO, "symbol sidecar: %s", je.text);
 		return perr_set(e, PLUMB_EFORMAT, "symbol sidecar %s: %s (line %d, byte %d)", path, je.text, je.line,
 				je.position);
+	}
 	struct sidecar *s = calloc(1, sizeof *s);
 	if (!s) {
 		json_decref(root);
