@@ -287,6 +287,18 @@ class Grouping(TempDir):
         self.assertEqual(as_dict(doc["leaf"]), {"parse (src/parse.c)": 50})
         self.assertEqual(doc["attributed"], 50)
 
+    def test_module_depth_over_rust_names_and_collapsed_generics(self):
+        p = self.path("p.folded")
+        write(p, "main;tokio::runtime::task::poll<F> 10\n"
+                 "main;tokio::runtime::task::poll<G> 5\n"
+                 "main;app::db::query::run<Conn> 20\n")
+        doc = hot_json(p, "--group-by", "module", "--module-depth", "2", "--collapse-generics")
+        self.assertEqual(as_dict(doc["grouped_leaf"]), {"app::db": 20, "tokio::runtime": 15})
+        self.assertEqual(as_dict(doc["leaf"])["tokio::runtime::task::poll<...>"], 15)
+        doc = hot_json(p, "--group-by", "module", "--module-depth", "3")
+        self.assertEqual(as_dict(doc["grouped_leaf"]), {"app::db::query": 20, "tokio::runtime::task": 15})
+        self.assertEqual(len(doc["leaf"]), 3)  # without --collapse-generics the copies stay apart
+
     def test_repo_only_keeps_frames_under_the_root(self):
         os.makedirs(self.path("repo/src"))
         write(self.path("repo/src/parse.c"), "")
