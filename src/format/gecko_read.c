@@ -1244,10 +1244,35 @@ static bool str_eq_ci(const char *a, const char *b)
 	return a && b && a[0] && strcasecmp(a, b) == 0;
 }
 
+/* Debug ids come as breakpad ids in the profile ("F635824E318B3F0C842CC369737F2B680": 32 hex digits of the
+ * UUID, then the age in hex) and as debugid strings in the sidecar ("f635824e-318b-3f0c-842c-c369737f2b68",
+ * "-N" for a non-zero age). Compares them as (uuid, age). */
+static bool debug_id_eq(const char *a, const char *b)
+{
+	char na[80], nb[80];
+	const char *src[2] = { a, b };
+	char *dst[2] = { na, nb };
+	if (!a || !b || !a[0] || !b[0])
+		return false;
+	for (int k = 0; k < 2; k++) {
+		size_t n = 0;
+		for (const char *p = src[k]; *p && n + 1 < sizeof na; p++)
+			if (*p != '-')
+				dst[k][n++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+		dst[k][n] = '\0';
+		if (n < 32)
+			return strcmp(na, nb) == 0 && k == 1;
+	}
+	if (strncmp(na, nb, 32) != 0)
+		return false;
+	unsigned long age_a = strtoul(na + 32, NULL, 16), age_b = strtoul(nb + 32, NULL, 16);
+	return age_a == age_b;
+}
+
 static const struct sym_lib *sidecar_lib(const struct sidecar *s, const struct glib *lib)
 {
 	for (size_t i = 0; i < s->nlibs; i++)
-		if (str_eq_ci(s->libs[i].debug_id, lib->debug_id) || str_eq_ci(s->libs[i].code_id, lib->code_id))
+		if (debug_id_eq(s->libs[i].debug_id, lib->debug_id) || str_eq_ci(s->libs[i].code_id, lib->code_id))
 			return &s->libs[i];
 	for (size_t i = 0; i < s->nlibs; i++)
 		if (s->libs[i].debug_name && lib->debug_name && strcmp(s->libs[i].debug_name, lib->debug_name) == 0)
@@ -1405,25 +1430,19 @@ static bool resolve_frame(struct resolve *r, size_t ti, const struct gtables *T,
 	if (L && r->lib_syms[lib] && addr >= 0 && (nlen == 0 || looks_like_address(name, nlen))) {
 		const struct sym_entry *E = sidecar_lookup(r->lib_syms[lib], fr.addr);
 		if (E && (E->symbol || E->nframes)) {
-			if (E->nframes) {
-				for (size_t k = E->nframes; k-- > 0 && *nchain < 64;) {
-					struct frame g = fr;
-					const struct sym_frame *sf = &E->frames[k];
-					const char *fn = sf->function ? sf->function : (k == E->nframes - 1 && E->symbol ? E->symbol : "");
-					g.func = profile_intern_cstr(r->p, fn);
-					g.file = sf->file ? profile_intern_cstr(r->p, sf->file) : 0;
-					g.line = sf->line;
-					g.inlined = k > 0 || fr.inlined;
-					if (g.func == PROFILE_NOMEM || g.file == PROFILE_NOMEM)
-						return RES_FAIL(r, "out of memory");
-					uint32_t id = profile_frame(r->p, &g);
-					if (id == PROFILE_NOMEM)
-						return RES_FAIL(r, "out of memory");
-					chain[(*nchain)++] = id;
-				}
-				return true;
+			/* samply keeps one entry per symbol, its inline frames taken at the first address looked up:
+			 * right for the function and its file, not for other addresses' lines or inline chains. So the
+			 * frame gets the symbol, the outermost frame's file, and no line. */
+			if (E->nframes && E->frames[E->nframes - 1].file) {
+				fr.file = profile_intern_cstr(r->p, E->frames[E->nframes - 1].file);
+				fr.line = 0;
+				if (fr.file == PROFILE_NOMEM)
+					return RES_FAIL(r, "out of memory");
 			}
-			fr.func = profile_intern_cstr(r->p, E->symbol);
+			if (!E->symbol && E->nframes && E->frames[E->nframes - 1].function)
+				fr.func = profile_intern_cstr(r->p, E->frames[E->nframes - 1].function);
+			else if (E->symbol)
+				fr.func = profile_intern_cstr(r->p, E->symbol);
 			if (fr.func == PROFILE_NOMEM)
 				return RES_FAIL(r, "out of memory");
 		}

@@ -28,8 +28,9 @@ def expected_tables(path, sidecar=None):
     if sidecar:
         st = sidecar["string_table"]
         for lib in sidecar["data"]:
-            table = sorted(((e["rva"], e.get("size"), st[e["symbol"]]) for e in lib["symbol_table"]))
-            syms[lib["debug_name"] if isinstance(lib["debug_name"], str) else st[lib["debug_name"]]] = table
+            table = sorted((e["rva"], e.get("size"), st[e["symbol"]],
+                            st[e["frames"][-1]["file"]] if e.get("frames") else None) for e in lib["symbol_table"])
+            syms[lib["debug_id"].replace("-", "").upper()] = table
     leaf, incl, total = {}, {}, 0
 
     def table(thread, name):
@@ -59,12 +60,11 @@ def expected_tables(path, sidecar=None):
                 else:
                     module = strings[res["name"][r]]
             addr = frm["address"][f]
-            if lib and name.startswith("0x") and lib.get("debugName") in syms and addr is not None and addr >= 0:
-                best = None
-                for rva, size, sym in syms[lib["debugName"]]:
+            key = (lib or {}).get("breakpadId", "")[:32]
+            if lib and name.startswith("0x") and key in syms and addr is not None and addr >= 0:
+                for rva, size, sym, sym_file in syms[key]:
                     if rva <= addr and (size is None or addr < rva + size):
-                        best = sym
-                name = best or name
+                        name, file = sym, sym_file or file
             if file:
                 lab = "%s (%s)" % (name, short_path(file))
             elif module:
@@ -150,6 +150,7 @@ class GeckoReader(TempDir):
             for f in range(len(frm["func"])):
                 lib = res["lib"][fn["resource"][frm["func"][f]]]
                 addrs.setdefault(doc["libs"][lib]["debugName"], set()).add(frm["address"][f])
+        breakpad = {lib["debugName"]: lib["breakpadId"] for lib in doc["libs"]}
         strings = ["UNKNOWN"]
         data = []
         for li, (lib, aset) in enumerate(sorted(addrs.items())):
@@ -158,12 +159,21 @@ class GeckoReader(TempDir):
             for g in groups:
                 members = sorted(a for a in aset if a // 256 == g)
                 strings.append("%s_fn_%x" % (lib.replace(".", "_"), g))
-                table.append({"rva": members[0], "size": members[-1] - members[0] + 1, "symbol": len(strings) - 1})
+                entry = {"rva": members[0], "size": members[-1] - members[0] + 1, "symbol": len(strings) - 1}
+                if g % 3 == 0:  # an inline chain, innermost first: the outermost frame's file is the function's
+                    strings += ["inner_%x" % g, "src/inline.h", "lib/%s/fn_%x.c" % (lib, g)]
+                    entry["frames"] = [{"function": len(strings) - 3, "file": len(strings) - 2, "line": 4},
+                                       {"function": entry["symbol"], "file": len(strings) - 1, "line": 9}]
+                table.append(entry)
                 if g % 2 == 0:  # half through known_addresses, half through the range lookup
                     known.extend([a, len(table) - 1] for a in members)
-            strings.append(lib)
-            data.append({"debug_name": lib, "debug_id": "", "code_id": None, "symbol_table": table,
-                         "known_addresses": sorted(known)})
+            # samply writes debug ids in debugid form; the profile has breakpad ids
+            b = breakpad[lib]
+            debug_id = "%s-%s-%s-%s-%s" % (b[0:8], b[8:12], b[12:16], b[16:20], b[20:32])
+            if int(b[32:] or "0", 16):
+                debug_id += "-%x" % int(b[32:], 16)
+            data.append({"debug_name": lib if li % 2 else "renamed-" + lib, "debug_id": debug_id.lower(),
+                         "code_id": "", "symbol_table": table, "known_addresses": sorted(known)})
         sidecar = {"string_table": strings, "data": data}
         with open(self.path("prof.json.syms.json"), "w") as f:
             json.dump(sidecar, f)
@@ -171,6 +181,7 @@ class GeckoReader(TempDir):
         names = [r["name"] for r in out["inclusive"]]
         self.assertFalse([n for n in names if n.startswith("0x")], names)
         self.assertTrue(any("a_out_fn_" in n for n in names), names)
+        self.assertTrue(any(n.endswith(".c)") and "_fn_" in n for n in names), names)
         # --syms points at a moved sidecar
         os.rename(self.path("prof.json.syms.json"), self.path("elsewhere.json"))
         self.assertTrue(any(r["name"].startswith("0x") for r in hot_json(prof)["leaf"]))
