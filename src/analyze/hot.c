@@ -309,7 +309,6 @@ static void add_module_key(struct sbuf *key, const char *func, size_t flen, cons
 {
 	size_t ncomp;
 	int depth = o->module_depth > 0 ? o->module_depth : 2;
-	/* skip a leading "<Type as Trait>::" qualifier's brackets when counting: take the name as it is */
 	if (flen > 0) {
 		size_t cut = colon_prefix(func, flen, depth, &ncomp);
 		if (ncomp > 1) {
@@ -617,7 +616,6 @@ static enum plumb_err slice_compute(const struct profile *p, const struct frame_
 	uint64_t *gleaf = calloc(ng, sizeof *gleaf), *gincl = calloc(ng, sizeof *gincl);
 	uint32_t *fstamp = calloc(nf, sizeof *fstamp), *gstamp = calloc(ng, sizeof *gstamp);
 	enum plumb_err rc = PLUMB_OK;
-	bool grouped = fm->groups.n > 0 || true;
 	if (!fleaf || !fincl || !gleaf || !gincl || !fstamp || !gstamp) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto out;
@@ -653,7 +651,6 @@ static enum plumb_err slice_compute(const struct profile *p, const struct frame_
 			}
 		}
 	}
-	(void)grouped;
 	if (!table_from_counts(&sl->tables[HOT_LEAF], &fm->funcs, fleaf) ||
 	    !table_from_counts(&sl->tables[HOT_INCLUSIVE], &fm->funcs, fincl) ||
 	    !table_from_counts(&sl->tables[HOT_GROUPED_LEAF], by_function ? &fm->funcs : &fm->groups,

@@ -1087,12 +1087,6 @@ static const char *sc_str(json_t *strings, json_t *v)
 	return NULL;
 }
 
-static int entry_cmp(const void *a, const void *b)
-{
-	const struct sym_entry *x = a, *y = b;
-	return x->rva < y->rva ? -1 : x->rva > y->rva;
-}
-
 struct known {
 	uint64_t rva;
 	size_t orig_index;
@@ -1161,7 +1155,6 @@ static enum plumb_err sidecar_load(const char *path, struct sidecar **out, struc
 			E->has_size = json_is_integer(size);
 			E->size = E->has_size ? (uint64_t)json_integer_value(size) : 0;
 			E->symbol = sc_str(strings, json_object_get(ent, "symbol"));
-			/* remember the original index in `size`'s neighbour: sort a copy of indices instead */
 			json_t *frames = json_object_get(ent, "frames");
 			if (json_is_array(frames) && json_array_size(frames) > 0) {
 				size_t nf = json_array_size(frames);
@@ -1182,7 +1175,6 @@ static enum plumb_err sidecar_load(const char *path, struct sidecar **out, struc
 				}
 				E->nframes = nf;
 			}
-			E->size = E->has_size ? E->size : 0;
 			order[k] = k;
 		}
 		L->nentries = nt;
@@ -1206,7 +1198,6 @@ static enum plumb_err sidecar_load(const char *path, struct sidecar **out, struc
 		free(L->entries);
 		L->entries = sorted;
 		free(tmp);
-		(void)entry_cmp;
 		size_t nk = json_is_array(known) ? json_array_size(known) : 0;
 		struct known *ks = calloc(nk + 1, sizeof *ks);
 		L->known_rva = calloc(nk + 1, sizeof *L->known_rva);
