@@ -25,15 +25,22 @@ secs() { # wall seconds of a command, its output discarded
 "$BUILD/plumb" hot "$f" >/dev/null
 python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f"
 : >"$tmp/plumb.t"
+: >"$tmp/stages.t"
 : >"$tmp/py.t"
+# the same with two stages: every sample's time is kept and sliced
+printf '{"schema": "plumb.stages.v1", "time_unit": "ms", "stages": [{"name": "a", "start_ms": 0, "end_ms": %d}, {"name": "b", "start_ms": %d, "end_ms": %d}]}\n' \
+	"$SAMPLES" "$SAMPLES" $((SAMPLES * 3)) >"$tmp/stages.json"
 for _ in $(seq "$RUNS"); do
 	secs "$BUILD/plumb" hot "$f" --top 20 >>"$tmp/plumb.t"
+	secs "$BUILD/plumb" hot "$f" --top 20 --stages "$tmp/stages.json" >>"$tmp/stages.t"
 	secs python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$f" >>"$tmp/py.t"
 done
 p=$(median <"$tmp/plumb.t")
+st=$(median <"$tmp/stages.t")
 y=$(median <"$tmp/py.t")
-awk -v p="$p" -v y="$y" -v sz="$size" -v th="$THREADS" -v n="$SAMPLES" 'BEGIN {
+awk -v p="$p" -v st="$st" -v y="$y" -v sz="$size" -v th="$THREADS" -v n="$SAMPLES" 'BEGIN {
 	printf "input: %.1f MB Firefox profile, %d threads x %d samples\n", sz / 1e6, th, n
 	printf "plumb hot %.3fs (%.0f MB/s), python3 json.load %.3fs (%.0f MB/s) (medians of '"$RUNS"')\n", p, sz / 1e6 / p, y, sz / 1e6 / y
 	printf "plumb hot / json.load time ratio: %.3f (target <= 0.5, aim 0.2)\n", p / y
+	printf "plumb hot --stages (2 stages, every sample time kept) %.3fs: ratio %.3f\n", st, st / y
 }'
