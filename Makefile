@@ -71,6 +71,11 @@ $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/libplumbcore.a $(LIBS) -lcmocka -o $@
 
+# libplumb's metrics recorder is tested through its PIC object (its symbols are hidden in libplumb.so)
+$(BUILD)/tests/test_metrics_recorder: tests/unit/test_metrics_recorder.c $(BUILD)/pic/src/lib/metrics_recorder.o $(BUILD)/libplumbcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(BUILD)/pic/src/lib/metrics_recorder.o $(BUILD)/libplumbcore.a $(LIBS) -lcmocka -o $@
+
 $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@ -lm -ldl

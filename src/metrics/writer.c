@@ -289,13 +289,14 @@ enum plumb_err metrics_recorder_add(struct metrics_recorder *r, int64_t t_ms, co
 enum plumb_err metrics_recorder_sample(struct metrics_recorder *r, size_t *nprocs, struct perr *e)
 {
 	*nprocs = 0;
+	int64_t t_ms = metrics_now_ms(); /* when the scan began: every process in it was alive then or just after */
 	enum plumb_err rc = mproc_sample(&r->tracker, e);
 	if (rc)
 		return rc;
 	*nprocs = r->tracker.ncur;
 	if (r->tracker.ncur == 0)
 		return PLUMB_OK;
-	return metrics_recorder_add(r, metrics_now_ms(), r->tracker.cur, r->tracker.ncur, e);
+	return metrics_recorder_add(r, t_ms, r->tracker.cur, r->tracker.ncur, e);
 }
 
 enum plumb_err metrics_recorder_write(struct metrics_recorder *r, const char *state, struct perr *e)
