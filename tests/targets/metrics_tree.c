@@ -1,7 +1,8 @@
 /* metrics_tree — a process tree with a known shape for `plumb metrics record` tests. The parent starts
  * mt-alloc (allocates 200 MiB, touches every page, holds it, frees it, lives on) and mt-burn (burns one CPU), waits
  * for both, then starts mt-sleep and stops it with SIGTERM. Every event is one line on stdout:
- * "EVENT NAME PID UNIX_MS" (begin, touched, freed, end), so a test can check each sample against the truth.
+ * "EVENT NAME PID UNIX_MS" (begin, touched, freed, end; mt-burn adds a "cpu" line), so a test can check each
+ * sample against the truth.
  * Usage: metrics_tree [SCALE] — SCALE multiplies every duration (default 1: about 3 s in all). */
 #include <signal.h>
 #include <stdio.h>
@@ -65,14 +66,23 @@ static void alloc_child(void)
 	pause_for(0.8);
 }
 
+/* Burns one CPU; its last line says how much CPU it really got ("cpu mt-burn PID UNIX_MS CPU_MS WALL_MS"), the
+ * truth a test compares the recording with on a busy machine. */
 static void burn_child(void)
 {
-	double end = mono() + 2.0 * scale;
+	double start = mono(), end = start + 2.0 * scale;
 	unsigned long long x = 1;
 	while (mono() < end)
 		for (int i = 0; i < 100000; i++)
 			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 	sink += x;
+	struct timespec cpu;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	char line[128];
+	int n = snprintf(line, sizeof line, "cpu mt-burn %d %lld %lld %lld\n", (int)getpid(), now_ms(),
+			 (long long)cpu.tv_sec * 1000 + cpu.tv_nsec / 1000000, (long long)((mono() - start) * 1000));
+	if (write(STDOUT_FILENO, line, (size_t)n) != n)
+		_exit(3);
 }
 
 static void sleep_child(void)
