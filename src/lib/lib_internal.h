@@ -11,7 +11,8 @@
  * could not start (nothing left running). Thread-safe. */
 int lib_metrics_start(const char *name);
 /* Stops the recorder: wakes and joins its thread, which writes the artifact a last time with state "ended".
- * A no-op when not recording, and in a forked child of the recording process. */
+ * A no-op when not recording, and in a forked child of the recording process. lib_metrics_start registers it
+ * with atexit() too, so a program that just returns from main still leaves an "ended" recording. */
 void lib_metrics_stop(void);
 
 #endif

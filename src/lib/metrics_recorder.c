@@ -1,7 +1,7 @@
 /* metrics_recorder.c — libplumb's metrics recorder: one thread, started only with PLUMB_DEBUG on, that samples
  * this process and its children every few seconds into the bounded plumb.metrics.v1 artifact. The thread blocks
  * every signal (the host's handlers stay the host's), sleeps on a condition variable so stopping is immediate,
- * and writes the artifact one last time ("ended") before it exits. */
+ * and takes a last sample and writes the artifact one last time ("ended") before it exits. */
 #include "lib/lib_internal.h"
 
 #include <errno.h>
@@ -81,7 +81,10 @@ static void *recorder_main(void *arg)
 		}
 	}
 	pthread_mutex_unlock(&rec_lock);
+	/* one last sample: the state of the process as it stops (and the only one of a very short life) */
 	struct perr e = PERR_INIT;
+	size_t n;
+	metrics_recorder_sample(&rec, &n, &e);
 	metrics_recorder_write(&rec, "ended", &e);
 	return NULL;
 }
@@ -139,6 +142,9 @@ int lib_metrics_start(const char *name)
 	pthread_setname_np(rec_thread, "plumb-metrics");
 	rec_running = true;
 	rec_owner = getpid();
+	static bool at_exit_registered;
+	if (!at_exit_registered) /* in a .so glibc ties this to the library, so a dlclose unregisters it */
+		at_exit_registered = atexit(lib_metrics_stop) == 0;
 	pthread_mutex_unlock(&life_lock);
 	return PLUMB_OK;
 }

@@ -173,11 +173,40 @@ static void test_metrics_recorder__records_children_and_stops(void **state)
 	unsetenv("PLUMB_METRICS_EVERY");
 }
 
+static void test_metrics_recorder__stops_at_exit(void **state)
+{
+	(void)state;
+	pid_t child = fork();
+	assert_true(child >= 0);
+	if (child == 0) { /* a program that starts the recorder and simply exits */
+		setenv("PLUMB_DEBUG", "yes", 1);
+		setenv("PLUMB_METRICS_EVERY", "10", 1); /* the thread is asleep when exit comes */
+		if (lib_metrics_start("at-exit") != PLUMB_OK)
+			_exit(3);
+		exit(0);
+	}
+	int status;
+	double t0 = now();
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(now() - t0 < 5); /* exit did not wait for the 10 s interval */
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	char path[256];
+	snprintf(path, sizeof path, "%s/metrics/at-exit.json", home);
+	struct metrics_doc d;
+	struct perr e = PERR_INIT;
+	assert_int_equal(metrics_doc_read_file(path, &d, NULL, NULL, &e), PLUMB_OK);
+	assert_true(d.ended);
+	assert_int_equal(d.root_pid, child);
+	assert_true(d.nsamples >= 1);
+	metrics_doc_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics_recorder__off_without_switch),
 		cmocka_unit_test(test_metrics_recorder__records_children_and_stops),
+		cmocka_unit_test(test_metrics_recorder__stops_at_exit),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
