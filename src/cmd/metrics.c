@@ -390,9 +390,18 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 {
 	char t0[64], t1[64], b1[32], b2[32];
 	printf("recording \"%s\": %s\n", doc->name, path);
+	char state[160];
+	double age_s = (double)(metrics_now_ms() - doc->updated_ms) / 1000.0;
+	if (doc->ended)
+		snprintf(state, sizeof state, "recording ended");
+	else if (age_s > 3 * doc->every_s + 1)
+		snprintf(state, sizeof state,
+			 "no sample for %.0f s: the recorder stopped without a last write, or the program is stuck",
+			 age_s);
+	else
+		snprintf(state, sizeof state, "still recording");
 	printf("  root: pid %d %s%s%s%s — %s\n", doc->root_pid, doc->root_name, doc->root_command ? " (" : "",
-	       doc->root_command ? doc->root_command : "", doc->root_command ? ")" : "",
-	       doc->ended ? "recording ended" : "still recording (or stopped without a last write)");
+	       doc->root_command ? doc->root_command : "", doc->root_command ? ")" : "", state);
 	if (doc->nsamples == 0) {
 		printf("  no samples yet (every %gs)\n", doc->every_s);
 		return EXIT_DONE;

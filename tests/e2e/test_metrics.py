@@ -319,6 +319,26 @@ class MetricsExitCodes(TempDir):
         self.assertEqual(json.loads(r.stdout)["name"], "newer")  # stdout holds only the document
         self.assertIn("good", r.stderr)
 
+    def test_metrics__stale_recording_and_earlier_peak(self):
+        """A recording whose writer vanished says so; a peak that left the window is still reported."""
+        with open(self.valid_recording()) as f:
+            doc = json.load(f)
+        doc["state"] = "recording"
+        doc["updated_ms"] -= 600_000
+        oldest = doc["samples"][0]["t_ms"]
+        doc["peak_recording"]["memory"] = {"t_ms": oldest - 60_000, "total_cpu_pct": 1.0,
+                                           "total_rss_bytes": 300 * MiB, "pid": 4242, "name": "gone-hog",
+                                           "cpu_pct": 1.0, "rss_bytes": 290 * MiB}
+        p = self.path("stale.json")
+        with open(p, "w") as f:
+            json.dump(doc, f)
+        r = plumb("metrics", "--path", p)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("no sample for", r.stdout)
+        line = next(l for l in r.stdout.splitlines() if "earlier mem" in l)
+        self.assertIn("300.0 MiB", line)
+        self.assertIn("gone-hog (pid 4242) 290.0 MiB", line)
+
     def test_metrics__bad_arguments(self):
         home = {"PLUMB_HOME": self.tmp}
         for args in (["record"], ["record", "--pid", "1", "--", "true"], ["record", "--every", "0", "--", "true"],
