@@ -73,6 +73,7 @@ struct metrics_recorder {
 	struct metrics_peak rec_cpu, rec_mem;  /* worst since the recording began (may be older than the window) */
 	struct mproc_tracker tracker;
 	bool tracking;
+	int64_t scan_ms;          /* how long the scan of the sample being added took (0 when not scanned) */
 };
 
 /* Prepares a recorder of the tree of root_pid into path (the directory must exist). */
@@ -117,7 +118,8 @@ struct metrics_totals {
 };
 
 struct metrics_sample {
-	int64_t t_ms;
+	int64_t t_ms;             /* when the scan of /proc began */
+	int64_t scan_ms;          /* how long it took: each process was seen alive in [t_ms, t_ms + scan_ms] */
 	struct metrics_totals totals;
 	struct metrics_proc *procs;  /* owned by the doc */
 	size_t nprocs;

@@ -131,6 +131,8 @@ static bool parse_sample(struct rd *r, json_t *v, struct metrics_sample *s, size
 		return bad(r, "", "is not an object");
 	if (!get_int(r, v, "t_ms", INT64_MIN, INT64_MAX, &s->t_ms))
 		return false;
+	if (json_object_get(v, "scan_ms") && !get_int(r, v, "scan_ms", 0, INT64_MAX, &s->scan_ms))
+		return false;
 	json_t *tot = json_object_get(v, "totals");
 	if (!json_is_object(tot))
 		return bad(r, "totals", "is missing or not an object");

@@ -233,7 +233,8 @@ enum plumb_err metrics_recorder_add(struct metrics_recorder *r, int64_t t_ms, co
 		if (!top_mem || p->rss_bytes > top_mem->rss_bytes)
 			top_mem = p;
 	}
-	sbuf_addf(&sb, "{\"t_ms\":%lld,\"totals\":{\"processes\":%zu,\"cpu_pct\":", (long long)t_ms, n);
+	sbuf_addf(&sb, "{\"t_ms\":%lld,\"scan_ms\":%lld,\"totals\":{\"processes\":%zu,\"cpu_pct\":", (long long)t_ms,
+		  (long long)r->scan_ms, n);
 	add_fixed2(&sb, cpu);
 	sbuf_addstr(&sb, ",\"wakeups_per_s\":");
 	add_fixed2(&sb, wake);
@@ -296,7 +297,12 @@ enum plumb_err metrics_recorder_sample(struct metrics_recorder *r, size_t *nproc
 	*nprocs = r->tracker.ncur;
 	if (r->tracker.ncur == 0)
 		return PLUMB_OK;
-	return metrics_recorder_add(r, t_ms, r->tracker.cur, r->tracker.ncur, e);
+	r->scan_ms = metrics_now_ms() - t_ms;
+	if (r->scan_ms < 0) /* the wall clock was set back */
+		r->scan_ms = 0;
+	rc = metrics_recorder_add(r, t_ms, r->tracker.cur, r->tracker.ncur, e);
+	r->scan_ms = 0;
+	return rc;
 }
 
 enum plumb_err metrics_recorder_write(struct metrics_recorder *r, const char *state, struct perr *e)

@@ -67,14 +67,17 @@ class MetricsTree(TempDir):
         for name in ("mt-alloc", "mt-burn", "mt-sleep"):
             pid, begin = self.ev[("begin", name)][:2]
             end = self.ev[("end", name)][1]
-            inside = [s for s in doc["samples"] if begin + margin <= s["t_ms"] <= end - margin]
+            # samples whose whole scan fell inside the child's life
+            inside = [s for s in doc["samples"] if begin + margin <= s["t_ms"] and
+                      s["t_ms"] + s["scan_ms"] <= end - margin]
             after = [s for s in doc["samples"] if s["t_ms"] > end + margin]
             gaps = [b["t_ms"] - a["t_ms"] for a, b in zip(doc["samples"], doc["samples"][1:])]
             self.assertGreaterEqual(len(inside), 1, f"{name}: no sample in its life; gaps between samples {gaps}")
             self.assertGreaterEqual(sum(pid in procs_by_pid(s) for s in doc["samples"]), 2, name)
             for s in inside:
                 p = procs_by_pid(s).get(pid)
-                self.assertIsNotNone(p, f"{name} (pid {pid}) missing from the sample at {s['t_ms']}")
+                self.assertIsNotNone(p, f"{name} (pid {pid}, {begin}..{end}) missing from the sample at "
+                                        f"{s['t_ms']} (scan {s['scan_ms']} ms): {sorted(procs_by_pid(s))}")
                 self.assertEqual(p["role"], "child")
                 self.assertEqual(p["name"], name)
                 self.assertEqual(p["ppid"], doc["root"]["pid"])

@@ -249,6 +249,7 @@ static void test_metrics__reader_rejects(void **state)
 		{ "\"keep\":2", "\"keep\":\"2\"", "keep" },
 		{ "\"state\":\"recording\"", "\"state\":\"paused\"", "state" },
 		{ "\"t_ms\":2", "\"t_ms\":2.5", "t_ms" },
+		{ "\"t_ms\":2,\"totals\"", "\"t_ms\":2,\"scan_ms\":-1,\"totals\"", "scan_ms" },
 		{ "\"rss_bytes\":10,\"peak", "\"rss_bytes\":-10,\"peak", "rss_bytes" },
 		{ "\"role\":\"main\"", "\"role\":\"boss\"", "role" },
 		{ "\"pid\":5,\"ppid\"", "\"pid\":0,\"ppid\"", "pid" },
