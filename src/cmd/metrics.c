@@ -443,15 +443,16 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 			const struct metrics_proc *p = &s->procs[j];
 			struct proc_row *r = NULL;
 			for (size_t k = 0; k < nrows; k++)
-				if (rows[k].pid == p->pid && strcmp(rows[k].name, p->name) == 0) {
+				if (rows[k].pid == p->pid) {
 					r = &rows[k];
 					break;
 				}
 			if (!r) {
 				r = &rows[nrows++];
 				r->pid = p->pid;
-				snprintf(r->name, sizeof r->name, "%s", p->name);
 			}
+			/* the latest name: a child seen between fork and exec (or prctl) still had its parent's */
+			snprintf(r->name, sizeof r->name, "%s", p->name);
 			r->ppid = p->ppid;
 			r->main = p->main;
 			r->cpu_sum += p->cpu_pct;
