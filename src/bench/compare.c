@@ -1,6 +1,8 @@
 /* compare.c — the comparison table behind `plumb bench compare`. A verdict other than `~` needs a p-value
  * below alpha AND a median change beyond the threshold; with samples so few that no p-value could fall below
- * alpha (2 / C(n1+n2, n1) > alpha) the verdict is inconclusive rather than a false `~`. */
+ * alpha (2 / C(n1+n2, n1) > alpha) the verdict is inconclusive rather than a false `~`. Ranking puts
+ * significant regressions first, core metrics before drill-downs, then orders by time added (bottlenecks)
+ * or by the change in the metric's worse direction (regressions). */
 #include "bench/compare.h"
 
 #include <math.h>
@@ -51,6 +53,8 @@ static int cmp_rows(const void *pa, const void *pb)
 	int va = verdict_order(a->verdict), vb = verdict_order(b->verdict);
 	if (va != vb)
 		return va - vb;
+	if (a->core != b->core) /* the headline metrics before their drill-downs */
+		return a->core ? -1 : 1;
 	int c;
 	if (sort_rank == BENCH_RANK_BOTTLENECKS && (c = cmp_desc(a->time_added_ms, b->time_added_ms)) != 0)
 		return c;

@@ -39,7 +39,9 @@ struct bench_cmp {
 	size_t n;
 };
 
-/* Compares every metric of either artifact. threshold_pct: the noise threshold on the median's change;
+/* Compares every metric of either artifact. Ranked: significant regressions first, then `~`/inconclusive, then
+ * improvements, then metrics on one side only; within each, core before drilldown, then by time added
+ * (bottlenecks) or by the worst change (regressions); or all by name. threshold_pct: the noise threshold on the median's change;
  * alpha: the significance level. cat may be NULL. Returns false when out of memory. The rows point into the
  * artifacts and the catalog, which must outlive them. */
 bool bench_compare(const struct bench_evidence *base, const struct bench_evidence *cur, const struct bench_catalog *cat,
