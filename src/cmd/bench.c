@@ -876,6 +876,7 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_FAILED, "bench baseline: cannot find the plumb home (set PLUMB_HOME or HOME)");
 	}
+	rc = EXIT_DONE;
 	if (access(path, F_OK) != 0) {
 		rc = plumb_fail(EXIT_MISSING, "bench baseline %s: no baseline named '%s' (see `plumb bench baseline list`)",
 				rm ? "rm" : "show", res.pos[0]);
@@ -1112,15 +1113,22 @@ static int sub_owners(int argc, char **argv)
 			puts(text);
 		free(text);
 	} else {
-		size_t w = strlen("metric");
-		for (size_t i = 0; i < cat.n; i++)
-			if (strlen(cat.metrics[i].name) > w)
-				w = strlen(cat.metrics[i].name);
-		printf("%-*s %-9s %-14s %-28s %s\n", (int)w, "metric", "tier", "phase", "owner", "next action");
+		size_t w = strlen("metric"), wp = strlen("phase"), wo = strlen("owner");
 		for (size_t i = 0; i < cat.n; i++) {
 			const struct bench_metric_def *m = &cat.metrics[i];
-			printf("%-*s %-9s %-14s %-28s %s\n", (int)w, m->name, m->core ? "core" : "drilldown",
-			       m->phase ? m->phase : "-", m->owner ? m->owner : "-", m->hint ? m->hint : "-");
+			if (strlen(m->name) > w)
+				w = strlen(m->name);
+			if (m->phase && strlen(m->phase) > wp)
+				wp = strlen(m->phase);
+			if (m->owner && strlen(m->owner) > wo)
+				wo = strlen(m->owner);
+		}
+		printf("%-*s %-9s %-*s %-*s %s\n", (int)w, "metric", "tier", (int)wp, "phase", (int)wo, "owner",
+		       "next action");
+		for (size_t i = 0; i < cat.n; i++) {
+			const struct bench_metric_def *m = &cat.metrics[i];
+			printf("%-*s %-9s %-*s %-*s %s\n", (int)w, m->name, m->core ? "core" : "drilldown", (int)wp,
+			       m->phase ? m->phase : "-", (int)wo, m->owner ? m->owner : "-", m->hint ? m->hint : "-");
 		}
 	}
 	bench_catalog_release(&cat);

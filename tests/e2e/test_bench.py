@@ -397,5 +397,19 @@ class BenchMisc(TempDir):
         self.assertEqual(a["cases"][0]["trust"], "unknown")  # a script has no DWARF producer
 
 
+class BenchExamples(unittest.TestCase):
+    """The documented examples load: the catalog prints its owners, the doctor reads the suite."""
+
+    def test_examples_load(self):
+        examples = os.path.join(ROOT, "examples")
+        r = plumb("bench", "owners", "--catalog", os.path.join(examples, "catalog.ini"), debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"count-large\.wall_ms\s+core\s+counting\s+examples/wordfreq\.c:count_words")
+        r = plumb("bench", "doctor", "--suite", os.path.join(examples, "suite.ini"), "--min-free-bytes", "1",
+                  debug=False)
+        self.assertIn(r.returncode, (0, 1), r.stderr)  # 1 only when a check fails on this machine
+        self.assertRegex(r.stdout, r"(?m)^(ok|warn|FAIL)\s+disk\s")
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
