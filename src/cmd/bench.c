@@ -615,9 +615,16 @@ static int sub_compare(int argc, char **argv)
 			if (!first_reg)
 				first_reg = &cmp.rows[i];
 		}
+	char *shown_base = redact_dup(res.pos[0]), *shown_cur = redact_dup(res.pos[1]);
+	if (!shown_base || !shown_cur) {
+		free(shown_base);
+		free(shown_cur);
+		rc = plumb_fail(EXIT_FAILED, "out of memory");
+		goto done;
+	}
 	if (json) {
 		json_t *root = json_pack("{s:s, s:s, s:s, s:f, s:f, s:s}", "schema", "plumb.bench.compare.v1", "baseline",
-					 res.pos[0], "current", res.pos[1], "threshold_pct", threshold, "alpha", alpha, "rank",
+					 shown_base, "current", shown_cur, "threshold_pct", threshold, "alpha", alpha, "rank",
 					 rank_s);
 		json_t *rows = json_array();
 		for (size_t i = 0; i < cmp.n; i++) {
@@ -658,7 +665,7 @@ static int sub_compare(int argc, char **argv)
 			snprintf(cc, sizeof cc, "%.12s", cur.git_commit);
 		printf("baseline %s (%s, %s%s, trust %s)\ncurrent  %s (%s, %s%s, trust %s)\n", shown ? shown : "?",
 		       base.created ? base.created : "?", bc, base.git_dirty == 1 ? " dirty" : "", base.trust ? base.trust : "?",
-		       res.pos[1], cur.created ? cur.created : "?", cc, cur.git_dirty == 1 ? " dirty" : "",
+		       shown_cur, cur.created ? cur.created : "?", cc, cur.git_dirty == 1 ? " dirty" : "",
 		       cur.trust ? cur.trust : "?");
 		printf("ranked by %s; verdicts need p < %g and a median change beyond %g%%\n\n", rank_s, alpha, threshold);
 		free(shown);
@@ -696,6 +703,8 @@ static int sub_compare(int argc, char **argv)
 			sbuf_release(&own);
 		}
 	}
+	free(shown_base);
+	free(shown_cur);
 	rc = EXIT_DONE;
 	if (fail_on_regression && regressions) {
 		char ch[32];

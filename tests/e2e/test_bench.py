@@ -397,6 +397,37 @@ class BenchMisc(TempDir):
         self.assertEqual(a["cases"][0]["trust"], "unknown")  # a script has no DWARF producer
 
 
+class BenchGit(TempDir):
+    def test_git_commit_and_dirtiness(self):
+        git = shutil.which("git")
+        if not git:
+            self.skipTest("no git")
+        genv = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
+                    GIT_COMMITTER_EMAIL="t@example.invalid")
+
+        def g(*args):
+            return subprocess.run([git, "-C", self.tmp, *args], env=genv, check=True, capture_output=True,
+                                  text=True).stdout.strip()
+
+        g("init", "-q")
+        suite = self.path("suite.ini")
+        with open(suite, "w") as f:
+            f.write("[case a]\nrun = %s spin 1\n" % BENCHWORK)
+        g("add", "suite.ini")
+        g("commit", "-q", "-m", "suite")
+        head = g("rev-parse", "HEAD")
+        out = self.path("clean.json")
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(load(out)["git"], {"commit": head, "dirty": False})
+        with open(suite, "a") as f:
+            f.write("# edited\n")
+        out = self.path("dirty.json")
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(load(out)["git"], {"commit": head, "dirty": True})
+
+
 class BenchExamples(unittest.TestCase):
     """The documented examples load: the catalog prints its owners, the doctor reads the suite."""
 
