@@ -36,8 +36,10 @@ static const char *fmt_num(char *buf, size_t len, double v)
 		snprintf(buf, len, "-");
 	else if (isinf(v))
 		snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
-	else if (fabs(v) >= 1e7)
+	else if (fabs(v) >= 1e9)
 		snprintf(buf, len, "%.4g", v);
+	else if (fabs(v) >= 1e5)
+		snprintf(buf, len, "%.0f", v);
 	else if (fabs(v) >= 100 || v == floor(v))
 		snprintf(buf, len, "%.1f", v);
 	else
@@ -607,6 +609,13 @@ static int sub_compare(int argc, char **argv)
 		plumb_warn("bench compare: %s artifact is harness-only (an unoptimized build): treat the verdicts as a harness "
 			   "check, not performance evidence",
 			   strcmp(base.trust ? base.trust : "", BENCH_TRUST_HARNESS) == 0 ? "the baseline" : "the current");
+	if (base.suite && cur.suite && strcmp(base.suite, cur.suite) != 0)
+		plumb_warn("bench compare: the baseline ran suite '%s', the current one '%s'", base.suite, cur.suite);
+	if ((base.cpu_model && cur.cpu_model && strcmp(base.cpu_model, cur.cpu_model) != 0) ||
+	    (base.cores && cur.cores && base.cores != cur.cores))
+		plumb_warn("bench compare: measured on different machines (%s, %ld CPUs vs %s, %ld CPUs): differences may be "
+			   "the machine's",
+			   base.cpu_model ? base.cpu_model : "?", base.cores, cur.cpu_model ? cur.cpu_model : "?", cur.cores);
 	size_t regressions = 0;
 	const struct bench_cmp_row *first_reg = NULL;
 	for (size_t i = 0; i < cmp.n; i++)
@@ -680,6 +689,8 @@ static int sub_compare(int argc, char **argv)
 			char a[32], b[32], c[32], d[32], ch[32], p[32];
 			if (isfinite(r->change_pct))
 				snprintf(ch, sizeof ch, "%+.1f%%", r->change_pct);
+			else if (isinf(r->change_pct)) /* from a median of zero */
+				snprintf(ch, sizeof ch, "%s", r->change_pct > 0 ? "+inf" : "-inf");
 			else
 				snprintf(ch, sizeof ch, "-");
 			if (isnan(r->p))

@@ -199,7 +199,7 @@ class BenchSuite(unittest.TestCase):
         r = plumb("bench", "report", self.base, debug=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("emits.app.ready_ms", r.stdout)
-        self.assertIn("p95 <= 100000.0: pass", r.stdout)
+        self.assertIn("p95 <= 100000: pass", r.stdout)
         r = plumb("bench", "report", self.base, "--json", debug=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = {m["name"]: m for m in json.loads(r.stdout)["metrics"]}
@@ -382,6 +382,30 @@ class BenchMisc(TempDir):
         self.assertEqual(a["policy"]["repeats"], 3)
         self.assertEqual(a["policy"]["duration_s"], 50)
         self.assertEqual(sum(1 for s in a["samples"] if s["name"] == "a.wall_ms"), 3)
+
+    def test_progress_only_on_a_terminal(self):
+        import pty
+        suite = self.write("p.ini", "[case a]\nrun = %s spin 1\n" % BENCHWORK)
+        r = plumb("bench", "run", suite, "--repeats", "2", "--out", self.path("p1.json"), debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("[1/1]", r.stderr)
+        self.assertNotIn("\r", r.stderr)
+        master, slave = pty.openpty()
+        p = subprocess.Popen([PLUMB, "bench", "run", suite, "--repeats", "2", "--out", self.path("p2.json")],
+                             env=env(False), stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO once the child has closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        self.assertEqual(p.wait(timeout=60), 0)
+        self.assertIn(b"[1/1] a: run 2/2", seen)
 
     def test_bad_sample_lines_are_counted_not_fatal(self):
         script = self.write("emit.sh", "#!/bin/sh\nprintf '%s\\n' '{\"name\": \"x_ms\", \"value\": 1.5, \"unit\": \"ms\"}' "
