@@ -1079,21 +1079,28 @@ static int sub_owners(int argc, char **argv)
 	const char *catalog = NULL;
 	bool json = false;
 	const struct opt opts[] = {
-		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "the catalog (plumb.catalog.v1 INI)", NULL },
+		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "the catalog (plumb.catalog.v1 INI; default ./catalog.ini)", NULL },
 		{ "json", 0, OPT_FLAG, &json, NULL, "the catalog as plumb.catalog.v1 JSON on stdout", NULL },
 		{ 0 },
 	};
 	struct opt_result res;
 	int rc;
-	if (!cmd_parse_options(opts, "plumb bench owners --catalog FILE [--json]",
+	if (!cmd_parse_options(opts, "plumb bench owners [--catalog FILE] [--json]",
 			       "Prints each metric's phase, owning source file or seam, and next-action hint.", argc, argv, &res,
 			       &rc))
 		return rc;
 	if (res.npos == 1 && !catalog)
 		catalog = res.pos[0];
-	if (!catalog || res.npos > 1) {
+	if (res.npos > 1) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench owners: give --catalog FILE");
+		return plumb_fail(EXIT_USAGE, "bench owners: give one catalog (--catalog FILE)");
+	}
+	if (!catalog) { /* like a suite's own `catalog = catalog.ini` */
+		if (access("catalog.ini", F_OK) != 0) {
+			opt_result_release(&res);
+			return plumb_fail(EXIT_MISSING, "bench owners: no catalog.ini here; give --catalog FILE");
+		}
+		catalog = "catalog.ini";
 	}
 	struct bench_catalog cat;
 	struct perr e = PERR_INIT;

@@ -253,7 +253,7 @@ class BenchSuite(unittest.TestCase):
         r = plumb("bench", "owners", "--catalog", os.path.join(self.d, "catalog.ini"), debug=False)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"slowed\.cpu_ms\s+core\s+compute\s+tests/targets/benchwork\.c:work\s+look at")
-        r = plumb("bench", "owners", "--catalog", os.path.join(self.d, "catalog.ini"), "--json", debug=False)
+        r = plumb("bench", "owners", "--json", debug=False, cwd=self.d)  # ./catalog.ini by default
         j = json.loads(r.stdout)
         self.assertEqual(j["schema"], "plumb.catalog.v1")
         self.assertEqual(j["metrics"][0]["name"], "*.wall_ms")
