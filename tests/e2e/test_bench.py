@@ -374,6 +374,15 @@ class BenchMisc(TempDir):
         r = plumb("bench", "report", other, debug=False)
         self.assertEqual(r.returncode, 5)
         self.assertIn("plumb.evidence.v9", r.stderr)
+        badcat = self.write("bc.ini", "[suite]\ncatalog = broken.ini\n[case a]\nrun = true\n")
+        self.write("broken.ini", "[metric a.wall_ms]\ntier = gold\n")
+        r = plumb("bench", "run", badcat, "--out", self.path("never.json"), debug=False)
+        self.assertEqual(r.returncode, 5)  # found before any run
+        self.assertIn("broken.ini:2: [metric a.wall_ms] tier is core or drilldown", r.stderr)
+        self.assertFalse(os.path.exists(self.path("never.json")))
+        for args, code in ((("--case", "("), 2), (("--case", "^zzz"), 2)):
+            r = plumb("bench", "run", good, *args, debug=False)
+            self.assertEqual(r.returncode, code, (args, r.stderr))
         # --duration is a repeat policy: 50 s -> ceil(50 / 20) = 3 runs
         out = self.path("d.json")
         r = plumb("bench", "run", good, "--duration", "50s", "--warmup", "0", "--out", out, debug=False)
@@ -382,6 +391,20 @@ class BenchMisc(TempDir):
         self.assertEqual(a["policy"]["repeats"], 3)
         self.assertEqual(a["policy"]["duration_s"], 50)
         self.assertEqual(sum(1 for s in a["samples"] if s["name"] == "a.wall_ms"), 3)
+
+    def test_case_filter_env_and_cwd(self):
+        os.mkdir(self.path("sub"))
+        self.write("sub/marker", "")
+        suite = self.write("c.ini", "[case in-sub]\nrun = test -f marker && test \"$A$B\" = 12\ncwd = sub\n"
+                           "env = A=1\nenv = B=2\n[case other]\nrun = false\n")
+        out = self.path("c.json")
+        r = plumb("bench", "run", suite, "--case", "^in-", "--repeats", "2", "--warmup", "0", "--out", out,
+                  debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)  # `other` would fail: the filter left it out
+        a = load(out)
+        self.assertEqual([c["name"] for c in a["cases"]], ["in-sub"])
+        self.assertEqual(a["cases"][0]["env"], ["A=1", "B=2"])
+        self.assertEqual(a["policy"]["case_filter"], "^in-")
 
     def test_progress_only_on_a_terminal(self):
         import pty
