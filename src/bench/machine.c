@@ -149,8 +149,7 @@ void bench_git_fill(struct bench_evidence *ev, const char *dir)
 	sbuf_release(&out);
 }
 
-/* Optimization level recorded in a producer string: 1 optimized, 0 unoptimized, -1 no flags recorded. */
-static int producer_level(const char *p)
+int bench_producer_optimized(const char *p)
 {
 	if (strncmp(p, "GNU AS", 6) == 0 || !strstr(p, " -"))
 		return -1;
@@ -192,7 +191,7 @@ enum bench_build bench_binary_build(const char *path, char **producer, char *why
 		if (dwarf_offdie(dw, off + hsize, &die)) {
 			const char *p = dwarf_formstring(dwarf_attr(&die, DW_AT_producer, &attr));
 			if (p) {
-				int lv = producer_level(p);
+				int lv = bench_producer_optimized(p);
 				if (lv == 1) {
 					opt++;
 					if (!opt_prod)

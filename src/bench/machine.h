@@ -24,6 +24,10 @@ enum bench_build { BENCH_BUILD_UNKNOWN = 0, BENCH_BUILD_OPTIMIZED, BENCH_BUILD_U
  * `why` gets one line of explanation. */
 enum bench_build bench_binary_build(const char *path, char **producer, char *why, size_t why_len);
 
+/* How one DW_AT_producer string reads: 1 optimized (-O, -O1..-O3, -Os, -Oz, -Ofast: the last -O wins),
+ * 0 unoptimized (flags recorded but no -O, or -O0, or -Og), -1 no flags recorded (assembler, plain clang). */
+int bench_producer_optimized(const char *producer);
+
 /* The program a shell command runs: its first word after VAR=value words and `exec`/`env`, resolved against
  * cwd when it holds a '/', else along PATH. Returns a malloc'd path or NULL (a shell builtin, not found). */
 char *bench_command_program(const char *command, const char *cwd);

@@ -15,6 +15,7 @@
 #include "bench/compare.h"
 #include "bench/config.h"
 #include "bench/evidence.h"
+#include "bench/machine.h"
 #include "bench/runner.h"
 
 static void add_series(struct bench_evidence *ev, const char *name, const char *unit, double base, double step,
@@ -186,12 +187,40 @@ static void test_bench_compare__duration_policy_and_sample_lines(void **state)
 	bench_evidence_release(&ev);
 }
 
+static void test_bench_compare__producer_flags(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *producer;
+		int want;
+	} cases[] = {
+		/* GCC records its switches (-grecord-gcc-switches is the default) */
+		{ "GNU C11 12.2.0 -mtune=generic -march=x86-64 -g -O2 -std=gnu11", 1 },
+		{ "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O0", 0 },
+		{ "GNU C17 12.2.0 -mtune=generic -march=x86-64 -g", 0 }, /* GCC's default is -O0 */
+		{ "GNU C17 12.2.0 -g -Og", 0 },                          /* a debug build */
+		{ "GNU C17 12.2.0 -g -O", 1 },                           /* -O is -O1 */
+		{ "GNU C17 12.2.0 -Os", 1 },
+		{ "GNU C++17 12.2.0 -Ofast -g", 1 },
+		{ "GNU C17 12.2.0 -O3 -g -O0", 0 },                      /* the last -O wins */
+		{ "GNU C17 12.2.0 -O0 -O2", 1 },
+		{ "GNU AS 2.40", -1 },
+		{ "Debian clang version 14.0.6", -1 },                   /* clang records no flags by default */
+		{ "GNU C17 12.2.0 -fno-omit-frame-pointer -g", 0 },      /* "-fno-o..." is not an -O */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		if (bench_producer_optimized(cases[i].producer) != cases[i].want)
+			fail_msg("'%s': got %d, want %d", cases[i].producer, bench_producer_optimized(cases[i].producer),
+				 cases[i].want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bench_compare__verdicts),
 		cmocka_unit_test(test_bench_compare__artifact_round_trip),
 		cmocka_unit_test(test_bench_compare__duration_policy_and_sample_lines),
+		cmocka_unit_test(test_bench_compare__producer_flags),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
