@@ -514,9 +514,11 @@ static int sub_run(int argc, char **argv)
 		goto done;
 	}
 	if (strcmp(out_path, "-") != 0) {
-		report_artifact(&ev, out_path, have_cat ? &cat : NULL, false, false);
-		fprintf(stderr, "plumb: wrote %s (%zu samples from %zu case%s, trust %s)\n", out_path, ev.nsamples,
-			ev.ncases, ev.ncases == 1 ? "" : "s", ev.trust);
+		char *shown = redact_dup(out_path);
+		report_artifact(&ev, shown ? shown : out_path, have_cat ? &cat : NULL, false, false);
+		fprintf(stderr, "plumb: wrote %s (%zu samples from %zu case%s, trust %s)\n", shown ? shown : out_path,
+			ev.nsamples, ev.ncases, ev.ncases == 1 ? "" : "s", ev.trust);
+		free(shown);
 	}
 	for (size_t i = 0; i < ev.ncases; i++)
 		if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
@@ -944,6 +946,42 @@ static int sub_baseline(int argc, char **argv)
 
 /* ---- coverage ---- */
 
+/* One required metric: the artifact with the most samples of it counts. Prints (or appends to rows) its row. */
+static void coverage_row(const struct bench_catalog *cat, const struct bench_evidence *evs, int nev, const char *name,
+			 const char *sets, json_t *rows, size_t *required, size_t *problems)
+{
+	size_t best_n = 0;
+	const char *trust = NULL;
+	for (int a = 0; a < nev; a++) {
+		size_t n;
+		double *v = bench_evidence_values(&evs[a], name, &n);
+		free(v);
+		if (n > best_n) {
+			const struct bench_case_result *c = bench_evidence_case_of(&evs[a], name);
+			best_n = n;
+			trust = c && c->trust ? c->trust : BENCH_TRUST_UNKNOWN;
+		}
+	}
+	long floor_n = bench_metric_min_samples(cat, name);
+	char status[96];
+	if (best_n == 0)
+		snprintf(status, sizeof status, "missing");
+	else if (strcmp(trust, BENCH_TRUST_HARNESS) == 0)
+		snprintf(status, sizeof status, "harness-only (unoptimized build)");
+	else if ((long)best_n < floor_n)
+		snprintf(status, sizeof status, "too few samples (%zu < %ld)", best_n, floor_n);
+	else
+		snprintf(status, sizeof status, "ok");
+	bool ok = strcmp(status, "ok") == 0;
+	(*required)++;
+	*problems += !ok;
+	if (rows)
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:I, s:s?, s:s, s:b}", "name", name, "required_by", sets,
+						      "count", (json_int_t)best_n, "trust", trust, "status", status, "ok", ok));
+	else
+		printf("%-40s %-20s %6zu  %-12s %s\n", name, sets, best_n, trust ? trust : "-", status);
+}
+
 static int sub_coverage(int argc, char **argv)
 {
 	bool strict = false, json = false;
@@ -1007,41 +1045,33 @@ static int sub_coverage(int argc, char **argv)
 		const struct bench_metric_def *m = &cat.metrics[i];
 		if (m->nrequired == 0)
 			continue;
-		required++;
 		struct sbuf sets = SBUF_INIT;
 		for (size_t k = 0; k < m->nrequired; k++)
 			sbuf_addf(&sets, "%s%s", k ? "," : "", m->required[k]);
-		/* the artifact with the most samples of it counts */
-		size_t best_n = 0;
-		const char *trust = NULL;
-		for (int a = 0; a < artifacts.n; a++) {
-			size_t n;
-			double *v = bench_evidence_values(&evs[a], m->name, &n);
-			free(v);
-			if (n > best_n || (n && !trust)) {
-				const struct bench_case_result *c = bench_evidence_case_of(&evs[a], m->name);
-				best_n = n;
-				trust = c && c->trust ? c->trust : BENCH_TRUST_UNKNOWN;
+		if (!strpbrk(m->name, "*?[")) {
+			coverage_row(&cat, evs, artifacts.n, m->name, sbuf_str(&sets), rows, &required, &problems);
+		} else {
+			/* a pattern requires every metric it matches (that has no exact entry of its own), and at least one */
+			size_t matched = 0;
+			for (int a = 0; a < artifacts.n; a++) {
+				size_t nm;
+				const char **names = bench_evidence_metrics(&evs[a], &nm);
+				for (size_t k = 0; names && k < nm; k++) {
+					if (bench_catalog_find(&cat, names[k]) != m)
+						continue;
+					bool seen = false; /* in an earlier artifact */
+					for (int b = 0; b < a && !seen; b++)
+						seen = bench_evidence_first(&evs[b], names[k]) != NULL;
+					if (seen)
+						continue;
+					matched++;
+					coverage_row(&cat, evs, artifacts.n, names[k], sbuf_str(&sets), rows, &required, &problems);
+				}
+				free(names);
 			}
+			if (!matched)
+				coverage_row(&cat, evs, artifacts.n, m->name, sbuf_str(&sets), rows, &required, &problems);
 		}
-		long floor_n = bench_metric_min_samples(&cat, m->name);
-		char status[96];
-		if (best_n == 0)
-			snprintf(status, sizeof status, "missing");
-		else if (strcmp(trust, BENCH_TRUST_HARNESS) == 0)
-			snprintf(status, sizeof status, "harness-only (unoptimized build)");
-		else if ((long)best_n < floor_n)
-			snprintf(status, sizeof status, "too few samples (%zu < %ld)", best_n, floor_n);
-		else
-			snprintf(status, sizeof status, "ok");
-		bool ok = strcmp(status, "ok") == 0;
-		problems += !ok;
-		if (json)
-			json_array_append_new(rows, json_pack("{s:s, s:s, s:I, s:s?, s:s, s:b}", "name", m->name, "required_by",
-							      sbuf_str(&sets), "count", (json_int_t)best_n, "trust", trust,
-							      "status", status, "ok", ok));
-		else
-			printf("%-40s %-20s %6zu  %-12s %s\n", m->name, sbuf_str(&sets), best_n, trust ? trust : "-", status);
 		sbuf_release(&sets);
 	}
 	if (json) {

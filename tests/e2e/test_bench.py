@@ -242,10 +242,15 @@ class BenchSuite(unittest.TestCase):
         self.assertIn("4 required metrics, 0 with a problem", r.stdout)
         cat = os.path.join(self.d, "catalog-more.ini")
         with open(cat, "w") as f:
-            f.write(CATALOG + "\n[metric emits.app.gone_ms]\nrequired = smoke\n")
+            f.write(CATALOG + "\n[metric emits.app.gone_ms]\nrequired = smoke\n[metric *.sys_ms]\nrequired = smoke\n"
+                    "[metric nothing.*]\nrequired = smoke\n")
         r = plumb("bench", "coverage", "--strict", "--artifact", self.base, "--catalog", cat, debug=False)
         self.assertEqual(r.returncode, 1)
         self.assertRegex(r.stdout, r"emits\.app\.gone_ms\s+smoke\s+0\s+-\s+missing")
+        # a pattern requires each metric it matches, and at least one
+        for case in ("slowed", "steady", "emits"):
+            self.assertRegex(r.stdout, case + r"\.sys_ms\s+smoke\s+10\s+optimized\s+ok")
+        self.assertRegex(r.stdout, r"nothing\.\*\s+smoke\s+0\s+-\s+missing")
         r = plumb("bench", "coverage", "--artifact", self.base, "--catalog", cat, debug=False)
         self.assertEqual(r.returncode, 0)  # without --strict it only reports
 
