@@ -574,7 +574,8 @@ static int scan_svarint(const uint8_t **p, const uint8_t *end)
 int py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int addrq)
 {
 	const uint8_t *p = table, *end = table + len;
-	int line = firstlineno, start = 0;
+	int64_t line = firstlineno; /* wide: a table read from a changing process may hold any deltas */
+	int start = 0;
 	if (addrq < 0)
 		return firstlineno;
 	while (p < end) {
@@ -591,7 +592,7 @@ int py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int add
 		line += delta;
 		int end_addr = start + units * 2;
 		if (addrq < end_addr)
-			return code == 15 ? -1 : line;
+			return code == 15 || line < 0 || line > INT32_MAX ? -1 : (int)line;
 		start = end_addr;
 		while (p < end && !(*p & 0x80))
 			p++;

@@ -19,8 +19,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!table)
 		return 0;
 	memcpy(table, data + 4, size - 4);
-	for (int addr = -2; addr < (int)(size < 256 ? size * 16 : 4096); addr += 2)
-		(void)py_linetable_line(table, size - 4, first, addr);
+	/* 64 offsets spread over (and past) the range the table can describe: up to 16 bytes of code per byte */
+	int span = (int)(size < 65536 ? size : 65536) * 16;
+	for (int k = -1; k < 63; k++)
+		(void)py_linetable_line(table, size - 4, first, k < 0 ? -2 : (int)((int64_t)span * k / 62) & ~1);
 	free(table);
 	return 0;
 }
