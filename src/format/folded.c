@@ -38,6 +38,13 @@ static const char *parse_count(const char *line, const char *end, uint64_t *coun
 
 enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, struct perr *e)
 {
+	static const struct fmt_read_opts strict;
+	return fmt_folded_read_opts(buf, len, &strict, p, e);
+}
+
+enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e)
+{
 	uint32_t thread = profile_thread(p, 0, 0, "all");
 	uint32_t *frames = NULL;
 	size_t cap = 0;

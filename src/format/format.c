@@ -83,6 +83,8 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 	}
 	if (len >= 2 && (unsigned char)buf[0] == 0x0a && memmem(buf, len < 256 ? len : 256, "samples", 7))
 		return FMT_PPROF;
+	if (fmt_perf_script_sniff(buf, len))
+		return FMT_PERF_SCRIPT;
 	/* perf script: an event header line followed by indented "addr sym (module)" lines */
 	const char *nl = memchr(p, '\n', head);
 	if (nl && nl + 1 < end && (nl[1] == '\t' || (nl[1] == ' ' && nl + 2 < end && nl[2] == ' ')))
@@ -210,8 +212,7 @@ typedef enum plumb_err (*writer_fn)(const struct profile *p, FILE *out, const st
 static enum plumb_err read_folded(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				  struct perr *e)
 {
-	(void)opts;
-	return fmt_folded_read(buf, len, p, e);
+	return fmt_folded_read_opts(buf, len, opts, p, e);
 }
 
 static const struct {
@@ -219,6 +220,7 @@ static const struct {
 	reader_fn read;
 } readers[] = {
 	{ FMT_FOLDED, read_folded },
+	{ FMT_PERF_SCRIPT, fmt_perf_script_read },
 };
 
 static const struct {

@@ -30,6 +30,11 @@ struct fmt_read_opts {
 	const char *source_path; /* the profile's path, for finding the sidecar */
 	bool pid, tid, kernel, jit, addrs; /* perf script collapse options (--all = kernel + jit) */
 	bool keep_timeline;      /* keep timed samples where the format has them */
+	/* Warnings about skipped input (each kind reported once per read); NULL: silent. The reader formats
+	 * the message, the command decides where it goes. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	bool lenient;            /* folded: skip lines that are not "stack COUNT" (one warning) instead of failing */
 };
 
 struct fmt_write_opts {
@@ -66,5 +71,19 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, struct perr *e);
 enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				struct perr *e);
+
+/* perf script text (stackcollapse-perf semantics, see src/format/perf_script.c). */
+/* True when the text looks like `perf script` output (an event line, then a stack line). */
+bool fmt_perf_script_sniff(const char *buf, size_t len);
+enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e);
+/* Folded, with the options (lenient mode, warnings). fmt_folded_read is the strict form. */
+enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e);
+enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
+				    struct perr *e);
+enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
+enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
+enum plumb_err fmt_svg_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
 
 #endif

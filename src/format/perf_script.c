@@ -1,0 +1,805 @@
+/* perf_script.c — reads `perf script` text into the profile model with stackcollapse-perf's semantics (as
+ * inferno 0.12 implements them): the process name is the root frame, symbol offsets are stripped, argument
+ * lists are tidied away, a sample weighs its period when the event line carries one, only the first event type
+ * is kept, and the --pid/--tid/--kernel/--jit/--addrs options name frames the way those tools do.
+ *
+ * Built for speed (hundreds of MB/s): one pass over the buffer with memchr, no allocation per line. A stack
+ * line's text after the address ("func+0x12 (module)") is looked up in a cache keyed by those bytes (which stay
+ * in the caller's buffer), so each distinct line is parsed and interned once; the event header "comm pid/tid" is
+ * cached the same way. */
+#include "format/format.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+#include "base/sbuf.h"
+
+/* A map from a byte string (kept in the input buffer) to a u32. */
+struct tc_ent {
+	uint64_t h;
+	const char *key;
+	uint32_t len;
+	uint32_t val;
+};
+
+struct tcache {
+	struct tc_ent *e;
+	size_t cap, n;
+};
+
+static bool tc_get(const struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t *val)
+{
+	if (!c->cap)
+		return false;
+	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+		const struct tc_ent *x = &c->e[i];
+		if (!x->key)
+			return false;
+		if (x->h == h && x->len == len && memcmp(x->key, key, len & 0x7fffffffu) == 0) {
+			*val = x->val;
+			return true;
+		}
+	}
+}
+
+static bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t val)
+{
+	if ((c->n + 1) * 2 > c->cap) {
+		size_t ncap = c->cap ? c->cap * 2 : 1024;
+		struct tc_ent *ne = calloc(ncap, sizeof *ne);
+		if (!ne)
+			return false;
+		for (size_t i = 0; i < c->cap; i++) {
+			if (!c->e[i].key)
+				continue;
+			size_t j = c->e[i].h & (ncap - 1);
+			while (ne[j].key)
+				j = (j + 1) & (ncap - 1);
+			ne[j] = c->e[i];
+		}
+		free(c->e);
+		c->e = ne;
+		c->cap = ncap;
+	}
+	size_t i = h & (c->cap - 1);
+	while (c->e[i].key)
+		i = (i + 1) & (c->cap - 1);
+	c->e[i] = (struct tc_ent){ h, key, len, val };
+	c->n++;
+	return true;
+}
+
+static void tc_release(struct tcache *c)
+{
+	free(c->e);
+	c->e = NULL;
+	c->cap = c->n = 0;
+}
+
+struct u32vec {
+	uint32_t *v;
+	size_t n, cap;
+};
+
+static bool u32_push(struct u32vec *a, uint32_t x)
+{
+	if (a->n == a->cap) {
+		size_t nc = a->cap ? a->cap * 2 : 256;
+		uint32_t *nv = realloc(a->v, nc * sizeof *nv);
+		if (!nv)
+			return false;
+		a->v = nv;
+		a->cap = nc;
+	}
+	a->v[a->n++] = x;
+	return true;
+}
+
+struct header {
+	uint32_t root_frame;
+	uint32_t thread;
+};
+
+struct ps {
+	struct profile *p;
+	const struct fmt_read_opts *o;
+	struct perr *e;
+	bool oom;
+	/* caches */
+	struct tcache lines;     /* stack-line text -> index into groups */
+	struct tcache headers;   /* "comm pid/tid" -> index into hdrs */
+	struct u32vec groups;    /* [n, frame...] records */
+	struct header *hdrs;
+	size_t nhdrs, cap_hdrs;
+	/* the event being read */
+	bool in_event, skip;
+	bool java;               /* the process name starts with "java" (tidy Java signatures) */
+	struct header cur;
+	uint64_t period;
+	uint64_t time_ns;
+	struct u32vec stack;     /* frames innermost first (each line's group pushed reversed) */
+	struct u32vec path;      /* scratch: outermost first */
+	/* the event filter: the first event type seen */
+	const char *event;
+	size_t event_len;
+	bool have_event;
+	uint64_t filtered;       /* events of other types skipped */
+	bool warned_event, warned_stack;
+	uint64_t first_time;
+	bool have_time;
+	struct sbuf scratch, scratch2;
+};
+
+static void warn_once(struct ps *s, bool *flag, const char *what, const char *line, const char *le)
+{
+	if (*flag)
+		return;
+	*flag = true;
+	if (!s->o->warn)
+		return;
+	int n = (int)(le - line);
+	char msg[512];
+	snprintf(msg, sizeof msg, "%s: %.*s%s", what, n > 300 ? 300 : n, line, n > 300 ? "..." : "");
+	s->o->warn(s->o->warn_ctx, msg);
+}
+
+static inline bool is_ws(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+static inline bool is_hex(char c)
+{
+	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* ---- frame names ---- */
+
+/* vmlinux, with or without a version suffix, at the end of the module path */
+static bool is_vmlinux(const char *m, size_t n)
+{
+	const char *vm = NULL;
+	for (const char *q = m; (q = memmem(q, (size_t)(m + n - q), "vmlinux", 7)); q++)
+		vm = q;
+	if (!vm)
+		return false;
+	for (const char *q = vm; q < m + n; q++)
+		if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || *q == '-' ||
+		      *q == '.' || *q == '_'))
+			return false;
+	return true;
+}
+
+static bool is_kernel_module(const char *m, size_t n)
+{
+	if (n == 9 && memcmp(m, "[unknown]", 9) == 0)
+		return false;
+	return (n && m[0] == '[') || (n >= 3 && memcmp(m + n - 3, ".ko", 3) == 0) || is_vmlinux(m, n);
+}
+
+static bool is_jit_module(const char *m, size_t n)
+{
+	if (n >= 14 && memcmp(m, "/tmp/perf-", 10) == 0 && memcmp(m + n - 4, ".map", 4) == 0)
+		return true;
+	return n >= 3 && memcmp(m + n - 3, ".so", 3) == 0 && memmem(m, n, "/jitted-", 8) != NULL;
+}
+
+static bool contains(const char *s, size_t n, const char *needle)
+{
+	return memmem(s, n, needle, strlen(needle)) != NULL;
+}
+
+/* Legacy Rust symbols that perf left half-mangled ("..", "$LT$", a trailing "::h<16 hex>") are spelled out.
+ * Returns false (and leaves out untouched) when the name has no Rust hash. */
+static bool fix_rust_name(const char *s, size_t n, struct sbuf *out)
+{
+	if (n < 17 || s[n - 17] != 'h')
+		return false;
+	for (size_t i = n - 16; i < n; i++)
+		if (!is_hex(s[i]))
+			return false;
+	size_t end = n - 17;
+	if (end >= 2 && s[end - 1] == ':' && s[end - 2] == ':')
+		end -= 2;
+	size_t i = 0;
+	if (end >= 2 && s[0] == '_' && s[1] == '$')
+		i = 1;
+	static const struct {
+		const char *from, *to;
+	} esc[] = {
+		{ "$SP$", "@" },   { "$BP$", "*" },   { "$RF$", "&" },   { "$LT$", "<" },   { "$GT$", ">" },
+		{ "$LP$", "(" },   { "$RP$", ")" },   { "$C$", "," },    { "$u7e$", "~" },  { "$u20$", " " },
+		{ "$u27$", "'" },  { "$u3d$", "=" },  { "$u5b$", "[" },  { "$u5d$", "]" },  { "$u7b$", "{" },
+		{ "$u7d$", "}" },  { "$u3b$", ";" },  { "$u2b$", "+" },  { "$u21$", "!" },  { "$u22$", "\"" },
+	};
+	sbuf_reset(out);
+	while (i < end) {
+		if (s[i] == '.') {
+			if (i + 1 < end && s[i + 1] == '.') {
+				sbuf_add(out, "::", 2);
+				i += 2;
+			} else {
+				sbuf_addch(out, '.');
+				i++;
+			}
+		} else if (s[i] == '$') {
+			size_t k;
+			for (k = 0; k < sizeof esc / sizeof esc[0]; k++) {
+				size_t fl = strlen(esc[k].from);
+				if (end - i >= fl && memcmp(s + i, esc[k].from, fl) == 0) {
+					sbuf_addstr(out, esc[k].to);
+					i += fl;
+					break;
+				}
+			}
+			if (k == sizeof esc / sizeof esc[0]) {
+				sbuf_add(out, s + i, end - i);
+				break;
+			}
+		} else {
+			size_t j = i;
+			while (j < end && s[j] != '$' && s[j] != '.')
+				j++;
+			sbuf_add(out, s + i, j - i);
+			i = j;
+		}
+	}
+	return true;
+}
+
+/* Drops an argument list: the first top-level "(" that is not a Go method "pkg.(*T)" nor a C++
+ * "(anonymous namespace)". Semicolons become colons (they separate frames in folded output). */
+static size_t tidy_generic(char *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (f[i] == ';')
+			f[i] = ':';
+	long depth = 0;
+	size_t last_dot = (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		switch (f[i]) {
+		case '<':
+		case '{':
+		case '[':
+			depth++;
+			break;
+		case '>':
+		case '}':
+		case ']':
+		case ')':
+			depth--;
+			break;
+		case '(':
+			if (depth == 0) {
+				bool go = last_dot == i;
+				bool anon = n - i >= 21 && memcmp(f + i, "(anonymous namespace)", 21) == 0;
+				if (!go && !anon)
+					return i;
+			}
+			depth++;
+			break;
+		case '.':
+			last_dot = i + 1;
+			break;
+		default:
+			break;
+		}
+	}
+	return n;
+}
+
+/* Builds the frames of one stack line (several when "a->b" marks inlining) and appends a group record
+ * [count, frame...] to s->groups; returns the record's index. */
+static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const char *raw, size_t raw_len,
+			     const char *mod, size_t mod_len)
+{
+	uint32_t rec = (uint32_t)s->groups.n;
+	if (!u32_push(&s->groups, 0)) {
+		s->oom = true;
+		return rec;
+	}
+	/* strip "+0x<hex>" */
+	for (size_t i = raw_len; i >= 3; i--) {
+		if (raw[i - 3] == '+' && raw[i - 2] == '0' && raw[i - 1] == 'x') {
+			size_t j = i;
+			while (j < raw_len && is_hex(raw[j]))
+				j++;
+			if (j == raw_len)
+				raw_len = i - 3;
+			break;
+		}
+	}
+	if (raw_len && raw[0] == '(')
+		return rec; /* a process name, not a frame */
+	if (fix_rust_name(raw, raw_len, &s->scratch2)) {
+		raw = s->scratch2.buf;
+		raw_len = s->scratch2.len;
+	}
+	bool kernel = is_kernel_module(mod, mod_len), jit = is_jit_module(mod, mod_len);
+	str_id module = profile_intern(s->p, mod, mod_len);
+	if (module == PROFILE_NOMEM) {
+		s->oom = true;
+		return rec;
+	}
+	uint32_t count = 0;
+	const char *part = raw, *end = raw + raw_len;
+	for (;;) {
+		const char *arrow = memmem(part, (size_t)(end - part), "->", 2);
+		const char *pe = arrow ? arrow : end;
+		struct sbuf *f = &s->scratch;
+		sbuf_reset(f);
+		if (pe - part == 9 && memcmp(part, "[unknown]", 9) == 0 &&
+		    !(mod_len == 9 && memcmp(mod, "[unknown]", 9) == 0 && !s->o->addrs)) {
+			const char *name = "unknown";
+			size_t nl = 7;
+			if (!(mod_len == 9 && memcmp(mod, "[unknown]", 9) == 0)) {
+				const char *slash = memrchr(mod, '/', mod_len);
+				name = slash ? slash + 1 : mod;
+				nl = (size_t)(mod + mod_len - name);
+			}
+			sbuf_addch(f, '[');
+			sbuf_add(f, name, nl);
+			if (s->o->addrs) {
+				sbuf_add(f, " <", 2);
+				sbuf_add(f, pc, pc_len);
+				sbuf_addch(f, '>');
+			}
+			sbuf_addch(f, ']');
+		} else {
+			sbuf_add(f, part, (size_t)(pe - part));
+		}
+		if (f->oom) {
+			s->oom = true;
+			return rec;
+		}
+		size_t n = tidy_generic(f->buf, f->len);
+		f->len = n;
+		f->buf[n] = '\0';
+		if (s->java && n && f->buf[0] == 'L' && memchr(f->buf, '/', n)) {
+			memmove(f->buf, f->buf + 1, n);
+			f->len = --n;
+		}
+		uint8_t kind = kernel ? FRAME_KERNEL : jit ? FRAME_JIT : FRAME_USER;
+		if (count > 0) {
+			if (!contains(f->buf, f->len, "_[i]"))
+				sbuf_add(f, "_[i]", 4);
+		} else if (s->o->kernel && kernel) {
+			sbuf_add(f, "_[k]", 4);
+		} else if (s->o->jit && jit && !contains(f->buf, f->len, "_[j]")) {
+			sbuf_add(f, "_[j]", 4);
+		}
+		struct frame fr = { 0 };
+		fr.is_label = 1;
+		fr.kind = kind;
+		fr.inlined = count > 0;
+		fr.module = module;
+		fr.func = profile_intern(s->p, f->buf, f->len);
+		uint32_t id = fr.func == PROFILE_NOMEM ? PROFILE_NOMEM : profile_frame(s->p, &fr);
+		if (id == PROFILE_NOMEM || !u32_push(&s->groups, id)) {
+			s->oom = true;
+			return rec;
+		}
+		count++;
+		if (!arrow)
+			break;
+		part = arrow + 2;
+	}
+	s->groups.v[rec] = count;
+	return rec;
+}
+
+static void stack_line(struct ps *s, const char *line, const char *le)
+{
+	if (s->skip)
+		return;
+	const char *q = line;
+	while (q < le && is_ws(*q))
+		q++;
+	const char *sp = memchr(q, ' ', (size_t)(le - q));
+	if (!sp) {
+		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
+		return;
+	}
+	const char *pc = q, *pc_end = sp;
+	while (pc_end > pc && is_ws(pc_end[-1]))
+		pc_end--;
+	const char *rest = sp + 1;
+	const char *lsp = memrchr(rest, ' ', (size_t)(le - rest));
+	if (!lsp || le - (lsp + 1) < 2 || lsp[1] != '(' || le[-1] != ')') {
+		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
+		return;
+	}
+	uint32_t key_len = (uint32_t)(le - rest);
+	bool cacheable = !s->o->addrs || !memmem(rest, key_len, "[unknown]", 9);
+	uint64_t h = hash_bytes(rest, key_len) ^ (s->java ? 0x9e3779b97f4a7c15ULL : 0);
+	uint32_t rec;
+	if (!cacheable || !tc_get(&s->lines, h, rest, key_len | (s->java ? 0x80000000u : 0), &rec)) {
+		const char *raw = rest, *raw_end = lsp;
+		while (raw < raw_end && is_ws(*raw))
+			raw++;
+		while (raw_end > raw && is_ws(raw_end[-1]))
+			raw_end--;
+		if (raw == raw_end) {
+			raw = " ";
+			raw_end = raw + 1;
+		}
+		rec = parse_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw), lsp + 2,
+				   (size_t)(le - lsp - 3));
+		if (s->oom)
+			return;
+		if (cacheable && !tc_put(&s->lines, h, rest, key_len | (s->java ? 0x80000000u : 0), rec)) {
+			s->oom = true;
+			return;
+		}
+	}
+	uint32_t n = s->groups.v[rec];
+	for (uint32_t i = n; i > 0; i--)
+		if (!u32_push(&s->stack, s->groups.v[rec + i])) {
+			s->oom = true;
+			return;
+		}
+}
+
+/* Finds "comm pid[/tid] " at the start of an event line: the first all-digit word (slash allowed) after the
+ * first word. Returns the offset just past the space after it, or 0 when the line has none. */
+static size_t event_parts(const char *line, const char *le, const char **comm, size_t *comm_len, const char **pid,
+			  size_t *pid_len, const char **tid, size_t *tid_len)
+{
+	size_t n = (size_t)(le - line), word_start = 0;
+	bool all_digits = false, last_space = false;
+	size_t slash = (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		char c = line[i];
+		if (c == ' ') {
+			if (all_digits && !last_space) {
+				if (slash != (size_t)-1) {
+					*pid = line + word_start;
+					*pid_len = slash - word_start;
+					*tid = line + slash + 1;
+					*tid_len = i - slash - 1;
+				} else {
+					*pid = NULL;
+					*pid_len = 0;
+					*tid = line + word_start;
+					*tid_len = i - word_start;
+				}
+				const char *cs = line, *ce = line + word_start - 1;
+				while (cs < ce && is_ws(*cs))
+					cs++;
+				while (ce > cs && is_ws(ce[-1]))
+					ce--;
+				*comm = cs;
+				*comm_len = (size_t)(ce - cs);
+				return i + 1;
+			}
+			word_start = i + 1;
+			all_digits = true;
+		} else if (c == '/') {
+			if (all_digits)
+				slash = i;
+		} else if (c < '0' || c > '9') {
+			all_digits = false;
+			slash = (size_t)-1;
+		}
+		last_space = c == ' ';
+	}
+	return 0;
+}
+
+static uint32_t parse_u32(const char *s, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > UINT32_MAX)
+			return UINT32_MAX;
+	}
+	return (uint32_t)v;
+}
+
+/* The thread and root frame of an event header, cached by the header's text. */
+static bool event_header(struct ps *s, const char *line, size_t hdr_len, const char *comm, size_t comm_len,
+			 const char *pid, size_t pid_len, const char *tid, size_t tid_len)
+{
+	uint64_t h = hash_bytes(line, hdr_len);
+	uint32_t idx;
+	if (tc_get(&s->headers, h, line, (uint32_t)hdr_len, &idx)) {
+		s->cur = s->hdrs[idx];
+		s->java = comm_len >= 4 && memcmp(comm, "java", 4) == 0;
+		return true;
+	}
+	struct sbuf *b = &s->scratch;
+	sbuf_reset(b);
+	for (size_t i = 0; i < comm_len; i++)
+		sbuf_addch(b, comm[i] == ' ' ? '_' : comm[i]);
+	if (s->o->tid || s->o->pid) {
+		sbuf_addch(b, '-');
+		if (pid)
+			sbuf_add(b, pid, pid_len);
+		else
+			sbuf_addch(b, '?');
+		if (s->o->tid) {
+			sbuf_addch(b, '/');
+			sbuf_add(b, tid, tid_len);
+		}
+	}
+	if (b->oom)
+		return false;
+	struct frame fr = { 0 };
+	fr.is_label = 1;
+	fr.func = profile_intern(s->p, b->buf, b->len);
+	if (fr.func == PROFILE_NOMEM)
+		return false;
+	struct header hd;
+	hd.root_frame = profile_frame(s->p, &fr);
+	sbuf_reset(b);
+	sbuf_add(b, comm, comm_len);
+	if (b->oom)
+		return false;
+	uint32_t tid_v = parse_u32(tid, tid_len);
+	hd.thread = profile_thread(s->p, pid ? parse_u32(pid, pid_len) : 0, tid_v, b->buf);
+	if (hd.root_frame == PROFILE_NOMEM || hd.thread == PROFILE_NOMEM)
+		return false;
+	if (s->nhdrs == s->cap_hdrs) {
+		size_t nc = s->cap_hdrs ? s->cap_hdrs * 2 : 64;
+		struct header *nh = realloc(s->hdrs, nc * sizeof *nh);
+		if (!nh)
+			return false;
+		s->hdrs = nh;
+		s->cap_hdrs = nc;
+	}
+	s->hdrs[s->nhdrs] = hd;
+	if (!tc_put(&s->headers, h, line, (uint32_t)hdr_len, (uint32_t)s->nhdrs))
+		return false;
+	s->nhdrs++;
+	s->cur = hd;
+	s->java = comm_len >= 4 && memcmp(comm, "java", 4) == 0;
+	return true;
+}
+
+/* "1234.567890" seconds -> nanoseconds; false when the token is not a time */
+static bool parse_time(const char *t, size_t n, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+	while (i < n && t[i] >= '0' && t[i] <= '9')
+		sec = sec * 10 + (uint64_t)(t[i++] - '0');
+	if (i == 0 || i == n || t[i] != '.')
+		return false;
+	for (i++; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+		if (digits < 9) {
+			frac = frac * 10 + (uint64_t)(t[i] - '0');
+			digits++;
+		}
+	if (i != n)
+		return false;
+	while (digits++ < 9)
+		frac *= 10;
+	*ns = sec * 1000000000ULL + frac;
+	return true;
+}
+
+static void event_line(struct ps *s, const char *line, const char *le)
+{
+	s->in_event = true;
+	const char *comm, *pid, *tid;
+	size_t comm_len, pid_len, tid_len;
+	size_t end = event_parts(line, le, &comm, &comm_len, &pid, &pid_len, &tid, &tid_len);
+	if (!end) {
+		warn_once(s, &s->warned_event, "Weird event line", line, le);
+		s->in_event = false;
+		return;
+	}
+	const char *rest = line + end;
+	const char *c1 = memchr(rest, ':', (size_t)(le - rest));
+	const char *single = NULL;
+	s->period = 1;
+	if (c1) {
+		const char *p2 = c1 + 1;
+		const char *c2 = memchr(p2, ':', (size_t)(le - p2));
+		const char *p2e = c2 ? c2 : le;
+		const char *lsp = memrchr(p2, ' ', (size_t)(p2e - p2));
+		const char *ev = lsp ? lsp + 1 : p2;
+		size_t ev_len = (size_t)(p2e - ev);
+		if (lsp) {
+			const char *prev = memrchr(p2, ' ', (size_t)(lsp - p2));
+			const char *ps = prev ? prev + 1 : p2;
+			uint64_t v = 0;
+			bool ok = ps < lsp;
+			for (const char *q = ps; q < lsp && ok; q++) {
+				if (*q < '0' || *q > '9' || v > UINT64_MAX / 10 - 10)
+					ok = false;
+				else
+					v = v * 10 + (uint64_t)(*q - '0');
+			}
+			if (ok)
+				s->period = v;
+		}
+		if (s->have_event) {
+			if (ev_len != s->event_len || memcmp(ev, s->event, ev_len) != 0) {
+				s->skip = true;
+				s->filtered++;
+				return;
+			}
+		} else {
+			s->have_event = true;
+			s->event = ev;
+			s->event_len = ev_len;
+		}
+		if (s->o->keep_timeline) {
+			const char *t = c1;
+			while (t > rest && !is_ws(t[-1]))
+				t--;
+			uint64_t ns;
+			if (parse_time(t, (size_t)(c1 - t), &ns)) {
+				s->time_ns = ns;
+				if (!s->have_time) {
+					s->have_time = true;
+					s->first_time = ns;
+				}
+			}
+		}
+		if (c2) {
+			const char *p3 = c2 + 1;
+			const char *q = p3;
+			while (q < le && *q != ':' && *q != ' ')
+				q++;
+			q = q < le ? q + 1 : p3;
+			while (q < le && is_ws(*q))
+				q++;
+			if (q < le)
+				single = q;
+		}
+	}
+	if (!event_header(s, line, end - 1, comm, comm_len, pid, pid_len, tid, tid_len)) {
+		s->oom = true;
+		return;
+	}
+	if (single) {
+		stack_line(s, single, le);
+		s->in_event = false;
+	}
+}
+
+static void after_event(struct ps *s)
+{
+	if (s->stack.n && !s->skip) {
+		s->path.n = 0;
+		if (!u32_push(&s->path, s->cur.root_frame)) {
+			s->oom = true;
+			return;
+		}
+		for (size_t i = s->stack.n; i > 0; i--)
+			if (!u32_push(&s->path, s->stack.v[i - 1])) {
+				s->oom = true;
+				return;
+			}
+		uint32_t st = profile_stack_from(s->p, s->path.v, s->path.n);
+		if (st == PROFILE_NOMEM || !profile_add_sample(s->p, st, s->cur.thread, s->time_ns, s->period)) {
+			s->oom = true;
+			return;
+		}
+	}
+	s->in_event = false;
+	s->skip = false;
+	s->stack.n = 0;
+	s->period = 1;
+}
+
+bool fmt_perf_script_sniff(const char *buf, size_t len)
+{
+	const char *end = buf + len, *line = buf;
+	const char *ev = NULL, *ev_end = NULL;
+	int looked = 0;
+	while (line < end && looked < 64) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *le = nl ? nl : end;
+		const char *t = le;
+		while (t > line && is_ws(t[-1]))
+			t--;
+		if (line < t && *line != '#') {
+			looked++;
+			if (!ev) {
+				const char *c, *pd, *td;
+				size_t cl, pl, tl;
+				size_t off = event_parts(line, t, &c, &cl, &pd, &pl, &td, &tl);
+				if (!off || !memchr(line + off, ':', (size_t)(t - line - (ptrdiff_t)off)))
+					return false;
+				ev = line;
+				ev_end = t;
+				/* a one-frame stack on the event line itself: "... cycles:u:  ffff sym (module)" */
+				if (t[-1] == ')' && memchr(line + off, '(', (size_t)(t - line - (ptrdiff_t)off)))
+					return true;
+			} else {
+				/* the line after an event must be a stack line: "addr sym (module)" */
+				const char *q = line;
+				while (q < t && is_ws(*q))
+					q++;
+				const char *sp = memchr(q, ' ', (size_t)(t - q));
+				if (!sp || q == sp)
+					return false;
+				for (const char *h = q; h < sp; h++)
+					if (!is_hex(*h) && *h != 'x')
+						return false;
+				return t[-1] == ')' && memchr(sp, '(', (size_t)(t - sp)) != NULL;
+			}
+		} else if (line < t) {
+			/* comment */
+		} else if (ev) {
+			ev = NULL; /* an event without stack lines; look at the next one */
+		}
+		line = nl ? nl + 1 : end;
+	}
+	(void)ev_end;
+	return false;
+}
+
+enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e)
+{
+	struct ps s;
+	memset(&s, 0, sizeof s);
+	s.p = p;
+	s.o = opts;
+	s.e = e;
+	s.period = 1;
+	s.scratch = (struct sbuf)SBUF_INIT;
+	s.scratch2 = (struct sbuf)SBUF_INIT;
+	const char *end = buf + len;
+	for (const char *line = buf; line < end && !s.oom;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *next = nl ? nl + 1 : end;
+		if (*line == '#') {
+			line = next;
+			continue;
+		}
+		const char *le = nl ? nl : end;
+		while (le > line && is_ws(le[-1]))
+			le--;
+		if (le == line)
+			after_event(&s);
+		else if (s.in_event)
+			stack_line(&s, line, le);
+		else {
+			event_line(&s, line, le);
+			if (s.stack.n)
+				after_event(&s);
+		}
+		line = next;
+	}
+	if (!s.oom && s.stack.n)
+		after_event(&s);
+	enum plumb_err rc = PLUMB_OK;
+	if (s.oom) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading perf script text");
+	} else {
+		struct profile_meta *m = profile_meta(p);
+		m->backend = profile_intern_cstr(p, "perf-script");
+		if (s.have_time)
+			m->clock_origin_ns = s.first_time;
+		if (s.have_event && s.event_len) {
+			char ev[128];
+			snprintf(ev, sizeof ev, "%.*s", (int)(s.event_len > 100 ? 100 : s.event_len), s.event);
+			m->mode = profile_intern_cstr(p, ev);
+			if (s.filtered && opts->warn) {
+				char msg[256];
+				snprintf(msg, sizeof msg,
+					 "kept only events of the first type seen (%s); skipped %llu events of other types",
+					 ev, (unsigned long long)s.filtered);
+				opts->warn(opts->warn_ctx, msg);
+			}
+		}
+	}
+	tc_release(&s.lines);
+	tc_release(&s.headers);
+	free(s.groups.v);
+	free(s.hdrs);
+	free(s.stack.v);
+	free(s.path.v);
+	sbuf_release(&s.scratch);
+	sbuf_release(&s.scratch2);
+	return rc;
+}
