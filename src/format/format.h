@@ -53,6 +53,7 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len);   /* by content */
 struct fmt_input {
 	char *data;  /* owned, NUL-terminated */
 	size_t len;
+	size_t map_len; /* non-zero when data is a private file mapping of this many bytes (fmt_input_release unmaps) */
 };
 enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e);
 void fmt_input_release(struct fmt_input *in);
