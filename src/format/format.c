@@ -256,6 +256,7 @@ static const struct {
 	writer_fn write;
 } writers[] = {
 	{ FMT_FOLDED, fmt_folded_write },
+	{ FMT_SVG, fmt_svg_write },
 };
 
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,

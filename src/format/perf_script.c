@@ -16,68 +16,7 @@
 
 #include "base/hashmap.h"
 #include "base/sbuf.h"
-
-/* A map from a byte string (kept in the input buffer) to a u32. */
-struct tc_ent {
-	uint64_t h;
-	const char *key;
-	uint32_t len;
-	uint32_t val;
-};
-
-struct tcache {
-	struct tc_ent *e;
-	size_t cap, n;
-};
-
-static bool tc_get(const struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t *val)
-{
-	if (!c->cap)
-		return false;
-	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
-		const struct tc_ent *x = &c->e[i];
-		if (!x->key)
-			return false;
-		if (x->h == h && x->len == len && memcmp(x->key, key, len & 0x7fffffffu) == 0) {
-			*val = x->val;
-			return true;
-		}
-	}
-}
-
-static bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t val)
-{
-	if ((c->n + 1) * 2 > c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		struct tc_ent *ne = calloc(ncap, sizeof *ne);
-		if (!ne)
-			return false;
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->e[i].key)
-				continue;
-			size_t j = c->e[i].h & (ncap - 1);
-			while (ne[j].key)
-				j = (j + 1) & (ncap - 1);
-			ne[j] = c->e[i];
-		}
-		free(c->e);
-		c->e = ne;
-		c->cap = ncap;
-	}
-	size_t i = h & (c->cap - 1);
-	while (c->e[i].key)
-		i = (i + 1) & (c->cap - 1);
-	c->e[i] = (struct tc_ent){ h, key, len, val };
-	c->n++;
-	return true;
-}
-
-static void tc_release(struct tcache *c)
-{
-	free(c->e);
-	c->e = NULL;
-	c->cap = c->n = 0;
-}
+#include "format/textcache.h"
 
 struct u32vec {
 	uint32_t *v;
