@@ -68,6 +68,7 @@ struct trie {
 	uint64_t *tot_a, *tot_b;
 	size_t n, cap;
 	struct hmap index; /* parent << 32 | label -> node */
+	bool direct;       /* built from one profile's tree without the index: no further profile may join */
 };
 
 static bool trie_grow(struct trie *T)
@@ -125,7 +126,7 @@ static void trie_release(struct trie *T)
 /* Maps every stack node of p to its trie node (parents come before children in both). Returns a malloc'd
  * array indexed by stack id, or NULL when out of memory. */
 static uint32_t *map_profile(struct trie *T, struct labels *L, const struct profile *p, struct label_table **lt_out,
-			     unsigned flags)
+			     unsigned flags, bool allow_direct)
 {
 	struct label_table *lt = label_table_build(p, flags);
 	if (!lt)
@@ -140,6 +141,27 @@ static uint32_t *map_profile(struct trie *T, struct labels *L, const struct prof
 		if ((flab[f] = lab_intern(L, lt->labels[f], lt->lens[f])) == UINT32_MAX)
 			goto fail;
 	map[0] = 0;
+	if (T->n == 1 && L->n == nf && allow_direct) {
+		/* the first profile and every frame has its own label: its prefix tree is the trie, no merging */
+		while (T->cap < ns)
+			if (!trie_grow(T))
+				goto fail;
+		for (size_t s = 1; s < ns; s++) {
+			uint32_t par = profile_stack_parent(p, (uint32_t)s);
+			uint32_t fr = profile_stack_frame(p, (uint32_t)s);
+			if (par >= s || fr >= nf)
+				goto fail;
+			map[s] = (uint32_t)s;
+			T->parent[s] = par;
+			T->label[s] = flab[fr];
+			T->depth[s] = T->depth[par] + 1;
+			T->tot_a[s] = T->tot_b[s] = 0;
+		}
+		T->n = ns;
+		T->direct = true;
+		free(flab);
+		return map;
+	}
 	for (size_t s = 1; s < ns; s++) {
 		uint32_t par = profile_stack_parent(p, (uint32_t)s);
 		uint32_t fr = profile_stack_frame(p, (uint32_t)s);
@@ -687,9 +709,9 @@ enum plumb_err flame_write_svg(const struct profile *after, FILE *out, const str
 	T.label[0] = UINT32_MAX;
 	T.depth[0] = 0;
 	T.tot_a[0] = T.tot_b[0] = 0;
-	if (!(map_a = map_profile(&T, &L, after, &lt_a, o->label_flags)))
+	if (!(map_a = map_profile(&T, &L, after, &lt_a, o->label_flags, !o->before)))
 		goto oom;
-	if (o->before && !(map_b = map_profile(&T, &L, o->before, &lt_b, o->label_flags)))
+	if (o->before && !(map_b = map_profile(&T, &L, o->before, &lt_b, o->label_flags, false)))
 		goto oom;
 	size_t nc;
 	const struct profile_count *c = profile_counts(after, &nc);
