@@ -40,6 +40,14 @@ static bool u32_push(struct u32vec *a, uint32_t x)
 struct header {
 	uint32_t root_frame;
 	uint32_t thread;
+	uint32_t idx;      /* index in ps.hdrs / ps.last */
+};
+
+/* The last stack seen for one header (thread): consecutive samples of a thread share most outer frames, so
+ * the walk down the prefix tree resumes where the new stack leaves the old one. */
+struct last_stack {
+	uint32_t *frames, *nodes; /* outermost first; nodes[i] is the tree node after frames[0..i] */
+	size_t n, cap;
 };
 
 struct ps {
@@ -52,6 +60,7 @@ struct ps {
 	struct tcache headers;   /* "comm pid/tid" -> index into hdrs */
 	struct u32vec groups;    /* [n, frame...] records */
 	struct header *hdrs;
+	struct last_stack *last;
 	size_t nhdrs, cap_hdrs;
 	/* the event being read */
 	bool in_event, skip;
@@ -60,7 +69,6 @@ struct ps {
 	uint64_t period;
 	uint64_t time_ns;
 	struct u32vec stack;     /* frames innermost first (each line's group pushed reversed) */
-	struct u32vec path;      /* scratch: outermost first */
 	/* the event filter: the first event type seen */
 	const char *event;
 	size_t event_len;
@@ -240,17 +248,6 @@ static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const 
 		s->oom = true;
 		return rec;
 	}
-	/* strip "+0x<hex>" */
-	for (size_t i = raw_len; i >= 3; i--) {
-		if (raw[i - 3] == '+' && raw[i - 2] == '0' && raw[i - 1] == 'x') {
-			size_t j = i;
-			while (j < raw_len && is_hex(raw[j]))
-				j++;
-			if (j == raw_len)
-				raw_len = i - 3;
-			break;
-		}
-	}
 	if (raw_len && raw[0] == '(')
 		return rec; /* a process name, not a frame */
 	if (fix_rust_name(raw, raw_len, &s->scratch2)) {
@@ -351,25 +348,38 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
 		return;
 	}
-	uint32_t key_len = (uint32_t)(le - rest);
-	bool cacheable = !s->o->addrs || !memmem(rest, key_len, "[unknown]", 9);
-	uint64_t h = hash_bytes(rest, key_len) ^ (s->java ? 0x9e3779b97f4a7c15ULL : 0);
-	uint32_t rec;
-	if (!cacheable || !tc_get(&s->lines, h, rest, key_len | (s->java ? 0x80000000u : 0), &rec)) {
-		const char *raw = rest, *raw_end = lsp;
-		while (raw < raw_end && is_ws(*raw))
-			raw++;
-		while (raw_end > raw && is_ws(raw_end[-1]))
-			raw_end--;
-		if (raw == raw_end) {
-			raw = " ";
-			raw_end = raw + 1;
+	/* the cache key: the function text with its "+0x<hex>" offset cut off, and the "(module)" */
+	const char *raw = rest, *raw_end = lsp;
+	while (raw < raw_end && is_ws(*raw))
+		raw++;
+	while (raw_end > raw && is_ws(raw_end[-1]))
+		raw_end--;
+	bool blank = raw == raw_end;
+	if (blank) {
+		raw = " ";
+		raw_end = raw + 1;
+	}
+	for (const char *o = raw_end; o - raw >= 3; o--) {
+		if (o[-3] == '+' && o[-2] == '0' && o[-1] == 'x') {
+			const char *x = o;
+			while (x < raw_end && is_hex(*x))
+				x++;
+			if (x == raw_end)
+				raw_end = o - 3;
+			break;
 		}
+	}
+	uint32_t key_len = (uint32_t)(raw_end - raw) | (s->java ? 0x80000000u : 0);
+	uint32_t mod_len = (uint32_t)(le - lsp);
+	bool cacheable = !blank && (!s->o->addrs || !memmem(raw, (size_t)(raw_end - raw), "[unknown]", 9));
+	uint64_t h = hash_bytes(raw, (size_t)(raw_end - raw)) ^ hash_u64(hash_bytes(lsp, mod_len) + key_len);
+	uint32_t rec;
+	if (!cacheable || !tc_get2(&s->lines, h, raw, key_len, lsp, mod_len, &rec)) {
 		rec = parse_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw), lsp + 2,
 				   (size_t)(le - lsp - 3));
 		if (s->oom)
 			return;
-		if (cacheable && !tc_put(&s->lines, h, rest, key_len | (s->java ? 0x80000000u : 0), rec)) {
+		if (cacheable && !tc_put2(&s->lines, h, raw, key_len, lsp, mod_len, rec)) {
 			s->oom = true;
 			return;
 		}
@@ -488,8 +498,14 @@ static bool event_header(struct ps *s, const char *line, size_t hdr_len, const c
 		if (!nh)
 			return false;
 		s->hdrs = nh;
+		struct last_stack *nl = realloc(s->last, nc * sizeof *nl);
+		if (!nl)
+			return false;
+		s->last = nl;
+		memset(nl + s->cap_hdrs, 0, (nc - s->cap_hdrs) * sizeof *nl);
 		s->cap_hdrs = nc;
 	}
+	hd.idx = (uint32_t)s->nhdrs;
 	s->hdrs[s->nhdrs] = hd;
 	if (!tc_put(&s->headers, h, line, (uint32_t)hdr_len, (uint32_t)s->nhdrs))
 		return false;
@@ -606,18 +622,40 @@ static void event_line(struct ps *s, const char *line, const char *le)
 static void after_event(struct ps *s)
 {
 	if (s->stack.n && !s->skip) {
-		s->path.n = 0;
-		if (!u32_push(&s->path, s->cur.root_frame)) {
-			s->oom = true;
-			return;
-		}
-		for (size_t i = s->stack.n; i > 0; i--)
-			if (!u32_push(&s->path, s->stack.v[i - 1])) {
+		struct last_stack *L = &s->last[s->cur.idx];
+		size_t n = s->stack.n + 1;
+		if (n > L->cap) {
+			size_t nc = n < 64 ? 64 : n * 2;
+			uint32_t *f = realloc(L->frames, nc * sizeof *f), *d = f ? realloc(L->nodes, nc * sizeof *d) : NULL;
+			if (f)
+				L->frames = f;
+			if (!d) {
 				s->oom = true;
 				return;
 			}
-		uint32_t st = profile_stack_from(s->p, s->path.v, s->path.n);
-		if (st == PROFILE_NOMEM || !profile_add_sample(s->p, st, s->cur.thread, s->time_ns, s->period)) {
+			L->nodes = d;
+			L->cap = nc;
+		}
+		/* outermost first: the process frame, then the collected frames reversed */
+		size_t k = 0; /* frames shared with this thread's previous stack */
+		uint32_t node = PROFILE_ROOT;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t f = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
+			if (k == i && i < L->n && L->frames[i] == f) {
+				node = L->nodes[i];
+				k++;
+				continue;
+			}
+			node = profile_stack(s->p, node, f);
+			if (node == PROFILE_NOMEM) {
+				s->oom = true;
+				return;
+			}
+			L->frames[i] = f;
+			L->nodes[i] = node;
+		}
+		L->n = n;
+		if (!profile_add_sample(s->p, node, s->cur.thread, s->time_ns, s->period)) {
 			s->oom = true;
 			return;
 		}
@@ -735,9 +773,13 @@ enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fm
 	tc_release(&s.lines);
 	tc_release(&s.headers);
 	free(s.groups.v);
+	for (size_t i = 0; i < s.nhdrs; i++) {
+		free(s.last[i].frames);
+		free(s.last[i].nodes);
+	}
+	free(s.last);
 	free(s.hdrs);
 	free(s.stack.v);
-	free(s.path.v);
 	sbuf_release(&s.scratch);
 	sbuf_release(&s.scratch2);
 	return rc;

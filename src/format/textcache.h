@@ -15,6 +15,8 @@ struct tc_ent {
 	const char *key;
 	uint32_t len;
 	uint32_t val;
+	const char *key2; /* optional second part of the key (tc_get2/tc_put2), NULL otherwise */
+	uint64_t len2;
 };
 
 struct tcache {
@@ -59,8 +61,39 @@ static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_
 	size_t i = h & (c->cap - 1);
 	while (c->e[i].key)
 		i = (i + 1) & (c->cap - 1);
-	c->e[i] = (struct tc_ent){ h, key, len, val };
+	c->e[i] = (struct tc_ent){ h, key, len, val, NULL, 0 };
 	c->n++;
+	return true;
+}
+
+/* The same with a key in two pieces (both kept in the input buffer). */
+static inline bool tc_get2(const struct tcache *c, uint64_t h, const char *key, uint32_t len, const char *key2,
+			   uint32_t len2, uint32_t *val)
+{
+	if (!c->cap)
+		return false;
+	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
+		const struct tc_ent *x = &c->e[i];
+		if (!x->key)
+			return false;
+		if (x->h == h && x->len == len && x->len2 == len2 && memcmp(x->key, key, len & 0x7fffffffu) == 0 &&
+		    memcmp(x->key2, key2, len2) == 0) {
+			*val = x->val;
+			return true;
+		}
+	}
+}
+
+static inline bool tc_put2(struct tcache *c, uint64_t h, const char *key, uint32_t len, const char *key2,
+			   uint32_t len2, uint32_t val)
+{
+	if (!tc_put(c, h, key, len, val))
+		return false;
+	size_t i = h & (c->cap - 1);
+	while (c->e[i].key != key || c->e[i].h != h || c->e[i].key2)
+		i = (i + 1) & (c->cap - 1);
+	c->e[i].key2 = key2;
+	c->e[i].len2 = len2;
 	return true;
 }
 
