@@ -43,28 +43,37 @@ def folded(n_stacks, target_mb, out):
 
 
 def perf(target_mb, out):
+    """Eight threads of one process, sampled in turn. Like a real program, a thread's stack changes a little
+    between two samples (a few innermost frames return, a few calls are made); every sample has its own
+    addresses and offsets."""
     rng = random.Random(7)
     fn = names(rng, 3000)
-    libs = ["/usr/lib/x86_64-linux-gnu/libc.so.6", "/opt/app/bin/server", "/opt/app/lib/libdb.so",
-            "[kernel.kallsyms]"]
+    libs = ["/usr/lib/x86_64-linux-gnu/libc.so.6", "/opt/app/bin/server", "/opt/app/lib/libdb.so"]
+    kernel = ["entry_SYSCALL_64", "do_syscall_64", "__x64_sys_read", "ksys_read", "vfs_read", "schedule"]
+    stacks = {4000 + i: [i] for i in range(8)}
     written = 0
     target = target_mb * 1024 * 1024
     t = 1000.0
     chunks = []
     while written < target:
         tid = 4000 + rng.randrange(8)
+        st = stacks[tid]
+        for _ in range(rng.randint(0, 5)):
+            if len(st) > 4:
+                st.pop()
+        for _ in range(rng.randint(0, 5)):
+            if len(st) < 60:
+                st.append((st[-1] * 31 + rng.randrange(4) * 7 + len(st)) % len(fn))
         t += 0.000101
-        ev = ["server %d/%d [00%d] %.6f:   10101010 cpu-clock:u: " % (4000, tid, tid % 2, t)]
-        d = rng.randint(8, 40)
-        node = rng.randrange(50)
-        frames = []
-        for k in range(d):
-            node = (node * 17 + rng.randrange(3 if k < 20 else 6)) % len(fn)
-            lib = libs[node % 3] if k < d - 3 else libs[3]
-            frames.append("\t%16x %s+0x%x (%s)" % (0x7f0000000000 + node * 4096 + rng.randrange(64) * 4, fn[node],
-                                                  rng.randrange(64) * 4, lib))
-        frames.reverse()
-        block = "\n".join(ev + frames) + "\n\n"
+        lines = ["server %d/%d [00%d] %.6f:   10101010 cpu-clock: " % (4000, tid, tid % 2, t)]
+        if rng.random() < 0.2:
+            for k in kernel[: rng.randint(2, 6)][::-1]:
+                lines.append("\tffffffff8%07x %s+0x%x ([kernel.kallsyms])" % (rng.randrange(1 << 24), k,
+                                                                           rng.randrange(512)))
+        for node in reversed(st):
+            lines.append("\t%16x %s+0x%x (%s)" % (0x7f0000000000 + node * 4096 + rng.randrange(64) * 4,
+                                                fn[node], rng.randrange(256), libs[node % 3]))
+        block = "\n".join(lines) + "\n\n"
         chunks.append(block)
         written += len(block)
         if len(chunks) > 5000:

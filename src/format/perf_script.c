@@ -372,7 +372,10 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 	uint32_t key_len = (uint32_t)(raw_end - raw) | (s->java ? 0x80000000u : 0);
 	uint32_t mod_len = (uint32_t)(le - lsp);
 	bool cacheable = !blank && (!s->o->addrs || !memmem(raw, (size_t)(raw_end - raw), "[unknown]", 9));
-	uint64_t h = hash_bytes(raw, (size_t)(raw_end - raw)) ^ hash_u64(hash_bytes(lsp, mod_len) + key_len);
+	/* the module's length and last bytes are enough for the hash; equality checks the whole key */
+	uint64_t tail = 0;
+	memcpy(&tail, le - (mod_len < 8 ? mod_len : 8), mod_len < 8 ? mod_len : 8);
+	uint64_t h = hash_bytes(raw, (size_t)(raw_end - raw)) ^ hash_u64(tail + ((uint64_t)mod_len << 32) + key_len);
 	uint32_t rec;
 	if (!cacheable || !tc_get2(&s->lines, h, raw, key_len, lsp, mod_len, &rec)) {
 		rec = parse_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw), lsp + 2,

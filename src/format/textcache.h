@@ -66,6 +66,25 @@ static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_
 	return true;
 }
 
+/* Byte equality, inlined (keys are short: a call to memcmp costs more than the compare). */
+static inline bool tc_eq(const char *a, const char *b, size_t n)
+{
+	while (n >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+		a += 8;
+		b += 8;
+		n -= 8;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
 /* The same with a key in two pieces (both kept in the input buffer). */
 static inline bool tc_get2(const struct tcache *c, uint64_t h, const char *key, uint32_t len, const char *key2,
 			   uint32_t len2, uint32_t *val)
@@ -76,8 +95,8 @@ static inline bool tc_get2(const struct tcache *c, uint64_t h, const char *key, 
 		const struct tc_ent *x = &c->e[i];
 		if (!x->key)
 			return false;
-		if (x->h == h && x->len == len && x->len2 == len2 && memcmp(x->key, key, len & 0x7fffffffu) == 0 &&
-		    memcmp(x->key2, key2, len2) == 0) {
+		if (x->h == h && x->len == len && x->len2 == len2 && tc_eq(x->key, key, len & 0x7fffffffu) &&
+		    tc_eq(x->key2, key2, len2)) {
 			*val = x->val;
 			return true;
 		}
