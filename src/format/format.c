@@ -258,6 +258,7 @@ static const struct {
 	{ FMT_FOLDED, fmt_folded_write },
 	{ FMT_SVG, fmt_svg_write },
 	{ FMT_SPEEDSCOPE, fmt_speedscope_write },
+	{ FMT_PPROF, fmt_pprof_write },
 };
 
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
