@@ -259,6 +259,7 @@ static const struct {
 	{ FMT_SVG, fmt_svg_write },
 	{ FMT_SPEEDSCOPE, fmt_speedscope_write },
 	{ FMT_PPROF, fmt_pprof_write },
+	{ FMT_GECKO, fmt_gecko_write },
 };
 
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
@@ -319,11 +320,13 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 			write = writers[i].write;
 	if (!write)
 		return perr_set(e, PLUMB_EINVAL, "writing %s files is not supported", fmt_name(kind));
+	struct fmt_write_opts o = *opts;
+	o.path = path;
 	struct atomic_file af;
 	enum plumb_err rc = atomic_open(&af, path, e);
 	if (rc)
 		return rc;
-	rc = write(p, af.fp, opts, e);
+	rc = write(p, af.fp, &o, e);
 	if (rc) {
 		atomic_abort(&af);
 		return rc;

@@ -42,6 +42,7 @@ struct fmt_write_opts {
 	bool threads;            /* folded: a root frame per thread "name (tid)" */
 	const char *title;       /* svg */
 	void *render;            /* writer-specific options (struct flame_opts * for svg), may be NULL */
+	const char *path;        /* set by fmt_write_file: the destination ("-" for stdout), e.g. for .gz */
 };
 
 enum fmt_kind fmt_from_name(const char *name);          /* "folded", "gecko", ... */
@@ -73,6 +74,8 @@ enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, s
 enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				struct perr *e);
 
+/* Writes data gzip-compressed to out (pprof, .json.gz). */
+enum plumb_err fmt_gzip_write(const void *data, size_t len, FILE *out, struct perr *e);
 /* perf script text (stackcollapse-perf semantics, see src/format/perf_script.c). */
 /* True when the text looks like `perf script` output (an event line, then a stack line). */
 bool fmt_perf_script_sniff(const char *buf, size_t len);

@@ -7,7 +7,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "base/hashmap.h"
 #include "base/redact.h"
@@ -135,28 +134,6 @@ static void value_type(struct sbuf *b, unsigned field, struct strtab *t, const c
 	pb_uint(&m, 2, st_cstr(t, unit));
 	pb_msg(b, field, &m);
 	sbuf_release(&m);
-}
-
-static enum plumb_err gzip_out(const struct sbuf *data, FILE *out, struct perr *e)
-{
-	z_stream zs;
-	memset(&zs, 0, sizeof zs);
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-		return perr_set(e, PLUMB_ENOMEM, "cannot start gzip");
-	unsigned char buf[65536];
-	zs.next_in = (Bytef *)(data->buf ? data->buf : "");
-	zs.avail_in = (uInt)data->len;
-	int rc;
-	do {
-		zs.next_out = buf;
-		zs.avail_out = sizeof buf;
-		rc = deflate(&zs, Z_FINISH);
-		fwrite(buf, 1, sizeof buf - zs.avail_out, out);
-	} while (rc == Z_OK || rc == Z_BUF_ERROR);
-	deflateEnd(&zs);
-	if (rc != Z_STREAM_END)
-		return perr_set(e, PLUMB_EOUTPUT, "gzip failed");
-	return PLUMB_OK;
 }
 
 enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e)
@@ -287,7 +264,7 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}
-	rc = gzip_out(&body, out, e);
+	rc = fmt_gzip_write(body.buf ? body.buf : "", body.len, out, e);
 	if (!rc && ferror(out))
 		rc = perr_set(e, PLUMB_EOUTPUT, "write failed");
 done:
