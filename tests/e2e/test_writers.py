@@ -10,7 +10,7 @@ import subprocess
 import unittest
 from collections import Counter
 
-from plumbtest import FIXTURES, TempDir, plumb
+from plumbtest import FIXTURES, TempDir, plumb, read_folded, shares, target
 
 PERF = os.path.join(FIXTURES, "flamegraph", "test", "perf-vertx-stacks-01.txt")
 
@@ -112,6 +112,39 @@ class Writers(TempDir):
         self.assertEqual(c, leaf_counts(self.folded(inp)))
         times = [x for t in doc["threads"] for x in t["samples"]["time"]]
         self.assertGreater(max(times), 0)
+
+    def test_recorded_profile_same_top_functions_everywhere(self):
+        """A profile recorded by plumb (the 50/30/20 split target): go tool pprof, the SVG and the folded
+        profile agree on each path's share."""
+        go = shutil.which("go")
+        if not go:
+            self.skipTest("go is not installed (Debian golang-go)")
+        folded = self.path("rec.folded")
+        r = plumb("record", "-o", folded, "--", target("split"), timeout=120)
+        if r.returncode != 0:
+            self.skipTest("plumb record is not usable here: " + r.stderr.strip()[-200:])
+        rows = read_folded(folded)
+        want = shares(rows, ["path_a", "path_b", "path_c"])
+        pb, svg = self.path("rec.pb.gz"), self.path("rec.svg")
+        self.assertEqual(plumb("convert", folded, "-o", pb).returncode, 0)
+        self.assertEqual(plumb("flame", folded, "-o", svg).returncode, 0)
+        top = subprocess.run([go, "tool", "pprof", "-top", "-cum", pb], capture_output=True, text=True,
+                             timeout=120)
+        self.assertEqual(top.returncode, 0, top.stderr)
+        cum = {}
+        for line in top.stdout.splitlines():
+            m = re.match(r"^\s*\S+\s+[\d.]+%\s+[\d.]+%\s+\S+\s+([\d.]+)%\s+(\S+)", line)
+            if m:
+                cum[m.group(2)] = float(m.group(1))
+        with open(svg) as f:
+            text = f.read()
+        for name in ("path_a", "path_b", "path_c"):
+            self.assertAlmostEqual(cum[name.split(" ")[0]], want[name], delta=1.0, msg=(name, top.stdout))
+            m = re.search(r"<title>%s \([^)]*\) \([\d,]+ samples, ([\d.]+)%%" % name, text)
+            self.assertIsNotNone(m, name)
+            self.assertAlmostEqual(float(m.group(1)), want[name], delta=1.0)
+        self.assertGreater(want["path_a"], want["path_b"])
+        self.assertGreater(want["path_b"], want["path_c"])
 
     def test_round_trip_through_hot(self):
         """`plumb hot` on the speedscope and Firefox conversions names the same top function (needs the readers
