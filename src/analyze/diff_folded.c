@@ -15,8 +15,7 @@
 #include "cmd/cmd.h"
 
 struct dstack {
-	char *text; /* points into `all` by offset */
-	size_t off, len;
+	size_t off, len; /* the stack text in dtable.all */
 	uint64_t a, b;
 };
 

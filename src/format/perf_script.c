@@ -672,7 +672,7 @@ static void after_event(struct ps *s)
 bool fmt_perf_script_sniff(const char *buf, size_t len)
 {
 	const char *end = buf + len, *line = buf;
-	const char *ev = NULL, *ev_end = NULL;
+	const char *ev = NULL;
 	int looked = 0;
 	while (line < end && looked < 64) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -689,7 +689,6 @@ bool fmt_perf_script_sniff(const char *buf, size_t len)
 				if (!off || !memchr(line + off, ':', (size_t)(t - line - (ptrdiff_t)off)))
 					return false;
 				ev = line;
-				ev_end = t;
 				/* a one-frame stack on the event line itself: "... cycles:u:  ffff sym (module)" */
 				if (t[-1] == ')' && memchr(line + off, '(', (size_t)(t - line - (ptrdiff_t)off)))
 					return true;
@@ -713,7 +712,6 @@ bool fmt_perf_script_sniff(const char *buf, size_t len)
 		}
 		line = nl ? nl + 1 : end;
 	}
-	(void)ev_end;
 	return false;
 }
 

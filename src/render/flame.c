@@ -13,6 +13,7 @@
 
 #include "base/hashmap.h"
 #include "base/sbuf.h"
+#include "format/utf8.h"
 #include "profile/label.h"
 
 #define FRAME_H 16
@@ -441,7 +442,7 @@ static void colour(const char *pal, const char *s, size_t n, int rgb[3])
 /* ---- SVG text ---- */
 
 /* Appends s as XML character data: markup characters escaped, control bytes and invalid UTF-8 replaced
- * with '?', so the document is always well-formed. At most max_chars characters (0: all). */
+ * with '?', so the document is always well-formed. */
 static void xml_text(FILE *out, const char *s, size_t n)
 {
 	const unsigned char *p = (const unsigned char *)s, *end = p + n;
@@ -459,18 +460,11 @@ static void xml_text(FILE *out, const char *s, size_t n)
 			p++;
 			continue;
 		}
-		size_t len = c >= 0xf0 && c < 0xf5 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 && c < 0xe0 ? 2 : 0;
-		bool valid = len && (size_t)(end - p) >= len;
-		for (size_t i = 1; valid && i < len; i++)
-			valid = (p[i] & 0xc0) == 0x80;
-		if (valid && len == 3) {
-			unsigned cp = ((c & 0x0f) << 12) | ((p[1] & 0x3f) << 6) | (p[2] & 0x3f);
-			valid = cp >= 0x800 && (cp < 0xd800 || cp > 0xdfff) && cp != 0xfffe && cp != 0xffff;
-		} else if (valid && len == 4) {
-			unsigned cp = ((c & 0x07) << 18) | ((p[1] & 0x3f) << 12);
-			valid = cp >= 0x10000 && cp <= 0x10ffff;
-		}
-		if (valid) {
+		size_t len = utf8_seq_len(p, (size_t)(end - p));
+		/* U+FFFE and U+FFFF are not XML characters */
+		if (len == 3 && p[0] == 0xef && p[1] == 0xbf && (p[2] == 0xbe || p[2] == 0xbf))
+			len = 0;
+		if (len) {
 			fwrite(p, 1, len, out);
 			p += len;
 		} else {
