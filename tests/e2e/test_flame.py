@@ -94,6 +94,57 @@ class FlameContent(TempDir):
         for feature in ("function zoom(", "function search(", "Matched: ", "Reset Zoom"):
             self.assertIn(feature, svg)
 
+    def test_script_parses(self):
+        """The embedded JavaScript is valid (node --check), and its functions run against a minimal DOM:
+        zoom rescales the clicked box to the full width, search reports the matched share."""
+        node = shutil.which("node")
+        if not node:
+            self.skipTest("node is not installed: cannot check the SVG's script")
+        svg = self.path("f.svg")
+        self.assertEqual(plumb("flame", self.folded, "-o", svg).returncode, 0)
+        with open(svg) as f:
+            text = f.read()
+        script = text.split("<![CDATA[", 1)[1].split("]]>", 1)[0]
+        js = self.path("s.js")
+        harness = script + """
+function El(tag, attrs, kids) { this.tagName = tag; this.attrs = attrs || {}; this.kids = kids || [];
+  this.classList = { s: {}, add: function (c) { this.s[c] = 1; }, remove: function (c) { delete this.s[c]; } };
+  this.textContent = attrs && attrs._text || ''; this.firstChild = { nodeValue: '' }; var me = this;
+  this.kids.forEach(function (k) { k.parentNode = me; }); }
+El.prototype.getAttribute = function (k) { return this.attrs[k]; };
+El.prototype.setAttribute = function (k, v) { this.attrs[k] = String(v); };
+El.prototype.getElementsByTagName = function (t) { var out = []; (function walk(e) { e.kids.forEach(function (k) {
+  if (k.tagName === t) out.push(k); walk(k); }); })(this); return out; };
+El.prototype.addEventListener = function () {};
+var groups = JSON.parse(process.argv[2]).map(function (b) { return new El('g', {}, [
+  new El('title', { _text: b[0] }), new El('rect', { x: b[1], y: b[2], width: b[3], fill: 'red' }), new El('text', {})]); });
+var framesEl = new El('g', { id: 'frames', 'data-icicle': '0' }, groups);
+var ids = { frames: framesEl, details: new El('text'), matched: new El('text'), unzoom: new El('text'), search: new El('text') };
+global.document = { documentElement: new El('svg', { width: '1200' }), getElementById: function (i) { return ids[i]; } };
+global.window = { addEventListener: function () {} };
+init({});
+var evalg = groups.filter(function (g) { return g.kids[0].textContent.indexOf('eval ') === 0; })[0];
+zoom(evalg);
+search('^(add|mul)$');
+console.log(JSON.stringify({ w: +evalg.kids[1].getAttribute('width'), matched: ids.matched.firstChild.nodeValue }));
+"""
+        with open(js, "w") as f:
+            f.write(harness)
+        chk = subprocess.run([node, "--check", js], capture_output=True, text=True)
+        self.assertEqual(chk.returncode, 0, chk.stderr)
+        root = ET.parse(svg).getroot()
+        data = []
+        for g in root.iter(SVG + "g"):
+            t, r = g.find(SVG + "title"), g.find(SVG + "rect")
+            if t is not None and r is not None:
+                data.append([t.text, r.get("x"), r.get("y"), r.get("width")])
+        import json
+        run = subprocess.run([node, js, json.dumps(data)], capture_output=True, text=True)
+        self.assertEqual(run.returncode, 0, run.stderr)
+        res = json.loads(run.stdout)
+        self.assertAlmostEqual(res["w"], 1180, delta=0.1)
+        self.assertEqual(res["matched"], "Matched: 60.0%")
+
     def test_same_input_same_bytes(self):
         for args in ([], ["--reverse"], ["--colors", "mem"], ["--flamechart"]):
             a, b = self.path("a.svg"), self.path("b.svg")
