@@ -128,7 +128,7 @@ enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fm
 				else if (fl > 4 && memcmp(f + fl - 4, "_[j]", 4) == 0)
 					fr.kind = FRAME_JIT;
 				if (fr.func == PROFILE_NOMEM || (fid = profile_frame(p, &fr)) == PROFILE_NOMEM ||
-				    !tc_put(&labels, h, f, (uint32_t)fl, fid))
+				    !tc_put(&labels, h, profile_str(p, fr.func), (uint32_t)fl, fid))
 					goto oom;
 			}
 			node = profile_stack(p, node, fid);

@@ -37,6 +37,13 @@ static bool u32_push(struct u32vec *a, uint32_t x)
 	return true;
 }
 
+/* Copies of cache keys, packed in blocks that never move. */
+struct key_block {
+	struct key_block *next;
+	size_t used;
+	char data[65536];
+};
+
 struct header {
 	uint32_t root_frame;
 	uint32_t thread;
@@ -78,7 +85,26 @@ struct ps {
 	uint64_t first_time;
 	bool have_time;
 	struct sbuf scratch, scratch2;
+	struct key_block *keys;
 };
+
+static const char *key_copy(struct ps *s, const char *k, size_t n)
+{
+	if (n > sizeof s->keys->data)
+		return NULL;
+	if (!s->keys || sizeof s->keys->data - s->keys->used < n) {
+		struct key_block *b = malloc(sizeof *b);
+		if (!b)
+			return NULL;
+		b->next = s->keys;
+		b->used = 0;
+		s->keys = b;
+	}
+	char *dst = s->keys->data + s->keys->used;
+	memcpy(dst, k, n);
+	s->keys->used += n;
+	return dst;
+}
 
 static void warn_once(struct ps *s, bool *flag, const char *what, const char *line, const char *le)
 {
@@ -382,7 +408,11 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 				   (size_t)(le - lsp - 3));
 		if (s->oom)
 			return;
-		if (cacheable && !tc_put2(&s->lines, h, raw, key_len, lsp, mod_len, rec)) {
+		/* the key is copied next to the other keys: compares then touch a few hot cache lines instead of
+		 * wherever in the input the line first appeared */
+		const char *kr = cacheable ? key_copy(s, raw, (size_t)(raw_end - raw)) : NULL;
+		const char *km = kr ? key_copy(s, lsp, mod_len) : NULL;
+		if (cacheable && (!km || !tc_put2(&s->lines, h, kr, key_len, km, mod_len, rec))) {
 			s->oom = true;
 			return;
 		}
@@ -770,6 +800,10 @@ enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fm
 				opts->warn(opts->warn_ctx, msg);
 			}
 		}
+	}
+	for (struct key_block *b = s.keys, *next; b; b = next) {
+		next = b->next;
+		free(b);
 	}
 	tc_release(&s.lines);
 	tc_release(&s.headers);
