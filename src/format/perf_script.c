@@ -9,6 +9,7 @@
  * cached the same way. */
 #include "format/format.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,29 @@ static bool u32_push(struct u32vec *a, uint32_t x)
 	}
 	a->v[a->n++] = x;
 	return true;
+}
+
+#define WARN_MAX 400
+
+/* The event filter handed from the first half of a split read to the second. */
+struct ev_share {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	bool known;
+	const char *event; /* NULL: the first half had no event line */
+	size_t len;
+};
+
+static void share_publish(struct ev_share *sh, const char *ev, size_t len)
+{
+	pthread_mutex_lock(&sh->mu);
+	if (!sh->known) {
+		sh->known = true;
+		sh->event = ev;
+		sh->len = len;
+		pthread_cond_broadcast(&sh->cv);
+	}
+	pthread_mutex_unlock(&sh->mu);
 }
 
 /* Copies of cache keys, packed in blocks that never move. */
@@ -82,6 +106,10 @@ struct ps {
 	bool have_event;
 	uint64_t filtered;       /* events of other types skipped */
 	bool warned_event, warned_stack;
+	char msg_event[WARN_MAX], msg_stack[WARN_MAX];
+	struct ev_share *share;  /* two-part reads: the first part publishes the event filter, the second waits */
+	bool publisher;
+	const char *part, *part_end; /* the text a worker thread reads */
 	uint64_t first_time;
 	bool have_time;
 	struct sbuf scratch, scratch2;
@@ -106,17 +134,15 @@ static const char *key_copy(struct ps *s, const char *k, size_t n)
 	return dst;
 }
 
+/* Keeps the first message of a kind; they are reported at the end, in file order (see ps_report). */
 static void warn_once(struct ps *s, bool *flag, const char *what, const char *line, const char *le)
 {
 	if (*flag)
 		return;
 	*flag = true;
-	if (!s->o->warn)
-		return;
 	int n = (int)(le - line);
-	char msg[512];
-	snprintf(msg, sizeof msg, "%s: %.*s%s", what, n > 300 ? 300 : n, line, n > 300 ? "..." : "");
-	s->o->warn(s->o->warn_ctx, msg);
+	char *msg = flag == &s->warned_event ? s->msg_event : s->msg_stack;
+	snprintf(msg, WARN_MAX, "%s: %.*s%s", what, n > 300 ? 300 : n, line, n > 300 ? "..." : "");
 }
 
 static inline bool is_ws(char c)
@@ -606,6 +632,19 @@ static void event_line(struct ps *s, const char *line, const char *le)
 			if (ok)
 				s->period = v;
 		}
+		if (!s->have_event && s->share && !s->publisher) {
+			/* the second half of a split read: the filter is the first half's first event */
+			pthread_mutex_lock(&s->share->mu);
+			while (!s->share->known)
+				pthread_cond_wait(&s->share->cv, &s->share->mu);
+			if (s->share->event) {
+				s->have_event = true;
+				s->event = s->share->event;
+				s->event_len = s->share->len;
+			}
+			pthread_mutex_unlock(&s->share->mu);
+			s->share = NULL;
+		}
 		if (s->have_event) {
 			if (ev_len != s->event_len || memcmp(ev, s->event, ev_len) != 0) {
 				s->skip = true;
@@ -616,6 +655,8 @@ static void event_line(struct ps *s, const char *line, const char *le)
 			s->have_event = true;
 			s->event = ev;
 			s->event_len = ev_len;
+			if (s->share && s->publisher)
+				share_publish(s->share, ev, ev_len);
 		}
 		if (s->o->keep_timeline) {
 			const char *t = c1;
@@ -745,19 +786,20 @@ bool fmt_perf_script_sniff(const char *buf, size_t len)
 	return false;
 }
 
-enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
-				    struct perr *e)
+static void ps_init(struct ps *s, struct profile *p, const struct fmt_read_opts *opts, struct perr *e)
 {
-	struct ps s;
-	memset(&s, 0, sizeof s);
-	s.p = p;
-	s.o = opts;
-	s.e = e;
-	s.period = 1;
-	s.scratch = (struct sbuf)SBUF_INIT;
-	s.scratch2 = (struct sbuf)SBUF_INIT;
-	const char *end = buf + len;
-	for (const char *line = buf; line < end && !s.oom;) {
+	memset(s, 0, sizeof *s);
+	s->p = p;
+	s->o = opts;
+	s->e = e;
+	s->period = 1;
+	s->scratch = (struct sbuf)SBUF_INIT;
+	s->scratch2 = (struct sbuf)SBUF_INIT;
+}
+
+static void ps_run(struct ps *s, const char *buf, const char *end)
+{
+	for (const char *line = buf; line < end && !s->oom;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		const char *next = nl ? nl + 1 : end;
 		if (*line == '#') {
@@ -768,22 +810,160 @@ enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fm
 		while (le > line && is_ws(le[-1]))
 			le--;
 		if (le == line)
-			after_event(&s);
-		else if (s.in_event)
-			stack_line(&s, line, le);
+			after_event(s);
+		else if (s->in_event)
+			stack_line(s, line, le);
 		else {
-			event_line(&s, line, le);
-			if (s.stack.n)
-				after_event(&s);
+			event_line(s, line, le);
+			if (s->stack.n)
+				after_event(s);
 		}
 		line = next;
 	}
-	if (!s.oom && s.stack.n)
-		after_event(&s);
+	if (!s->oom && s->stack.n)
+		after_event(s);
+	if (s->share && s->publisher)
+		share_publish(s->share, NULL, 0); /* no event line at all in this part */
+}
+
+static void ps_release(struct ps *s)
+{
+	for (struct key_block *b = s->keys, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	tc_release(&s->lines);
+	tc_release(&s->headers);
+	free(s->groups.v);
+	for (size_t i = 0; i < s->nhdrs; i++) {
+		free(s->last[i].frames);
+		free(s->last[i].nodes);
+	}
+	free(s->last);
+	free(s->hdrs);
+	free(s->stack.v);
+	sbuf_release(&s->scratch);
+	sbuf_release(&s->scratch2);
+}
+
+static void *ps_thread(void *arg)
+{
+	struct ps *s = arg;
+	ps_run(s, s->part, s->part_end);
+	return NULL;
+}
+
+/* Adds everything src holds to dst (frames, stacks, threads, samples). src comes from the later part of the
+ * same text, so appending keeps first-seen order and time order. Strings hold no NUL (checked by the caller). */
+static bool merge_into(struct profile *dst, const struct profile *src)
+{
+	size_t nf = profile_nframes(src), ns = profile_nstacks(src), nt = profile_nthreads(src);
+	uint32_t *fmap = malloc((nf ? nf : 1) * sizeof *fmap), *smap = malloc(ns * sizeof *smap);
+	uint32_t *tmap = malloc((nt ? nt : 1) * sizeof *tmap);
+	bool ok = fmap && smap && tmap;
+	for (size_t f = 0; ok && f < nf; f++) {
+		struct frame fr = *profile_frame_get(src, (uint32_t)f);
+		fr.func = profile_intern_cstr(dst, profile_str(src, fr.func));
+		fr.file = profile_intern_cstr(dst, profile_str(src, fr.file));
+		fr.module = profile_intern_cstr(dst, profile_str(src, fr.module));
+		ok = fr.func != PROFILE_NOMEM && fr.file != PROFILE_NOMEM && fr.module != PROFILE_NOMEM &&
+		     (fmap[f] = profile_frame(dst, &fr)) != PROFILE_NOMEM;
+	}
+	if (ok)
+		smap[0] = PROFILE_ROOT;
+	for (size_t i = 1; ok && i < ns; i++)
+		ok = (smap[i] = profile_stack(dst, smap[profile_stack_parent(src, (uint32_t)i)],
+					      fmap[profile_stack_frame(src, (uint32_t)i)])) != PROFILE_NOMEM;
+	for (size_t t = 0; ok && t < nt; t++) {
+		const struct profile_thread *th = profile_thread_get(src, (uint32_t)t);
+		ok = (tmap[t] = profile_thread(dst, th->pid, th->tid, profile_str(src, th->name))) != PROFILE_NOMEM;
+	}
+	size_t n;
+	if (ok && profile_has_timeline(src)) {
+		const struct profile_sample *tl = profile_timeline(src, &n);
+		for (size_t i = 0; ok && i < n; i++)
+			ok = profile_add_sample(dst, smap[tl[i].stack], tmap[tl[i].thread], tl[i].time_ns, tl[i].weight);
+	} else if (ok) {
+		const struct profile_count *c = profile_counts(src, &n);
+		for (size_t i = 0; ok && i < n; i++)
+			ok = profile_add_sample(dst, smap[c[i].stack], tmap[c[i].thread], 0, c[i].weight);
+	}
+	free(fmap);
+	free(smap);
+	free(tmap);
+	return ok;
+}
+
+/* Where a big text splits in two for two threads: just after a blank line near the middle (every parser
+ * state resets there). 0 when the text is small, holds NUL bytes, or has no such point. */
+static size_t split_point(const char *buf, size_t len)
+{
+	if (len < ((size_t)16 << 20) || memchr(buf, '\0', len))
+		return 0;
+	const char *mid = buf + len / 2;
+	const char *bl = memmem(mid, (size_t)(buf + len - mid), "\n\n", 2);
+	return bl ? (size_t)(bl + 2 - buf) : 0;
+}
+
+enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e)
+{
+	struct ps s, s2;
+	struct profile *p2 = NULL;
+	struct ev_share share = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, NULL, 0 };
+	ps_init(&s, p, opts, e);
+	ps_init(&s2, NULL, opts, e);
+	size_t split = split_point(buf, len);
+	pthread_t worker;
+	bool threaded = false;
+	if (split && (p2 = profile_new())) {
+		profile_keep_timeline(p2, profile_has_timeline(p));
+		s2.p = p2;
+		s2.share = &share;
+		s2.part = buf + split;
+		s2.part_end = buf + len;
+		s.share = &share;
+		s.publisher = true;
+		threaded = pthread_create(&worker, NULL, ps_thread, &s2) == 0;
+		if (!threaded) {
+			s.share = NULL;
+			profile_free(p2);
+			p2 = NULL;
+		}
+	}
+	ps_run(&s, buf, buf + (threaded ? split : len));
+	if (threaded) {
+		pthread_join(worker, NULL);
+		if (!s.oom && !s2.oom && !merge_into(p, p2))
+			s.oom = true;
+		s.oom |= s2.oom;
+		s.filtered += s2.filtered;
+		if (!s.have_time && s2.have_time) {
+			s.have_time = true;
+			s.first_time = s2.first_time;
+		}
+		if (!s.have_event && s2.have_event) {
+			s.have_event = true;
+			s.event = s2.event;
+			s.event_len = s2.event_len;
+		}
+		if (!s.warned_event && s2.warned_event) {
+			s.warned_event = true;
+			memcpy(s.msg_event, s2.msg_event, WARN_MAX);
+		}
+		if (!s.warned_stack && s2.warned_stack) {
+			s.warned_stack = true;
+			memcpy(s.msg_stack, s2.msg_stack, WARN_MAX);
+		}
+	}
 	enum plumb_err rc = PLUMB_OK;
 	if (s.oom) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading perf script text");
 	} else {
+		if (opts->warn && s.warned_event)
+			opts->warn(opts->warn_ctx, s.msg_event);
+		if (opts->warn && s.warned_stack)
+			opts->warn(opts->warn_ctx, s.msg_stack);
 		struct profile_meta *m = profile_meta(p);
 		m->backend = profile_intern_cstr(p, "perf-script");
 		if (s.have_time)
@@ -801,21 +981,8 @@ enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fm
 			}
 		}
 	}
-	for (struct key_block *b = s.keys, *next; b; b = next) {
-		next = b->next;
-		free(b);
-	}
-	tc_release(&s.lines);
-	tc_release(&s.headers);
-	free(s.groups.v);
-	for (size_t i = 0; i < s.nhdrs; i++) {
-		free(s.last[i].frames);
-		free(s.last[i].nodes);
-	}
-	free(s.last);
-	free(s.hdrs);
-	free(s.stack.v);
-	sbuf_release(&s.scratch);
-	sbuf_release(&s.scratch2);
+	ps_release(&s);
+	ps_release(&s2);
+	profile_free(p2);
 	return rc;
 }

@@ -91,7 +91,7 @@ class InfernoCollapsePerf(TempDir):
 
     def test_weird_stack_line_warns_once(self):
         got, err = collapse(self, os.path.join(INF, "weird-stack-line.txt"))
-        self.assertEqual(err.count("Weird stack line: "), 1, err)
+        self.assertEqual(err.count("Weird event line: "), 1, err)
         self.assertTrue(got)
 
     def test_only_first_event_type(self):
@@ -102,6 +102,49 @@ class InfernoCollapsePerf(TempDir):
         with open(inp) as f:
             first = sum(1 for l in f if l.rstrip().endswith("instructions:"))
         self.assertEqual(total, first)
+
+
+class BigInputs(TempDir):
+    """Inputs of 16 MB and more are read by two threads (split at a blank line near the middle): the result
+    must be the same as one pass would give."""
+
+    def big(self, text, times, tail=""):
+        path = self.path("big.txt")
+        with open(path, "w", encoding="utf-8", errors="surrogateescape") as f:
+            for _ in range(times):
+                f.write(text)
+            f.write(tail)
+        self.assertGreater(os.path.getsize(path), 16 << 20)
+        return path
+
+    def scaled(self, exp_path, times):
+        out = []
+        for line in expected_lines(exp_path):
+            stack, _, n = line.rpartition(" ")
+            out.append("%s %d" % (stack, int(n) * times))
+        return sorted(out)
+
+    def test_example_repeated(self):
+        with gzip.open(os.path.join(FG, "example-perf-stacks.txt.gz"), "rt", errors="surrogateescape") as f:
+            text = f.read()
+        if not text.endswith("\n\n"):
+            text += "\n"
+        got, err = collapse(self, self.big(text, 7))
+        self.assertEqual(sorted(got), self.scaled(os.path.join(FG, "results-extra",
+                                                               "example-perf-stacks-collapsed.txt"), 7))
+
+    def test_first_event_type_reaches_the_second_half(self):
+        with open(os.path.join(FG, "test", "perf-cycles-instructions-01.txt")) as f:
+            text = f.read()
+        with open(os.path.join(INF, "empty-line.txt")) as f:
+            weird = f.read()  # other events, and a weird event line, at the very end
+        times = (17 << 20) // len(text) + 1
+        got, err = collapse(self, self.big(text, times, tail="\n" + weird), "all")
+        got = [l.replace('"', "").replace("'", "") for l in got if not l.startswith("inline-counter")]
+        self.assertEqual(sorted(got), self.scaled(os.path.join(FG, "test", "results",
+                                                               "perf-cycles-instructions-01-collapsed-all.txt"),
+                                                  times))
+        self.assertEqual(err.count("Weird event line: "), 1, err)
 
 
 class ConvertErrors(TempDir):
