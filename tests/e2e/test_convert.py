@@ -91,7 +91,7 @@ class InfernoCollapsePerf(TempDir):
 
     def test_weird_stack_line_warns_once(self):
         got, err = collapse(self, os.path.join(INF, "weird-stack-line.txt"))
-        self.assertEqual(err.count("Weird event line: "), 1, err)
+        self.assertEqual(err.count("Weird stack line: "), 1, err)
         self.assertTrue(got)
 
     def test_only_first_event_type(self):
