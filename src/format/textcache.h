@@ -24,6 +24,25 @@ struct tcache {
 	size_t cap, n;
 };
 
+/* Byte equality, inlined (keys are short: a call to memcmp costs more than the compare). */
+static inline bool tc_eq(const char *a, const char *b, size_t n)
+{
+	while (n >= 8) {
+		uint64_t x, y;
+		memcpy(&x, a, 8);
+		memcpy(&y, b, 8);
+		if (x != y)
+			return false;
+		a += 8;
+		b += 8;
+		n -= 8;
+	}
+	while (n--)
+		if (*a++ != *b++)
+			return false;
+	return true;
+}
+
 static inline bool tc_get(const struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t *val)
 {
 	if (!c->cap)
@@ -32,7 +51,7 @@ static inline bool tc_get(const struct tcache *c, uint64_t h, const char *key, u
 		const struct tc_ent *x = &c->e[i];
 		if (!x->key)
 			return false;
-		if (x->h == h && x->len == len && memcmp(x->key, key, len & 0x7fffffffu) == 0) {
+		if (x->h == h && x->len == len && tc_eq(x->key, key, len & 0x7fffffffu)) {
 			*val = x->val;
 			return true;
 		}
@@ -63,25 +82,6 @@ static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_
 		i = (i + 1) & (c->cap - 1);
 	c->e[i] = (struct tc_ent){ h, key, len, val, NULL, 0 };
 	c->n++;
-	return true;
-}
-
-/* Byte equality, inlined (keys are short: a call to memcmp costs more than the compare). */
-static inline bool tc_eq(const char *a, const char *b, size_t n)
-{
-	while (n >= 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
-		a += 8;
-		b += 8;
-		n -= 8;
-	}
-	while (n--)
-		if (*a++ != *b++)
-			return false;
 	return true;
 }
 
