@@ -79,8 +79,8 @@ enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fm
 		const char *cstart = parse_count(s, le, &count);
 		if (!cstart) {
 			if (!opts->lenient) {
-				rc = perr_set(e, PLUMB_EFORMAT, "line %zu is not folded stacks (\"stack COUNT\"): %.60s",
-					      lineno, s);
+				rc = perr_set(e, PLUMB_EFORMAT, "line %zu is not folded stacks (\"stack COUNT\"): %.*s",
+					      lineno, (int)(le - s > 60 ? 60 : le - s), s);
 				goto out;
 			}
 			if (!bad++) {
