@@ -60,8 +60,8 @@ int cmd_flame(int argc, char **argv)
 		{ "width", 0, OPT_INT, &width, "PX", "image width in pixels (default 1200)", NULL },
 		{ "min-width", 0, OPT_DOUBLE, &min_width, "PX", "leave out boxes narrower than this (default 0.1)",
 		  NULL },
-		{ "colors", 0, OPT_STRING, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, red, "
-							       "green, blue, aqua, yellow, purple, orange", NULL },
+		{ "colors", 0, OPT_STRING, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, perl, "
+							       "red, green, blue, aqua, yellow, purple, orange", NULL },
 		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers so one function is one frame", NULL },
 		{ "pid", 0, OPT_FLAG, &pid, NULL, "perf script input: append -PID to the process frame", NULL },
 		{ "tid", 0, OPT_FLAG, &tid, NULL, "perf script input: append -PID/TID to the process frame", NULL },

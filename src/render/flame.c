@@ -376,13 +376,13 @@ out:
 
 /* ---- colours ---- */
 
-static const char *const palettes[] = { "hot", "mem", "io", "wakeup", "chain", "java", "js", "red", "green",
-					"blue", "aqua", "yellow", "purple", "orange", NULL };
+static const char *const palettes[] = { "hot", "mem", "io", "wakeup", "chain", "java", "js", "perl", "red",
+					"green", "blue", "aqua", "yellow", "purple", "orange", NULL };
 
 bool flame_palette_valid(const char *name, const char **list)
 {
 	if (list)
-		*list = "hot, mem, io, wakeup, chain, java, js, red, green, blue, aqua, yellow, purple, orange";
+		*list = "hot, mem, io, wakeup, chain, java, js, perl, red, green, blue, aqua, yellow, purple, orange";
 	for (size_t i = 0; palettes[i]; i++)
 		if (strcmp(palettes[i], name) == 0)
 			return true;
@@ -401,7 +401,9 @@ static void colour(const char *pal, const char *s, size_t n, int rgb[3])
 	double v1 = (double)(h & 0xffff) / 65536.0, v2 = (double)((h >> 16) & 0xffff) / 65536.0,
 	       v3 = (double)((h >> 32) & 0xffff) / 65536.0;
 	const char *p = pal;
-	if (strcmp(pal, "java") == 0 || strcmp(pal, "js") == 0) {
+	if (strcmp(pal, "perl") == 0)
+		p = ends_with(s, n, "_[k]") ? "orange" : (memmem(s, n, "::", 2) || memmem(s, n, ".pm", 3)) ? "green" : "red";
+	else if (strcmp(pal, "java") == 0 || strcmp(pal, "js") == 0) {
 		if (ends_with(s, n, "_[k]"))
 			p = "orange";
 		else if (ends_with(s, n, "_[j]") || ends_with(s, n, "_[i]") || memchr(s, '/', n) ||
