@@ -795,6 +795,9 @@ static void ps_init(struct ps *s, struct profile *p, const struct fmt_read_opts 
 	s->period = 1;
 	s->scratch = (struct sbuf)SBUF_INIT;
 	s->scratch2 = (struct sbuf)SBUF_INIT;
+	/* allocated up front: an empty name is then "" and never a NULL pointer */
+	if (!sbuf_grow(&s->scratch, 256) || !sbuf_grow(&s->scratch2, 256))
+		s->oom = true;
 }
 
 static void ps_run(struct ps *s, const char *buf, const char *end)
