@@ -80,6 +80,7 @@ struct unwinder {
 	struct hmap mod_by_ptr;  /* the maps' path pointer (stable while the maps live) -> index + 1 */
 	struct rule *cache;      /* direct-mapped, 1 << RULE_CACHE_BITS */
 	struct unwind_stats stats;
+	bool no_cache;
 };
 
 static bool elf_version_done;
@@ -129,6 +130,12 @@ void unwinder_free(struct unwinder *u)
 	hmap_release(&u->mod_by_ptr);
 	free(u->cache);
 	free(u);
+}
+
+void unwinder_set_cache(struct unwinder *u, bool on)
+{
+	u->no_cache = !on;
+	memset(u->cache, 0, sizeof(*u->cache) << RULE_CACHE_BITS);
 }
 
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *out)
@@ -533,7 +540,7 @@ static const struct rule *rule_for(struct unwinder *u, uint32_t mod, uint64_t va
 {
 	uint64_t key = ((uint64_t)mod << 48) ^ vaddr;
 	struct rule *r = &u->cache[hash_u64(key) & (((size_t)1 << RULE_CACHE_BITS) - 1)];
-	if ((r->flags & RF_VALID) && r->key == key) {
+	if ((r->flags & RF_VALID) && r->key == key && !u->no_cache) {
 		u->stats.cache_hits++;
 		return r;
 	}

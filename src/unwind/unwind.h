@@ -6,6 +6,7 @@
 #ifndef PLUMB_UNWIND_UNWIND_H
 #define PLUMB_UNWIND_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -49,5 +50,7 @@ struct unwind_stats {
 	uint64_t fp_steps;      /* frames unwound with frame pointers (no CFI for the address) */
 };
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *out);
+/* Turns the per-address rule cache off (every frame asks libdw) or on; for benchmarks. */
+void unwinder_set_cache(struct unwinder *u, bool on);
 
 #endif

@@ -2,7 +2,9 @@
  * under path_c, where path_c reaches its work through a recursion of DEPTH (48) frames. Every caller uses its
  * callee's result after the call (no tail calls), so an unwinder that is right sees the whole chain:
  *   main;run;path_a;a_mid;spin   main;run;path_b;b_mid;spin   main;run;path_c;deep x48;c_leaf;spin
- * Usage: split3 [SECONDS]   (default 2; CPU seconds of the process) */
+ * Usage: split3 [SECONDS]   (default 2; CPU seconds of the process)
+ *        split3 -n ROUNDS    (a fixed amount of work, for overhead benchmarks)
+ * With EXIT_STAMP=FILE in the environment it writes CLOCK_REALTIME at exit (seconds) to FILE. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -70,11 +72,11 @@ static double cpu_seconds(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-__attribute__((noipa)) unsigned long run(double seconds)
+__attribute__((noipa)) unsigned long run(double seconds, long rounds)
 {
 	unsigned long acc = 0;
 	double t0 = cpu_seconds();
-	while (cpu_seconds() - t0 < seconds) {
+	for (long k = 0; rounds ? k < rounds : cpu_seconds() - t0 < seconds; k++) {
 		for (int i = 0; i < 10; i++) {
 			acc += path_a(5);
 			acc += path_b(3);
@@ -86,8 +88,19 @@ __attribute__((noipa)) unsigned long run(double seconds)
 
 int main(int argc, char **argv)
 {
-	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
-	sink = run(seconds);
+	long rounds = argc > 2 && argv[1][0] == '-' && argv[1][1] == 'n' ? atol(argv[2]) : 0;
+	double seconds = argc > 1 && !rounds ? atof(argv[1]) : 2.0;
+	sink = run(seconds, rounds);
 	printf("%lu\n", sink & 1);
+	const char *stamp = getenv("EXIT_STAMP");
+	if (stamp) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		FILE *f = fopen(stamp, "w");
+		if (f) {
+			fprintf(f, "%ld.%09ld\n", (long)ts.tv_sec, ts.tv_nsec);
+			fclose(f);
+		}
+	}
 	return 0;
 }
