@@ -1,5 +1,7 @@
 /* worksleep.c — alternates 5 ms of CPU work (under work_path) and 5 ms of sleep (under sleep_path), so a
  * wall-clock profile shows about half its samples in each and a CPU profile nearly all in work_path.
+ * On a loaded machine a preemption inside work_path stretches it past 5 ms, so the target measures the truth
+ * itself: with TRUTH=FILE in the environment it writes "WORK_SECONDS SLEEP_SECONDS" (wall clock) there at exit.
  * Usage: worksleep [SECONDS]   (default 2; wall-clock seconds) */
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,11 +41,25 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
 	double end = now(CLOCK_MONOTONIC) + seconds;
 	unsigned long acc = 0;
-	while (now(CLOCK_MONOTONIC) < end) {
+	double work = 0, sleep = 0, t0 = now(CLOCK_MONOTONIC), t1, t2;
+	while (t0 < end) {
 		acc += work_path();
+		t1 = now(CLOCK_MONOTONIC);
 		acc += sleep_path();
+		t2 = now(CLOCK_MONOTONIC);
+		work += t1 - t0;
+		sleep += t2 - t1;
+		t0 = t2;
 	}
 	sink = acc;
 	printf("%lu\n", sink & 1);
+	const char *truth = getenv("TRUTH");
+	if (truth) {
+		FILE *f = fopen(truth, "w");
+		if (f) {
+			fprintf(f, "%.6f %.6f\n", work, sleep);
+			fclose(f);
+		}
+	}
 	return 0;
 }
