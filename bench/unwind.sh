@@ -3,9 +3,10 @@
 # (split3-nofp, a fixed amount of work, 48-deep recursion in one path) at the same rate (1 kHz cpu-clock,
 # 16 KiB stack copies):
 #   1. the cost of one unwind (bench/unwind_cost.c): plumb's per-address rule cache vs libdw for every frame;
-#   2. the target's wall time from launch to its exit under `plumb record` vs `perf record --call-graph dwarf`,
-#      and the CPU time (user + sys of the profiler and the target) to get from launch to a folded file -- on a
-#      loaded machine wall time is mostly other people's work, CPU time is ours;
+#   2. the overhead: the target's own CPU time (user + sys: the kernel's stack copies at each sample are charged
+#      to it) and its launch-to-exit wall time under `plumb record` vs `perf record --call-graph dwarf`, and the
+#      profiler's own CPU time to get to a folded file -- on a loaded machine wall time is mostly other
+#      people's work, CPU time is ours;
 #   3. the time from the target's exit to a folded file: plumb vs perf record + perf script + a collapse
 #      (bench/collapse-perf.awk);
 #   4. plumb's peak RSS for a short and a long run (bounded: it grows with distinct stacks, not run length).
@@ -27,6 +28,8 @@ now() { date +%s.%N; }
 cputime() { tail -n 1 "$tmp/cpu" | awk '{printf "%.3f\n", $1 + $2}'; }
 timed() { /usr/bin/time -f "%U %S" -o "$tmp/cpu" "$@"; }
 sub() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.4f", a - b}'; }
+stamp() { awk '{print $1}' "$tmp/exit"; }   # the target's exit time
+tcpu() { awk '{print $2}' "$tmp/exit"; }    # the target's own CPU seconds
 
 # 1. Cost of one unwind.
 cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -Iinclude "$HERE/unwind_cost.c" "$BUILD/libplumbcore.a" \
@@ -45,43 +48,50 @@ awk -v f="$frames" -v c="$cached" -v l="$libdw" 'BEGIN {
 for i in $(seq "$RUNS"); do
 	t0=$(now)
 	EXIT_STAMP="$tmp/exit" timed "$T" -n "$ROUNDS" >/dev/null
-	echo "$(sub "$(cat "$tmp/exit")" "$t0")" >>"$tmp/bare"
-	cputime >>"$tmp/bare.cpu"
+	echo "$(sub "$(stamp)" "$t0")" >>"$tmp/bare"
+	tcpu >>"$tmp/bare.tcpu"
 
 	t0=$(now)
 	EXIT_STAMP="$tmp/exit" PLUMB_DEBUG=1 timed "$BUILD/plumb" record --interval 0.001 --stack-size 16384 \
 		-o "$tmp/p.folded" -- "$T" -n "$ROUNDS" >/dev/null 2>"$tmp/plumb.err"
 	t1=$(now)
-	echo "$(sub "$(cat "$tmp/exit")" "$t0")" >>"$tmp/plumb.run"
-	echo "$(sub "$t1" "$(cat "$tmp/exit")")" >>"$tmp/plumb.post"
-	cputime >>"$tmp/plumb.cpu"
+	echo "$(sub "$(stamp)" "$t0")" >>"$tmp/plumb.run"
+	echo "$(sub "$t1" "$(stamp)")" >>"$tmp/plumb.post"
+	tcpu >>"$tmp/plumb.tcpu"
+	awk -v a="$(cputime)" -v b="$(tcpu)" 'BEGIN {printf "%.3f\n", a - b}' >>"$tmp/plumb.cpu"
 
 	t0=$(now)
 	EXIT_STAMP="$tmp/exit" timed perf record -q -e cpu-clock -c 1000000 --call-graph dwarf,16384 -o "$tmp/perf.data" \
 		-- "$T" -n "$ROUNDS" >/dev/null 2>&1
 	c1=$(cputime)
+	tcpu >>"$tmp/perf.tcpu"
+	c1=$(awk -v a="$c1" -v b="$(tcpu)" 'BEGIN {printf "%.3f\n", a - b}')
 	timed sh -c 'perf script -i "$1" 2>/dev/null | awk -f "$2" >"$3"' sh "$tmp/perf.data" "$HERE/collapse-perf.awk" \
 		"$tmp/perf.folded"
 	t1=$(now)
 	awk -v a="$c1" -v b="$(cputime)" 'BEGIN {printf "%.3f\n", a + b}' >>"$tmp/perf.cpu"
-	echo "$(sub "$(cat "$tmp/exit")" "$t0")" >>"$tmp/perf.run"
-	echo "$(sub "$t1" "$(cat "$tmp/exit")")" >>"$tmp/perf.post"
+	echo "$(sub "$(stamp)" "$t0")" >>"$tmp/perf.run"
+	echo "$(sub "$t1" "$(stamp)")" >>"$tmp/perf.post"
 done
 bare=$(median <"$tmp/bare")
 prun=$(median <"$tmp/plumb.run")
 qrun=$(median <"$tmp/perf.run")
 ppost=$(median <"$tmp/plumb.post")
 qpost=$(median <"$tmp/perf.post")
-bcpu=$(median <"$tmp/bare.cpu")
+btc=$(median <"$tmp/bare.tcpu")
+ptc=$(median <"$tmp/plumb.tcpu")
+qtc=$(median <"$tmp/perf.tcpu")
 pcpu=$(median <"$tmp/plumb.cpu")
 qcpu=$(median <"$tmp/perf.cpu")
 psamples=$(awk '{s += $NF} END {print s}' "$tmp/p.folded")
 qsamples=$(awk '{s += $NF} END {print s}' "$tmp/perf.folded")
 awk -v b="$bare" -v p="$prun" -v q="$qrun" -v pp="$ppost" -v qp="$qpost" -v ps="$psamples" -v qs="$qsamples" \
-	-v bc="$bcpu" -v pc="$pcpu" -v qc="$qcpu" 'BEGIN {
-	printf "target launch-to-exit (median of '"$RUNS"'): bare %.3f s, plumb dwarf %.3f s (%.3fx), perf --call-graph dwarf %.3f s (%.3fx)\n", b, p, p/b, q, q/b
+	-v bt="$btc" -v pt="$ptc" -v qt="$qtc" -v pc="$pcpu" -v qc="$qcpu" 'BEGIN {
+	printf "target CPU time (median of '"$RUNS"'): bare %.3f s, under plumb dwarf %.3f s (%.3fx), under perf --call-graph dwarf %.3f s (%.3fx)\n", bt, pt, pt/bt, qt, qt/bt
+	printf "  overhead on the target plumb/perf: %.2f (<= 1: plumb costs the target no more than perf)\n", ((pt-bt) > 0 ? (pt-bt) : 0) / ((qt-bt) > 0.001 ? (qt-bt) : 0.001)
+	printf "profiler CPU time, launch to folded file: plumb %.3f s, perf record + perf script + collapse %.3f s: plumb/perf %.3f\n", pc, qc, pc/qc
+	printf "target launch-to-exit wall time (noisy on a loaded machine): bare %.3f s, plumb dwarf %.3f s (%.3fx), perf --call-graph dwarf %.3f s (%.3fx)\n", b, p, p/b, q, q/b
 	printf "  overhead plumb/perf: %.2f (<= 1: plumb costs no more than perf)\n", ((p-b) > 0 ? (p-b) : 0) / ((q-b) > 0.001 ? (q-b) : 0.001)
-	printf "CPU seconds, launch to folded file: bare target %.3f, plumb %.3f (%.3fx), perf record + script + collapse %.3f (%.3fx): plumb/perf %.3f\n", bc, pc, pc/bc, qc, qc/bc, pc/qc
 	printf "exit to folded file: plumb %.3f s, perf record + perf script + collapse %.3f s: plumb/perf %.3f\n", pp, qp, pp/qp
 	printf "  (samples in the last folded files: plumb %d, perf %d)\n", ps, qs
 }'
