@@ -9,6 +9,7 @@
 #include <cmocka.h>
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +260,41 @@ static uint64_t RND(void)
 	return rnd_state >> 11;
 }
 
+/* Code without CFI (JIT-like, in an anonymous executable mapping) that keeps frame pointers: the walk crosses
+ * it with the frame-pointer fallback and goes on with CFI in its caller. */
+typedef int (*jit_fn)(void);
+static jit_fn jit_code;
+
+__attribute__((noipa)) static int jit_caller(int x)
+{
+	recorded[2] = (uint64_t)__builtin_return_address(0);
+	int r = jit_code();
+	return r + x;
+}
+
+static void test_unwind__frame_pointer_fallback_without_cfi(void **state)
+{
+	uint8_t *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	/* push %rbp; mov %rsp,%rbp; movabs $capture,%rax; call *%rax; pop %rbp; ret */
+	uint8_t code[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xd0, 0x5d, 0xc3 };
+	uint64_t target = (uint64_t)capture;
+	memcpy(code + 6, &target, 8);
+	memcpy(page, code, sizeof(code));
+	jit_code = (jit_fn)(void *)page;
+	jit_caller(1);
+	uint64_t ips[MAXD];
+	size_t n = unwind_snap(getpid(), ips, MAXD, false);
+	assert_true(n >= 5);
+	assert_int_equal(ips[1], recorded[0]);                      /* in the JIT code */
+	assert_int_equal(ips[1], (uint64_t)page + 16);
+	assert_true(ips[2] > (uint64_t)jit_caller && ips[2] < (uint64_t)jit_caller + 256); /* the fallback step */
+	assert_int_equal(ips[3], recorded[2]);                      /* and CFI again */
+	uint64_t last = ips[n - 1] - 1;
+	assert_true(last >= (uint64_t)_start && last < (uint64_t)_start + 64);
+	munmap(page, 4096);
+}
+
 /* Garbage in (random registers, a stack of random words, pointers into the stack and into code): every walk
  * ends within max frames and reads nothing outside the copy (ASan checks the latter under make asan). */
 static void test_unwind__garbage_terminates(void **state)
@@ -306,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_unwind__truncated_copy),
 		cmocka_unit_test(test_unwind__through_signal_frame),
 		cmocka_unit_test(test_unwind__thread_ends_cleanly),
+		cmocka_unit_test(test_unwind__frame_pointer_fallback_without_cfi),
 		cmocka_unit_test(test_unwind__garbage_terminates),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
