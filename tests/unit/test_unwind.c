@@ -260,6 +260,36 @@ static uint64_t RND(void)
 	return rnd_state >> 11;
 }
 
+/* A leaf caught on the first instruction of a function (nothing pushed yet, the return address at sp): built
+ * from a real capture by moving the state back to the moment level2 called level3. */
+static void test_unwind__leaf_at_function_entry(void **state)
+{
+	level1(7);
+	uint64_t at = 0;
+	for (size_t off = 0; off + 8 <= snap.len; off += 8) {
+		uint64_t v;
+		memcpy(&v, snap.stack + off, 8);
+		if (v == recorded[1]) {
+			at = snap.regs.r[UREG_SP] + off;
+			break;
+		}
+	}
+	assert_true(at != 0);
+	struct snap saved = snap;
+	size_t skip = at - snap.regs.r[UREG_SP];
+	snap.stack += skip;
+	snap.len -= skip;
+	snap.regs.r[UREG_SP] = at;
+	snap.regs.r[UREG_IP] = (uint64_t)level3;
+	uint64_t ips[MAXD];
+	size_t n = unwind_snap(getpid(), ips, MAXD, true);
+	snap = saved;
+	assert_true(n >= 4);
+	assert_int_equal(ips[0], (uint64_t)level3);
+	for (int d = 1; d < 4; d++)
+		assert_int_equal(ips[d], recorded[d]);
+}
+
 /* Code without CFI (JIT-like, in an anonymous executable mapping) that keeps frame pointers: the walk crosses
  * it with the frame-pointer fallback and goes on with CFI in its caller. */
 typedef int (*jit_fn)(void);
@@ -342,6 +372,7 @@ int main(void)
 		cmocka_unit_test(test_unwind__truncated_copy),
 		cmocka_unit_test(test_unwind__through_signal_frame),
 		cmocka_unit_test(test_unwind__thread_ends_cleanly),
+		cmocka_unit_test(test_unwind__leaf_at_function_entry),
 		cmocka_unit_test(test_unwind__frame_pointer_fallback_without_cfi),
 		cmocka_unit_test(test_unwind__garbage_terminates),
 	};
