@@ -249,6 +249,7 @@ static const struct {
 } readers[] = {
 	{ FMT_FOLDED, read_folded },
 	{ FMT_PERF_SCRIPT, fmt_perf_script_read },
+	{ FMT_GECKO, fmt_gecko_read },
 };
 
 static const struct {

@@ -74,6 +74,10 @@ enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, s
 enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				struct perr *e);
 
+/* Firefox Profiler processed JSON (versions 41-66) with samply's .syms.json sidecar (opts->syms_path, or
+ * found beside opts->source_path). Malformed input is PLUMB_EFORMAT with the byte offset and schema path. */
+enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+			      struct perr *e);
 /* Writes data gzip-compressed to out (pprof, .json.gz). */
 enum plumb_err fmt_gzip_write(const void *data, size_t len, FILE *out, struct perr *e);
 /* perf script text (stackcollapse-perf semantics, see src/format/perf_script.c). */
