@@ -9,6 +9,9 @@
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/hashmap.h"
+
+static void index_free(struct bench_metric_index *ix);
 
 void bench_evidence_init(struct bench_evidence *ev)
 {
@@ -57,6 +60,7 @@ void bench_evidence_release(struct bench_evidence *ev)
 		free(ev->samples[i].tags);
 	}
 	free(ev->samples);
+	index_free(ev->index);
 	bench_evidence_init(ev);
 }
 
@@ -98,6 +102,8 @@ bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, cons
 		return false;
 	}
 	ev->samples[ev->nsamples++] = s;
+	index_free(ev->index);
+	ev->index = NULL;
 	return true;
 }
 
@@ -111,45 +117,128 @@ const struct bench_case_result *bench_evidence_case_of(const struct bench_eviden
 	return NULL;
 }
 
+struct bench_metric_index {
+	struct hmap map;     /* hash of the name (probed on a collision) -> metric number */
+	const char **names;  /* metric number -> name (points into the samples) */
+	size_t n;
+	size_t *start;       /* the samples of metric m are order[start[m] .. start[m + 1]) */
+	size_t *order;
+};
+
+static void index_free(struct bench_metric_index *ix)
+{
+	if (!ix)
+		return;
+	hmap_release(&ix->map);
+	free(ix->names);
+	free(ix->start);
+	free(ix->order);
+	free(ix);
+}
+
+/* Metric number of name, or (size_t)-1; *key receives the slot key where it is or would go. */
+static size_t index_find(const struct bench_metric_index *ix, const char *name, uint64_t *key)
+{
+	uint64_t k = hash_bytes(name, strlen(name));
+	uint32_t v;
+	while (hmap_get(&ix->map, k, &v)) {
+		if (strcmp(ix->names[v], name) == 0) {
+			*key = k;
+			return v;
+		}
+		k = hash_u64(k + 1); /* a 64-bit collision: probe on */
+	}
+	*key = k;
+	return (size_t)-1;
+}
+
+/* The index, built when missing (the cache is not part of the artifact's value, hence the cast). */
+static const struct bench_metric_index *get_index(const struct bench_evidence *cev)
+{
+	struct bench_evidence *ev = (struct bench_evidence *)cev;
+	if (ev->index)
+		return ev->index;
+	struct bench_metric_index *ix = calloc(1, sizeof *ix);
+	size_t *metric_of = malloc((ev->nsamples + 1) * sizeof *metric_of);
+	if (!ix || !metric_of || !(ix->names = malloc((ev->nsamples + 1) * sizeof *ix->names)))
+		goto oom;
+	for (size_t i = 0; i < ev->nsamples; i++) {
+		uint64_t key;
+		size_t m = index_find(ix, ev->samples[i].name, &key);
+		if (m == (size_t)-1) {
+			m = ix->n++;
+			ix->names[m] = ev->samples[i].name;
+			if (!hmap_put(&ix->map, key, (uint32_t)m))
+				goto oom;
+		}
+		metric_of[i] = m;
+	}
+	ix->start = calloc(ix->n + 1, sizeof *ix->start);
+	ix->order = malloc((ev->nsamples + 1) * sizeof *ix->order);
+	if (!ix->start || !ix->order)
+		goto oom;
+	for (size_t i = 0; i < ev->nsamples; i++)
+		ix->start[metric_of[i] + 1]++;
+	for (size_t m = 0; m < ix->n; m++)
+		ix->start[m + 1] += ix->start[m];
+	size_t *fill = metric_of; /* reused: counting sort into order, keeping sample order within a metric */
+	size_t *next = calloc(ix->n + 1, sizeof *next);
+	if (!next)
+		goto oom;
+	for (size_t i = 0; i < ev->nsamples; i++) {
+		size_t m = fill[i];
+		ix->order[ix->start[m] + next[m]++] = i;
+	}
+	free(next);
+	free(metric_of);
+	ev->index = ix;
+	return ix;
+oom:
+	free(metric_of);
+	index_free(ix);
+	return NULL;
+}
+
 const char **bench_evidence_metrics(const struct bench_evidence *ev, size_t *n)
 {
 	*n = 0;
-	const char **out = malloc((ev->nsamples + 1) * sizeof *out);
+	const struct bench_metric_index *ix = get_index(ev);
+	if (!ix)
+		return NULL;
+	const char **out = malloc((ix->n + 1) * sizeof *out);
 	if (!out)
 		return NULL;
-	for (size_t i = 0; i < ev->nsamples; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < *n && !seen; j++)
-			seen = strcmp(out[j], ev->samples[i].name) == 0;
-		if (!seen)
-			out[(*n)++] = ev->samples[i].name;
-	}
+	memcpy(out, ix->names, ix->n * sizeof *out);
+	*n = ix->n;
 	return out;
 }
 
 double *bench_evidence_values(const struct bench_evidence *ev, const char *metric, size_t *n)
 {
 	*n = 0;
-	size_t count = 0;
-	for (size_t i = 0; i < ev->nsamples; i++)
-		count += strcmp(ev->samples[i].name, metric) == 0;
-	if (!count)
+	const struct bench_metric_index *ix = get_index(ev);
+	uint64_t key;
+	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	if (m == (size_t)-1)
 		return NULL;
+	size_t count = ix->start[m + 1] - ix->start[m];
 	double *v = malloc(count * sizeof *v);
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < ev->nsamples; i++)
-		if (strcmp(ev->samples[i].name, metric) == 0)
-			v[(*n)++] = ev->samples[i].value;
+	for (size_t k = 0; k < count; k++)
+		v[k] = ev->samples[ix->order[ix->start[m] + k]].value;
+	*n = count;
 	return v;
 }
 
 const struct bench_sample *bench_evidence_first(const struct bench_evidence *ev, const char *metric)
 {
-	for (size_t i = 0; i < ev->nsamples; i++)
-		if (strcmp(ev->samples[i].name, metric) == 0)
-			return &ev->samples[i];
-	return NULL;
+	const struct bench_metric_index *ix = get_index(ev);
+	uint64_t key;
+	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	if (m == (size_t)-1)
+		return NULL;
+	return &ev->samples[ix->order[ix->start[m]]];
 }
 
 /* ---- writing ---- */

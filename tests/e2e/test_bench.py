@@ -283,6 +283,19 @@ class BenchMisc(TempDir):
         self.assertLess(rss[1], 64 * 2**20)
         self.assertLess(rss[2], 64 * 2**20)
 
+    def test_peak_rss_does_not_carry_plumbs_own_size(self):
+        # 200k samples make plumb itself ~30 MiB; a run forked from it would start at that peak
+        suite = self.write("big.ini", "[case many]\nrun = awk 'BEGIN { for (i = 0; i < 200000; i++) "
+                           "printf \"{\\\"name\\\": \\\"m%%d\\\", \\\"value\\\": %%d}\\n\", i %% 100, i }' "
+                           ">> \"$PLUMB_SAMPLES\"\n[case tiny]\nrun = %s spin 0\n" % BENCHWORK)
+        out = self.path("big.json")
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a = load(out)
+        self.assertEqual(sum(1 for s in a["samples"] if s["name"][6:].isdigit() and s["name"][:6] == "many.m"), 200000)
+        rss = [s["value"] for s in a["samples"] if s["name"] == "tiny.max_rss_bytes"]
+        self.assertLess(rss[0], 16 * 2**20)
+
     def test_harness_only_build(self):
         cc = shutil.which("cc")
         if not cc:
