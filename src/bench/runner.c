@@ -270,11 +270,32 @@ static bool launcher_start(struct launcher *l, const struct bench_suite *s, int 
 	return true;
 }
 
+/* Runs one case through the launcher. A SIGINT/SIGTERM sent to plumb alone (not to its process group, as a
+ * terminal's Ctrl-C is) is passed on, so the launcher stops the run instead of letting it finish. */
 static void launcher_run(struct launcher *l, size_t case_index, const char *samples_path, struct one_run *r)
 {
 	struct launch_request rq = { .case_index = case_index };
 	snprintf(rq.samples_path, sizeof rq.samples_path, "%s", samples_path);
-	if (!full_io(l->fd, &rq, sizeof rq, true) || !full_io(l->fd, r, sizeof *r, false)) {
+	bool ok = full_io(l->fd, &rq, sizeof rq, true), forwarded = false;
+	char *p = (char *)r;
+	size_t left = sizeof *r;
+	while (ok && left) {
+		ssize_t n = read(l->fd, p, left);
+		if (n < 0 && errno == EINTR) {
+			if (interrupted && !forwarded) {
+				kill(l->pid, SIGTERM);
+				forwarded = true;
+			}
+			continue;
+		}
+		if (n <= 0)
+			ok = false;
+		else {
+			p += n;
+			left -= (size_t)n;
+		}
+	}
+	if (!ok) {
 		memset(r, 0, sizeof *r);
 		snprintf(r->err, sizeof r->err, "the launcher process is gone");
 	}

@@ -4,13 +4,14 @@ coverage, doctor, per-run peak RSS, timeouts and the exit codes of DESIGN §1.""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, ROOT, TempDir, env, plumb, target  # noqa: E402
+from plumbtest import PLUMB, ROOT, TempDir, env, plumb, target, wait_until  # noqa: E402
 
 BENCHWORK = target("benchwork")
 
@@ -365,6 +366,30 @@ class BenchMisc(TempDir):
         self.assertEqual(r.returncode, 1)
         self.assertIn("exited with status 3", r.stderr)
         self.assertIn("benchwork: failing on purpose", r.stderr)
+
+    def test_interrupt_stops_the_run(self):
+        # SIGINT to plumb alone (as a supervisor would send it, not a terminal's whole group): the running
+        # command is killed at once, nothing is written
+        suite = self.write("i.ini", "[case long]\nrun = echo $$ > pid && exec %s sleep 30\n" % BENCHWORK)
+        out = self.path("i.json")
+        p = subprocess.Popen([PLUMB, "bench", "run", suite, "--repeats", "3", "--warmup", "0", "--out", out],
+                             env=env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pidfile = self.path("pid")
+        self.assertTrue(wait_until(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(), timeout=20))
+        run_pid = int(open(pidfile).read())
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertIn("interrupted; nothing written", err)
+        self.assertFalse(os.path.exists(out))
+
+        def gone():
+            try:
+                os.kill(run_pid, 0)
+                return False
+            except ProcessLookupError:
+                return True
+        self.assertTrue(wait_until(gone, timeout=10))
 
     def test_exit_codes(self):
         good = self.write("g.ini", "[case a]\nrun = %s spin 1\n" % BENCHWORK)
