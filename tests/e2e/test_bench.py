@@ -449,6 +449,27 @@ class BenchMisc(TempDir):
         self.assertEqual(a["cases"][0]["env"], ["A=1", "B=2"])
         self.assertEqual(a["policy"]["case_filter"], "^in-")
 
+    def test_warns_when_a_libplumb_program_runs_without_the_switch(self):
+        cc = shutil.which("cc")
+        lib = os.path.join(os.path.dirname(PLUMB), "libplumb.so")
+        if not cc or not os.path.exists(lib):
+            self.skipTest("no C compiler or no build/libplumb.so")
+        with open(lib, "rb") as f:
+            if b"libasan.so" in f.read():
+                self.skipTest("libplumb.so is built with AddressSanitizer: a plain program cannot load it")
+        prog = self.path("linked")
+        src = self.write("linked.c", "int main(void) { return 0; }\n")
+        subprocess.run([cc, "-O2", src, "-o", prog, "-Wl,--no-as-needed", "-L" + os.path.dirname(lib), "-lplumb",
+                        "-Wl,-rpath," + os.path.dirname(lib)], check=True)
+        suite = self.write("l.ini", "[case off]\nrun = ./linked\n[case on]\nrun = ./linked\nenv = PLUMB_DEBUG=1\n"
+                           "[case plain]\nrun = %s spin 0\n" % BENCHWORK)
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", self.path("l.json"),
+                  debug=False, extra_env={"PLUMB_HOME": self.path("home")})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("case off links libplumb but ran without PLUMB_DEBUG", r.stderr)
+        self.assertNotIn("case on ", r.stderr)
+        self.assertNotIn("case plain ", r.stderr)
+
     def test_progress_only_on_a_terminal(self):
         import pty
         suite = self.write("p.ini", "[case a]\nrun = %s spin 1\n" % BENCHWORK)
