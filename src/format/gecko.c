@@ -174,7 +174,17 @@ static uint64_t thread_frame(struct ctx *c, uint32_t f)
 		return c->frame_map[f] - 1;
 	const struct frame *fr = profile_frame_get(c->p, f);
 	struct thread_tables *t = &c->t;
-	uint64_t name = gstr_id(&t->strs, c->lt->labels[f], c->lt->lens[f]);
+	/* A finished label (folded, perf script) is the name, as is. A symbolized frame gives the function alone,
+	 * with its file, line and library in their own columns, so a reader rebuilds the same label. */
+	uint64_t name;
+	if (fr->is_label) {
+		name = gstr_id(&t->strs, c->lt->labels[f], c->lt->lens[f]);
+	} else {
+		const char *fn = profile_str(c->p, fr->func);
+		char *red = redact_dup(fn[0] ? fn : "[unknown]");
+		name = red ? gstr_id(&t->strs, red, strlen(red)) : 0;
+		free(red);
+	}
 	uint64_t file = NONE;
 	if (!fr->is_label && fr->file) {
 		char *red = redact_dup(profile_str(c->p, fr->file));
@@ -182,7 +192,7 @@ static uint64_t thread_frame(struct ctx *c, uint32_t f)
 		free(red);
 	}
 	uint64_t res = NONE;
-	if (fr->module && c->lib_of[fr->module]) {
+	if (!fr->is_label && fr->module && c->lib_of[fr->module]) {
 		if (!c->res_map[fr->module]) {
 			const char *mod = profile_str(c->p, fr->module);
 			const char *base = strrchr(mod, '/');
@@ -329,7 +339,7 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
 	size_t nlibs = 0;
 	for (size_t f = 0; f < nframes; f++) {
 		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
-		if (!fr->module || c.lib_of[fr->module])
+		if (fr->is_label || !fr->module || c.lib_of[fr->module])
 			continue;
 		c.lib_of[fr->module] = (uint32_t)++nlibs;
 		const char *mod = profile_str(p, fr->module);

@@ -146,6 +146,28 @@ class Writers(TempDir):
         # (how close the shares are to 50/30/20 is the recorder's test, test_record.py; on a loaded machine they
         # drift, while the three views of the same file must still agree)
 
+    def test_symbolized_frames_round_trip_through_the_firefox_format(self):
+        """A Firefox profile read and written again reads back to the same hot table (function names, libraries
+        and counts), and its pprof shows the same top function in go tool pprof."""
+        src = os.path.join(FIXTURES, "gecko", "samply-ls-linux-profile.v41.json")
+        out = self.path("again.json.gz")
+        self.assertEqual(plumb("convert", src, "-o", out).returncode, 0)
+        a = plumb("hot", src, "--top", "10")
+        b = plumb("hot", out, "--top", "10")
+        self.assertEqual(a.returncode, 0, a.stderr)
+        self.assertEqual(b.returncode, 0, b.stderr)
+        table = lambda text: [l for l in text.splitlines() if "%" in l]
+        self.assertEqual(table(a.stdout), table(b.stdout))
+        go = shutil.which("go")
+        if go:
+            pb = self.path("again.pb.gz")
+            self.assertEqual(plumb("convert", src, "-o", pb).returncode, 0)
+            top = subprocess.run([go, "tool", "pprof", "-top", "-sample_index=samples", pb], capture_output=True,
+                                 text=True, timeout=120)
+            self.assertEqual(top.returncode, 0, top.stderr)
+            first = [l for l in table(a.stdout) if "0x" in l][0].split()[2]
+            self.assertIn(first, top.stdout)
+
     def test_round_trip_through_hot(self):
         """`plumb hot` on the speedscope and Firefox conversions names the same top function (needs the readers
         of the hot command; skipped while those are not in this build)."""
