@@ -1,11 +1,99 @@
-/* convert.c — `plumb convert`. Not built yet: it says so and exits 3 (see the open issue for this command). */
+/* convert.c — `plumb convert INPUT -o OUTPUT [--from FMT] [--to FMT]` (DESIGN §4): any format plumb reads
+ * into any format it writes, through the one profile model. `-` is stdin/stdout. The stackcollapse-perf
+ * options (--pid --tid --kernel --jit --all --addrs) shape frames read from `perf script` text. */
 #include "cmd/cmd.h"
 
+#include <string.h>
+
 #include "base/err.h"
+#include "base/opt.h"
+#include "format/format.h"
+#include "profile/label.h"
+
+/* Prints reader warnings as one "plumb: warning: ..." line each. */
+static void warn_to_stderr(void *ctx, const char *msg)
+{
+	(void)ctx;
+	plumb_warn("%s", msg);
+}
 
 int cmd_convert(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return plumb_fail(EXIT_MISSING, "convert: this command is not available in this build yet");
+	const char *output = NULL, *from = NULL, *to = NULL;
+	bool pid = false, tid = false, kernel = false, jit = false, all = false, addrs = false, no_lines = false;
+	bool threads = false;
+	const struct opt opts[] = {
+		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (`-` for stdout)", NULL },
+		{ "from", 0, OPT_STRING, &from, "FMT", "input format: folded, gecko, speedscope, pprof, perf-script "
+						       "(default: sniffed from the content)", NULL },
+		{ "to", 0, OPT_STRING, &to, "FMT", "output format: folded, gecko, speedscope, pprof, svg "
+						   "(default: from the output's extension)", NULL },
+		{ "pid", 0, OPT_FLAG, &pid, NULL, "perf script: append -PID to the process name frame", NULL },
+		{ "tid", 0, OPT_FLAG, &tid, NULL, "perf script: append -PID/TID to the process name frame", NULL },
+		{ "kernel", 0, OPT_FLAG, &kernel, NULL, "perf script: suffix kernel frames with _[k]", NULL },
+		{ "jit", 0, OPT_FLAG, &jit, NULL, "perf script: suffix JIT frames with _[j]", NULL },
+		{ "all", 0, OPT_FLAG, &all, NULL, "perf script: --kernel and --jit", NULL },
+		{ "addrs", 0, OPT_FLAG, &addrs, NULL, "perf script: show addresses of unknown symbols", NULL },
+		{ "threads", 0, OPT_FLAG, &threads, NULL, "folded output: a root frame per thread", NULL },
+		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers from labels", NULL },
+		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+	};
+	struct opt_result res;
+	int code;
+	if (!cmd_parse_options(opts, "plumb convert INPUT -o OUTPUT [--from FMT] [--to FMT] [options]",
+			       "Convert a profile between formats. INPUT `-` reads stdin, OUTPUT `-` writes stdout.", argc,
+			       argv, &res, &code))
+		return code;
+	const char *input = res.npos >= 1 ? res.pos[0] : NULL;
+	if (res.npos != 1) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "convert: give exactly one INPUT (see `plumb convert --help`)");
+	}
+	if (!output) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "convert: say where to write with -o OUTPUT (`-o -` for stdout)");
+	}
+	enum fmt_kind in_kind = FMT_UNKNOWN, out_kind = FMT_UNKNOWN;
+	if (from && ((in_kind = fmt_from_name(from)) == FMT_UNKNOWN || in_kind == FMT_SVG)) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "convert: unknown input format '%s' (folded, gecko, speedscope, pprof, "
+					      "perf-script)", from);
+	}
+	if (to) {
+		out_kind = fmt_from_name(to);
+		if (out_kind == FMT_UNKNOWN || out_kind == FMT_PERF_SCRIPT || out_kind == FMT_HOT_JSON) {
+			opt_result_release(&res);
+			return plumb_fail(EXIT_USAGE, "convert: unknown output format '%s' (folded, gecko, speedscope, "
+						      "pprof, svg)", to);
+		}
+	} else {
+		out_kind = strcmp(output, "-") == 0 ? FMT_FOLDED : fmt_from_path(output);
+		if (out_kind == FMT_UNKNOWN) {
+			opt_result_release(&res);
+			return plumb_fail(EXIT_USAGE, "convert: cannot tell the output format from '%s'; add --to FMT",
+					  output);
+		}
+	}
+	struct fmt_read_opts ro = { 0 };
+	ro.pid = pid;
+	ro.tid = tid;
+	ro.kernel = kernel || all;
+	ro.jit = jit || all;
+	ro.addrs = addrs;
+	ro.keep_timeline = out_kind == FMT_GECKO || out_kind == FMT_SPEEDSCOPE;
+	ro.warn = warn_to_stderr;
+	struct profile *p = NULL;
+	struct perr e = PERR_INIT;
+	enum plumb_err rc = fmt_read_file(input, in_kind, &ro, &p, &e);
+	opt_result_release(&res);
+	if (rc)
+		return perr_report(&e);
+	struct fmt_write_opts wo = { 0 };
+	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;
+	wo.threads = threads;
+	rc = fmt_write_file(p, output, out_kind, &wo, &e);
+	profile_free(p);
+	if (rc)
+		return perr_report(&e);
+	return EXIT_DONE;
 }

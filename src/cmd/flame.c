@@ -1,11 +1,144 @@
-/* flame.c — `plumb flame`. Not built yet: it says so and exits 3 (see the open issue for this command). */
+/* flame.c — `plumb flame PROFILE -o out.svg` (DESIGN §4): any profile plumb reads, drawn as an interactive
+ * flame graph (src/render/flame.c). Folded input is read leniently: bad lines are skipped with one warning.
+ * A two-column differential folded file (`plumb diff --folded`) draws a differential graph by itself. */
 #include "cmd/cmd.h"
 
+#include <string.h>
+
+#include "analyze/diff_folded.h"
 #include "base/err.h"
+#include "base/opt.h"
+#include "format/format.h"
+#include "profile/label.h"
+#include "render/flame.h"
+
+static void warn_to_stderr(void *ctx, const char *msg)
+{
+	(void)ctx;
+	plumb_warn("%s", msg);
+}
+
+/* Reads a profile for drawing; a two-column differential folded file yields both sides. */
+static int load(const char *path, const struct fmt_read_opts *ro, struct profile **after, struct profile **before)
+{
+	struct fmt_input in;
+	struct perr e = PERR_INIT;
+	if (fmt_load(path, &in, &e))
+		return perr_report(&e);
+	enum fmt_kind kind = fmt_sniff(in.data, in.len);
+	enum plumb_err rc;
+	if (kind == FMT_FOLDED && diff_folded_is_two_column(in.data, in.len))
+		rc = diff_folded_read_two_column(in.data, in.len, ro, before, after, &e);
+	else
+		rc = fmt_read_buf(in.data, in.len, kind, ro, after, &e);
+	fmt_input_release(&in);
+	if (rc) {
+		if (!strstr(e.msg, path)) {
+			char tmp[PERR_MSG_MAX];
+			snprintf(tmp, sizeof tmp, "%s: %s", path, e.msg);
+			memcpy(e.msg, tmp, sizeof tmp);
+		}
+		return perr_report(&e);
+	}
+	return EXIT_DONE;
+}
 
 int cmd_flame(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return plumb_fail(EXIT_MISSING, "flame: this command is not available in this build yet");
+	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot";
+	bool reverse = false, flamechart = false, no_lines = false;
+	bool pid = false, tid = false, kernel = false, jit = false, all = false, addrs = false;
+	long width = 1200;
+	double min_width = 0.1;
+	const struct opt opts[] = {
+		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write the SVG (default: stdout)", NULL },
+		{ "title", 0, OPT_STRING, &title, "TEXT", "the graph's title", NULL },
+		{ "diff", 0, OPT_STRING, &diff, "BEFORE", "differential: colour by the change from BEFORE (red grew, "
+							   "blue shrank); widths are PROFILE's", NULL },
+		{ "reverse", 0, OPT_FLAG, &reverse, NULL, "icicle graph: the root at the top, callees below", NULL },
+		{ "flamechart", 0, OPT_FLAG, &flamechart, NULL, "time order instead of merged, sorted stacks", NULL },
+		{ "width", 0, OPT_INT, &width, "PX", "image width in pixels (default 1200)", NULL },
+		{ "min-width", 0, OPT_DOUBLE, &min_width, "PX", "leave out boxes narrower than this (default 0.1)",
+		  NULL },
+		{ "colors", 0, OPT_STRING, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, perl, "
+							       "red, green, blue, aqua, yellow, purple, orange", NULL },
+		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers so one function is one frame", NULL },
+		{ "pid", 0, OPT_FLAG, &pid, NULL, "perf script input: append -PID to the process frame", NULL },
+		{ "tid", 0, OPT_FLAG, &tid, NULL, "perf script input: append -PID/TID to the process frame", NULL },
+		{ "kernel", 0, OPT_FLAG, &kernel, NULL, "perf script input: suffix kernel frames with _[k]", NULL },
+		{ "jit", 0, OPT_FLAG, &jit, NULL, "perf script input: suffix JIT frames with _[j]", NULL },
+		{ "all", 0, OPT_FLAG, &all, NULL, "perf script input: --kernel and --jit", NULL },
+		{ "addrs", 0, OPT_FLAG, &addrs, NULL, "perf script input: addresses for unknown symbols", NULL },
+		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+	};
+	struct opt_result res;
+	int code;
+	if (!cmd_parse_options(opts, "plumb flame PROFILE [-o out.svg] [--title T] [--diff BEFORE] [--reverse] "
+				     "[--flamechart] [--width PX] [--min-width PX] [--colors PALETTE]",
+			       "Draw an interactive flame graph (SVG): hover for samples and share, click to zoom, "
+			       "search with Ctrl-F.", argc, argv, &res, &code))
+		return code;
+	if (res.npos != 1) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "flame: give exactly one PROFILE (see `plumb flame --help`)");
+	}
+	const char *input = res.pos[0];
+	const char *list;
+	if (width < 100 || width > 100000)
+		code = plumb_fail(EXIT_USAGE, "flame: --width must be between 100 and 100000 pixels (got %ld)", width);
+	else if (!(min_width >= 0 && min_width <= 1000))
+		code = plumb_fail(EXIT_USAGE, "flame: --min-width must be between 0 and 1000 pixels");
+	else if (!flame_palette_valid(colors, &list))
+		code = plumb_fail(EXIT_USAGE, "flame: unknown palette '%s' (one of: %s)", colors, list);
+	else if (diff && flamechart)
+		code = plumb_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
+	else
+		code = EXIT_DONE;
+	if (code) {
+		opt_result_release(&res);
+		return code;
+	}
+	struct fmt_read_opts ro = { 0 };
+	ro.pid = pid;
+	ro.tid = tid;
+	ro.kernel = kernel || all;
+	ro.jit = jit || all;
+	ro.addrs = addrs;
+	ro.keep_timeline = flamechart;
+	ro.lenient = true;
+	ro.warn = warn_to_stderr;
+	struct profile *after = NULL, *before = NULL, *before2 = NULL;
+	code = load(input, &ro, &after, &before);
+	if (!code && diff) {
+		struct profile *unused = NULL;
+		code = load(diff, &ro, &before2, &unused);
+		profile_free(unused);
+		if (!code) {
+			profile_free(before);
+			before = before2;
+		}
+	}
+	opt_result_release(&res);
+	if (code) {
+		profile_free(after);
+		profile_free(before);
+		return code;
+	}
+	struct flame_opts fo = { 0 };
+	fo.title = title;
+	fo.width = (unsigned)width;
+	fo.min_width = min_width;
+	fo.reverse = reverse;
+	fo.flamechart = flamechart;
+	fo.colors = colors;
+	fo.before = before;
+	fo.label_flags = no_lines ? LABEL_NO_LINES : 0;
+	struct fmt_write_opts wo = { 0 };
+	wo.label_flags = fo.label_flags;
+	wo.render = &fo;
+	struct perr e = PERR_INIT;
+	enum plumb_err rc = fmt_write_file(after, output, FMT_SVG, &wo, &e);
+	profile_free(after);
+	profile_free(before);
+	return rc ? perr_report(&e) : EXIT_DONE;
 }

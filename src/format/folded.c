@@ -2,11 +2,14 @@
  * The writer puts the hottest stack first and breaks ties by the stack text, so output is deterministic. */
 #include "format/format.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/redact.h"
+#include "base/hashmap.h"
 #include "base/sbuf.h"
+#include "format/textcache.h"
 #include "profile/label.h"
 
 /* Parses the trailing count of a folded line. Accepts integers and decimals (truncated toward zero, as the
@@ -38,71 +41,138 @@ static const char *parse_count(const char *line, const char *end, uint64_t *coun
 
 enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, struct perr *e)
 {
+	static const struct fmt_read_opts strict;
+	return fmt_folded_read_opts(buf, len, &strict, p, e);
+}
+
+/* Reads folded stacks. Sorted input (what collapsers write) shares long prefixes between neighbouring lines, so
+ * the frames a line shares with the previous one are not parsed again: the walk resumes from the previous
+ * line's node at the last shared frame boundary. Each distinct label is interned once (textcache). In lenient
+ * mode a line that is not "stack COUNT" is skipped and reported once at the end. */
+enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e)
+{
 	uint32_t thread = profile_thread(p, 0, 0, "all");
-	uint32_t *frames = NULL;
-	size_t cap = 0;
+	struct tcache labels = { NULL, 0, 0 };
+	uint32_t *nodes = NULL; /* previous line: node after frame k */
+	size_t *ends = NULL;    /* previous line: offset (from its start) where frame k ends */
+	size_t depth = 0, cap = 0, prev_len = 0;
+	const char *prev = NULL;
 	const char *end = buf + len;
-	size_t lineno = 0;
+	size_t lineno = 0, bad = 0, first_bad_line = 0;
+	char first_bad[100] = "";
 	enum plumb_err rc = PLUMB_OK;
 	if (thread == PROFILE_NOMEM)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	for (const char *line = buf; line < end;) {
+	const char *line = buf;
+	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		const char *le = nl ? nl : end;
-		lineno++;
 		const char *s = line;
+		line = nl ? nl + 1 : end;
+		lineno++;
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
-		if (s == le || *s == '#') {
-			line = nl ? nl + 1 : end;
+		if (s == le || *s == '#')
 			continue;
-		}
 		uint64_t count;
 		const char *cstart = parse_count(s, le, &count);
 		if (!cstart) {
-			rc = perr_set(e, PLUMB_EFORMAT, "line %zu is not folded stacks (\"stack COUNT\"): %.60s", lineno, s);
-			break;
+			if (!opts->lenient) {
+				rc = perr_set(e, PLUMB_EFORMAT, "line %zu is not folded stacks (\"stack COUNT\"): %.*s",
+					      lineno, (int)(le - s > 60 ? 60 : le - s), s);
+				goto out;
+			}
+			if (!bad++) {
+				first_bad_line = lineno;
+				snprintf(first_bad, sizeof first_bad, "%.*s", (int)(le - s > 60 ? 60 : le - s), s);
+			}
+			continue;
 		}
 		const char *stack_end = cstart;
 		while (stack_end > s && (stack_end[-1] == ' ' || stack_end[-1] == '\t'))
 			stack_end--;
-		size_t n = 0;
-		for (const char *f = s; f < stack_end;) {
-			const char *semi = memchr(f, ';', (size_t)(stack_end - f));
-			const char *fe = semi ? semi : stack_end;
-			if (n == cap) {
+		size_t slen = (size_t)(stack_end - s);
+		/* shared prefix with the previous line, cut back to a frame boundary */
+		size_t common = 0, lim = slen < prev_len ? slen : prev_len;
+		while (common + 8 <= lim) {
+			uint64_t a, b;
+			memcpy(&a, s + common, 8);
+			memcpy(&b, prev + common, 8);
+			if (a != b)
+				break;
+			common += 8;
+		}
+		while (common < lim && s[common] == prev[common])
+			common++;
+		size_t k = 0; /* frames reused */
+		while (k < depth && ends[k] <= common && (ends[k] == slen || s[ends[k]] == ';' || ends[k] < common))
+			k++;
+		while (k > 0 && !(ends[k - 1] == slen || s[ends[k - 1]] == ';'))
+			k--;
+		uint32_t node = k ? nodes[k - 1] : PROFILE_ROOT;
+		size_t off = k ? ends[k - 1] + 1 : 0;
+		depth = k;
+		while (off <= slen && slen) {
+			const char *f = s + off;
+			const char *semi = memchr(f, ';', slen - off);
+			size_t fl = semi ? (size_t)(semi - f) : slen - off;
+			uint64_t h = hash_bytes(f, fl);
+			uint32_t fid;
+			if (!tc_get(&labels, h, f, (uint32_t)fl, &fid)) {
+				struct frame fr = { 0 };
+				fr.is_label = 1;
+				fr.func = profile_intern(p, f, fl);
+				if (fl > 4 && memcmp(f + fl - 4, "_[k]", 4) == 0)
+					fr.kind = FRAME_KERNEL;
+				else if (fl > 4 && memcmp(f + fl - 4, "_[j]", 4) == 0)
+					fr.kind = FRAME_JIT;
+				if (fr.func == PROFILE_NOMEM || (fid = profile_frame(p, &fr)) == PROFILE_NOMEM ||
+				    !tc_put(&labels, h, profile_str(p, fr.func), (uint32_t)fl, fid))
+					goto oom;
+			}
+			node = profile_stack(p, node, fid);
+			if (node == PROFILE_NOMEM)
+				goto oom;
+			if (depth == cap) {
 				size_t nc = cap ? cap * 2 : 64;
-				uint32_t *nf = realloc(frames, nc * sizeof *nf);
-				if (!nf) {
-					rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-					goto out;
-				}
-				frames = nf;
+				uint32_t *nn = realloc(nodes, nc * sizeof *nn);
+				if (!nn)
+					goto oom;
+				nodes = nn;
+				size_t *ne = realloc(ends, nc * sizeof *ne);
+				if (!ne)
+					goto oom;
+				ends = ne;
 				cap = nc;
 			}
-			struct frame fr = { 0 };
-			fr.is_label = 1;
-			fr.func = profile_intern(p, f, (size_t)(fe - f));
-			size_t fl = (size_t)(fe - f);
-			if (fl > 4 && memcmp(fe - 4, "_[k]", 4) == 0)
-				fr.kind = FRAME_KERNEL;
-			else if (fl > 4 && memcmp(fe - 4, "_[j]", 4) == 0)
-				fr.kind = FRAME_JIT;
-			if (fr.func == PROFILE_NOMEM || (frames[n++] = profile_frame(p, &fr)) == PROFILE_NOMEM) {
-				rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-				goto out;
-			}
-			f = semi ? semi + 1 : stack_end;
+			nodes[depth] = node;
+			ends[depth++] = off + fl;
+			off += fl + 1;
 		}
-		uint32_t stack = profile_stack_from(p, frames, n);
-		if (stack == PROFILE_NOMEM || !profile_add_sample(p, stack, thread, 0, count)) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-		line = nl ? nl + 1 : end;
+		prev = s;
+		prev_len = slen;
+		if (!profile_add_sample(p, node, thread, 0, count))
+			goto oom;
 	}
+	if (bad && profile_total_weight(p) == 0 && profile_nstacks(p) == 1) {
+		rc = perr_set(e, PLUMB_EFORMAT, "no line is folded stacks (\"stack COUNT\"); line %zu reads: %s",
+			      first_bad_line, first_bad);
+		goto out;
+	}
+	if (bad && opts->warn) {
+		char msg[300];
+		snprintf(msg, sizeof msg, "skipped %zu line%s that %s not folded stacks (\"stack COUNT\"); the first, line "
+			 "%zu: %s", bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are", first_bad_line, first_bad);
+		opts->warn(opts->warn_ctx, msg);
+	}
+	goto out;
+oom:
+	rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 out:
-	free(frames);
+	tc_release(&labels);
+	free(nodes);
+	free(ends);
 	profile_meta(p)->backend = profile_intern_cstr(p, "folded");
 	return rc;
 }

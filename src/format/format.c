@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -83,6 +84,8 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 	}
 	if (len >= 2 && (unsigned char)buf[0] == 0x0a && memmem(buf, len < 256 ? len : 256, "samples", 7))
 		return FMT_PPROF;
+	if (fmt_perf_script_sniff(buf, len))
+		return FMT_PERF_SCRIPT;
 	/* perf script: an event header line followed by indented "addr sym (module)" lines */
 	const char *nl = memchr(p, '\n', head);
 	if (nl && nl + 1 < end && (nl[1] == '\t' || (nl[1] == ' ' && nl + 2 < end && nl[2] == ' ')))
@@ -167,20 +170,43 @@ static enum plumb_err gunzip(struct fmt_input *in, const char *path, struct perr
 				(unsigned long)zs.total_in);
 	}
 	out[len] = '\0';
-	free(in->data);
+	fmt_input_release(in);
 	in->data = out;
 	in->len = len;
 	return PLUMB_OK;
+}
+
+/* A big regular file is mapped, not read: copying into fresh heap pages costs more than parsing it. An
+ * anonymous mapping one byte longer sits under the file mapping so the data stays NUL-terminated. */
+static bool map_file(int fd, struct fmt_input *in)
+{
+	struct stat st;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (1 << 20))
+		return false;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)st.st_size;
+	size_t total = (len + 1 + page - 1) / page * page;
+	char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (base == MAP_FAILED)
+		return false;
+	if (mmap(base, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		munmap(base, total);
+		return false;
+	}
+	in->data = base;
+	in->len = len;
+	in->map_len = total;
+	return true;
 }
 
 enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
 {
 	in->data = NULL;
 	in->len = 0;
+	in->map_len = 0;
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return perr_set(e, errno == ENOENT ? PLUMB_EIO : PLUMB_EIO, "cannot read %s: %s", path, strerror(errno));
-	enum plumb_err rc = read_all_fd(fd, path, in, e);
+	enum plumb_err rc = map_file(fd, in) ? PLUMB_OK : read_all_fd(fd, path, in, e);
 	if (fd != 0)
 		close(fd);
 	if (rc)
@@ -197,9 +223,13 @@ enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
 
 void fmt_input_release(struct fmt_input *in)
 {
-	free(in->data);
+	if (in->map_len)
+		munmap(in->data, in->map_len);
+	else
+		free(in->data);
 	in->data = NULL;
 	in->len = 0;
+	in->map_len = 0;
 }
 
 typedef enum plumb_err (*reader_fn)(const char *buf, size_t len, const struct fmt_read_opts *opts,
@@ -210,8 +240,7 @@ typedef enum plumb_err (*writer_fn)(const struct profile *p, FILE *out, const st
 static enum plumb_err read_folded(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				  struct perr *e)
 {
-	(void)opts;
-	return fmt_folded_read(buf, len, p, e);
+	return fmt_folded_read_opts(buf, len, opts, p, e);
 }
 
 static const struct {
@@ -219,6 +248,7 @@ static const struct {
 	reader_fn read;
 } readers[] = {
 	{ FMT_FOLDED, read_folded },
+	{ FMT_PERF_SCRIPT, fmt_perf_script_read },
 	{ FMT_GECKO, fmt_gecko_read },
 };
 
@@ -227,6 +257,10 @@ static const struct {
 	writer_fn write;
 } writers[] = {
 	{ FMT_FOLDED, fmt_folded_write },
+	{ FMT_SVG, fmt_svg_write },
+	{ FMT_SPEEDSCOPE, fmt_speedscope_write },
+	{ FMT_PPROF, fmt_pprof_write },
+	{ FMT_GECKO, fmt_gecko_write },
 };
 
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
@@ -287,11 +321,13 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 			write = writers[i].write;
 	if (!write)
 		return perr_set(e, PLUMB_EINVAL, "writing %s files is not supported", fmt_name(kind));
+	struct fmt_write_opts o = *opts;
+	o.path = path;
 	struct atomic_file af;
 	enum plumb_err rc = atomic_open(&af, path, e);
 	if (rc)
 		return rc;
-	rc = write(p, af.fp, opts, e);
+	rc = write(p, af.fp, &o, e);
 	if (rc) {
 		atomic_abort(&af);
 		return rc;

@@ -30,6 +30,11 @@ struct fmt_read_opts {
 	const char *source_path; /* the profile's path, for finding the sidecar */
 	bool pid, tid, kernel, jit, addrs; /* perf script collapse options (--all = kernel + jit) */
 	bool keep_timeline;      /* keep timed samples where the format has them */
+	/* Warnings about skipped input (each kind reported once per read); NULL: silent. The reader formats
+	 * the message, the command decides where it goes. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	bool lenient;            /* folded: skip lines that are not "stack COUNT" (one warning) instead of failing */
 };
 
 struct fmt_write_opts {
@@ -37,6 +42,7 @@ struct fmt_write_opts {
 	bool threads;            /* folded: a root frame per thread "name (tid)" */
 	const char *title;       /* svg */
 	void *render;            /* writer-specific options (struct flame_opts * for svg), may be NULL */
+	const char *path;        /* set by fmt_write_file: the destination ("-" for stdout), e.g. for .gz */
 };
 
 enum fmt_kind fmt_from_name(const char *name);          /* "folded", "gecko", ... */
@@ -48,6 +54,7 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len);   /* by content */
 struct fmt_input {
 	char *data;  /* owned, NUL-terminated */
 	size_t len;
+	size_t map_len; /* non-zero when data is a private file mapping of this many bytes (fmt_input_release unmaps) */
 };
 enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e);
 void fmt_input_release(struct fmt_input *in);
@@ -71,5 +78,20 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
  * found beside opts->source_path). Malformed input is PLUMB_EFORMAT with the byte offset and schema path. */
 enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 			      struct perr *e);
+/* Writes data gzip-compressed to out (pprof, .json.gz). */
+enum plumb_err fmt_gzip_write(const void *data, size_t len, FILE *out, struct perr *e);
+/* perf script text (stackcollapse-perf semantics, see src/format/perf_script.c). */
+/* True when the text looks like `perf script` output (an event line, then a stack line). */
+bool fmt_perf_script_sniff(const char *buf, size_t len);
+enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e);
+/* Folded, with the options (lenient mode, warnings). fmt_folded_read is the strict form. */
+enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e);
+enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
+				    struct perr *e);
+enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
+enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
+enum plumb_err fmt_svg_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
 
 #endif

@@ -363,8 +363,9 @@ class Diff(TempDir):
         r = plumb("diff", "missing-baseline", b, extra_env={"PLUMB_HOME": home})
         self.assertEqual(r.returncode, 3)
         self.assertIn("before", r.stderr)  # lists what is saved
-        r = plumb("diff", a, b, "--folded")
-        self.assertEqual(r.returncode, 3)
+        r = plumb("diff", a, b, "--folded")  # handed to diff_folded_main: "stack BEFORE AFTER" lines
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout and all(len(l.rsplit(" ", 2)) == 3 for l in r.stdout.splitlines()), r.stdout)
 
 
 if __name__ == "__main__":

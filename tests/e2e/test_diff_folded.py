@@ -1,0 +1,51 @@
+"""`plumb diff A B --folded`: inferno's diff-folded cases through the real binary (the unit test
+test_diff_folded.c runs the same cases on diff_folded_main directly; this one needs `plumb diff` to hand
+--folded over, and skips while that command is not in the build)."""
+import os
+import unittest
+
+from plumbtest import FIXTURES, TempDir, plumb
+
+D = os.path.join(FIXTURES, "inferno", "diff-folded")
+
+
+def lines(text):
+    return sorted(l.rstrip() for l in text.splitlines() if l.strip())
+
+
+class DiffFolded(TempDir):
+    def run_diff(self, before, *opts):
+        r = plumb("diff", os.path.join(D, before), os.path.join(D, "after.txt"), "--folded", *opts)
+        if r.returncode == 3 or "not available" in r.stderr:
+            self.skipTest("plumb diff does not hand --folded over in this build: " + r.stderr.strip())
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r
+
+    def test_cases(self):
+        for before, opts, expected in (("before.txt", [], "default.txt"), ("before.txt", ["--normalize"], "normalize.txt"),
+                                       ("before.txt", ["--strip-hex"], "strip_hex.txt"),
+                                       ("before_fractionals.txt", [], "fractionals.txt")):
+            with self.subTest(expected=expected):
+                r = self.run_diff(before, *opts)
+                with open(os.path.join(D, "results", expected)) as f:
+                    self.assertEqual(lines(r.stdout), lines(f.read()))
+                if expected == "fractionals.txt":
+                    self.assertEqual(r.stderr.count("fractional sample counts"), 1, r.stderr)
+
+    def test_bad_line_warns_once(self):
+        r = self.run_diff("bad_before.txt")
+        self.assertEqual(r.stderr.count("Unable to parse line: "), 1, r.stderr)
+
+    def test_differential_folded_draws(self):
+        r = self.run_diff("before.txt")
+        path = self.path("d.folded")
+        with open(path, "w") as f:
+            f.write(r.stdout)
+        r = plumb("flame", path, "-o", self.path("d.svg"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(self.path("d.svg")) as f:
+            self.assertIn("Differential", f.read())
+
+
+if __name__ == "__main__":
+    unittest.main()
