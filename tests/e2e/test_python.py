@@ -225,6 +225,13 @@ class PythonNative(TempDir):
             if idx and any("libz.so" in f or "zlib" in f for f in fr[idx[0] + 1:]):
                 in_zlib += c
         self.assertGreater(in_zlib, total * 0.25, "compress_half above libz frames: %d of %d" % (in_zlib, total))
+        # native frames above, too: the interpreter's own entry (Py_RunMain ... PyEval_EvalCode) outside <module>
+        outer = 0
+        for fr, c in rows:
+            mod = [i for i, f in enumerate(fr) if f.startswith("<module> (python/native.py:")]
+            if mod and any(f.startswith(("Py_RunMain ", "PyEval_EvalCode ", "Py_BytesMain ")) for f in fr[:mod[0]]):
+                outer += c
+        self.assertGreater(outer, total * 0.5, "native frames above the Python ones: %d of %d" % (outer, total))
         # and no evaluation-loop frame is left where Python frames replaced it
         self.assertEqual(frames_matching(rows, r"^_PyEval_EvalFrameDefault"), 0)
         sh = shares(rows, ["compress_half", "spin_half"])
