@@ -4,6 +4,7 @@
 # in alternating windows — bare, plumb attached, perf attached — as medians, printed as ratios to bare.
 # DESIGN/issue 9: plumb attached must keep >= 0.97 of the bare rate.
 set -eu
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (Debian: time); skipping"; exit 0; }
 BUILD=${BUILD:-build}
 RUNS=${RUNS:-5}
 SECS=${SECS:-2}
@@ -23,7 +24,8 @@ mono() { "$PY" -c 'import time; print("%.6f" % time.monotonic())'; }
 for i in $(seq "$RUNS"); do
 	t0=$(mono); sleep "$SECS"; t1=$(mono); echo "bare $t0 $t1" >>"$tmp/windows"
 	t0=$(mono)
-	PLUMB_DEBUG=1 "$BUILD/plumb" record --pid "$svc" --interval 0.01 --seconds "$SECS" -o "$tmp/p.folded" 2>/dev/null
+	PLUMB_DEBUG=1 /usr/bin/time -f "%U %S" -a -o "$tmp/cpu" \
+		"$BUILD/plumb" record --pid "$svc" --interval 0.01 --seconds "$SECS" -o "$tmp/p.folded" 2>/dev/null
 	t1=$(mono); echo "plumb $t0 $t1" >>"$tmp/windows"
 	if [ $have_perf = 1 ]; then
 		t0=$(mono)
@@ -31,25 +33,32 @@ for i in $(seq "$RUNS"); do
 		t1=$(mono); echo "perf $t0 $t1" >>"$tmp/windows"
 	fi
 done
-"$PY" - "$tmp/progress" "$tmp/windows" <<'PYEOF'
+"$PY" - "$tmp/progress" "$tmp/windows" "$tmp/cpu" "$SECS" <<'PYEOF'
 import statistics, sys
 pts = [tuple(map(float, l.split())) for l in open(sys.argv[1]) if len(l.split()) == 3]
-rates = {}
+rates, cpu_rates = {}, {}
 for line in open(sys.argv[2]):
     kind, t0, t1 = line.split()
     t0, t1 = float(t0) + 0.2, float(t1) - 0.2  # skip attach/detach edges
     w = [p for p in pts if t0 <= p[0] <= t1]
     if len(w) >= 2:
         rates.setdefault(kind, []).append((w[-1][2] - w[0][2]) / (w[-1][0] - w[0][0]))
-med = {k: statistics.median(v) for k, v in rates.items()}
-bare = med.get("bare", 0)
-print("service progress, iterations/s (median of %d windows): %s" % (
-    len(rates.get("bare", [])), ", ".join("%s %.0f" % (k, v) for k, v in med.items())))
-if bare:
+        if w[-1][1] > w[0][1]:
+            cpu_rates.setdefault(kind, []).append((w[-1][2] - w[0][2]) / (w[-1][1] - w[0][1]))
+load = open("/proc/loadavg").read().split()[0]
+for label, table in (("wall second", rates), ("CPU second of the service", cpu_rates)):
+    med = {k: statistics.median(v) for k, v in table.items()}
+    bare = med.get("bare", 0)
+    if not bare:
+        continue
+    print("progress per %s (median of %d windows, load %s): %s" % (
+        label, len(table["bare"]), load, ", ".join("%s %.0f" % (k, v) for k, v in med.items())))
     parts = ["plumb %.3f" % (med["plumb"] / bare)]
     if "perf" in med:
         parts.append("perf record -g %.3f" % (med["perf"] / bare))
-    print("rate while attached at 100 Hz, as a ratio to bare (1.0 = no slowdown; >= 0.97 required): " +
-          ", ".join(parts))
-    print("plumb python slowdown: %.1f%%" % (100 * (1 - med["plumb"] / bare)))
+    print("  attached at 100 Hz, ratio to bare (1.0 = no slowdown; plumb >= 0.97 required): " + ", ".join(parts))
+cpu = [sum(map(float, l.split())) for l in open(sys.argv[3]) if len(l.split()) == 2]
+if cpu:
+    print("plumb's own CPU while attached at 100 Hz: %.2f%% of one core (median)" %
+          (100 * statistics.median(cpu) / float(sys.argv[4])))
 PYEOF
