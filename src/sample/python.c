@@ -288,6 +288,8 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	enum plumb_err rc = PLUMB_OK;
 	struct py_proc *py = NULL;
 	struct pyn_sampler *native = NULL;
+	char native_failed[160] = "";
+	bool used_native = false;
 	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
 	st.interval = interval;
 
@@ -346,10 +348,12 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 				gave_up = true; /* never became a CPython we can read */
 			}
 		}
-		if (py && opts->native && !native && !gave_up) {
-			rc = pyn_open(&native, py, st.pid, opts, p, e);
-			if (rc)
-				break;
+		if (py && opts->native && !native && !native_failed[0] && !gave_up) {
+			/* Without native stacks (perf_event_open refused) the Python frames are still worth having; failing
+			 * here would make record.c start the command a second time with another backend. */
+			struct perr ne = PERR_INIT;
+			if (pyn_open(&native, py, st.pid, opts, p, &ne))
+				snprintf(native_failed, sizeof native_failed, "%s", ne.msg[0] ? ne.msg : "refused");
 		}
 		st.now = t;
 		if (native) {
@@ -376,6 +380,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	if (native) {
 		pyn_finish(native, &st.tick);
 		pyn_close(native);
+		used_native = true;
 	}
 	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
 		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
@@ -384,7 +389,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.tick;
 	meta->backend = profile_intern_cstr(p, "python");
-	meta->unwinder = profile_intern_cstr(p, opts->native ? "python+dwarf" : "python");
+	meta->unwinder = profile_intern_cstr(p, used_native ? "python+dwarf" : "python");
 	if (rc == PLUMB_OK && !py) {
 		/* Launched but never readable: the command already ran, so no other backend may run it again. */
 		rc = perr_set(e, opts->target == TARGET_COMMAND ? PLUMB_EINVAL : open_err.code, "%s",
@@ -395,6 +400,9 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 			 py_version(py), opts->native ? " merged with native stacks" : " only",
 			 opts->native && (opts->mode == MODE_WALL || opts->idle)
 				 ? "; --native samples threads while on a CPU only (no idle stacks)" : "");
+	if (py && rc == PLUMB_OK && native_failed[0])
+		snprintf(res->limits, sizeof res->limits, "CPython %s frames only: --native unavailable (%s)",
+			 py_version(py), native_failed);
 	py_close(py);
 	for (size_t i = 0; i < st.nthreads; i++) {
 		if (st.threads[i].stat_fd >= 0)

@@ -192,6 +192,10 @@ class PythonAttach(TempDir):
         self.assertEqual(r.returncode, 0, r.stderr)
         idle_pat = r"^idle \(python/service\.py:\d+\)$"
         self.assertEqual(frames_matching(read_folded(cpu), idle_pat), 0, "--mode cpu hides the sleeping thread")
+        with_idle = self.path("idle.folded")
+        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--idle", "-o", with_idle)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertGreater(frames_matching(read_folded(with_idle), idle_pat), 0, "--idle keeps idle stacks")
         rows = read_folded(wall)
         idle = frames_matching(rows, idle_pat)
         total = sum(c for _, c in rows)
