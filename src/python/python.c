@@ -24,7 +24,7 @@
 #define PY_MAX_FRAMES 1024
 #define PY_MAX_THREADS 4096
 #define PY_MAX_INTERPS 64
-#define PY_MAX_STR 1024
+#define PY_MAX_STR 4096
 #define PY_MAX_LINETABLE (1 << 20)
 
 /* ---- ELF facts about one file ---- */

@@ -235,9 +235,12 @@ static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *
 		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(errno));
 	}
 	if (child == 0) {
-		int devnull = open("/dev/null", O_WRONLY);
-		if (devnull >= 0)
-			dup2(devnull, STDOUT_FILENO); /* py-spy's progress text is not ours to print */
+		if (opts->target == TARGET_PID) {
+			/* py-spy's progress text is not ours to print (a launched command keeps its own stdout) */
+			int devnull = open("/dev/null", O_WRONLY);
+			if (devnull >= 0)
+				dup2(devnull, STDOUT_FILENO);
+		}
 		signal(SIGPIPE, SIG_DFL);
 		if (opts->stages_path)
 			setenv("PLUMB_STAGES", opts->stages_path, 1);

@@ -236,8 +236,10 @@ class PythonNative(TempDir):
             if mod and any(f.startswith(("Py_RunMain ", "PyEval_EvalCode ", "Py_BytesMain ")) for f in fr[:mod[0]]):
                 outer += c
         self.assertGreater(outer, total * 0.5, "native frames above the Python ones: %d of %d" % (outer, total))
-        # and no evaluation-loop frame is left where Python frames replaced it
-        self.assertEqual(frames_matching(rows, r"^_PyEval_EvalFrameDefault"), 0)
+        # and evaluation-loop frames are replaced by Python frames (a rare sample whose Python chain changed
+        # between the kernel's sample and our read may keep one)
+        left = frames_matching(rows, r"^_PyEval_EvalFrameDefault")
+        self.assertLess(left, total * 0.02, "evaluation-loop frames left in %d of %d samples" % (left, total))
         sh = shares(rows, ["compress_half", "spin_half"])
         self.assertGreater(sh["spin_half"], 20.0, repr(sh))
 
