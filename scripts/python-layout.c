@@ -88,14 +88,19 @@ int main(void)
 	printf("\t\t.str_compact_size = %zu,\n", sizeof(PyCompactUnicodeObject));
 	printf("\t\t.bytes_size = %zu,\n", offsetof(PyVarObject, ob_size));
 	printf("\t\t.bytes_data = %zu,\n", offsetof(PyBytesObject, ob_sval));
-#if PY_VERSION_HEX < 0x030C0000
 	printf("\t\t.obj_type = %zu,\n", offsetof(PyObject, ob_type));
 	printf("\t\t.type_flags = %zu,\n", offsetof(PyTypeObject, tp_flags));
 	printf("\t\t.type_cached_keys = %zu,\n", offsetof(PyHeapTypeObject, ht_cached_keys));
 	printf("\t\t.managed_dict_flag = 0x%lx,\n", (unsigned long)Py_TPFLAGS_MANAGED_DICT);
+#if PY_VERSION_HEX < 0x030C0000
 	/* _PyObject_ValuesPointer / _PyObject_ManagedDictPointer (pycore_object.h): words before the object */
 	printf("\t\t.obj_values_before = %zu,\n", 4 * sizeof(void *));
 	printf("\t\t.obj_dict_before = %zu,\n", 3 * sizeof(void *));
+#else
+	/* _PyObject_DictOrValuesPointer (pycore_object.h): one tagged word, values when bit 0 is set */
+	printf("\t\t.obj_dict_before = %zu,\n", 3 * sizeof(void *));
+	printf("\t\t.dict_or_values_tagged = 1,\n");
+#endif
 	printf("\t\t.dict_keys = %zu,\n", offsetof(PyDictObject, ma_keys));
 	printf("\t\t.dict_values = %zu,\n", offsetof(PyDictObject, ma_values));
 	printf("\t\t.dictkeys_log2_size = %zu,\n", offsetof(PyDictKeysObject, dk_log2_size));
@@ -106,14 +111,17 @@ int main(void)
 	printf("\t\t.dict_entry_size = %zu,\n", sizeof(PyDictKeyEntry));
 	printf("\t\t.dict_uentry_size = %zu,\n", sizeof(PyDictUnicodeEntry));
 	printf("\t\t.dict_kind_general = %d,\n", DICT_KEYS_GENERAL);
+#if PY_VERSION_HEX < 0x030C0000
 	printf("\t\t.long_size = %zu,\n", offsetof(PyVarObject, ob_size));
 	printf("\t\t.long_digits = %zu,\n", offsetof(PyLongObject, ob_digit));
+#else
+	/* lv_tag: digit count << _PyLong_NON_SIZE_BITS | sign bits */
+	printf("\t\t.long_size = %zu,\n", offsetof(PyLongObject, long_value.lv_tag));
+	printf("\t\t.long_digits = %zu,\n", offsetof(PyLongObject, long_value.ob_digit));
+	printf("\t\t.long_tagged = %d,\n", _PyLong_NON_SIZE_BITS);
+#endif
 	printf("\t\t.long_shift = %d,\n", PyLong_SHIFT);
 	printf("\t\t.module_dict = %zu,\n", offsetof(PyModuleObject, md_dict));
-#else
-	/* 3.12 keeps instance dicts differently (tagged dict-or-values); thread names are not read */
-	printf("\t\t.no_thread_names = 1,\n");
-#endif
 	printf("\t},\n");
 	return 0;
 }

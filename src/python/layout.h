@@ -79,6 +79,8 @@ struct py_layout {
 	uint8_t frame_has_cstack;         /* shim frames owned by the C stack mark evaluation-loop entries */
 	uint8_t frame_owned_by_cstack;    /* value of FRAME_OWNED_BY_CSTACK */
 	uint8_t no_thread_names;          /* the dict layout above is not known for this version */
+	uint8_t dict_or_values_tagged;    /* 3.12: one word at -obj_dict_before, values (minus one) when bit 0 set */
+	uint8_t long_tagged;              /* 3.12: long_size is lv_tag = digits << long_tagged | sign bits */
 };
 
 /* The row for major.minor, or NULL when this build has none. */

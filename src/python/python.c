@@ -831,14 +831,27 @@ static uint64_t obj_attr(struct py_proc *py, uint64_t obj, const char *name)
 	if (!rd_ptr(py, obj + L->obj_type, &type) || !rd(py, type + L->type_flags, &flags, 8) ||
 	    !(flags & L->managed_dict_flag))
 		return 0;
-	if (rd(py, obj - L->obj_values_before, &values, 8) && values) {
+	if (L->dict_or_values_tagged) { /* 3.12: one tagged word */
+		uint64_t word;
+		if (!rd(py, obj - L->obj_dict_before, &word, 8) || !word)
+			return 0;
+		if (word & 1)
+			values = word + 1;
+		else
+			dict = word;
+	} else if (!rd(py, obj - L->obj_values_before, &values, 8)) {
+		values = 0;
+	}
+	if (values) {
 		uint64_t keys;
 		struct str_lookup sl = { name, 0 };
 		if (rd_ptr(py, type + L->type_cached_keys, &keys))
 			keys_each(py, keys, values, match_str_key, &sl);
 		return sl.found;
 	}
-	if (rd(py, obj - L->obj_dict_before, &dict, 8) && dict)
+	if (!L->dict_or_values_tagged && !rd(py, obj - L->obj_dict_before, &dict, 8))
+		dict = 0;
+	if (dict)
 		return dict_get_str(py, dict, name);
 	return 0;
 }
@@ -848,7 +861,14 @@ static bool read_int(struct py_proc *py, uint64_t obj, uint64_t *out)
 	const struct py_layout *L = py->L;
 	int64_t size;
 	uint32_t digits[3] = { 0 };
-	if (!rd(py, obj + L->long_size, &size, sizeof size) || size < 0 || size > 3 ||
+	if (!rd(py, obj + L->long_size, &size, sizeof size))
+		return false;
+	if (L->long_tagged) { /* 3.12: digits << bits | sign (0 positive, 1 zero, 2 negative) */
+		if ((size & 3) == 2)
+			return false;
+		size = (int64_t)((uint64_t)size >> L->long_tagged);
+	}
+	if (size < 0 || size > 3 ||
 	    (size && !rd(py, obj + L->long_digits, digits, (size_t)size * 4)))
 		return false;
 	uint64_t v = 0;

@@ -47,6 +47,12 @@ def other_pythons_311():
     return found
 
 
+def pythons_312():
+    return [e for e in sorted(set(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")) +
+                                  glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12")))
+            if python_version(e) == "3.12"]
+
+
 def frames_matching(rows, pattern):
     rx = re.compile(pattern)
     return sum(c for fr, c in rows if any(rx.search(f) for f in fr))
@@ -125,9 +131,7 @@ class PythonRecord(TempDir):
 
 
     def test_python__launch_python_312(self):
-        exes = [e for e in sorted(glob.glob(os.path.expanduser("~/.pyenv/versions/3.12*/bin/python3.12")) +
-                                  glob.glob("/root/.pyenv/versions/3.12*/bin/python3.12"))
-                if python_version(e) == "3.12"]
+        exes = pythons_312()
         if not exes:
             self.skipTest("no CPython 3.12 on this machine (pyenv under ~/.pyenv/versions/3.12*)")
         self.record_split(exes[0])
@@ -146,29 +150,30 @@ class PythonAttach(TempDir):
         if not exe:
             self.skipTest("no CPython 3.11 here")
         p, prog = self.start_service(exe)
-        # Alternate windows without and with plumb attached (500 Hz), and compare the medians of the service's
-        # progress per CPU second: a shared, loaded machine changes how much CPU the service gets, not what
-        # it does with it. The shares are summed over all attaches.
-        # Being faster while attached is noise; being slower by more than 5% fails (after one fresh try, as
-        # the other jobs on a shared machine come and go).
+        # Alternate windows without and with plumb attached (500 Hz) and compare the service's progress per CPU
+        # second: a shared, loaded machine changes how much CPU the service gets, not what it does with it.
+        # Each attached window is compared with the mean of the windows on either side of it (the machine
+        # drifts), and the median of those ratios counts. Being faster while attached is noise; slower by more
+        # than 5% fails (after one fresh try, as the other jobs on a shared machine come and go). The shares
+        # are summed over all attaches.
         for attempt in range(2):
-            got, base, during, on, off = self.measure_attach(p, prog, attempt)
-            if during >= 0.95 * base:
+            got, ratios = self.measure_attach(p, prog, attempt)
+            ratio = statistics.median(ratios)
+            if ratio >= 0.95:
                 break
         for name, want in WANT.items():
             self.assertAlmostEqual(got[name], want, delta=3.0, msg=repr(got))
-        self.assertGreater(base, 0)
-        self.assertGreaterEqual(during, 0.95 * base,
-                                "service progress %.0f per CPU s while attached vs %.0f without (%r, %r)"
-                                % (during, base, on, off))
+        self.assertGreaterEqual(ratio, 0.95, "service progress per CPU s while attached / around it: %r" % ratios)
         self.assertIsNone(p.poll(), "the service must keep running")
 
     def measure_attach(self, p, prog, attempt):
-        off, on, rows = [], [], []
-        for i in range(6):
+        def off_window():
             t = time.monotonic()
             time.sleep(0.6)
-            off.append(prog.cpu_rate(t, time.monotonic()))
+            return prog.cpu_rate(t, time.monotonic())
+        rows, ratios = [], []
+        before = off_window()
+        for i in range(6):
             out = self.path("attach%d-%d.folded" % (attempt, i))
             t0 = time.monotonic()
             r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--interval", "0.002", "-o", out)
@@ -176,36 +181,27 @@ class PythonAttach(TempDir):
             self.assertEqual(r.returncode, 0, r.stderr)
             self.assertIn("with python/", r.stderr)
             rows += read_folded(out)
-            on.append(prog.cpu_rate(t0 + 0.1, t1 - 0.1))
-        return shares(rows, list(WANT)), statistics.median(off), statistics.median(on), on, off
+            on = prog.cpu_rate(t0 + 0.1, t1 - 0.1)
+            after = off_window()
+            if before > 0 and after > 0:
+                ratios.append(on / ((before + after) / 2))
+            before = after
+        self.assertTrue(ratios, "no progress reported by the service")
+        return shares(rows, list(WANT)), ratios
 
-    def test_python__mode_cpu_and_wall(self):
-        exe = debian_python() or (other_pythons_311() or [None])[0]
-        if not exe:
-            self.skipTest("no CPython 3.11 here")
-        p, _ = self.start_service(exe)
-        cpu = self.path("cpu.folded")
-        wall = self.path("wall.folded")
-        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "-o", cpu)
-        self.assertEqual(r.returncode, 0, r.stderr)
+    def test_python__thread_names_312(self):
+        exes = pythons_312()
+        if not exes:
+            self.skipTest("no CPython 3.12 on this machine (pyenv under ~/.pyenv/versions/3.12*)")
+        p, _ = self.start_service(exes[0])
+        wall = self.path("wall312.folded")
         r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--mode", "wall", "--threads", "-o", wall)
         self.assertEqual(r.returncode, 0, r.stderr)
-        idle_pat = r"^idle \(python/service\.py:\d+\)$"
-        self.assertEqual(frames_matching(read_folded(cpu), idle_pat), 0, "--mode cpu hides the sleeping thread")
-        with_idle = self.path("idle.folded")
-        r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--idle", "-o", with_idle)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertGreater(frames_matching(read_folded(with_idle), idle_pat), 0, "--idle keeps idle stacks")
         rows = read_folded(wall)
-        idle = frames_matching(rows, idle_pat)
-        total = sum(c for _, c in rows)
-        # the idler sleeps all the time, the main thread runs all the time: about half the wall samples each
-        self.assertGreater(idle, total * 0.3, "--mode wall shows the sleeping thread")
-        self.assertGreater(frames_matching(rows, r"^burn_a "), 0)
-        # thread names come from Python's threading module (the OS name of both threads is the interpreter's)
         roots = {fr[0] for fr, _ in rows}
         self.assertTrue(any(re.fullmatch(r"idler \(\d+\)", r) for r in roots), roots)
         self.assertTrue(any(re.fullmatch(r"MainThread \(%d\)" % p.pid, r) for r in roots), roots)
+        self.assertGreater(frames_matching(rows, r"^idle \(python/service\.py:\d+\)$"), 0)
 
     def test_python__attach_missing_pid(self):
         r = plumb("record", "--pid", "999999999", "--seconds", "1", "-o", self.path("x.folded"))
