@@ -30,6 +30,7 @@ CORE_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/lib/%,$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_SRC  := $(wildcard src/lib/*.c)
+LIB_SRC  += src/base/gate.c
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
