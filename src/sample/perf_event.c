@@ -1,0 +1,728 @@
+/* perf_event.c — the perf_event backend: cpu-clock sampling of every thread of a launched command (and its
+ * children, through inherited events, one per CPU as the kernel requires for inherited ring buffers) or of
+ * an attached process. Records are read from the ring buffers while the target runs and streamed into the
+ * profile as raw frames (symbol/symbol.h conventions), so memory is bounded by distinct stacks.
+ * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
+#include "sample/backend.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/hashmap.h"
+#include "symbol/maps.h"
+#include "unwind/unwind.h"
+
+#define MAX_STACK_DEPTH 1024
+#define RING_PAGES_FP 256     /* 1 MiB per CPU */
+#define RING_PAGES_DWARF 1024 /* 4 MiB per CPU: stack copies are large */
+
+struct ring {
+	int fd;
+	struct perf_event_mmap_page *meta;
+	char *data;
+	size_t data_size;
+	size_t map_size;
+};
+
+struct pe_state {
+	const struct record_opts *opts;
+	struct profile *p;
+	struct record_result *res;
+	struct maps *maps;
+	struct unwinder *unwinder;
+	int *fds;            /* every event fd */
+	size_t nfds, cap_fds;
+	struct ring *rings;  /* one per CPU (other fds redirect their output into it) */
+	size_t nrings;
+	int ncpus;
+	uint64_t sample_type;
+	bool kernel;
+	uint64_t ticks, lost;
+	str_id s_unknown, s_kernel;
+	struct hmap jit_pids;  /* pid -> 1 (has /tmp/perf-PID.map), 2 (has none) */
+	struct hmap comm_seen; /* (pid<<32|tid) -> thread id */
+	uint64_t *ips;
+	uint32_t *frames;
+	uint8_t *stack_copy;
+};
+
+static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long flags)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
+}
+
+static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool launch)
+{
+	memset(attr, 0, sizeof *attr);
+	attr->size = sizeof *attr;
+	attr->type = PERF_TYPE_SOFTWARE;
+	attr->config = PERF_COUNT_SW_CPU_CLOCK;
+	attr->sample_period = st->opts->interval_ns ? st->opts->interval_ns : 5000000;
+	attr->sample_type = st->sample_type;
+	attr->disabled = 1;
+	attr->inherit = 1;
+	attr->enable_on_exec = launch ? 1 : 0;
+	attr->mmap = 1;
+	attr->mmap2 = 1;
+	attr->comm = 1;
+	attr->comm_exec = 1;
+	attr->task = 1;
+	attr->sample_id_all = 1;
+	attr->use_clockid = 1;
+	attr->clockid = CLOCK_MONOTONIC;
+	attr->exclude_kernel = st->kernel ? 0 : 1;
+	attr->exclude_hv = 1;
+	attr->exclude_callchain_kernel = st->kernel ? 0 : 1;
+	attr->sample_max_stack = 0;
+	if (st->opts->unwind == UNWIND_DWARF) {
+		attr->exclude_callchain_user = 1;
+		attr->sample_regs_user = UNWIND_REGS_MASK;
+		attr->sample_stack_user = (uint32_t)st->opts->stack_bytes;
+	}
+	attr->wakeup_events = 0;
+	attr->watermark = 1;
+	attr->wakeup_watermark = 64 * 1024;
+}
+
+static bool add_fd(struct pe_state *st, int fd)
+{
+	if (st->nfds == st->cap_fds) {
+		size_t nc = st->cap_fds ? st->cap_fds * 2 : 16;
+		int *nf = realloc(st->fds, nc * sizeof *nf);
+		if (!nf)
+			return false;
+		st->fds = nf;
+		st->cap_fds = nc;
+	}
+	st->fds[st->nfds++] = fd;
+	return true;
+}
+
+static enum plumb_err map_ring(struct pe_state *st, int fd, struct ring *r, struct perr *e)
+{
+	size_t pages = st->opts->unwind == UNWIND_DWARF ? RING_PAGES_DWARF : RING_PAGES_FP;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	r->fd = fd;
+	r->map_size = (pages + 1) * page;
+	void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		/* a smaller ring when locked memory is limited */
+		r->map_size = (16 + 1) * page;
+		m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED)
+			return perr_set(e, PLUMB_EPERM, "cannot map the perf ring buffer: %s", strerror(errno));
+	}
+	r->meta = m;
+	r->data = (char *)m + page;
+	r->data_size = r->map_size - page;
+	return PLUMB_OK;
+}
+
+/* Opens one event per CPU for task `pid` (a launched child, or one thread of an attached process). The
+ * first task's events own the rings; later tasks redirect into them. */
+static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, struct perr *e)
+{
+	for (int cpu = 0; cpu < st->ncpus; cpu++) {
+		struct perf_event_attr attr;
+		fill_attr(st, &attr, launch);
+		int fd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
+			st->kernel = false; /* kernel samples not permitted: user space only */
+			fill_attr(st, &attr, launch);
+			fd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		}
+		if (fd < 0) {
+			if (errno == ESRCH)
+				return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
+			if (errno == ENODEV || errno == ENOENT) /* offline CPU */
+				continue;
+			int err = errno;
+			char why[512];
+			describe_attach_refusal(pid, "perf_event_open", err, why, sizeof why);
+			return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED, "%s", why);
+		}
+		if (!add_fd(st, fd)) {
+			close(fd);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+		struct ring *target = NULL;
+		for (size_t i = 0; i < st->nrings; i++)
+			if ((int)i == cpu)
+				target = &st->rings[i];
+		if (target && target->meta) {
+			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target->fd) != 0)
+				return perr_set(e, PLUMB_EPERM, "cannot redirect perf output: %s", strerror(errno));
+		} else {
+			enum plumb_err rc = map_ring(st, fd, &st->rings[cpu], e);
+			if (rc)
+				return rc;
+		}
+	}
+	return PLUMB_OK;
+}
+
+static void enable_all(struct pe_state *st)
+{
+	for (size_t i = 0; i < st->nfds; i++)
+		ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
+}
+
+static void thread_name(pid_t pid, pid_t tid, char *buf, size_t n)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	buf[0] = '\0';
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)n, f))
+		buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	uint32_t id;
+	if (hmap_get(&st->comm_seen, key, &id))
+		return id;
+	char name[64];
+	thread_name((pid_t)pid, (pid_t)tid, name, sizeof name);
+	id = profile_thread(st->p, pid, tid, name);
+	hmap_put(&st->comm_seen, key, id);
+	return id;
+}
+
+static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
+{
+	snprintf(path, n, "/tmp/perf-%d.map", (int)pid);
+	uint32_t v;
+	if (!hmap_get(&st->jit_pids, (uint64_t)pid, &v)) {
+		v = access(path, R_OK) == 0 ? 1 : 2;
+		/* a JIT may write its map later: only remember a hit */
+		if (v == 1)
+			hmap_put(&st->jit_pids, (uint64_t)pid, v);
+	}
+	return v == 1;
+}
+
+/* The raw frame for a user-space address (caller: a return address). */
+static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool caller)
+{
+	struct frame f = { 0 };
+	f.kind = FRAME_USER;
+	f.line = caller ? 1 : 0;
+	const struct map_entry *m = maps_find(st->maps, pid, addr);
+	if (!m) {
+		maps_load_proc(st->maps, pid); /* mappings made before we saw them (attach, or pre-exec) */
+		m = maps_find(st->maps, pid, addr);
+	}
+	char jit[64];
+	if (m && m->path[0] == '/') {
+		f.module = profile_intern_cstr(st->p, m->path);
+		f.addr = maps_vaddr(m, addr);
+	} else if (has_jit_map(st, pid, jit, sizeof jit)) {
+		f.kind = FRAME_JIT;
+		f.module = profile_intern_cstr(st->p, jit);
+		f.addr = addr;
+		f.line = 0;
+	} else {
+		f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
+		f.addr = addr;
+	}
+	return profile_frame(st->p, &f);
+}
+
+static uint32_t kernel_frame(struct pe_state *st, uint64_t addr)
+{
+	struct frame f = { 0 };
+	f.kind = FRAME_KERNEL;
+	f.module = st->s_kernel;
+	f.addr = addr;
+	return profile_frame(st->p, &f);
+}
+
+struct sample_view {
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t nr;
+	const uint64_t *chain;
+	uint64_t abi;
+	const uint64_t *regs;
+	uint64_t stack_size;
+	const uint8_t *stack;
+	uint64_t stack_dyn;
+};
+
+static bool parse_sample(struct pe_state *st, const char *rec, size_t len, struct sample_view *sv)
+{
+	const char *p = rec + sizeof(struct perf_event_header), *end = rec + len;
+	memset(sv, 0, sizeof *sv);
+#define TAKE(dst)                                 \
+	do {                                      \
+		if (p + sizeof(dst) > end)        \
+			return false;             \
+		memcpy(&(dst), p, sizeof(dst));   \
+		p += sizeof(dst);                 \
+	} while (0)
+	if (st->sample_type & PERF_SAMPLE_IP)
+		TAKE(sv->ip);
+	if (st->sample_type & PERF_SAMPLE_TID) {
+		TAKE(sv->pid);
+		TAKE(sv->tid);
+	}
+	if (st->sample_type & PERF_SAMPLE_TIME)
+		TAKE(sv->time);
+	if (st->sample_type & PERF_SAMPLE_PERIOD) {
+		uint64_t period;
+		TAKE(period);
+	}
+	if (st->sample_type & PERF_SAMPLE_CALLCHAIN) {
+		TAKE(sv->nr);
+		if ((size_t)(end - p) / 8 < sv->nr)
+			return false;
+		sv->chain = (const uint64_t *)p;
+		p += sv->nr * 8;
+	}
+	if (st->sample_type & PERF_SAMPLE_REGS_USER) {
+		TAKE(sv->abi);
+		if (sv->abi) {
+			size_t nregs = (size_t)__builtin_popcountll(UNWIND_REGS_MASK);
+			if ((size_t)(end - p) / 8 < nregs)
+				return false;
+			sv->regs = (const uint64_t *)p;
+			p += nregs * 8;
+		}
+	}
+	if (st->sample_type & PERF_SAMPLE_STACK_USER) {
+		TAKE(sv->stack_size);
+		if (sv->stack_size) {
+			if ((size_t)(end - p) < sv->stack_size)
+				return false;
+			sv->stack = (const uint8_t *)p;
+			p += sv->stack_size;
+			TAKE(sv->stack_dyn);
+			if (sv->stack_dyn > sv->stack_size)
+				sv->stack_dyn = sv->stack_size;
+		}
+	}
+#undef TAKE
+	return true;
+}
+
+static void handle_sample(struct pe_state *st, const char *rec, size_t len)
+{
+	struct sample_view sv;
+	if (!parse_sample(st, rec, len, &sv))
+		return;
+	st->ticks++;
+	size_t nkernel = 0, nuser = 0;
+	uint64_t *kern = st->ips, *user = st->ips + MAX_STACK_DEPTH;
+	/* callchain: [PERF_CONTEXT_KERNEL, k0, k1, ..., PERF_CONTEXT_USER, u0, u1, ...] innermost first */
+	uint64_t ctx = 0;
+	for (uint64_t i = 0; i < sv.nr; i++) {
+		uint64_t a = sv.chain[i];
+		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
+			ctx = a;
+			continue;
+		}
+		if (ctx == (uint64_t)PERF_CONTEXT_KERNEL && nkernel < MAX_STACK_DEPTH)
+			kern[nkernel++] = a;
+		else if (ctx == (uint64_t)PERF_CONTEXT_USER && nuser < MAX_STACK_DEPTH)
+			user[nuser++] = a;
+	}
+	if (st->opts->unwind == UNWIND_DWARF && sv.regs) {
+		struct unwind_regs regs;
+		memset(&regs, 0, sizeof regs);
+		size_t k = 0;
+		for (int r = 0; r < UREG_COUNT; r++)
+			if (UNWIND_REGS_MASK & (1ULL << r))
+				regs.r[r] = sv.regs[k++];
+		nuser = unwind_dwarf(st->unwinder, (pid_t)sv.pid, &regs, sv.stack, sv.stack ? sv.stack_dyn : 0, user,
+				     MAX_STACK_DEPTH);
+	} else if (st->opts->unwind == UNWIND_DWARF && nkernel == 0 && sv.ip) {
+		user[nuser++] = sv.ip; /* no user registers (kernel thread or exiting task): keep the IP */
+	}
+	/* frames outermost first: user (reversed) then kernel (reversed) */
+	size_t n = 0;
+	for (size_t i = nuser; i-- > 0;) {
+		uint32_t f = user_frame(st, (pid_t)sv.pid, user[i], i > 0);
+		if (f != PROFILE_NOMEM)
+			st->frames[n++] = f;
+	}
+	for (size_t i = nkernel; i-- > 0;) {
+		uint32_t f = kernel_frame(st, kern[i]);
+		if (f != PROFILE_NOMEM)
+			st->frames[n++] = f;
+	}
+	uint32_t stack = profile_stack_from(st->p, st->frames, n);
+	uint32_t thread = thread_for(st, sv.pid, sv.tid);
+	if (stack != PROFILE_NOMEM && thread != PROFILE_NOMEM)
+		profile_add_sample(st->p, stack, thread, sv.time, 1);
+}
+
+static void handle_record(struct pe_state *st, const char *rec, size_t len)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		handle_sample(st, rec, len);
+		break;
+	case PERF_RECORD_MMAP2: {
+		struct {
+			struct perf_event_header h;
+			uint32_t pid, tid;
+			uint64_t addr, len, pgoff;
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+			uint32_t prot, flags;
+			char filename[];
+		} const *m = (const void *)rec;
+		if (len < sizeof *m)
+			break;
+		size_t maxn = len - sizeof *m;
+		char name[4096];
+		size_t nl = strnlen(m->filename, maxn < sizeof name - 1 ? maxn : sizeof name - 1);
+		memcpy(name, m->filename, nl);
+		name[nl] = '\0';
+		if (m->prot & PROT_EXEC)
+			maps_add(st->maps, (pid_t)m->pid, m->addr, m->len, m->pgoff, name, true);
+		break;
+	}
+	case PERF_RECORD_COMM: {
+		struct {
+			struct perf_event_header h;
+			uint32_t pid, tid;
+			char comm[];
+		} const *c = (const void *)rec;
+		if (len < sizeof *c)
+			break;
+		char name[64];
+		size_t nl = strnlen(c->comm, len - sizeof *c < 63 ? len - sizeof *c : 63);
+		memcpy(name, c->comm, nl);
+		name[nl] = '\0';
+		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+			maps_forget(st->maps, (pid_t)c->pid);
+		uint32_t id = profile_thread(st->p, c->pid, c->tid, name);
+		hmap_put(&st->comm_seen, ((uint64_t)c->pid << 32) | c->tid, id);
+		break;
+	}
+	case PERF_RECORD_FORK: {
+		struct {
+			struct perf_event_header h;
+			uint32_t pid, ppid, tid, ptid;
+			uint64_t time;
+		} const *f = (const void *)rec;
+		if (len >= sizeof *f && f->pid != f->ppid)
+			maps_fork(st->maps, (pid_t)f->ppid, (pid_t)f->pid);
+		break;
+	}
+	case PERF_RECORD_LOST: {
+		struct {
+			struct perf_event_header h;
+			uint64_t id, lost;
+		} const *l = (const void *)rec;
+		if (len >= sizeof *l)
+			st->lost += l->lost;
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+/* Drains one ring: copies each record out (it may wrap around the end) and handles it. */
+static void drain_ring(struct pe_state *st, struct ring *r, char *buf, size_t bufsize)
+{
+	if (!r->meta)
+		return;
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		size_t off = (size_t)(tail % r->data_size);
+		for (size_t i = 0; i < sizeof h; i++)
+			((char *)&h)[i] = r->data[(off + i) % r->data_size];
+		if (h.size < sizeof h || tail + h.size > head)
+			break;
+		size_t first = r->data_size - off < h.size ? r->data_size - off : h.size;
+		if (h.size <= bufsize) {
+			memcpy(buf, r->data + off, first);
+			memcpy(buf + first, r->data, h.size - first);
+			handle_record(st, buf, h.size);
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+static void drain_all(struct pe_state *st, char *buf, size_t bufsize)
+{
+	for (size_t i = 0; i < st->nrings; i++)
+		drain_ring(st, &st->rings[i], buf, bufsize);
+}
+
+static void cleanup(struct pe_state *st)
+{
+	for (size_t i = 0; i < st->nrings; i++)
+		if (st->rings[i].meta)
+			munmap(st->rings[i].meta, st->rings[i].map_size);
+	for (size_t i = 0; i < st->nfds; i++)
+		close(st->fds[i]);
+	free(st->fds);
+	free(st->rings);
+	free(st->ips);
+	free(st->frames);
+	free(st->stack_copy);
+	hmap_release(&st->jit_pids);
+	hmap_release(&st->comm_seen);
+	unwinder_free(st->unwinder);
+	maps_free(st->maps);
+}
+
+/* Forks the command stopped before exec; the caller opens events on it, then writes to *go_fd. */
+static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, int *go_fd, int *err_fd, struct perr *e)
+{
+	int go[2], ep[2];
+	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0)
+		return perr_set(e, PLUMB_EIO, "pipe: %s", strerror(errno));
+	pid_t child = fork();
+	if (child < 0)
+		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(errno));
+	if (child == 0) {
+		char c;
+		close(go[1]);
+		close(ep[0]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		signal(SIGPIPE, SIG_DFL);
+		execvp(opts->argv[0], opts->argv);
+		int err = errno;
+		if (write(ep[1], &err, sizeof err) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ep[1]);
+	*pid = child;
+	*go_fd = go[1];
+	*err_fd = ep[0];
+	return PLUMB_OK;
+}
+
+static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr *e)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	DIR *d = opendir(path);
+	if (!d)
+		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
+	struct dirent *de;
+	enum plumb_err rc = PLUMB_OK;
+	size_t opened = 0;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		pid_t tid = (pid_t)atoi(de->d_name);
+		struct perr te = PERR_INIT;
+		enum plumb_err trc = open_task(st, tid, false, &te);
+		if (trc == PLUMB_OK) {
+			opened++;
+		} else if (trc != PLUMB_EINVAL) { /* a thread that exited meanwhile is fine */
+			rc = trc;
+			*e = te;
+			break;
+		}
+	}
+	closedir(d);
+	if (rc == PLUMB_OK && opened == 0)
+		rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
+	return rc;
+}
+
+static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
+			     struct perr *e)
+{
+	struct pe_state st = { 0 };
+	st.opts = opts;
+	st.p = p;
+	st.res = res;
+	st.kernel = opts->kernel;
+	st.ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	st.maps = maps_new();
+	st.rings = calloc((size_t)st.ncpus, sizeof *st.rings);
+	st.nrings = (size_t)st.ncpus;
+	st.ips = malloc(2 * MAX_STACK_DEPTH * sizeof *st.ips);
+	st.frames = malloc(2 * MAX_STACK_DEPTH * sizeof *st.frames);
+	st.s_unknown = profile_intern_cstr(p, "[unknown]");
+	st.s_kernel = profile_intern_cstr(p, "[kernel.kallsyms]");
+	st.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	if (opts->unwind == UNWIND_DWARF) {
+		st.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		st.unwinder = unwinder_new(st.maps);
+	}
+	size_t bufsize = 70000;
+	char *buf = malloc(bufsize);
+	pid_t child = -1;
+	int go_fd = -1, err_fd = -1;
+	enum plumb_err rc = PLUMB_OK;
+	if (!st.maps || !st.rings || !st.ips || !st.frames || !buf ||
+	    (opts->unwind == UNWIND_DWARF && !st.unwinder)) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < st.nrings; i++)
+		st.rings[i].fd = -1;
+
+	/* Probe first, on ourselves, so a refusal is known before a command is started. */
+	{
+		struct perf_event_attr attr;
+		fill_attr(&st, &attr, false);
+		attr.inherit = 0;
+		int fd = perf_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0 && st.kernel && (errno == EACCES || errno == EPERM)) {
+			st.kernel = false;
+			fill_attr(&st, &attr, false);
+			attr.inherit = 0;
+			fd = perf_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		}
+		if (fd < 0) {
+			int err = errno;
+			int paranoid = -1;
+			FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+			if (f) {
+				if (fscanf(f, "%d", &paranoid) != 1)
+					paranoid = -1;
+				fclose(f);
+			}
+			rc = perr_set(e, (err == EACCES || err == EPERM || err == ENOSYS) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
+				      "perf_event_open refused: %s (kernel.perf_event_paranoid = %d; needs CAP_PERFMON or a "
+				      "lower setting)", strerror(err), paranoid);
+			goto out;
+		}
+		close(fd);
+	}
+
+	if (opts->target == TARGET_COMMAND) {
+		rc = spawn(opts, &child, &go_fd, &err_fd, e);
+		if (rc)
+			goto out;
+		maps_load_proc(st.maps, child);
+		rc = open_task(&st, child, true, e);
+		if (rc) {
+			kill(child, SIGKILL);
+			waitpid(child, NULL, 0);
+			child = -1;
+			goto out;
+		}
+		res->start_ns = now_ns();
+		if (write(go_fd, "g", 1) != 1) {
+			rc = perr_set(e, PLUMB_EIO, "cannot start the command: %s", strerror(errno));
+			goto out;
+		}
+		close(go_fd);
+		go_fd = -1;
+		int exec_err;
+		ssize_t n = read(err_fd, &exec_err, sizeof exec_err);
+		if (n == (ssize_t)sizeof exec_err) {
+			waitpid(child, NULL, 0);
+			child = -1;
+			rc = perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror(exec_err));
+			goto out;
+		}
+	} else if (opts->target == TARGET_PID) {
+		if (kill(opts->pid, 0) != 0 && errno == ESRCH) {
+			rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
+			goto out;
+		}
+		maps_load_proc(st.maps, opts->pid);
+		rc = attach_threads(&st, opts->pid, e);
+		if (rc)
+			goto out;
+		res->start_ns = now_ns();
+		enable_all(&st);
+	} else {
+		rc = perr_set(e, PLUMB_EUNSUPPORTED, "the perf_event backend cannot run --call");
+		goto out;
+	}
+
+	/* The sampling loop: drain the rings until the target ends, time is up, or we are told to stop. */
+	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
+	struct pollfd *pfds = calloc(st.nrings, sizeof *pfds);
+	size_t npfds = 0;
+	for (size_t i = 0; pfds && i < st.nrings; i++)
+		if (st.rings[i].meta)
+			pfds[npfds++] = (struct pollfd){ .fd = st.rings[i].fd, .events = POLLIN };
+	for (;;) {
+		if (opts->stop && *opts->stop)
+			break;
+		if (deadline && now_ns() >= deadline)
+			break;
+		if (child > 0) {
+			int status;
+			pid_t w = waitpid(child, &status, WNOHANG);
+			if (w == child) {
+				res->target_exited = true;
+				res->wait_status = status;
+				describe_wait_status(status, res->ended, sizeof res->ended);
+				child = -1;
+				break;
+			}
+		} else if (opts->target == TARGET_PID && kill(opts->pid, 0) != 0 && errno == ESRCH) {
+			res->target_exited = true;
+			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)opts->pid);
+			break;
+		}
+		if (pfds)
+			poll(pfds, npfds, 50);
+		drain_all(&st, buf, bufsize);
+	}
+	free(pfds);
+	res->end_ns = now_ns();
+	for (size_t i = 0; i < st.nfds; i++)
+		ioctl(st.fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	drain_all(&st, buf, bufsize);
+	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
+		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
+		child = -1;
+	}
+	struct profile_meta *meta = profile_meta(p);
+	meta->ticks += st.ticks;
+	meta->lost += st.lost;
+	meta->backend = profile_intern_cstr(p, "perf_event");
+	meta->unwinder = profile_intern_cstr(p, opts->unwind == UNWIND_DWARF ? "dwarf" : "fp");
+	if (!st.kernel && opts->kernel)
+		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
+out:
+	if (go_fd >= 0)
+		close(go_fd);
+	if (err_fd >= 0)
+		close(err_fd);
+	if (child > 0 && rc) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	free(buf);
+	cleanup(&st);
+	return rc;
+}
+
+const struct backend backend_perf_event = {
+	.name = "perf_event",
+	.wants = NULL,
+	.run = pe_run,
+};

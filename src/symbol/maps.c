@@ -1,0 +1,264 @@
+/* maps.c — per-process executable mappings. Each process has a sorted array of entries; lookups are binary
+ * searches. Paths are interned in one table so entries of many processes share them. The ELF bias of a
+ * mapping (vaddr = addr - bias) is computed lazily from the file's program headers and cached per path. */
+#include "symbol/maps.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/hashmap.h"
+
+struct proc_maps {
+	pid_t pid;
+	struct map_entry *entries;
+	size_t n, cap;
+};
+
+/* Per-file ELF facts: the loadable segments' (offset, vaddr) pairs. */
+struct elf_info {
+	char *path;
+	bool loaded, ok;
+	size_t nseg;
+	uint64_t seg_off[16], seg_vaddr[16], seg_filesz[16];
+};
+
+struct maps {
+	struct proc_maps *procs;
+	size_t nprocs, cap_procs;
+	struct hmap proc_index; /* pid -> index in procs */
+	struct elf_info *elfs;
+	size_t nelfs, cap_elfs;
+	struct hmap elf_index;  /* hash(path) -> index in elfs */
+};
+
+struct maps *maps_new(void)
+{
+	elf_version(EV_CURRENT);
+	return calloc(1, sizeof(struct maps));
+}
+
+void maps_free(struct maps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nprocs; i++)
+		free(m->procs[i].entries);
+	free(m->procs);
+	hmap_release(&m->proc_index);
+	for (size_t i = 0; i < m->nelfs; i++)
+		free(m->elfs[i].path);
+	free(m->elfs);
+	hmap_release(&m->elf_index);
+	free(m);
+}
+
+static struct proc_maps *proc_get(struct maps *m, pid_t pid, bool create)
+{
+	uint32_t idx;
+	if (hmap_get(&m->proc_index, (uint64_t)pid, &idx))
+		return &m->procs[idx];
+	if (!create)
+		return NULL;
+	if (m->nprocs == m->cap_procs) {
+		size_t nc = m->cap_procs ? m->cap_procs * 2 : 16;
+		struct proc_maps *np = realloc(m->procs, nc * sizeof *np);
+		if (!np)
+			return NULL;
+		m->procs = np;
+		m->cap_procs = nc;
+	}
+	idx = (uint32_t)m->nprocs;
+	if (!hmap_put(&m->proc_index, (uint64_t)pid, idx))
+		return NULL;
+	m->procs[m->nprocs++] = (struct proc_maps){ pid, NULL, 0, 0 };
+	return &m->procs[idx];
+}
+
+/* Interns a path: returns the stable copy held by its elf_info. */
+static struct elf_info *elf_get(struct maps *m, const char *path)
+{
+	uint64_t h = hash_bytes(path, strlen(path));
+	uint32_t idx;
+	while (hmap_get(&m->elf_index, h, &idx)) {
+		if (strcmp(m->elfs[idx].path, path) == 0)
+			return &m->elfs[idx];
+		h = hash_u64(h + 1);
+	}
+	if (m->nelfs == m->cap_elfs) {
+		size_t nc = m->cap_elfs ? m->cap_elfs * 2 : 64;
+		struct elf_info *ne = realloc(m->elfs, nc * sizeof *ne);
+		if (!ne)
+			return NULL;
+		/* entries point at elf paths, which are separately allocated: moving the array is safe */
+		m->elfs = ne;
+		m->cap_elfs = nc;
+	}
+	struct elf_info *e = &m->elfs[m->nelfs];
+	memset(e, 0, sizeof *e);
+	e->path = strdup(path);
+	if (!e->path || !hmap_put(&m->elf_index, h, (uint32_t)m->nelfs))
+		return NULL;
+	m->nelfs++;
+	return e;
+}
+
+static void elf_load(struct elf_info *info)
+{
+	info->loaded = true;
+	if (info->path[0] != '/')
+		return;
+	int fd = open(info->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t nph;
+	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph && info->nseg < 16; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+				info->seg_off[info->nseg] = ph.p_offset;
+				info->seg_vaddr[info->nseg] = ph.p_vaddr;
+				info->seg_filesz[info->nseg] = ph.p_filesz;
+				info->nseg++;
+			}
+		}
+		info->ok = info->nseg > 0;
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+}
+
+/* Inserts e into the process's sorted entries, dropping what it overlaps. */
+static void proc_insert(struct proc_maps *pm, const struct map_entry *e)
+{
+	size_t w = 0;
+	for (size_t i = 0; i < pm->n; i++)
+		if (pm->entries[i].end <= e->start || pm->entries[i].start >= e->end)
+			pm->entries[w++] = pm->entries[i];
+	pm->n = w;
+	if (pm->n == pm->cap) {
+		size_t nc = pm->cap ? pm->cap * 2 : 32;
+		struct map_entry *ne = realloc(pm->entries, nc * sizeof *ne);
+		if (!ne)
+			return;
+		pm->entries = ne;
+		pm->cap = nc;
+	}
+	size_t pos = pm->n;
+	while (pos > 0 && pm->entries[pos - 1].start > e->start) {
+		pm->entries[pos] = pm->entries[pos - 1];
+		pos--;
+	}
+	pm->entries[pos] = *e;
+	pm->n++;
+}
+
+void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path, bool exec)
+{
+	struct proc_maps *pm = proc_get(m, pid, true);
+	struct elf_info *info = elf_get(m, path && path[0] ? path : "[anon]");
+	if (!pm || !info)
+		return;
+	struct map_entry e = { start, start + len, pgoff, 0, info->path, exec, false };
+	proc_insert(pm, &e);
+}
+
+bool maps_load_proc(struct maps *m, pid_t pid)
+{
+	char fn[64];
+	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
+	FILE *f = fopen(fn, "re");
+	if (!f)
+		return false;
+	char line[4352];
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long start, end, off;
+		char perms[8];
+		int path_at = 0;
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &path_at) < 4)
+			continue;
+		if (perms[2] != 'x')
+			continue;
+		char *path = path_at ? line + path_at : (char *)"";
+		path[strcspn(path, "\n")] = '\0';
+		/* " (deleted)" files are still mapped; keep the name as the kernel shows it */
+		maps_add(m, pid, start, end - start, off, path, true);
+	}
+	fclose(f);
+	return true;
+}
+
+void maps_fork(struct maps *m, pid_t parent, pid_t child)
+{
+	struct proc_maps *pp = proc_get(m, parent, false);
+	if (!pp || parent == child)
+		return;
+	size_t n = pp->n;
+	struct map_entry *copy = n ? malloc(n * sizeof *copy) : NULL;
+	if (n && !copy)
+		return;
+	if (n)
+		memcpy(copy, pp->entries, n * sizeof *copy);
+	struct proc_maps *pc = proc_get(m, child, true); /* may move procs: pp is stale after this */
+	if (!pc) {
+		free(copy);
+		return;
+	}
+	free(pc->entries);
+	pc->entries = copy;
+	pc->n = pc->cap = n;
+}
+
+void maps_forget(struct maps *m, pid_t pid)
+{
+	struct proc_maps *pm = proc_get(m, pid, false);
+	if (pm)
+		pm->n = 0;
+}
+
+const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr)
+{
+	struct proc_maps *pm = proc_get(m, pid, false);
+	if (!pm)
+		return NULL;
+	size_t lo = 0, hi = pm->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (pm->entries[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= pm->n || pm->entries[lo].start > addr)
+		return NULL;
+	struct map_entry *e = &pm->entries[lo];
+	if (!e->has_bias) {
+		struct elf_info *info = elf_get(m, e->path);
+		if (info && !info->loaded)
+			elf_load(info);
+		e->bias = e->start - e->pgoff; /* default: file offset == vaddr */
+		if (info && info->ok) {
+			for (size_t i = 0; i < info->nseg; i++) {
+				uint64_t so = info->seg_off[i];
+				if (e->pgoff >= (so & ~0xfffULL) && e->pgoff < so + info->seg_filesz[i] + 0x1000) {
+					/* vaddr = seg_vaddr + (file_off - seg_off), file_off = addr - start + pgoff */
+					e->bias = e->start - e->pgoff + so - info->seg_vaddr[i];
+					break;
+				}
+			}
+		}
+		e->has_bias = true;
+	}
+	return e;
+}
+
+uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr)
+{
+	return addr - e->bias;
+}

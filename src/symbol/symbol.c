@@ -1,0 +1,418 @@
+/* symbol.c — resolves each distinct raw frame once (libdw for user code, /proc/kallsyms for the kernel,
+ * /tmp/perf-PID.map for JIT code) and rebuilds the profile with labelled frames. Raw stack nodes are
+ * translated in id order (a parent's id is always smaller than its child's), so the whole pass is linear. */
+#include "symbol/symbol.h"
+
+#include <ctype.h>
+#include <demangle.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/hashmap.h"
+#include "symbol/kallsyms.h"
+
+#define MAX_INLINE 32
+
+struct module_info {
+	char *path;
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	Dwarf_Addr bias;
+	bool tried;
+};
+
+struct jit_map {
+	char *path;
+	struct jit_sym { uint64_t start, end; char *name; } *syms;
+	size_t n;
+};
+
+struct symbolizer {
+	struct module_info *mods;
+	size_t nmods, cap_mods;
+	struct hmap mod_index;
+	struct jit_map *jits;
+	size_t njits;
+	struct kallsyms *kernel;
+	bool kernel_tried;
+	const struct sym_opts *opts;
+};
+
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+char *sym_demangle(const char *name)
+{
+	if (!name || !(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
+		return NULL;
+	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (!d && name[1] == 'R')
+		d = cplus_demangle(name, DMGL_RUST);
+	if (!d)
+		return NULL;
+	/* legacy Rust names end in ::h<16 hex digits>; the hash only adds noise to labels */
+	size_t n = strlen(d);
+	if (n > 19 && memcmp(d + n - 19, "::h", 3) == 0) {
+		bool hex = true;
+		for (size_t i = n - 16; i < n; i++)
+			hex = hex && isxdigit((unsigned char)d[i]);
+		if (hex)
+			d[n - 19] = '\0';
+	}
+	return d;
+}
+
+static struct module_info *module_get(struct symbolizer *s, const char *path)
+{
+	uint64_t h = hash_bytes(path, strlen(path));
+	uint32_t idx;
+	while (hmap_get(&s->mod_index, h, &idx)) {
+		if (strcmp(s->mods[idx].path, path) == 0)
+			return &s->mods[idx];
+		h = hash_u64(h + 1);
+	}
+	if (s->nmods == s->cap_mods) {
+		size_t nc = s->cap_mods ? s->cap_mods * 2 : 32;
+		struct module_info *nm = realloc(s->mods, nc * sizeof *nm);
+		if (!nm)
+			return NULL;
+		s->mods = nm;
+		s->cap_mods = nc;
+	}
+	struct module_info *m = &s->mods[s->nmods];
+	memset(m, 0, sizeof *m);
+	m->path = strdup(path);
+	if (!m->path || !hmap_put(&s->mod_index, h, (uint32_t)s->nmods))
+		return NULL;
+	s->nmods++;
+	return m;
+}
+
+static void module_open(struct module_info *m)
+{
+	m->tried = true;
+	if (m->path[0] != '/')
+		return;
+	m->dwfl = dwfl_begin(&offline_callbacks);
+	if (!m->dwfl)
+		return;
+	m->mod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod) {
+		dwfl_end(m->dwfl);
+		m->dwfl = NULL;
+		return;
+	}
+	dwfl_module_getelf(m->mod, &m->bias);
+}
+
+/* One resolved frame before interning. */
+struct resolved {
+	const char *func;  /* may point into libdw data or `owned` */
+	char *owned;       /* demangled name to free */
+	const char *file;
+	int line;
+};
+
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Die origin;
+	const char *name = NULL;
+	/* inlined instances and concrete copies name their function through the abstract origin */
+	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
+		name = dwarf_formstring(&attr);
+	if (!name)
+		name = dwarf_diename(die);
+	if (!name && dwarf_attr(die, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin))
+		name = dwarf_diename(&origin);
+	return name;
+}
+
+static void set_name(struct resolved *r, const char *name)
+{
+	r->owned = sym_demangle(name);
+	r->func = r->owned ? r->owned : name;
+}
+
+/* Resolves a user-space address into frames, innermost first (inline chain). Returns how many. */
+static size_t resolve_user(struct symbolizer *s, const char *path, uint64_t vaddr, bool caller, struct resolved *out,
+			   size_t max)
+{
+	struct module_info *m = module_get(s, path);
+	if (!m)
+		return 0;
+	if (!m->tried)
+		module_open(m);
+	if (!m->mod)
+		return 0;
+	Dwarf_Addr addr = vaddr + m->bias - (caller ? 1 : 0);
+	GElf_Sym sym;
+	GElf_Off off;
+	const char *symname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+	size_t n = 0;
+	memset(out, 0, sizeof *out * max);
+
+	Dwarf_Addr cu_bias;
+	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, addr, &cu_bias);
+	Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
+	const char *leaf_file = NULL;
+	int leaf_line = 0;
+	if (line)
+		leaf_file = dwfl_lineinfo(line, NULL, &leaf_line, NULL, NULL, NULL);
+
+	Dwarf_Die *scopes = NULL;
+	int nscopes = cudie ? dwarf_getscopes(cudie, addr - cu_bias, &scopes) : 0;
+	if (nscopes > 0) {
+		Dwarf_Files *files = NULL;
+		size_t nfiles = 0;
+		dwarf_getsrcfiles(cudie, &files, &nfiles);
+		const char *file = leaf_file;
+		int lineno = leaf_line;
+		for (int i = 0; i < nscopes && n < max; i++) {
+			int tag = dwarf_tag(&scopes[i]);
+			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
+				continue;
+			struct resolved *r = &out[n++];
+			r->file = file;
+			r->line = lineno;
+			if (tag == DW_TAG_subprogram) {
+				set_name(r, symname ? symname : die_name(&scopes[i]));
+				break;
+			}
+			set_name(r, die_name(&scopes[i]));
+			/* the caller's position is this inlined instance's call site */
+			Dwarf_Attribute attr;
+			Dwarf_Word w;
+			file = NULL;
+			lineno = 0;
+			if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0 && files)
+				file = dwarf_filesrc(files, w, NULL, NULL);
+			if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
+				lineno = (int)w;
+		}
+		free(scopes);
+	}
+	if (n == 0 && symname) {
+		set_name(&out[0], symname);
+		out[0].file = leaf_file;
+		out[0].line = leaf_line;
+		n = 1;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (!out[i].func)
+			out[i].func = symname;
+	return n;
+}
+
+static struct jit_map *jit_get(struct symbolizer *s, const char *path)
+{
+	for (size_t i = 0; i < s->njits; i++)
+		if (strcmp(s->jits[i].path, path) == 0)
+			return &s->jits[i];
+	struct jit_map *nj = realloc(s->jits, (s->njits + 1) * sizeof *nj);
+	if (!nj)
+		return NULL;
+	s->jits = nj;
+	struct jit_map *j = &s->jits[s->njits++];
+	memset(j, 0, sizeof *j);
+	j->path = strdup(path);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return j;
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long start, size;
+		int at = 0;
+		if (sscanf(line, "%llx %llx %n", &start, &size, &at) < 2 || !at)
+			continue;
+		char *name = line + at;
+		name[strcspn(name, "\n")] = '\0';
+		if (j->n == alloc) {
+			alloc = alloc ? alloc * 2 : 64;
+			struct jit_sym *ns = realloc(j->syms, alloc * sizeof *ns);
+			if (!ns)
+				break;
+			j->syms = ns;
+		}
+		j->syms[j->n++] = (struct jit_sym){ start, start + size, strdup(name) };
+	}
+	free(line);
+	fclose(f);
+	return j;
+}
+
+static const char *jit_lookup(struct symbolizer *s, const char *path, uint64_t addr)
+{
+	struct jit_map *j = jit_get(s, path);
+	if (!j)
+		return NULL;
+	/* later entries win: a JIT may reuse an address range for new code */
+	for (size_t i = j->n; i-- > 0;)
+		if (addr >= j->syms[i].start && addr < j->syms[i].end)
+			return j->syms[i].name;
+	return NULL;
+}
+
+static void symbolizer_free(struct symbolizer *s)
+{
+	for (size_t i = 0; i < s->nmods; i++) {
+		if (s->mods[i].dwfl)
+			dwfl_end(s->mods[i].dwfl);
+		free(s->mods[i].path);
+	}
+	free(s->mods);
+	hmap_release(&s->mod_index);
+	for (size_t i = 0; i < s->njits; i++) {
+		for (size_t k = 0; k < s->jits[i].n; k++)
+			free(s->jits[i].syms[k].name);
+		free(s->jits[i].syms);
+		free(s->jits[i].path);
+	}
+	free(s->jits);
+	kallsyms_free(s->kernel);
+}
+
+/* Resolves raw frame `f` of `raw` into frames of `out` (outermost first in ids[]); returns how many. */
+static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, const struct frame *f, struct profile *out,
+			    uint32_t *ids, size_t max)
+{
+	const char *module = profile_str(raw, f->module);
+	struct frame nf = { 0 };
+	nf.kind = f->kind;
+	nf.addr = f->addr;
+	if (f->func || f->is_label) { /* already resolved (python frames, folded input) */
+		nf = *f;
+		nf.func = profile_intern_cstr(out, profile_str(raw, f->func));
+		nf.file = profile_intern_cstr(out, profile_str(raw, f->file));
+		nf.module = profile_intern_cstr(out, module);
+		if (s->opts->no_lines)
+			nf.line = 0;
+		ids[0] = profile_frame(out, &nf);
+		return 1;
+	}
+	if (f->kind == FRAME_KERNEL) {
+		if (!s->kernel_tried) {
+			s->kernel_tried = true;
+			s->kernel = kallsyms_load();
+		}
+		const char *name = s->kernel ? kallsyms_lookup(s->kernel, f->addr) : NULL;
+		nf.func = profile_intern_cstr(out, name ? name : "[unknown]");
+		ids[0] = profile_frame(out, &nf);
+		return 1;
+	}
+	if (f->kind == FRAME_JIT) {
+		const char *name = jit_lookup(s, module, f->addr);
+		nf.func = profile_intern_cstr(out, name ? name : "[unknown]");
+		ids[0] = profile_frame(out, &nf);
+		return 1;
+	}
+	struct resolved r[MAX_INLINE];
+	size_t n = module[0] == '/' ? resolve_user(s, module, f->addr, f->line == 1, r, max < MAX_INLINE ? max : MAX_INLINE) : 0;
+	nf.module = profile_intern_cstr(out, module);
+	if (n == 0) { /* [unknown] (module) */
+		ids[0] = profile_frame(out, &nf);
+		return 1;
+	}
+	/* r[] is innermost first; ids[] must be outermost first */
+	for (size_t i = 0; i < n; i++) {
+		struct frame g = nf;
+		g.func = profile_intern_cstr(out, r[i].func ? r[i].func : "");
+		g.file = profile_intern_cstr(out, r[i].file ? r[i].file : "");
+		g.line = s->opts->no_lines ? 0 : (uint32_t)(r[i].line > 0 ? r[i].line : 0);
+		g.inlined = i + 1 < n;
+		g.addr = i == 0 ? f->addr : 0;
+		ids[n - 1 - i] = profile_frame(out, &g);
+		free(r[i].owned);
+	}
+	return n;
+}
+
+enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_opts *opts, struct profile **outp,
+				   struct perr *e)
+{
+	static const struct sym_opts no_opts;
+	struct symbolizer s = { 0 };
+	s.opts = opts ? opts : &no_opts;
+	struct profile *out = profile_new();
+	size_t nframes = profile_nframes(raw), nstacks = profile_nstacks(raw);
+	uint32_t *frame_first = calloc(nframes + 1, sizeof *frame_first); /* index into frame_ids */
+	uint32_t *frame_count = calloc(nframes + 1, sizeof *frame_count);
+	uint32_t *frame_ids = NULL;
+	size_t nids = 0, cap_ids = 0;
+	uint32_t *stack_map = calloc(nstacks + 1, sizeof *stack_map);
+	enum plumb_err rc = PLUMB_OK;
+	if (!out || !frame_first || !frame_count || !stack_map) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
+		goto done;
+	}
+	profile_keep_timeline(out, profile_has_timeline(raw));
+	for (size_t i = 0; i < nframes; i++) {
+		if (cap_ids - nids < MAX_INLINE) {
+			cap_ids = cap_ids ? cap_ids * 2 : 1024;
+			uint32_t *ni = realloc(frame_ids, cap_ids * sizeof *ni);
+			if (!ni) {
+				rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
+				goto done;
+			}
+			frame_ids = ni;
+		}
+		frame_first[i] = (uint32_t)nids;
+		frame_count[i] = (uint32_t)resolve_frame(&s, raw, profile_frame_get(raw, (uint32_t)i), out, frame_ids + nids,
+							 MAX_INLINE);
+		nids += frame_count[i];
+	}
+	stack_map[PROFILE_ROOT] = PROFILE_ROOT;
+	for (size_t i = 1; i < nstacks; i++) {
+		uint32_t node = stack_map[profile_stack_parent(raw, (uint32_t)i)];
+		uint32_t f = profile_stack_frame(raw, (uint32_t)i);
+		for (uint32_t k = 0; k < frame_count[f] && node != PROFILE_NOMEM; k++)
+			node = profile_stack(out, node, frame_ids[frame_first[f] + k]);
+		if (node == PROFILE_NOMEM) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
+			goto done;
+		}
+		stack_map[i] = node;
+	}
+	for (size_t i = 0; i < profile_nthreads(raw); i++) {
+		const struct profile_thread *t = profile_thread_get(raw, (uint32_t)i);
+		profile_thread(out, t->pid, t->tid, profile_str(raw, t->name));
+	}
+	size_t n;
+	if (profile_has_timeline(raw)) {
+		const struct profile_sample *tl = profile_timeline(raw, &n);
+		for (size_t i = 0; i < n; i++)
+			profile_add_sample(out, stack_map[tl[i].stack], tl[i].thread, tl[i].time_ns, tl[i].weight);
+	} else {
+		const struct profile_count *c = profile_counts(raw, &n);
+		for (size_t i = 0; i < n; i++)
+			profile_add_sample(out, stack_map[c[i].stack], c[i].thread, 0, c[i].weight);
+	}
+	const struct profile_meta *rm = profile_meta_const(raw);
+	struct profile_meta *om = profile_meta(out);
+	*om = *rm;
+	om->command = profile_intern_cstr(out, profile_str(raw, rm->command));
+	om->backend = profile_intern_cstr(out, profile_str(raw, rm->backend));
+	om->unwinder = profile_intern_cstr(out, profile_str(raw, rm->unwinder));
+	om->mode = profile_intern_cstr(out, profile_str(raw, rm->mode));
+	om->ended = profile_intern_cstr(out, profile_str(raw, rm->ended));
+	om->weight_unit = profile_intern_cstr(out, profile_str(raw, rm->weight_unit));
+	*outp = out;
+	out = NULL;
+done:
+	profile_free(out);
+	free(frame_first);
+	free(frame_count);
+	free(frame_ids);
+	free(stack_map);
+	symbolizer_free(&s);
+	return rc;
+}
