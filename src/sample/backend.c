@@ -12,6 +12,7 @@
 
 static const struct backend *const backends[] = {
 	&backend_perf_event,
+	&backend_inprocess,
 };
 
 const struct backend *const *backend_list(size_t *n)
