@@ -110,7 +110,8 @@ unit: $(UNIT_BIN)
 	@BUILD=$(BUILD) tests/run-all --unit-only
 
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" check
+	PLUMB_TEST_SANITIZED=1 $(MAKE) BUILD=build-asan OPT=-O1 \
+		SAN="-fsanitize=address,undefined -fno-sanitize-recover=undefined" check
 
 bench: all $(TARGET_FP) $(TARGET_NOFP)
 	@BUILD=$(BUILD) bench/run

@@ -43,6 +43,13 @@ static bool ends_value(unsigned char c)
 	       c == '`';
 }
 
+/* Characters that end a URL (a query string goes on through '&' and ';'). */
+static bool ends_url(unsigned char c)
+{
+	return c == '\0' || isspace(c) || c == '"' || c == '\'' || c == '<' || c == '>' || c == '`' || c == ')' ||
+	       c == ']' || c == '}' || c == '|';
+}
+
 static size_t span(const char *s, size_t i, size_t len, int (*pred)(int))
 {
 	size_t j = i;
@@ -211,7 +218,7 @@ static size_t redact_url(struct sbuf *out, const char *s, size_t i, size_t len)
 		return 0;
 	size_t auth = j + 3;
 	size_t end = auth;
-	while (end < len && !ends_value((unsigned char)s[end]) && s[end] != ';')
+	while (end < len && !ends_url((unsigned char)s[end]))
 		end++;
 	/* authority ends at the first '/', '?' or '#' */
 	size_t auth_end = auth;

@@ -274,7 +274,7 @@ int cmd_record(int argc, char **argv)
 		raw = profile_new();
 		if (!raw) {
 			rc = plumb_fail(EXIT_FAILED, "record: out of memory");
-			goto out_fb;
+			goto out_profile;
 		}
 		profile_keep_timeline(raw, needs_timeline(kind));
 		memset(&res, 0, sizeof res);
@@ -293,7 +293,7 @@ int cmd_record(int argc, char **argv)
 			rc = plumb_fail(EXIT_FAILED, "record: %s", e.msg[0] ? e.msg : "no backend could sample this target");
 		else
 			rc = perr_report(&e);
-		goto out_fb;
+		goto out_profile;
 	}
 
 	struct profile_meta *meta = profile_meta(raw);
@@ -324,14 +324,14 @@ int cmd_record(int argc, char **argv)
 					res.ended);
 		else
 			rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled; no profile written");
-		goto out_raw;
+		goto out_profile;
 	}
 
 	struct profile *prof = NULL;
 	struct sym_opts so = { .no_lines = a.no_lines };
 	if (sym_resolve_profile(raw, &so, &prof, &e)) {
 		rc = perr_report(&e);
-		goto out_raw;
+		goto out_profile;
 	}
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a.threads;
@@ -339,7 +339,7 @@ int cmd_record(int argc, char **argv)
 	if (fmt_write_file(prof, a.output, kind, &wo, &e)) {
 		rc = perr_report(&e);
 		profile_free(prof);
-		goto out_raw;
+		goto out_profile;
 	}
 	profile_free(prof);
 	fprintf(stderr, "%s\n", summary);
@@ -353,9 +353,8 @@ int cmd_record(int argc, char **argv)
 	fprintf(stderr, "Wrote %s\n", shown ? shown : a.output);
 	free(shown);
 	rc = EXIT_DONE;
-out_raw:
+out_profile:
 	profile_free(raw);
-out_fb:
 	sbuf_release(&fallback);
 out:
 	opt_result_release(&r);

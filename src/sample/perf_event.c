@@ -174,6 +174,21 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 	return PLUMB_OK;
 }
 
+/* True while pid exists and is not a zombie (an exited child of someone else is still "there" for kill). */
+static bool process_alive(pid_t pid)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *rp = strrchr(buf, ')');
+	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
 static void enable_all(struct pe_state *st)
 {
 	for (size_t i = 0; i < st->nfds; i++)
@@ -682,7 +697,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 				child = -1;
 				break;
 			}
-		} else if (opts->target == TARGET_PID && kill(opts->pid, 0) != 0 && errno == ESRCH) {
+		} else if (opts->target == TARGET_PID && !process_alive(opts->pid)) {
 			res->target_exited = true;
 			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)opts->pid);
 			break;

@@ -1,0 +1,168 @@
+/* test_base.c — the debug gate, the exit-code table, the option parser and the atomic writer. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/atomic.h"
+#include "base/err.h"
+#include "base/gate.h"
+#include "base/opt.h"
+
+static void test_base__gate_values(void **state)
+{
+	(void)state;
+	static const char *const off[] = { NULL, "", "0", "false", "FALSE", "No", "off", "OFF", " off ", "  " };
+	static const char *const on[] = { "1", "true", "yes", "on", "2", "debug", "TRUE" };
+	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+		assert_false(gate_value_enabled(off[i]));
+	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
+		assert_true(gate_value_enabled(on[i]));
+}
+
+static void test_base__gate_env(void **state)
+{
+	(void)state;
+	unsetenv("PLUMB_DEBUG");
+	assert_false(gate_enabled());
+	setenv("PLUMB_DEBUG", "0", 1);
+	assert_false(gate_enabled());
+	setenv("PLUMB_DEBUG", "1", 1);
+	assert_true(gate_enabled());
+	unsetenv("PLUMB_DEBUG");
+}
+
+static void test_base__exit_codes(void **state)
+{
+	(void)state;
+	/* DESIGN §1's table */
+	assert_int_equal(plumb_exit_code(PLUMB_OK), 0);
+	assert_int_equal(plumb_exit_code(PLUMB_EGATE), 1);
+	assert_int_equal(plumb_exit_code(PLUMB_EEMPTY), 1);
+	assert_int_equal(plumb_exit_code(PLUMB_ECHECK), 1);
+	assert_int_equal(plumb_exit_code(PLUMB_EINVAL), 2);
+	assert_int_equal(plumb_exit_code(PLUMB_ENOENT), 3);
+	assert_int_equal(plumb_exit_code(PLUMB_EUNSUPPORTED), 3);
+	assert_int_equal(plumb_exit_code(PLUMB_ETIMEDOUT), 4);
+	assert_int_equal(plumb_exit_code(PLUMB_EFORMAT), 5);
+	assert_int_equal(plumb_exit_code(PLUMB_EIO), 5);
+	assert_int_equal(plumb_exit_code(PLUMB_EOUTPUT), 6);
+	struct perr e = PERR_INIT;
+	assert_int_equal(perr_set(&e, PLUMB_EFORMAT, "line %d", 7), PLUMB_EFORMAT);
+	assert_string_equal(e.msg, "line 7");
+}
+
+static void test_base__options(void **state)
+{
+	(void)state;
+	const char *out = NULL;
+	long top = 0;
+	double interval = 0;
+	bool json = false, seen_top = false;
+	struct opt_list arts = { 0 };
+	const struct opt table[] = {
+		{ "output", 'o', OPT_STRING, &out, "PATH", "where", NULL },
+		{ "top", 0, OPT_INT, &top, "N", "rows", &seen_top },
+		{ "interval", 0, OPT_DOUBLE, &interval, "S", "seconds", NULL },
+		{ "json", 0, OPT_FLAG, &json, NULL, "json", NULL },
+		{ "artifact", 0, OPT_LIST, &arts, "A", "artifact", NULL },
+		{ 0 },
+	};
+	char *argv[] = { "cmd", "in.json", "-o", "x.folded", "--top=5", "--json", "--interval", "0.5", "--artifact",
+			 "a", "--artifact=b", "--", "--not-an-option", NULL };
+	struct opt_result r;
+	struct perr e = PERR_INIT;
+	assert_int_equal(opt_parse(table, 13, argv, &r, &e), OPT_OK);
+	assert_string_equal(out, "x.folded");
+	assert_int_equal(top, 5);
+	assert_true(seen_top);
+	assert_true(json);
+	assert_true(interval > 0.49 && interval < 0.51);
+	assert_int_equal(arts.n, 2);
+	assert_string_equal(arts.v[1], "b");
+	assert_int_equal(r.npos, 2);
+	assert_string_equal(r.pos[0], "in.json");
+	assert_int_equal(r.dashdash, 1);
+	assert_string_equal(r.pos[1], "--not-an-option");
+	opt_result_release(&r);
+	opt_list_release(&arts);
+
+	char *bad1[] = { "cmd", "--top", "12x", NULL };
+	assert_int_equal(opt_parse(table, 3, bad1, &r, &e), OPT_ERROR);
+	assert_int_equal(e.code, PLUMB_EINVAL);
+	assert_non_null(strstr(e.msg, "--top"));
+	opt_result_release(&r);
+	char *bad2[] = { "cmd", "--nope", NULL };
+	assert_int_equal(opt_parse(table, 2, bad2, &r, &e), OPT_ERROR);
+	opt_result_release(&r);
+	char *bad3[] = { "cmd", "-o", NULL };
+	assert_int_equal(opt_parse(table, 2, bad3, &r, &e), OPT_ERROR);
+	opt_result_release(&r);
+	char *help[] = { "cmd", "--help", NULL };
+	assert_int_equal(opt_parse(table, 2, help, &r, &e), OPT_HELP);
+	opt_result_release(&r);
+
+	double s;
+	assert_true(opt_parse_seconds("20s", &s) && s == 20);
+	assert_true(opt_parse_seconds("250ms", &s) && s > 0.249 && s < 0.251);
+	assert_true(opt_parse_seconds("2m", &s) && s == 120);
+	assert_false(opt_parse_seconds("abc", &s));
+	assert_false(opt_parse_seconds("5x", &s));
+}
+
+static void test_base__atomic_writer(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/plumb-unit-XXXXXX";
+	assert_non_null(mkdtemp(dir));
+	char path[256];
+	snprintf(path, sizeof path, "%s/out.txt", dir);
+	struct perr e = PERR_INIT;
+	/* old content survives an aborted write */
+	assert_int_equal(atomic_write_file(path, "old\n", 4, &e), PLUMB_OK);
+	struct atomic_file af;
+	assert_int_equal(atomic_open(&af, path, &e), PLUMB_OK);
+	fputs("half a new fi", af.fp);
+	atomic_abort(&af);
+	char buf[64] = { 0 };
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	assert_int_equal(fread(buf, 1, sizeof buf, f), 4);
+	fclose(f);
+	assert_string_equal(buf, "old\n");
+	/* a committed write replaces it whole, mode 0600 */
+	assert_int_equal(atomic_write_file(path, "new content\n", 12, &e), PLUMB_OK);
+	struct stat st;
+	assert_int_equal(stat(path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0600);
+	assert_int_equal(st.st_size, 12);
+	/* no temporary files are left behind */
+	char cmd[300];
+	snprintf(cmd, sizeof cmd, "test $(ls -A %s | wc -l) -eq 1", dir);
+	assert_int_equal(system(cmd), 0);
+	/* an unwritable place is PLUMB_EOUTPUT with the errno text */
+	assert_int_equal(atomic_write_file("/nonexistent-dir/x", "x", 1, &e), PLUMB_EOUTPUT);
+	assert_non_null(strstr(e.msg, "No such file"));
+	assert_int_equal(atomic_check_writable(dir, &e), PLUMB_EOUTPUT);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_base__gate_values),
+		cmocka_unit_test(test_base__gate_env),
+		cmocka_unit_test(test_base__exit_codes),
+		cmocka_unit_test(test_base__options),
+		cmocka_unit_test(test_base__atomic_writer),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,219 @@
+/* test_profile.c — the profile model (interning, prefix tree, aggregation), frame labels, and the folded
+ * writer's order (hottest first, ties by stack text). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "profile/label.h"
+#include "profile/profile.h"
+
+static uint32_t user_frame(struct profile *p, const char *func, const char *file, uint32_t line, const char *module)
+{
+	struct frame f = { 0 };
+	f.func = profile_intern_cstr(p, func);
+	f.file = profile_intern_cstr(p, file);
+	f.module = profile_intern_cstr(p, module);
+	f.line = line;
+	return profile_frame(p, &f);
+}
+
+static void test_profile__interning(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	assert_non_null(p);
+	str_id a = profile_intern_cstr(p, "burn");
+	str_id b = profile_intern_cstr(p, "burn");
+	str_id c = profile_intern_cstr(p, "path_a");
+	assert_int_equal(a, b);
+	assert_int_not_equal(a, c);
+	assert_string_equal(profile_str(p, c), "path_a");
+	assert_int_equal(profile_intern_cstr(p, ""), 0);
+	/* many strings keep their ids and text */
+	char buf[32];
+	for (int i = 0; i < 100000; i++) {
+		snprintf(buf, sizeof buf, "s%d", i);
+		profile_intern_cstr(p, buf);
+	}
+	assert_string_equal(profile_str(p, a), "burn");
+	assert_int_equal(profile_intern_cstr(p, "s77777"), profile_intern_cstr(p, "s77777"));
+	assert_string_equal(profile_str(p, profile_intern_cstr(p, "s77777")), "s77777");
+	profile_free(p);
+}
+
+static void test_profile__aggregation_is_bounded_by_distinct_stacks(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	uint32_t fm = user_frame(p, "main", "/src/app/main.c", 10, "/bin/app");
+	uint32_t fa = user_frame(p, "path_a", "/src/app/main.c", 20, "/bin/app");
+	uint32_t fb = user_frame(p, "burn", "/src/app/burn.c", 5, "/bin/app");
+	uint32_t t1 = profile_thread(p, 100, 100, "app");
+	uint32_t t2 = profile_thread(p, 100, 101, "worker");
+	uint32_t s1[] = { fm, fa, fb };
+	uint32_t s2[] = { fm, fb };
+	for (int i = 0; i < 100000; i++) {
+		uint32_t st = profile_stack_from(p, (i % 3) ? s1 : s2, (i % 3) ? 3 : 2);
+		assert_true(profile_add_sample(p, st, (i % 2) ? t1 : t2, (uint64_t)i, 1));
+	}
+	size_t n;
+	const struct profile_count *c = profile_counts(p, &n);
+	assert_int_equal(n, 4); /* 2 stacks x 2 threads, however many samples */
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++)
+		total += c[i].weight;
+	assert_int_equal(total, 100000);
+	assert_int_equal(profile_total_weight(p), 100000);
+	assert_int_equal(profile_nstacks(p), 5); /* root, main, main;path_a, main;path_a;burn, main;burn */
+	size_t nt;
+	profile_timeline(p, &nt);
+	assert_int_equal(nt, 0); /* no timeline unless asked for */
+	uint32_t leaf = profile_stack_from(p, s1, 3);
+	assert_int_equal(profile_stack_depth(p, leaf), 3);
+	assert_int_equal(profile_stack_frame(p, leaf), fb);
+	assert_int_equal(profile_stack_frame(p, profile_stack_parent(p, leaf)), fa);
+	profile_free(p);
+}
+
+static void test_profile__timeline_when_asked(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	profile_keep_timeline(p, true);
+	uint32_t f = user_frame(p, "f", "", 0, "");
+	uint32_t t = profile_thread(p, 1, 1, "");
+	uint32_t s = profile_stack_from(p, &f, 1);
+	profile_add_sample(p, s, t, 5, 1);
+	profile_add_sample(p, s, t, 9, 2);
+	size_t n;
+	const struct profile_sample *tl = profile_timeline(p, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(tl[1].time_ns, 9);
+	assert_int_equal(tl[1].weight, 2);
+	profile_free(p);
+}
+
+static char *label_of(struct profile *p, uint32_t frame, unsigned flags)
+{
+	struct sbuf sb = SBUF_INIT;
+	label_append(&sb, p, frame, flags);
+	return sbuf_detach(&sb, NULL);
+}
+
+static void test_profile__labels(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	static const struct {
+		const char *func, *file, *module;
+		uint32_t line;
+		uint8_t kind;
+		unsigned flags;
+		const char *want;
+	} cases[] = {
+		{ "burn", "/work/main/tests/targets/split.c", "/bin/split", 42, FRAME_USER, 0, "burn (targets/split.c:42)" },
+		{ "burn", "/work/main/tests/targets/split.c", "/bin/split", 42, FRAME_USER, LABEL_NO_LINES,
+		  "burn (targets/split.c)" },
+		{ "main", "main.c", "/bin/x", 3, FRAME_USER, 0, "main (main.c:3)" },
+		{ "memcpy", "", "/usr/lib/x86_64-linux-gnu/libc.so.6", 0, FRAME_USER, 0, "memcpy (libc.so.6)" },
+		{ "", "", "/usr/lib/libfoo.so.1", 0, FRAME_USER, 0, "[unknown] (libfoo.so.1)" },
+		{ "schedule", "", "", 0, FRAME_KERNEL, 0, "schedule_[k]" },
+		{ "LazyCompile:foo", "", "", 0, FRAME_JIT, 0, "LazyCompile:foo_[j]" },
+		{ "f", "/a.c", "", 7, FRAME_USER, 0, "f (a.c:7)" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct frame f = { 0 };
+		f.func = profile_intern_cstr(p, cases[i].func);
+		f.file = profile_intern_cstr(p, cases[i].file);
+		f.module = profile_intern_cstr(p, cases[i].module);
+		f.line = cases[i].line;
+		f.kind = cases[i].kind;
+		char *l = label_of(p, profile_frame(p, &f), cases[i].flags);
+		assert_string_equal(l, cases[i].want);
+		free(l);
+	}
+	assert_string_equal(label_short_path("/usr/src/a/b/c.c"), "b/c.c");
+	assert_string_equal(label_short_path("c.c"), "c.c");
+	profile_free(p);
+}
+
+static void test_profile__folded_order_and_merge(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	uint32_t fm = user_frame(p, "main", "m.c", 1, "");
+	uint32_t fx = user_frame(p, "x", "m.c", 2, "");
+	uint32_t fy = user_frame(p, "y", "m.c", 3, "");
+	/* a second frame with the same label (another address) must merge into one line */
+	struct frame fy2 = *profile_frame_get(p, fy);
+	fy2.addr = 0x1234;
+	uint32_t fy_other = profile_frame(p, &fy2);
+	uint32_t t = profile_thread(p, 1, 1, "t");
+	uint32_t t2 = profile_thread(p, 1, 2, "t2");
+	uint32_t sx[] = { fm, fx }, sy[] = { fm, fy }, sy2[] = { fm, fy_other };
+	profile_add_sample(p, profile_stack_from(p, sx, 2), t, 0, 5);
+	profile_add_sample(p, profile_stack_from(p, sy, 2), t, 0, 3);
+	profile_add_sample(p, profile_stack_from(p, sy2, 2), t2, 0, 2);
+	profile_add_sample(p, profile_stack_from(p, &fm, 1), t, 0, 5);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct fmt_write_opts wo = { 0 };
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_folded_write(p, out, &wo, &e), PLUMB_OK);
+	fclose(out);
+	/* 5 and 5 tie: broken by text; y merged to 5 as well */
+	assert_string_equal(buf, "main (m.c:1) 5\n"
+				 "main (m.c:1);x (m.c:2) 5\n"
+				 "main (m.c:1);y (m.c:3) 5\n");
+	free(buf);
+	/* with --threads, a root frame per thread */
+	out = open_memstream(&buf, &len);
+	wo.threads = true;
+	assert_int_equal(fmt_folded_write(p, out, &wo, &e), PLUMB_OK);
+	fclose(out);
+	assert_non_null(strstr(buf, "t2 (2);main (m.c:1);y (m.c:3) 2\n"));
+	free(buf);
+	profile_free(p);
+}
+
+static void test_profile__folded_roundtrip(void **state)
+{
+	(void)state;
+	const char *in = "a;b;c 10\n# comment\n\na;b 3\na;b;c 2\nk;sched_[k] 1\n";
+	struct profile *p = NULL;
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_read_buf(in, strlen(in), FMT_UNKNOWN, NULL, &p, &e), PLUMB_OK);
+	assert_int_equal(profile_total_weight(p), 16);
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&buf, &len);
+	struct fmt_write_opts wo = { 0 };
+	assert_int_equal(fmt_folded_write(p, out, &wo, &e), PLUMB_OK);
+	fclose(out);
+	assert_string_equal(buf, "a;b;c 12\na;b 3\nk;sched_[k] 1\n");
+	free(buf);
+	profile_free(p);
+	const char *bad = "a;b;c 10\nno count here\n";
+	assert_int_equal(fmt_read_buf(bad, strlen(bad), FMT_FOLDED, NULL, &p, &e), PLUMB_EFORMAT);
+	assert_non_null(strstr(e.msg, "line 2"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_profile__interning),
+		cmocka_unit_test(test_profile__aggregation_is_bounded_by_distinct_stacks),
+		cmocka_unit_test(test_profile__timeline_when_asked),
+		cmocka_unit_test(test_profile__labels),
+		cmocka_unit_test(test_profile__folded_order_and_merge),
+		cmocka_unit_test(test_profile__folded_roundtrip),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
