@@ -40,6 +40,7 @@ static _Atomic(pthread_create_fn) real_pthread_create;
 /* Per-thread state; initial-exec TLS so that the signal handler reads it without calling __tls_get_addr. */
 struct thread_state {
 	bool registered;
+	volatile bool sampling;  /* ticks are recorded (false while the thread tears its timer down) */
 	pid_t tid;
 	timer_t timer;
 	uintptr_t stack_lo, stack_hi;
@@ -150,7 +151,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 	(void)sig;
 	(void)si;
 	int saved = errno;
-	if (ring && atomic_load_explicit(&ring->enabled, memory_order_relaxed))
+	if (ts.sampling && ring && atomic_load_explicit(&ring->enabled, memory_order_relaxed))
 		take_sample(uc, 0);
 	errno = saved;
 }
@@ -230,12 +231,14 @@ static void register_thread(void)
 		return;
 	}
 	ts.registered = true;
+	ts.sampling = true;
 	atomic_fetch_add_explicit(&ring->threads, 1, memory_order_relaxed);
 }
 
 static void unregister_thread(void *unused)
 {
 	(void)unused;
+	ts.sampling = false;
 	if (ts.registered) {
 		timer_delete(ts.timer);
 		ts.registered = false;

@@ -80,7 +80,7 @@ NOINLINE int split_run(void)
 
 NOINLINE int crash_inner(int *p)
 {
-	uint64_t r = burn(200);
+	uint64_t r = burn(1000);
 	sink = r;
 	*p = (int)r; /* p is NULL */
 	return (int)sink + 1;
@@ -95,7 +95,7 @@ NOINLINE int crash_segv(void)
 
 NOINLINE int abort_inner(void)
 {
-	sink = burn(100);
+	sink = burn(1000);
 	abort();
 }
 
@@ -107,7 +107,7 @@ NOINLINE int crash_abort(void)
 
 NOINLINE int returns_three(void)
 {
-	sink = burn(200);
+	sink = burn(3000);
 	return (int)(sink & 0) + 3;
 }
 
