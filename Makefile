@@ -59,9 +59,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# libplumb is preloaded into programs built without sanitizers: it is never built with them.
+LIB_CFLAGS := $(filter-out $(SAN),$(ALL_CFLAGS))
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(BUILD)/libplumbcore.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -71,7 +73,7 @@ $(BUILD)/plumb: $(BUILD)/obj/src/main.o $(BUILD)/libplumbcore.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
 
 $(BUILD)/libplumb.so: $(LIB_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -fPIC $(LDFLAGS) $^ -lpthread -lrt -ldl -o $@
+	$(CC) $(LIB_CFLAGS) -shared -fPIC $(LDFLAGS) $^ -lpthread -lrt -ldl -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
 	@mkdir -p $(dir $@)
