@@ -1,0 +1,56 @@
+#!/bin/bash
+# Overhead of the inprocess backend (libplumb preloaded: per-thread CPU timers + signal handler, unwinding in
+# plumb) against gperftools' CPU profiler (LD_PRELOAD=libprofiler.so, its SIGPROF handler unwinds in the target)
+# at the same rate, on the same CPU-bound target, side by side in one run: work the target gets done in a fixed
+# wall time under each, as a ratio of the bare run (medians). Also: what plumb.h costs with the switch off.
+set -eu
+BUILD=${BUILD:-build}
+T="$BUILD/targets/split"
+RUNS=${RUNS:-7}
+SECS=${SECS:-2}
+HZ=${HZ:-1000}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+PROFILER=$(ls /usr/lib/*/libprofiler.so.0 /usr/lib/libprofiler.so.0 2>/dev/null | head -1 || true)
+[ -n "$PROFILER" ] || { echo "gperftools is not installed (Debian libgoogle-perftools-dev); skipping"; exit 0; }
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+interval=$(awk -v hz="$HZ" 'BEGIN {printf "%.6f", 1/hz}')
+# The target runs for a fixed wall time and prints its rounds; a shell around it reports the CPU time it used
+# (`times`), so each run yields CPU seconds per round of work: what the profiler costs inside the target,
+# unaffected by how much of the machine other processes take.
+wrap='"$0" "$1" >"$2"; times >"$2.times"'
+per_round() { # FILE -> CPU ms per round
+	awk '/^rounds/ {r=$2} END {print r}' "$1" | {
+		read -r r
+		sed -n 2p "$1.times" | awk -v r="$r" '{
+			split($1, u, /[ms]/); split($2, s, /[ms]/)
+			printf "%.4f\n", (u[1]*60 + u[2] + s[1]*60 + s[2]) * 1000 / r }'
+	}
+}
+for i in $(seq "$RUNS"); do
+	bash -c "$wrap" "$T" "$SECS" "$tmp/bare.$i"
+	PLUMB_DEBUG=1 "$BUILD/plumb" record --backend inprocess --unwind fp --interval "$interval" -o "$tmp/p.folded" \
+		-- bash -c "$wrap" "$T" "$SECS" "$tmp/ipfp.$i" 2>"$tmp/ipfp.err.$i"
+	PLUMB_DEBUG=1 "$BUILD/plumb" record --backend inprocess --interval "$interval" -o "$tmp/p.folded" \
+		-- bash -c "$wrap" "$T" "$SECS" "$tmp/ipdw.$i" 2>"$tmp/ipdw.err.$i"
+	LD_PRELOAD="$PROFILER" CPUPROFILE="$tmp/gperf.prof" CPUPROFILE_FREQUENCY="$HZ" \
+		bash -c "$wrap" "$T" "$SECS" "$tmp/gp.$i" 2>/dev/null
+done
+med() { for i in $(seq "$RUNS"); do per_round "$tmp/$1.$i"; done | median; }
+bare=$(med bare)
+ipfp=$(med ipfp)
+ipdw=$(med ipdw)
+gp=$(med gp)
+eff=$(for i in $(seq "$RUNS"); do sed -n 's/.*(\([0-9]*\)\/s effective.*/\1/p' "$tmp/ipdw.err.$i"; done | median)
+awk -v b="$bare" -v f="$ipfp" -v d="$ipdw" -v g="$gp" -v hz="$HZ" -v eff="$eff" 'BEGIN {
+	printf "target CPU per round at %d Hz requested (median; lower is better): bare %.3f ms, inprocess fp %.3f, inprocess dwarf %.3f, gperftools %.3f\n", hz, b, f, d, g
+	printf "cost vs bare: inprocess fp %.3fx, inprocess dwarf %.3fx, gperftools %.3fx (inprocess effective rate %d/s)\n", f/b, d/b, g/b, eff
+	printf "inprocess overhead minus gperftools overhead: dwarf %+.1f points, fp %+.1f points (<= 0: plumb costs the target no more)\n", (d-g)/b*100, (f-g)/b*100
+}'
+
+# plumb.h with the switch off: what one call costs (nanoseconds, median of the loop in plumb_api bench).
+api="$BUILD/targets/plumb_api"
+if [ -x "$api" ]; then
+	env -u PLUMB_DEBUG "$api" bench 20000000 | awk -F'[:,}]' '{printf "plumb.h switched off: plumb_sample %.1f ns/call, stage begin+end %.1f ns/pair\n", $2, $4}'
+fi
