@@ -6,6 +6,8 @@
  * sample (marked with a `[crash: SIGNAL]` leaf frame) is the last one in the profile. */
 #include "sample/backend.h"
 
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -72,6 +74,45 @@ static bool find_libplumb(char *out, size_t n)
 			return strlen(out) < n;
 	}
 	return false;
+}
+
+struct void_probe {
+	const char *name;
+	int result; /* -1 unknown, 0 returns a value, 1 void */
+};
+
+static int probe_func(Dwarf_Die *die, void *arg)
+{
+	struct void_probe *vp = arg;
+	const char *n = dwarf_diename(die);
+	if (!n || strcmp(n, vp->name) != 0 || !dwarf_hasattr(die, DW_AT_low_pc))
+		return DWARF_CB_OK;
+	vp->result = dwarf_hasattr(die, DW_AT_type) ? 0 : 1;
+	return DWARF_CB_ABORT;
+}
+
+/* Whether SYMBOL in LIB is declared void, from the library's DWARF: 1 void, 0 not, -1 unknown (no debug
+ * information). `void fn(void)` leaves garbage in the return register, which must not read as a failure. */
+static int call_is_void(const char *lib, const char *sym)
+{
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct void_probe vp = { sym, -1 };
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (dw) {
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+		while (vp.result < 0 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			Dwarf_Die cu;
+			if (dwarf_offdie(dw, off + hsize, &cu))
+				dwarf_getfuncs(&cu, probe_func, &vp, 0);
+			off = next;
+		}
+		dwarf_end(dw);
+	}
+	close(fd);
+	return vp.result;
 }
 
 static void ensure_maps(struct ip_state *st, pid_t pid, bool force)
@@ -395,8 +436,12 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		goto out;
 	}
 	if (!stopped) {
-		if (opts->target == TARGET_CALL && call_state == CALL_RETURNED && WIFEXITED(status))
-			snprintf(res->ended, sizeof res->ended, "returned %d", st.h->call_ret);
+		if (opts->target == TARGET_CALL && call_state == CALL_RETURNED && WIFEXITED(status)) {
+			if (call_is_void(opts->call_lib, opts->call_sym) == 1)
+				snprintf(res->ended, sizeof res->ended, "returned (void)");
+			else
+				snprintf(res->ended, sizeof res->ended, "returned %d", st.h->call_ret);
+		}
 		else
 			describe_wait_status(status, res->ended, sizeof res->ended);
 	}

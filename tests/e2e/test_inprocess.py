@@ -97,6 +97,11 @@ class InProcess(TempDir):
         self.assertIn("returned 3", p.stderr)
         self.assertTrue(os.path.exists(out))
 
+    def test_inprocess__call_void_function(self):
+        p, out = self.record("--call", target("libcallme.so") + ":void_work")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("returned (void)", p.stderr)
+
     def test_inprocess__call_unresolvable(self):
         p, out = self.record("--call", target("libcallme.so") + ":no_such_function")
         self.assertEqual(p.returncode, 2, p.stderr)

@@ -4,6 +4,7 @@
  *   crash_segv    runs a little, then writes through a NULL pointer inside crash_inner
  *   crash_abort   abort() inside abort_inner
  *   returns_three returns 3 after some work
+ *   void_work     a void function (its return register holds garbage: plumb must not call that a failure)
  *   threads200    starts and joins 200 threads in waves of 20; thread i is named w<i> and burns ~15 ms of CPU */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -109,6 +110,11 @@ NOINLINE int returns_three(void)
 {
 	sink = burn(3000);
 	return (int)(sink & 0) + 3;
+}
+
+NOINLINE void void_work(void)
+{
+	sink = burn(500) | 0x55; /* leaves a non-zero value in the return register */
 }
 
 NOINLINE uint64_t worker_burn(double cpu_seconds)
