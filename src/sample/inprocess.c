@@ -41,6 +41,7 @@ struct ip_state {
 	uint64_t tail;
 	uint64_t ticks;
 	uint64_t origin_ns;
+	uint64_t last_reload_ns; /* misses (JIT code, anonymous memory) re-read the maps at most every 20 ms */
 	str_id s_unknown;
 	/* The crash sample, added last. */
 	bool have_crash;
@@ -133,9 +134,13 @@ static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t
 	const struct map_entry *m = maps_find(st->maps, pid, addr);
 	if (!m && !*reloaded) {
 		/* a library loaded since we last read the maps */
-		maps_load_proc(st->maps, pid);
 		*reloaded = true;
-		m = maps_find(st->maps, pid, addr);
+		uint64_t now = now_ns();
+		if (now - st->last_reload_ns >= 20000000ull) {
+			st->last_reload_ns = now;
+			maps_load_proc(st->maps, pid);
+			m = maps_find(st->maps, pid, addr);
+		}
 	}
 	return m;
 }
@@ -299,15 +304,44 @@ static enum plumb_err setup_ring(struct ip_state *st, int *fd_out, struct perr *
 	return PLUMB_OK;
 }
 
+/* Sanitizer runtimes loaded into plumb itself (a `make asan` build): the --call host is plumb, and such a
+ * runtime must come before any preloaded library. Appends "PATH:" for each to buf. */
+static void sanitizer_runtimes(char *buf, size_t n)
+{
+	static const char *const runtimes[] = { "libasan.so", "libubsan.so" }; /* ASan insists on being first */
+	for (size_t r = 0; r < sizeof runtimes / sizeof runtimes[0]; r++) {
+		FILE *f = fopen("/proc/self/maps", "re");
+		if (!f)
+			return;
+		char line[PATH_MAX + 128];
+		while (fgets(line, sizeof line, f)) {
+			char *path = strchr(line, '/');
+			if (!path)
+				continue;
+			path[strcspn(path, "\n")] = 0;
+			const char *base = strrchr(path, '/') + 1;
+			if (strncmp(base, runtimes[r], strlen(runtimes[r])) == 0 && !strstr(buf, path) &&
+			    strlen(buf) + strlen(path) + 2 < n) {
+				strcat(buf, path);
+				strcat(buf, ":");
+			}
+		}
+		fclose(f);
+	}
+}
+
 /* The environment of the target: ours, plus the preload, the ring and (when asked) the stage file. */
 static void child_env(const struct ip_state *st, int fd)
 {
-	char v[PATH_MAX * 2 + 16];
+	char v[PATH_MAX * 4 + 16] = "";
+	if (st->opts->target == TARGET_CALL)
+		sanitizer_runtimes(v, sizeof v / 2);
 	const char *old = getenv("LD_PRELOAD");
+	size_t used = strlen(v);
 	if (old && *old)
-		snprintf(v, sizeof v, "%s:%s", st->lib_path, old);
+		snprintf(v + used, sizeof v - used, "%s:%s", st->lib_path, old);
 	else
-		snprintf(v, sizeof v, "%s", st->lib_path);
+		snprintf(v + used, sizeof v - used, "%s", st->lib_path);
 	setenv("LD_PRELOAD", v, 1);
 	snprintf(v, sizeof v, "%d", fd);
 	setenv(INPROC_ENV_FD, v, 1);
@@ -429,7 +463,8 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		goto out;
 	}
 	if (!atomic_load(&st.h->attached) && !stopped) {
-		rc = perr_set(e, PLUMB_EUNSUPPORTED,
+		/* not a refusal another backend could get around: stop here with the real cause */
+		rc = perr_set(e, PLUMB_ENOENT,
 			      "inprocess: %s did not load libplumb.so (a statically linked or set-user-ID program "
 			      "cannot be preloaded)",
 			      opts->target == TARGET_CALL ? "the --call host" : opts->argv[0]);

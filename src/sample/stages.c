@@ -69,7 +69,8 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 		}
 		json_decref(o);
 	}
-	qsort(v, nv, sizeof *v, stage_cmp);
+	if (nv > 1)
+		qsort(v, nv, sizeof *v, stage_cmp);
 
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addstr(&sb, "{\"schema\": \"plumb.stages.v1\", \"time_unit\": \"ms\", \"time_origin\": \"profile_start\", "

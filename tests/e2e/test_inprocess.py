@@ -6,7 +6,7 @@ import re
 import subprocess
 import unittest
 
-from plumbtest import PLUMB, ROOT, TempDir, env, main, plumb, read_folded, shares, target
+from plumbtest import PLUMB, ROOT, SANITIZED, TempDir, env, main, plumb, read_folded, shares, target
 
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
 
@@ -18,6 +18,9 @@ def dwarf_unwinder():
 
 
 needs_dwarf = unittest.skipUnless(dwarf_unwinder(), "the DWARF CFI unwinder is not in this tree yet")
+# Under `make asan` the --call host is the sanitized plumb: ASan owns SIGSEGV/SIGABRT there, and samples inside
+# its runtime have stacks that end in it. Those checks are for the real build.
+real_build = unittest.skipIf(SANITIZED, "the --call host is sanitized (ASan handles fatal signals)")
 
 
 class InProcess(TempDir):
@@ -42,16 +45,18 @@ class InProcess(TempDir):
         self.assertIn("with inprocess/", p.stderr)
         self.assertIn("returned 0", p.stderr)
         rows = read_folded(out)
-        self.assertTrue(all(fr[0].startswith("split_run ") for fr, _ in rows), rows[:3])
+        if not SANITIZED:
+            self.assertTrue(all(fr[0].startswith("split_run ") for fr, _ in rows), rows[:3])
         self.assert_split(rows, "--call wall")
 
     def test_inprocess__call_known_split_cpu_mode(self):
+        # a fixed amount of work (about 2 s of CPU: some 400 samples at the kernel tick), so that a loaded machine costs time, not samples
         p, out = self.record("--interval", "0.001", "--call", target("libcallme.so") + ":split_run",
-                             extra_env={"SPLIT_SECONDS": "3"})
+                             extra_env={"SPLIT_ROUNDS": "800"})
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = read_folded(out)
-        self.assertGreater(sum(c for _, c in rows), 150)
-        self.assert_split(rows, "--call cpu", tolerance=8.0)
+        self.assertGreater(sum(c for _, c in rows), 200)
+        self.assert_split(rows, "--call cpu", tolerance=6.0)
 
     @needs_dwarf
     def test_inprocess__call_known_split_nofp_wall(self):
@@ -59,7 +64,8 @@ class InProcess(TempDir):
                              target("libcallme-nofp.so") + ":split_run", extra_env={"SPLIT_SECONDS": "2"})
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = read_folded(out)
-        self.assertTrue(all(fr[0].startswith("split_run ") for fr, _ in rows), rows[:3])
+        if not SANITIZED:
+            self.assertTrue(all(fr[0].startswith("split_run ") for fr, _ in rows), rows[:3])
         self.assert_split(rows, "--call nofp wall")
 
     def test_inprocess__command_known_split(self):
@@ -70,6 +76,7 @@ class InProcess(TempDir):
             self.assertIn("with inprocess/dwarf", p.stderr)
             self.assert_split(read_folded(out), name)
 
+    @real_build
     def test_inprocess__call_segfault_keeps_the_crash_stack(self):
         p, out = self.record("--interval", "0.001", "--call", target("libcallme.so") + ":crash_segv")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -81,6 +88,7 @@ class InProcess(TempDir):
         self.assertEqual(names[:3], ["crash_segv", "crash_inner", "[crash:"], crash[0])
 
     @needs_dwarf
+    @real_build
     def test_inprocess__call_abort_keeps_the_crash_stack(self):
         p, out = self.record("--interval", "0.001", "--call", target("libcallme.so") + ":crash_abort")
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -127,7 +135,8 @@ class InProcess(TempDir):
             m = re.match(r"w(\d+) \(\d+\)$", fr[0])
             if m:
                 seen.add(int(m.group(1)))
-                self.assertTrue(fr[1].startswith("worker "), fr)  # the harness frames are trimmed
+                if not SANITIZED:
+                    self.assertTrue(fr[1].startswith("worker "), fr)  # the harness frames are trimmed
         self.assertEqual(seen, set(range(200)), f"threads without samples: {sorted(set(range(200)) - seen)}")
 
     def test_inprocess__fallback_when_perf_event_is_refused(self):

@@ -1,6 +1,7 @@
 /* callme.c — functions for `plumb record --call build/targets/libcallme.so:SYMBOL` (built with and without
  * frame pointers: libcallme.so, libcallme-nofp.so). Each has a known shape:
- *   split_run     50/30/20 split of CPU time across path_a/path_b/path_c for SPLIT_SECONDS (default 1.5 s)
+ *   split_run     50/30/20 split of CPU time across path_a/path_b/path_c for SPLIT_SECONDS (default 1.5 s),
+ *                 or for SPLIT_ROUNDS rounds of work
  *   crash_segv    runs a little, then writes through a NULL pointer inside crash_inner
  *   crash_abort   abort() inside abort_inner
  *   returns_three returns 3 after some work
@@ -67,10 +68,11 @@ NOINLINE uint64_t path_c(void)
 
 NOINLINE int split_run(void)
 {
-	const char *s = getenv("SPLIT_SECONDS");
+	const char *s = getenv("SPLIT_SECONDS"), *r = getenv("SPLIT_ROUNDS");
 	double end = now() + (s ? atof(s) : 1.5);
+	long rounds = r ? atol(r) : -1; /* a fixed amount of work instead of a time, when given */
 	uint64_t acc = 0;
-	while (now() < end) {
+	while (rounds > 0 ? rounds-- > 0 : rounds < 0 && now() < end) {
 		acc += path_a();
 		acc += path_b();
 		acc += path_c();
@@ -114,7 +116,7 @@ NOINLINE int returns_three(void)
 
 NOINLINE void void_work(void)
 {
-	sink = burn(500) | 0x55; /* leaves a non-zero value in the return register */
+	sink = burn(3000) | 0x55; /* leaves a non-zero value in the return register */
 }
 
 NOINLINE uint64_t worker_burn(double cpu_seconds)
