@@ -172,19 +172,26 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 	bool reloaded = false;
 	for (size_t i = 0; i < n; i++)
 		ms[i] = find_map(st, pid, i ? ips[i] - 1 : ips[i], &reloaded);
-	size_t outer = n; /* frames [cut_lo, cut_hi) are the harness */
+	/* The outermost run of libplumb frames [cut_lo, cut_hi) is the harness: thread_start between the thread
+	 * library and the thread's function, or for --call the constructor that calls the function. */
 	size_t cut_lo = n, cut_hi = n;
-	for (size_t i = n; i-- > 1;)
+	bool harness = false;
+	for (size_t i = n; i-- > 0;)
 		if (is_libplumb(st, ms[i])) {
+			harness = true;
 			cut_hi = i + 1;
 			cut_lo = i;
-			while (cut_lo > 1 && is_libplumb(st, ms[cut_lo - 1]))
+			while (cut_lo > 0 && is_libplumb(st, ms[cut_lo - 1]))
 				cut_lo--;
 			break;
 		}
-	if (cut_hi < n || cut_lo < n) {
-		if (st->opts->target == TARGET_CALL)
-			outer = cut_lo;
+	size_t outer = n;
+	if (st->opts->target == TARGET_CALL && harness) {
+		if (cut_lo == 0 && !(s->flags & INPROC_F_CRASH))
+			return; /* a tick in the harness itself, just before or after the call: not the callable's time */
+		outer = cut_lo;
+	} else if (harness && cut_lo == 0) {
+		cut_lo = cut_hi = n; /* the leaf is in libplumb (a plumb.h call): nothing to trim */
 	}
 	uint32_t frames[MAX_FRAMES + 1];
 	size_t nf = 0;
