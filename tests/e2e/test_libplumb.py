@@ -3,8 +3,15 @@ it, target lock files created and removed, and the stage lines turned into plumb
 import json
 import os
 import subprocess
+import unittest
 
-from plumbtest import PLUMB, TempDir, env, main, target, wait_until
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, target, wait_until
+
+
+def record_has(option):
+    """True when this build's `plumb record` takes the option (record.c wires --stages and --target)."""
+    p = subprocess.run([PLUMB, "record", "--help"], capture_output=True, text=True)
+    return ("--" + option) in p.stdout
 
 
 class LibPlumb(TempDir):
@@ -79,6 +86,46 @@ class LibPlumb(TempDir):
                              stdout=subprocess.PIPE, text=True)
         try:
             self.assertEqual(p.stdout.readline().strip(), "ready")
+        finally:
+            p.stdin.close()
+            p.wait(timeout=30)
+
+
+    @unittest.skipUnless(record_has("stages"), "plumb record has no --stages in this build yet")
+    def test_libplumb__stage_and_sample_round_trip_through_record(self):
+        stages = self.path("stages.json")
+        p = plumb("record", "--backend", "inprocess", "--stages", stages, "-o", self.path("p.folded"), "--",
+                  target("plumb_api"), "check", "0.3",
+                  extra_env={"PLUMB_SAMPLES": self.path("samples.jsonl"), "PLUMB_HOME": self.path("home")})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(stages) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["schema"], "plumb.stages.v1")
+        self.assertEqual((doc["time_unit"], doc["time_origin"]), ("ms", "profile_start"))
+        names = [s["name"] for s in doc["stages"]]
+        self.assertEqual(names, ["command", "work"])
+        command, work = doc["stages"]
+        self.assertEqual(command["start_ms"], 0.0)
+        self.assertGreaterEqual(work["end_ms"] - work["start_ms"], 300.0)
+        self.assertLessEqual(work["end_ms"], command["end_ms"])
+        with open(self.path("samples.jsonl")) as f:
+            self.assertEqual(json.loads(f.readline())["value"], 12.5)
+        self.assertTrue(any(any(fr.startswith("work ") for fr in frames) for frames, _ in
+                            read_folded(self.path("p.folded"))))
+
+    @unittest.skipUnless(record_has("target"), "plumb record has no --target in this build yet")
+    def test_libplumb__record_an_announced_target(self):
+        e = env(True, PLUMB_HOME=self.path("home"))
+        p = subprocess.Popen([target("plumb_api"), "hold", "svc"], env=e, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+            extra = {"PLUMB_HOME": self.path("home")}
+            r = plumb("record", "--target", "svc", "--seconds", "1", "-o", self.path("t.folded"), extra_env=extra)
+            self.assertNotEqual(r.returncode, 2, r.stderr)  # found (an idle target may sample nothing: exit 1)
+            r = plumb("record", "--target", "nope", "--seconds", "1", "-o", self.path("n.folded"), extra_env=extra)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("svc (pid %d)" % p.pid, r.stderr)
         finally:
             p.stdin.close()
             p.wait(timeout=30)
