@@ -32,8 +32,11 @@ for i in $(seq "$RUNS"); do
 	bash -c "$wrap" "$T" "$SECS" "$tmp/bare.$i"
 	PLUMB_DEBUG=1 "$BUILD/plumb" record --backend inprocess --unwind fp --interval "$interval" -o "$tmp/p.folded" \
 		-- bash -c "$wrap" "$T" "$SECS" "$tmp/ipfp.$i" 2>"$tmp/ipfp.err.$i"
-	PLUMB_DEBUG=1 "$BUILD/plumb" record --backend inprocess --interval "$interval" -o "$tmp/p.folded" \
-		-- bash -c "$wrap" "$T" "$SECS" "$tmp/ipdw.$i" 2>"$tmp/ipdw.err.$i"
+	(
+		PLUMB_DEBUG=1 "$BUILD/plumb" record --backend inprocess --interval "$interval" -o "$tmp/p.folded" \
+			-- bash -c "$wrap" "$T" "$SECS" "$tmp/ipdw.$i" 2>"$tmp/ipdw.err.$i"
+		times >"$tmp/ipdw.outer.$i"
+	)
 	LD_PRELOAD="$PROFILER" CPUPROFILE="$tmp/gperf.prof" CPUPROFILE_FREQUENCY="$HZ" \
 		bash -c "$wrap" "$T" "$SECS" "$tmp/gp.$i" 2>/dev/null
 done
@@ -42,11 +45,17 @@ bare=$(med bare)
 ipfp=$(med ipfp)
 ipdw=$(med ipdw)
 gp=$(med gp)
+secs_of() { sed -n 2p "$1" | awk '{split($1, u, /[ms]/); split($2, s, /[ms]/); print u[1]*60 + u[2] + s[1]*60 + s[2]}'; }
+# plumb's own CPU per run (draining the ring, unwinding, symbolizing, writing): everything minus the target
+own=$(for i in $(seq "$RUNS"); do
+	echo "$(secs_of "$tmp/ipdw.outer.$i") $(secs_of "$tmp/ipdw.$i.times")" | awk '{printf "%.4f\n", ($1 - $2) * 1000}'
+done | median)
 eff=$(for i in $(seq "$RUNS"); do sed -n 's/.*(\([0-9]*\)\/s effective.*/\1/p' "$tmp/ipdw.err.$i"; done | median)
-awk -v b="$bare" -v f="$ipfp" -v d="$ipdw" -v g="$gp" -v hz="$HZ" -v eff="$eff" 'BEGIN {
+awk -v b="$bare" -v f="$ipfp" -v d="$ipdw" -v g="$gp" -v hz="$HZ" -v eff="$eff" -v own="$own" 'BEGIN {
 	printf "target CPU per round at %d Hz requested (median; lower is better): bare %.3f ms, inprocess fp %.3f, inprocess dwarf %.3f, gperftools %.3f\n", hz, b, f, d, g
 	printf "cost vs bare: inprocess fp %.3fx, inprocess dwarf %.3fx, gperftools %.3fx (inprocess effective rate %d/s)\n", f/b, d/b, g/b, eff
 	printf "inprocess overhead minus gperftools overhead: dwarf %+.1f points, fp %+.1f points (<= 0: plumb costs the target no more)\n", (d-g)/b*100, (f-g)/b*100
+	printf "plumb itself (drain, unwind, symbolize, write; on another core, outside the target): %.0f ms CPU per run\n", own
 }'
 
 # plumb.h with the switch off: what one call costs (nanoseconds, median of the loop in plumb_api bench).
