@@ -219,6 +219,7 @@ static const struct {
 	reader_fn read;
 } readers[] = {
 	{ FMT_FOLDED, read_folded },
+	{ FMT_GECKO, fmt_gecko_read },
 };
 
 static const struct {

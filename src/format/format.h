@@ -67,4 +67,9 @@ enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, s
 enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				struct perr *e);
 
+/* Firefox Profiler processed JSON (versions 41-66) with samply's .syms.json sidecar (opts->syms_path, or
+ * found beside opts->source_path). Malformed input is PLUMB_EFORMAT with the byte offset and schema path. */
+enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+			      struct perr *e);
+
 #endif

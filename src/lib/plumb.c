@@ -39,17 +39,6 @@ bool lib_switch_on(void)
 	return s == 1;
 }
 
-/* The metrics recorder lives in metrics_recorder.c; these no-op fallbacks let the library build without it. */
-__attribute__((weak)) int lib_metrics_start(const char *name)
-{
-	(void)name;
-	return 0;
-}
-
-__attribute__((weak)) void lib_metrics_stop(void)
-{
-}
-
 const char *plumb_status_str(enum plumb_status status)
 {
 	switch (status) {

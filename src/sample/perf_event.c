@@ -158,15 +158,12 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			close(fd);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
-		struct ring *target = NULL;
-		for (size_t i = 0; i < st->nrings; i++)
-			if ((int)i == cpu)
-				target = &st->rings[i];
-		if (target && target->meta) {
+		struct ring *target = &st->rings[cpu];
+		if (target->meta) {
 			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target->fd) != 0)
 				return perr_set(e, PLUMB_EPERM, "cannot redirect perf output: %s", strerror(errno));
 		} else {
-			enum plumb_err rc = map_ring(st, fd, &st->rings[cpu], e);
+			enum plumb_err rc = map_ring(st, fd, target, e);
 			if (rc)
 				return rc;
 		}

@@ -65,6 +65,8 @@ int main(int argc, char **argv)
 		rounds++;
 	}
 	sink = acc;
-	printf("rounds %llu\n", (unsigned long long)rounds);
+	struct timespec cpu;
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);
+	printf("rounds %llu cpu %.3f\n", (unsigned long long)rounds, (double)cpu.tv_sec + (double)cpu.tv_nsec / 1e9);
 	return 0;
 }

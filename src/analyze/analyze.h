@@ -1,0 +1,165 @@
+/* analyze.h — hot tables (DESIGN §3): leaf (self) and inclusive counts per function, the same rolled up by
+ * source file, module or library, frame filters, thread selection, stage slicing, and diffs of two tables.
+ *
+ * Ownership: hot_analyze() returns a summary the caller frees with hot_summary_free(); every string in it is
+ * owned by the summary. Row names are redacted labels (they go to outputs as they are). */
+#ifndef PLUMB_ANALYZE_ANALYZE_H
+#define PLUMB_ANALYZE_ANALYZE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "base/sbuf.h"
+#include "profile/profile.h"
+
+enum hot_group { HOT_GROUP_FUNCTION = 0, HOT_GROUP_FILE, HOT_GROUP_MODULE, HOT_GROUP_LIBRARY };
+
+/* "function", "file", "module", "library"; returns false for anything else. */
+bool hot_group_from_name(const char *name, enum hot_group *out);
+const char *hot_group_name(enum hot_group g);
+
+struct hot_opts {
+	enum hot_group group_by;
+	int module_depth;          /* components kept by --group-by module (default 2) */
+	bool collapse_generics;    /* fold <...> so monomorphized copies are one row */
+	const char *const *include; /* POSIX extended regexes on frame labels: keep frames matching any */
+	int ninclude;
+	const char *const *exclude; /* drop frames matching any */
+	int nexclude;
+	bool repo_only;            /* keep frames whose source file is under root */
+	const char *root;          /* required with repo_only; also makes file/module keys repo-relative */
+	const char *thread_re;     /* keep threads whose name (or "name (tid)") matches */
+	int top_threads;           /* keep the N threads with the most samples (after thread_re); 0: all */
+	unsigned label_flags;      /* enum label_flags for the labels filters see */
+};
+#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0 }
+
+struct hot_row {
+	char *name;
+	uint64_t count;
+};
+
+/* Rows sorted by count (largest first), then by name. */
+struct hot_table {
+	struct hot_row *rows;
+	size_t n;
+};
+
+enum hot_table_kind { HOT_LEAF = 0, HOT_INCLUSIVE, HOT_GROUPED_LEAF, HOT_GROUPED_INCLUSIVE, HOT_NTABLES };
+/* "leaf", "inclusive", "grouped-leaf", "grouped-inclusive" (underscores accepted). */
+bool hot_table_from_name(const char *name, enum hot_table_kind *out);
+const char *hot_table_name(enum hot_table_kind k); /* JSON key: "leaf", ..., "grouped_inclusive" */
+
+/* One slice of samples: the whole profile, or one stage. `total` is the weight of every sample of the
+ * selected threads in the slice, whether or not a frame passed the filters (shares are of this total). A
+ * sample's leaf is its innermost frame that passes the filters; inclusive counts each row once per sample. */
+struct hot_slice {
+	char *name;              /* stage name; NULL for the whole profile */
+	double start_ms, end_ms; /* stage range */
+	uint64_t total;
+	uint64_t attributed;     /* weight of samples with at least one frame that passed the filters */
+	struct hot_table tables[HOT_NTABLES];
+};
+
+struct hot_thread_row {
+	char *name;
+	uint32_t pid, tid;
+	uint64_t count;
+};
+
+struct hot_summary {
+	char *source;      /* the profile's path (redacted), may be NULL */
+	char *format;      /* format it was read from */
+	char *weight_unit; /* "samples", ... */
+	enum hot_group group_by;
+	int module_depth;
+	bool has_grouped;  /* grouped tables present (always for a fresh analysis) */
+	struct hot_thread_row *threads; /* selected threads, most samples first */
+	size_t nthreads;
+	struct hot_slice all;
+	struct hot_slice *stages;
+	size_t nstages;
+};
+
+/* Builds the summary of the whole profile. PLUMB_EINVAL for a bad regular expression (message names it). */
+enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
+			   struct perr *e);
+
+struct hot_stage {
+	char *name;
+	double start_ms, end_ms;
+};
+
+/* Reads a stage file (plumb.stages.v1, DESIGN §7). The caller frees with hot_stages_free(). */
+enum plumb_err hot_stages_load(const char *path, struct hot_stage **stages, size_t *n, struct perr *e);
+void hot_stages_free(struct hot_stage *stages, size_t n);
+
+/* Adds one slice per stage to s, slicing p's timeline by time relative to meta.clock_origin_ns. The profile
+ * must have a timeline (PLUMB_EINVAL otherwise). */
+enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct hot_stage *stages,
+				  size_t n, struct hot_summary *s, struct perr *e);
+
+void hot_summary_free(struct hot_summary *s);
+
+/* The table of a summary; grouped tables fall back to the function tables when the summary was grouped by
+ * function. NULL when the summary lacks it. */
+const struct hot_table *hot_summary_table(const struct hot_summary *s, const struct hot_slice *slice,
+					  enum hot_table_kind k);
+
+/* ---- diff -------------------------------------------------------------------------------------------- */
+
+struct hot_diff_row {
+	const char *name;          /* points into one of the input tables */
+	uint64_t before, after;
+	double before_share, after_share; /* percent of each side's total */
+	double delta_points;       /* after_share - before_share */
+	int64_t delta_count;
+};
+
+/* Rows for the union of names, sorted by |delta_points| (largest first), then |delta_count|, then name.
+ * The caller frees *rows (names are not copied: keep the tables alive). */
+enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,
+			uint64_t after_total, struct hot_diff_row **rows, size_t *n, struct perr *e);
+
+/* ---- label pieces (exposed for tests) ----------------------------------------------------------------- */
+
+/* The parts of a finished label "func (dir/file.c:LINE)", "func (libfoo.so)", "func_[k]". Spans point into
+ * the label; absent parts have length 0. */
+struct label_parts {
+	const char *func;
+	size_t func_len;
+	const char *file;
+	size_t file_len;
+	uint32_t line;
+	const char *module;
+	size_t module_len;
+	int kind; /* enum frame_kind from the _[k] / _[j] suffix */
+};
+void hot_label_parse(const char *label, size_t len, struct label_parts *out);
+
+/* Appends name with every balanced <...> folded to "<...>" (operator< and -> are left alone). */
+void hot_collapse_generics(struct sbuf *out, const char *name, size_t len);
+
+/* ---- loading ------------------------------------------------------------------------------------------ */
+
+struct hot_load_opts {
+	const char *syms_path;     /* samply sidecar (--syms) */
+	const char *stages_path;   /* slice by stages (--stages) */
+	size_t top;                /* rows kept when printing; informational */
+};
+
+/* Reads PATH — any profile plumb reads, or a plumb.hot.v1 summary — into a summary built with `o` (a summary
+ * is taken as it is). With stages_path the profile must carry sample times: PLUMB_EINVAL with a message that
+ * says so otherwise. */
+enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opts *lo, const struct hot_opts *o,
+				     struct hot_summary **out, struct perr *e);
+
+/* The git top level of the current directory (the nearest ancestor holding .git), malloc'd; NULL when none. */
+char *hot_git_toplevel(void);
+
+/* `plumb diff A B --folded ...`: differential folded output (issue 6). Returns an exit code. */
+int diff_folded_main(int argc, char **argv);
+
+#endif

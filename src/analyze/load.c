@@ -1,0 +1,106 @@
+/* load.c — from a path to a hot summary: sniff the content, read a summary as it is or read a profile and
+ * analyze it (with stage slices when asked). Shared by `plumb hot` and `plumb diff`. */
+#include "analyze/analyze.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/redact.h"
+#include "format/format.h"
+#include "format/hot_json.h"
+
+/* Formats whose samples carry times. */
+static bool format_has_times(enum fmt_kind k)
+{
+	return k == FMT_GECKO || k == FMT_PERF_SCRIPT || k == FMT_SPEEDSCOPE;
+}
+
+enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opts *lo, const struct hot_opts *o,
+				     struct hot_summary **out, struct perr *e)
+{
+	struct fmt_input in;
+	enum plumb_err rc = fmt_load(path, &in, e);
+	if (rc)
+		return rc;
+	enum fmt_kind kind = fmt_sniff(in.data, in.len);
+	struct hot_summary *s = NULL;
+	struct profile *p = NULL;
+	struct hot_stage *stages = NULL;
+	size_t nstages = 0;
+	if (kind == FMT_HOT_JSON) {
+		if (lo && lo->stages_path) {
+			rc = perr_set(e, PLUMB_EINVAL,
+				      "%s is a hot summary, not a profile: it cannot be sliced by stages; pass the profile", path);
+			goto out;
+		}
+		rc = fmt_hot_json_read(in.data, in.len, &s, e);
+		goto out;
+	}
+	if (lo && lo->stages_path) {
+		if (!format_has_times(kind)) {
+			rc = perr_set(e, PLUMB_EINVAL,
+				      "%s is a %s profile, which has no sample times, so it cannot be sliced by stages; "
+				      "record to a Firefox Profiler file (-o profile.json) to keep them",
+				      path, fmt_name(kind));
+			goto out;
+		}
+		if ((rc = hot_stages_load(lo->stages_path, &stages, &nstages, e)))
+			goto out;
+	}
+	struct fmt_read_opts ro = { 0 };
+	ro.syms_path = lo ? lo->syms_path : NULL;
+	ro.source_path = path;
+	ro.keep_timeline = stages != NULL;
+	if ((rc = fmt_read_buf(in.data, in.len, kind, &ro, &p, e)))
+		goto out;
+	if ((rc = hot_analyze(p, o, &s, e)))
+		goto out;
+	if (stages) {
+		if (!profile_has_timeline(p)) {
+			rc = perr_set(e, PLUMB_EINVAL, "%s has samples without times, so it cannot be sliced by stages", path);
+			goto out;
+		}
+		if ((rc = hot_analyze_stages(p, o, stages, nstages, s, e)))
+			goto out;
+	}
+	s->format = strdup(fmt_name(kind));
+	s->source = strcmp(path, "-") == 0 ? strdup("-") : redact_dup(path);
+	if (!s->format || !s->source)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+out:
+	if (rc && e->msg[0] && !strstr(e->msg, path)) {
+		char tmp[PERR_MSG_MAX];
+		snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
+		memcpy(e->msg, tmp, sizeof tmp);
+	}
+	if (rc) {
+		hot_summary_free(s);
+		s = NULL;
+	}
+	hot_stages_free(stages, nstages);
+	profile_free(p);
+	fmt_input_release(&in);
+	*out = s;
+	return rc;
+}
+
+char *hot_git_toplevel(void)
+{
+	char dir[PATH_MAX];
+	if (!getcwd(dir, sizeof dir))
+		return NULL;
+	for (;;) {
+		char probe[PATH_MAX + 8];
+		struct stat st;
+		snprintf(probe, sizeof probe, "%s/.git", dir);
+		if (stat(probe, &st) == 0)
+			return strdup(dir);
+		char *slash = strrchr(dir, '/');
+		if (!slash || slash == dir)
+			return NULL;
+		*slash = '\0';
+	}
+}

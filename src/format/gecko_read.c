@@ -1,0 +1,1757 @@
+/* gecko_read.c — reads Firefox Profiler "processed" profiles (what samply writes), preprocessedProfileVersion
+ * 41 to 66, plus samply's `.syms.json` symbol sidecar, into the one profile model.
+ * Big profiles are mostly long number arrays (samples.stack, samples.time), so this is a purpose-built pull
+ * tokenizer over the in-memory text: it knows the schema, captures only the columns it needs straight into
+ * compact arrays, and skips (while still validating) everything else. No DOM is ever built. Because keys may
+ * come in any order (shared tables after threads, for example), columns are resolved into frames, stacks and
+ * samples once the whole document has been read. */
+#include "format/format.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/sbuf.h"
+
+#define GECKO_MIN_VERSION 41
+#define GECKO_MAX_VERSION 66
+#define JSON_MAX_DEPTH 256
+
+/* ---- the tokenizer ---------------------------------------------------------------------------------- */
+
+struct jp {
+	const char *buf, *p, *end;
+	struct perr *e;
+	bool failed;
+	int depth;
+	char where[96]; /* the schema path being read, for error messages */
+	bool want_times; /* keep sample times (else the time columns are only validated and counted) */
+	struct sbuf scratch;
+};
+
+static bool jp_fail(struct jp *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool jp_fail(struct jp *j, const char *fmt, ...)
+{
+	if (j->failed)
+		return false;
+	j->failed = true;
+	char what[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof what, fmt, ap);
+	va_end(ap);
+	if (j->p >= j->end && strcmp(what, "out of memory") != 0)
+		snprintf(what, sizeof what, "unexpected end of input (the file is truncated)");
+	perr_set(j->e, PLUMB_EFORMAT, "malformed Firefox profile at byte %zu%s%s: %s", (size_t)(j->p - j->buf),
+		 j->where[0] ? " in " : "", j->where, what);
+	return false;
+}
+
+static inline void jp_ws(struct jp *j)
+{
+	const char *p = j->p, *end = j->end;
+	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+		p++;
+	j->p = p;
+}
+
+static inline int jp_peek(struct jp *j)
+{
+	jp_ws(j);
+	return j->p < j->end ? (unsigned char)*j->p : -1;
+}
+
+static bool jp_lit(struct jp *j, const char *lit, size_t n)
+{
+	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
+		return jp_fail(j, "invalid literal");
+	j->p += n;
+	return true;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool read_hex4(struct jp *j, const char *p, unsigned *out)
+{
+	if (j->end - p < 4)
+		return false;
+	unsigned v = 0;
+	for (int i = 0; i < 4; i++) {
+		int h = hexval((unsigned char)p[i]);
+		if (h < 0)
+			return false;
+		v = v * 16 + (unsigned)h;
+	}
+	*out = v;
+	return true;
+}
+
+static void put_utf8(struct sbuf *out, unsigned cp)
+{
+	char b[4];
+	size_t n;
+	if (cp < 0x80) {
+		b[0] = (char)cp;
+		n = 1;
+	} else if (cp < 0x800) {
+		b[0] = (char)(0xc0 | (cp >> 6));
+		b[1] = (char)(0x80 | (cp & 0x3f));
+		n = 2;
+	} else if (cp < 0x10000) {
+		b[0] = (char)(0xe0 | (cp >> 12));
+		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[2] = (char)(0x80 | (cp & 0x3f));
+		n = 3;
+	} else {
+		b[0] = (char)(0xf0 | (cp >> 18));
+		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		b[3] = (char)(0x80 | (cp & 0x3f));
+		n = 4;
+	}
+	sbuf_add(out, b, n);
+}
+
+/* Reads a string at the cursor. With `out` the decoded text is appended to it; without, it is only checked.
+ * *raw and *rawlen get the undecoded span (between the quotes) and *escaped whether it held escapes. */
+static bool jp_string(struct jp *j, struct sbuf *out, const char **raw, size_t *rawlen, bool *escaped)
+{
+	if (jp_peek(j) != '"')
+		return jp_fail(j, "expected a string");
+	const char *p = ++j->p, *end = j->end, *start = p;
+	bool esc = false;
+	for (;;) {
+		const char *run = p;
+		while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
+			p++;
+		if (out && p > run)
+			sbuf_add(out, run, (size_t)(p - run));
+		if (p >= end) {
+			j->p = p;
+			return jp_fail(j, "unterminated string");
+		}
+		if (*p == '"')
+			break;
+		if (*p != '\\') {
+			j->p = p;
+			return jp_fail(j, "control character in a string");
+		}
+		esc = true;
+		if (p + 1 >= end) {
+			j->p = p;
+			return jp_fail(j, "unterminated string");
+		}
+		char c = p[1];
+		p += 2;
+		char simple = 0;
+		switch (c) {
+		case '"': simple = '"'; break;
+		case '\\': simple = '\\'; break;
+		case '/': simple = '/'; break;
+		case 'b': simple = '\b'; break;
+		case 'f': simple = '\f'; break;
+		case 'n': simple = '\n'; break;
+		case 'r': simple = '\r'; break;
+		case 't': simple = '\t'; break;
+		case 'u': {
+			unsigned cp;
+			if (!read_hex4(j, p, &cp)) {
+				j->p = p;
+				return jp_fail(j, "bad \\u escape");
+			}
+			p += 4;
+			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
+				unsigned lo;
+				if (read_hex4(j, p + 2, &lo) && lo >= 0xdc00 && lo < 0xe000) {
+					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+					p += 6;
+				}
+			}
+			if (cp >= 0xd800 && cp < 0xe000)
+				cp = 0xfffd; /* a lone surrogate */
+			if (out)
+				put_utf8(out, cp);
+			continue;
+		}
+		default:
+			j->p = p - 2;
+			return jp_fail(j, "bad escape in a string");
+		}
+		if (out)
+			sbuf_addch(out, simple);
+	}
+	if (raw)
+		*raw = start;
+	if (rawlen)
+		*rawlen = (size_t)(p - start);
+	if (escaped)
+		*escaped = esc;
+	j->p = p + 1;
+	return true;
+}
+
+static const double pow10_tab[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+				    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
+
+#define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
+
+/* Reads a JSON number. Exact for the common cases (up to 15 significant digits and a small exponent, where
+ * one multiplication or division by an exact power of ten rounds correctly); strtod for the rest. */
+static bool jp_number(struct jp *j, double *out)
+{
+	const char *p = j->p, *end = j->end, *start = p;
+	bool neg = false;
+	if (p < end && *p == '-') {
+		neg = true;
+		p++;
+	}
+	if (p >= end || !IS_DIGIT(*p))
+		return jp_fail(j, "expected a number");
+	uint64_t m = 0;
+	int digits = 0, exp10 = 0;
+	if (*p == '0') {
+		p++;
+	} else {
+		while (p < end && IS_DIGIT(*p)) {
+			if (digits < 19) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				digits++;
+			} else {
+				exp10++;
+			}
+			p++;
+		}
+	}
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || !IS_DIGIT(*p)) {
+			j->p = p;
+			return jp_fail(j, "bad number");
+		}
+		while (p < end && IS_DIGIT(*p)) {
+			if (m == 0 && *p == '0') {
+				exp10--;
+			} else if (digits < 19) {
+				m = m * 10 + (uint64_t)(*p - '0');
+				digits++;
+				exp10--;
+			}
+			p++;
+		}
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		int esign = 1, ev = 0;
+		if (p < end && (*p == '+' || *p == '-'))
+			esign = *p++ == '-' ? -1 : 1;
+		if (p >= end || !IS_DIGIT(*p)) {
+			j->p = p;
+			return jp_fail(j, "bad number");
+		}
+		while (p < end && IS_DIGIT(*p)) {
+			if (ev < 100000)
+				ev = ev * 10 + (*p - '0');
+			p++;
+		}
+		exp10 += esign * ev;
+	}
+	double v;
+	if (digits <= 15 && exp10 >= -22 && exp10 <= 22) {
+		v = (double)m;
+		v = exp10 < 0 ? v / pow10_tab[-exp10] : v * pow10_tab[exp10];
+		if (neg)
+			v = -v;
+	} else {
+		char tmp[128];
+		size_t n = (size_t)(p - start);
+		if (n < sizeof tmp) {
+			memcpy(tmp, start, n);
+			tmp[n] = '\0';
+			v = strtod(tmp, NULL);
+		} else {
+			char *heap = strndup(start, n);
+			if (!heap)
+				return jp_fail(j, "out of memory");
+			v = strtod(heap, NULL);
+			free(heap);
+		}
+	}
+	j->p = p;
+	*out = v;
+	return true;
+}
+
+static bool jp_skip(struct jp *j);
+
+static bool jp_skip_container(struct jp *j, char close)
+{
+	if (++j->depth > JSON_MAX_DEPTH)
+		return jp_fail(j, "nested too deeply");
+	j->p++;
+	if (jp_peek(j) == close) {
+		j->p++;
+		j->depth--;
+		return true;
+	}
+	for (;;) {
+		if (close == '}') {
+			if (!jp_string(j, NULL, NULL, NULL, NULL))
+				return false;
+			if (jp_peek(j) != ':')
+				return jp_fail(j, "expected ':'");
+			j->p++;
+		}
+		if (!jp_skip(j))
+			return false;
+		int c = jp_peek(j);
+		if (c == ',') {
+			j->p++;
+			continue;
+		}
+		if (c == close) {
+			j->p++;
+			j->depth--;
+			return true;
+		}
+		return jp_fail(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
+	}
+}
+
+/* Skips one value of any kind, validating it. */
+static bool jp_skip(struct jp *j)
+{
+	double d;
+	switch (jp_peek(j)) {
+	case '{': return jp_skip_container(j, '}');
+	case '[': return jp_skip_container(j, ']');
+	case '"': return jp_string(j, NULL, NULL, NULL, NULL);
+	case 't': return jp_lit(j, "true", 4);
+	case 'f': return jp_lit(j, "false", 5);
+	case 'n': return jp_lit(j, "null", 4);
+	case -1: return jp_fail(j, "unexpected end of input");
+	default: return jp_number(j, &d);
+	}
+}
+
+/* Object iteration: jp_obj_begin() then jp_obj_next() until it returns 0 (end) or -1 (error). Keys are
+ * returned decoded (in j->scratch when they held escapes, else pointing into the input). */
+static bool jp_obj_begin(struct jp *j)
+{
+	if (jp_peek(j) != '{')
+		return jp_fail(j, "expected an object");
+	if (++j->depth > JSON_MAX_DEPTH)
+		return jp_fail(j, "nested too deeply");
+	j->p++;
+	return true;
+}
+
+static int jp_obj_next(struct jp *j, bool *first, const char **key, size_t *klen)
+{
+	int c = jp_peek(j);
+	if (c == '}') {
+		j->p++;
+		j->depth--;
+		return 0;
+	}
+	if (!*first) {
+		if (c != ',')
+			{
+			jp_fail(j, "expected ',' or '}'");
+			return -1;
+		}
+		j->p++;
+	}
+	*first = false;
+	bool esc;
+	if (!jp_string(j, NULL, key, klen, &esc))
+		return -1;
+	if (esc) {
+		/* rare: decode into scratch */
+		const char *save = j->p;
+		j->p = *key - 1;
+		sbuf_reset(&j->scratch);
+		if (!jp_string(j, &j->scratch, NULL, NULL, NULL))
+			return -1;
+		j->p = save;
+		*key = j->scratch.buf ? j->scratch.buf : "";
+		*klen = j->scratch.len;
+	}
+	if (jp_peek(j) != ':')
+		{
+		jp_fail(j, "expected ':'");
+		return -1;
+	}
+	j->p++;
+	return 1;
+}
+
+static bool jp_arr_begin(struct jp *j)
+{
+	if (jp_peek(j) != '[')
+		return jp_fail(j, "expected an array");
+	if (++j->depth > JSON_MAX_DEPTH)
+		return jp_fail(j, "nested too deeply");
+	j->p++;
+	return true;
+}
+
+/* Returns 1 when an element follows, 0 at the end of the array, -1 on error. */
+static int jp_arr_next(struct jp *j, bool *first)
+{
+	int c = jp_peek(j);
+	if (c == ']') {
+		j->p++;
+		j->depth--;
+		return 0;
+	}
+	if (!*first) {
+		if (c != ',')
+			{
+			jp_fail(j, "expected ',' or ']'");
+			return -1;
+		}
+		j->p++;
+	}
+	*first = false;
+	return 1;
+}
+
+static bool key_is(const char *k, size_t n, const char *lit)
+{
+	size_t m = strlen(lit);
+	return n == m && memcmp(k, lit, n) == 0;
+}
+
+/* ---- captured columns ------------------------------------------------------------------------------- */
+
+/* A column of numbers; null is NAN. `present` says the key was seen with an array value. */
+struct col {
+	double *v;
+	size_t n, cap;
+	bool present;
+};
+
+static void col_release(struct col *c)
+{
+	free(c->v);
+	memset(c, 0, sizeof *c);
+}
+
+/* Checks a JSON number without converting it; returns its end, or NULL when it is malformed. */
+static inline const char *scan_number(const char *p, const char *end)
+{
+	if (p < end && *p == '-')
+		p++;
+	if (p >= end || !IS_DIGIT(*p))
+		return NULL;
+	if (*p == '0')
+		p++;
+	else
+		while (p < end && IS_DIGIT(*p))
+			p++;
+	if (p < end && *p == '.') {
+		p++;
+		if (p >= end || !IS_DIGIT(*p))
+			return NULL;
+		while (p < end && IS_DIGIT(*p))
+			p++;
+	}
+	if (p < end && (*p == 'e' || *p == 'E')) {
+		p++;
+		if (p < end && (*p == '+' || *p == '-'))
+			p++;
+		if (p >= end || !IS_DIGIT(*p))
+			return NULL;
+		while (p < end && IS_DIGIT(*p))
+			p++;
+	}
+	return p;
+}
+
+/* Validates an array of numbers/nulls and only counts it (a column the caller will not need). */
+static bool jp_col_count(struct jp *j, struct col *c)
+{
+	if (jp_peek(j) == 'n') {
+		col_release(c);
+		return jp_lit(j, "null", 4);
+	}
+	if (!jp_arr_begin(j))
+		return false;
+	col_release(c);
+	c->present = true;
+	const char *p = j->p, *end = j->end;
+	for (;;) {
+		while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+			p++;
+		if (p >= end) {
+			j->p = p;
+			return jp_fail(j, "unexpected end of input");
+		}
+		if (*p == ']') {
+			j->p = p + 1;
+			j->depth--;
+			return true;
+		}
+		if (c->n) {
+			if (*p != ',') {
+				j->p = p;
+				return jp_fail(j, "expected ',' or ']'");
+			}
+			p++;
+			while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+				p++;
+		}
+		if (p < end && *p == 'n') {
+			j->p = p;
+			if (!jp_lit(j, "null", 4))
+				return false;
+			p = j->p;
+		} else {
+			const char *q = scan_number(p, end);
+			if (!q) {
+				j->p = p;
+				return jp_fail(j, "expected a number or null");
+			}
+			p = q;
+		}
+		c->n++;
+	}
+}
+
+/* Reads an array of numbers/nulls (or a null in place of the array) into c. */
+static bool jp_col(struct jp *j, struct col *c)
+{
+	if (jp_peek(j) == 'n') {
+		col_release(c);
+		return jp_lit(j, "null", 4);
+	}
+	if (!jp_arr_begin(j))
+		return false;
+	col_release(c);
+	c->present = true;
+	const char *p;
+	for (;;) {
+		jp_ws(j);
+		p = j->p;
+		if (p >= j->end)
+			return jp_fail(j, "unexpected end of input");
+		if (*p == ']') {
+			j->p++;
+			j->depth--;
+			return true;
+		}
+		if (c->n) {
+			if (*p != ',')
+				return jp_fail(j, "expected ',' or ']'");
+			j->p++;
+			jp_ws(j);
+			p = j->p;
+			if (p >= j->end)
+				return jp_fail(j, "unexpected end of input");
+		}
+		double v;
+		if (*p == 'n') {
+			if (!jp_lit(j, "null", 4))
+				return false;
+			v = NAN;
+		} else if (*p == 't' || *p == 'f') {
+			/* booleans where numbers are expected: harmless to keep as 1/0 */
+			if (!(*p == 't' ? jp_lit(j, "true", 4) : jp_lit(j, "false", 5)))
+				return false;
+			v = *p == 't';
+		} else {
+			/* fast path for small non-negative integers, the bulk of a profile */
+			const char *q = p;
+			uint64_t m = 0;
+			while (q < j->end && IS_DIGIT(*q) && q - p < 15)
+				m = m * 10 + (uint64_t)(*q++ - '0');
+			if (q > p && q < j->end && (*q == ',' || *q == ']' || *q == ' ' || *q == '\n') &&
+			    !(*p == '0' && q - p > 1)) {
+				v = (double)m;
+				j->p = q;
+			} else if (!jp_number(j, &v)) {
+				return false;
+			}
+		}
+		if (c->n == c->cap) {
+			size_t nc = c->cap ? c->cap * 2 : 256;
+			double *nv = realloc(c->v, nc * sizeof *nv);
+			if (!nv)
+				return jp_fail(j, "out of memory");
+			c->v = nv;
+			c->cap = nc;
+		}
+		c->v[c->n++] = v;
+	}
+}
+
+/* A string array: offsets into one text buffer. */
+struct strarr {
+	struct sbuf text;
+	size_t *off, *len;
+	size_t n, cap;
+	bool present;
+};
+
+static void strarr_release(struct strarr *s)
+{
+	sbuf_release(&s->text);
+	free(s->off);
+	free(s->len);
+	memset(s, 0, sizeof *s);
+}
+
+static bool jp_strarr(struct jp *j, struct strarr *s)
+{
+	strarr_release(s);
+	if (!jp_arr_begin(j))
+		return false;
+	s->present = true;
+	bool first = true;
+	int r;
+	while ((r = jp_arr_next(j, &first)) == 1) {
+		if (s->n == s->cap) {
+			size_t nc = s->cap ? s->cap * 2 : 64;
+			size_t *no = realloc(s->off, nc * sizeof *no);
+			if (!no)
+				return jp_fail(j, "out of memory");
+			s->off = no;
+			size_t *nl = realloc(s->len, nc * sizeof *nl);
+			if (!nl)
+				return jp_fail(j, "out of memory");
+			s->len = nl;
+			s->cap = nc;
+		}
+		size_t before = s->text.len;
+		if (jp_peek(j) == 'n') { /* tolerate nulls: an empty string */
+			if (!jp_lit(j, "null", 4))
+				return false;
+		} else if (!jp_string(j, &s->text, NULL, NULL, NULL)) {
+			return false;
+		}
+		if (s->text.oom)
+			return jp_fail(j, "out of memory");
+		s->off[s->n] = before;
+		s->len[s->n] = s->text.len - before;
+		s->n++;
+	}
+	return r == 0;
+}
+
+/* A string or number value as a malloc'd string (numbers as their text); NULL for null. */
+static bool jp_scalar_str(struct jp *j, char **out)
+{
+	free(*out);
+	*out = NULL;
+	int c = jp_peek(j);
+	if (c == '"') {
+		struct sbuf sb = SBUF_INIT;
+		if (!jp_string(j, &sb, NULL, NULL, NULL)) {
+			sbuf_release(&sb);
+			return false;
+		}
+		*out = sbuf_detach(&sb, NULL);
+		if (!*out)
+			*out = strdup("");
+		return *out != NULL || jp_fail(j, "out of memory");
+	}
+	if (c == '-' || (c >= '0' && c <= '9')) {
+		const char *s = j->p;
+		double d;
+		if (!jp_number(j, &d))
+			return false;
+		*out = strndup(s, (size_t)(j->p - s));
+		return *out != NULL || jp_fail(j, "out of memory");
+	}
+	return jp_skip(j);
+}
+
+static bool jp_double_or_null(struct jp *j, double *out)
+{
+	int c = jp_peek(j);
+	if (c == '-' || (c >= '0' && c <= '9'))
+		return jp_number(j, out);
+	*out = NAN;
+	return jp_skip(j);
+}
+
+/* ---- the document ----------------------------------------------------------------------------------- */
+
+struct gtables {
+	struct col stack_frame, stack_prefix, stack_prefix_offset;
+	struct col frame_func, frame_address, frame_line, frame_inline_depth;
+	struct col func_name, func_resource, func_file, func_source, func_line;
+	struct col res_lib, res_name;
+	struct col src_filename;
+	struct strarr strings;
+	bool has_stack, has_frame, has_func, has_res, has_sources;
+};
+
+struct gthread {
+	struct gtables t;
+	char *name, *process_name, *pid, *tid;
+	struct col s_stack, s_time, s_time_deltas, s_weight;
+	char *weight_type;
+};
+
+struct glib {
+	char *name, *path, *debug_name, *debug_id, *code_id;
+};
+
+struct gdoc {
+	double version;
+	double profiling_start;
+	bool has_meta;
+	struct gtables shared;
+	struct gthread *threads;
+	size_t nthreads;
+	struct glib *libs;
+	size_t nlibs;
+};
+
+static void gtables_release(struct gtables *t)
+{
+	struct col *cols[] = { &t->stack_frame,   &t->stack_prefix,  &t->stack_prefix_offset, &t->frame_func,
+			       &t->frame_address, &t->frame_line,    &t->frame_inline_depth,  &t->func_name,
+			       &t->func_resource, &t->func_file,     &t->func_source,         &t->func_line,
+			       &t->res_lib,       &t->res_name,      &t->src_filename };
+	for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
+		col_release(cols[i]);
+	strarr_release(&t->strings);
+}
+
+static void gdoc_release(struct gdoc *d)
+{
+	gtables_release(&d->shared);
+	for (size_t i = 0; i < d->nthreads; i++) {
+		struct gthread *t = &d->threads[i];
+		gtables_release(&t->t);
+		free(t->name);
+		free(t->process_name);
+		free(t->pid);
+		free(t->tid);
+		free(t->weight_type);
+		col_release(&t->s_stack);
+		col_release(&t->s_time);
+		col_release(&t->s_time_deltas);
+		col_release(&t->s_weight);
+	}
+	free(d->threads);
+	for (size_t i = 0; i < d->nlibs; i++) {
+		free(d->libs[i].name);
+		free(d->libs[i].path);
+		free(d->libs[i].debug_name);
+		free(d->libs[i].debug_id);
+		free(d->libs[i].code_id);
+	}
+	free(d->libs);
+}
+
+/* Reads a table object, capturing the named columns; `map` pairs key names with columns. */
+struct colmap {
+	const char *key;
+	struct col *col;
+};
+
+static bool jp_table(struct jp *j, const struct colmap *map, size_t nmap, bool *seen)
+{
+	if (jp_peek(j) == 'n')
+		return jp_lit(j, "null", 4);
+	if (!jp_obj_begin(j))
+		return false;
+	*seen = true;
+	bool first = true;
+	const char *k;
+	size_t kl;
+	int r;
+	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+		size_t i;
+		for (i = 0; i < nmap; i++)
+			if (key_is(k, kl, map[i].key))
+				break;
+		if (i < nmap) {
+			if (!jp_col(j, map[i].col))
+				return false;
+		} else if (!jp_skip(j)) {
+			return false;
+		}
+	}
+	return r == 0;
+}
+
+static void set_where(struct jp *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void set_where(struct jp *j, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(j->where, sizeof j->where, fmt, ap);
+	va_end(ap);
+}
+
+/* A key of a thread or of `shared` that holds one of the tables; returns false when it is none of them. */
+static bool jp_tables_key(struct jp *j, struct gtables *t, const char *k, size_t kl, bool *handled)
+{
+	*handled = true;
+	if (key_is(k, kl, "stackTable")) {
+		const struct colmap m[] = { { "frame", &t->stack_frame },
+					    { "prefix", &t->stack_prefix },
+					    { "prefixOffset", &t->stack_prefix_offset } };
+		return jp_table(j, m, 3, &t->has_stack);
+	}
+	if (key_is(k, kl, "frameTable")) {
+		const struct colmap m[] = { { "func", &t->frame_func },
+					    { "address", &t->frame_address },
+					    { "line", &t->frame_line },
+					    { "inlineDepth", &t->frame_inline_depth } };
+		return jp_table(j, m, 4, &t->has_frame);
+	}
+	if (key_is(k, kl, "funcTable")) {
+		const struct colmap m[] = { { "name", &t->func_name },	       { "resource", &t->func_resource },
+					    { "fileName", &t->func_file },     { "source", &t->func_source },
+					    { "lineNumber", &t->func_line } };
+		return jp_table(j, m, 5, &t->has_func);
+	}
+	if (key_is(k, kl, "resourceTable")) {
+		const struct colmap m[] = { { "lib", &t->res_lib }, { "name", &t->res_name } };
+		return jp_table(j, m, 2, &t->has_res);
+	}
+	if (key_is(k, kl, "sources")) {
+		const struct colmap m[] = { { "filename", &t->src_filename } };
+		return jp_table(j, m, 1, &t->has_sources);
+	}
+	if (key_is(k, kl, "stringArray") || key_is(k, kl, "stringTable")) {
+		if (jp_peek(j) == '[')
+			return jp_strarr(j, &t->strings);
+		return jp_skip(j); /* old profiles keep a UniqueStringArray object here; not in 41+ */
+	}
+	*handled = false;
+	return true;
+}
+
+static bool jp_samples(struct jp *j, struct gthread *t)
+{
+	if (jp_peek(j) == 'n')
+		return jp_lit(j, "null", 4);
+	if (!jp_obj_begin(j))
+		return false;
+	bool first = true;
+	const char *k;
+	size_t kl;
+	int r;
+	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+		bool ok;
+		if (key_is(k, kl, "stack"))
+			ok = jp_col(j, &t->s_stack);
+		else if (key_is(k, kl, "time"))
+			ok = j->want_times ? jp_col(j, &t->s_time) : jp_col_count(j, &t->s_time);
+		else if (key_is(k, kl, "timeDeltas"))
+			ok = j->want_times ? jp_col(j, &t->s_time_deltas) : jp_col_count(j, &t->s_time_deltas);
+		else if (key_is(k, kl, "weight"))
+			ok = jp_col(j, &t->s_weight);
+		else if (key_is(k, kl, "weightType"))
+			ok = jp_scalar_str(j, &t->weight_type);
+		else
+			ok = jp_skip(j);
+		if (!ok)
+			return false;
+	}
+	return r == 0;
+}
+
+static bool jp_thread(struct jp *j, struct gthread *t, size_t index)
+{
+	if (!jp_obj_begin(j))
+		return false;
+	bool first = true;
+	const char *k;
+	size_t kl;
+	int r;
+	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+		bool handled, ok;
+		set_where(j, "threads[%zu].%.*s", index, (int)(kl < 40 ? kl : 40), k);
+		ok = jp_tables_key(j, &t->t, k, kl, &handled);
+		if (handled) {
+			if (!ok)
+				return false;
+			continue;
+		}
+		if (key_is(k, kl, "samples"))
+			ok = jp_samples(j, t);
+		else if (key_is(k, kl, "name"))
+			ok = jp_scalar_str(j, &t->name);
+		else if (key_is(k, kl, "processName"))
+			ok = jp_scalar_str(j, &t->process_name);
+		else if (key_is(k, kl, "pid"))
+			ok = jp_scalar_str(j, &t->pid);
+		else if (key_is(k, kl, "tid"))
+			ok = jp_scalar_str(j, &t->tid);
+		else
+			ok = jp_skip(j);
+		if (!ok)
+			return false;
+	}
+	return r == 0;
+}
+
+static bool jp_lib(struct jp *j, struct glib *l)
+{
+	if (jp_peek(j) == 'n')
+		return jp_lit(j, "null", 4);
+	if (!jp_obj_begin(j))
+		return false;
+	bool first = true;
+	const char *k;
+	size_t kl;
+	int r;
+	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+		bool ok;
+		if (key_is(k, kl, "name"))
+			ok = jp_scalar_str(j, &l->name);
+		else if (key_is(k, kl, "path"))
+			ok = jp_scalar_str(j, &l->path);
+		else if (key_is(k, kl, "debugName"))
+			ok = jp_scalar_str(j, &l->debug_name);
+		else if (key_is(k, kl, "breakpadId"))
+			ok = jp_scalar_str(j, &l->debug_id);
+		else if (key_is(k, kl, "codeId"))
+			ok = jp_scalar_str(j, &l->code_id);
+		else
+			ok = jp_skip(j);
+		if (!ok)
+			return false;
+	}
+	return r == 0;
+}
+
+static bool jp_meta(struct jp *j, struct gdoc *d)
+{
+	if (!jp_obj_begin(j))
+		return false;
+	d->has_meta = true;
+	bool first = true;
+	const char *k;
+	size_t kl;
+	int r;
+	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+		bool ok;
+		if (key_is(k, kl, "preprocessedProfileVersion"))
+			ok = jp_double_or_null(j, &d->version);
+		else if (key_is(k, kl, "profilingStartTime"))
+			ok = jp_double_or_null(j, &d->profiling_start);
+		else
+			ok = jp_skip(j);
+		if (!ok)
+			return false;
+	}
+	return r == 0;
+}
+
+static bool jp_document(struct jp *j, struct gdoc *d)
+{
+	if (!jp_obj_begin(j))
+		return false;
+	bool first = true;
+	const char *k;
+	size_t kl;
+	int r;
+	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+		bool ok = true;
+		set_where(j, "%.*s", (int)(kl < 40 ? kl : 40), k);
+		if (key_is(k, kl, "meta")) {
+			ok = jp_meta(j, d);
+		} else if (key_is(k, kl, "shared")) {
+			if (!jp_obj_begin(j))
+				return false;
+			bool f2 = true;
+			int r2;
+			while ((r2 = jp_obj_next(j, &f2, &k, &kl)) == 1) {
+				bool handled;
+				set_where(j, "shared.%.*s", (int)(kl < 40 ? kl : 40), k);
+				ok = jp_tables_key(j, &d->shared, k, kl, &handled);
+				if (!handled)
+					ok = jp_skip(j);
+				if (!ok)
+					return false;
+			}
+			ok = r2 == 0;
+		} else if (key_is(k, kl, "threads") || key_is(k, kl, "libs")) {
+			bool threads = kl == 7;
+			if (!jp_arr_begin(j))
+				return false;
+			bool f2 = true;
+			int r2;
+			while ((r2 = jp_arr_next(j, &f2)) == 1) {
+				size_t *n = threads ? &d->nthreads : &d->nlibs;
+				void **arr = threads ? (void **)&d->threads : (void **)&d->libs;
+				size_t elem = threads ? sizeof(struct gthread) : sizeof(struct glib);
+				if (*n == 0 || (*n & (*n - 1)) == 0) { /* capacity doubles at each power of two */
+					size_t nc = *n ? *n * 2 : 1;
+					void *na = realloc(*arr, nc * elem);
+					if (!na)
+						return jp_fail(j, "out of memory");
+					*arr = na;
+				}
+				char *slot = (char *)*arr + *n * elem;
+				memset(slot, 0, elem);
+				(*n)++;
+				if (threads)
+					ok = jp_thread(j, (struct gthread *)slot, *n - 1);
+				else
+					ok = jp_lib(j, (struct glib *)slot);
+				if (!ok)
+					return false;
+			}
+			ok = r2 == 0;
+		} else {
+			ok = jp_skip(j);
+		}
+		if (!ok)
+			return false;
+	}
+	if (r != 0)
+		return false;
+	j->where[0] = '\0';
+	if (jp_peek(j) != -1)
+		return jp_fail(j, "trailing data after the profile");
+	return true;
+}
+
+/* ---- the sidecar (samply --unstable-presymbolicate) ------------------------------------------------- */
+
+struct sym_frame {
+	const char *function, *file;
+	uint32_t line;
+};
+
+struct sym_entry {
+	uint64_t rva, size;
+	bool has_size;
+	const char *symbol;
+	struct sym_frame *frames; /* innermost first */
+	size_t nframes;
+};
+
+struct sym_lib {
+	const char *debug_name, *debug_id, *code_id;
+	struct sym_entry *entries; /* sorted by rva */
+	size_t nentries;
+	uint64_t *known_rva; /* sorted */
+	uint32_t *known_idx; /* entry index (into the sorted entries) */
+	size_t nknown;
+};
+
+struct sidecar {
+	json_t *root;
+	struct sym_lib *libs;
+	size_t nlibs;
+};
+
+static void sidecar_free(struct sidecar *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->nlibs; i++) {
+		for (size_t k = 0; k < s->libs[i].nentries; k++)
+			free(s->libs[i].entries[k].frames);
+		free(s->libs[i].entries);
+		free(s->libs[i].known_rva);
+		free(s->libs[i].known_idx);
+	}
+	free(s->libs);
+	json_decref(s->root);
+	free(s);
+}
+
+/* A name in the sidecar: an index into string_table, or (tolerated) a string. */
+static const char *sc_str(json_t *strings, json_t *v)
+{
+	if (json_is_string(v))
+		return json_string_value(v);
+	if (json_is_integer(v)) {
+		json_t *s = json_array_get(strings, (size_t)json_integer_value(v));
+		if (json_is_string(s))
+			return json_string_value(s);
+	}
+	return NULL;
+}
+
+struct known {
+	uint64_t rva;
+	size_t orig_index;
+};
+
+static int known_cmp(const void *a, const void *b)
+{
+	const struct known *x = a, *y = b;
+	return x->rva < y->rva ? -1 : x->rva > y->rva;
+}
+
+static enum plumb_err sidecar_load(const char *path, struct sidecar **out, struct perr *e)
+{
+	json_error_t je;
+	json_t *root = json_load_file(path, 0, &je);
+	if (!root) {
+		if (je.line < 1) /* could not open or read it */
+			return perr_set(e, PLUMB_EIO, "symbol sidecar: %s", je.text);
+		return perr_set(e, PLUMB_EFORMAT, "symbol sidecar %s: %s (line %d, byte %d)", path, je.text, je.line,
+				je.position);
+	}
+	struct sidecar *s = calloc(1, sizeof *s);
+	if (!s) {
+		json_decref(root);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	s->root = root;
+	json_t *strings = json_object_get(root, "string_table");
+	json_t *data = json_object_get(root, "data");
+	if (!json_is_array(strings) || !json_is_array(data)) {
+		sidecar_free(s);
+		return perr_set(e, PLUMB_EFORMAT,
+				"symbol sidecar %s: expected {\"string_table\": [...], \"data\": [...]}", path);
+	}
+	s->libs = calloc(json_array_size(data) + 1, sizeof *s->libs);
+	if (!s->libs) {
+		sidecar_free(s);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	size_t li;
+	json_t *lib;
+	json_array_foreach(data, li, lib)
+	{
+		struct sym_lib *L = &s->libs[s->nlibs];
+		if (!json_is_object(lib))
+			continue;
+		L->debug_name = sc_str(strings, json_object_get(lib, "debug_name"));
+		L->debug_id = sc_str(strings, json_object_get(lib, "debug_id"));
+		L->code_id = sc_str(strings, json_object_get(lib, "code_id"));
+		json_t *table = json_object_get(lib, "symbol_table");
+		json_t *known = json_object_get(lib, "known_addresses");
+		size_t nt = json_is_array(table) ? json_array_size(table) : 0;
+		L->entries = calloc(nt + 1, sizeof *L->entries);
+		size_t *order = calloc(nt + 1, sizeof *order); /* original index -> sorted index */
+		if (!L->entries || !order) {
+			free(order);
+			sidecar_free(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+		s->nlibs++;
+		for (size_t k = 0; k < nt; k++) {
+			json_t *ent = json_array_get(table, k);
+			struct sym_entry *E = &L->entries[k];
+			json_t *rva = json_object_get(ent, "rva"), *size = json_object_get(ent, "size");
+			E->rva = json_is_integer(rva) ? (uint64_t)json_integer_value(rva) : 0;
+			E->has_size = json_is_integer(size);
+			E->size = E->has_size ? (uint64_t)json_integer_value(size) : 0;
+			E->symbol = sc_str(strings, json_object_get(ent, "symbol"));
+			json_t *frames = json_object_get(ent, "frames");
+			if (json_is_array(frames) && json_array_size(frames) > 0) {
+				size_t nf = json_array_size(frames);
+				E->frames = calloc(nf, sizeof *E->frames);
+				if (!E->frames) {
+					free(order);
+					sidecar_free(s);
+					return perr_set(e, PLUMB_ENOMEM, "out of memory");
+				}
+				for (size_t f = 0; f < nf; f++) {
+					json_t *fr = json_array_get(frames, f);
+					json_t *line = json_object_get(fr, "line");
+					E->frames[f].function = sc_str(strings, json_object_get(fr, "function"));
+					E->frames[f].file = sc_str(strings, json_object_get(fr, "file"));
+					E->frames[f].line = json_is_integer(line) && json_integer_value(line) > 0
+								    ? (uint32_t)json_integer_value(line)
+								    : 0;
+				}
+				E->nframes = nf;
+			}
+			order[k] = k;
+		}
+		L->nentries = nt;
+		/* sort entries by rva, keeping a map from the original index for known_addresses */
+		struct known *tmp = calloc(nt + 1, sizeof *tmp);
+		struct sym_entry *sorted = calloc(nt + 1, sizeof *sorted);
+		if (!tmp || !sorted) {
+			free(tmp);
+			free(sorted);
+			free(order);
+			sidecar_free(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+		for (size_t k = 0; k < nt; k++)
+			tmp[k] = (struct known){ L->entries[k].rva, k };
+		qsort(tmp, nt, sizeof *tmp, known_cmp);
+		for (size_t k = 0; k < nt; k++) {
+			sorted[k] = L->entries[tmp[k].orig_index];
+			order[tmp[k].orig_index] = k;
+		}
+		free(L->entries);
+		L->entries = sorted;
+		free(tmp);
+		size_t nk = json_is_array(known) ? json_array_size(known) : 0;
+		struct known *ks = calloc(nk + 1, sizeof *ks);
+		L->known_rva = calloc(nk + 1, sizeof *L->known_rva);
+		L->known_idx = calloc(nk + 1, sizeof *L->known_idx);
+		if (!ks || !L->known_rva || !L->known_idx) {
+			free(ks);
+			free(order);
+			sidecar_free(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+		size_t m = 0;
+		for (size_t k = 0; k < nk; k++) {
+			json_t *pair = json_array_get(known, k);
+			json_t *a = json_array_get(pair, 0), *b = json_array_get(pair, 1);
+			if (!json_is_integer(a) || !json_is_integer(b) || json_integer_value(b) < 0 ||
+			    (size_t)json_integer_value(b) >= nt)
+				continue;
+			ks[m++] = (struct known){ (uint64_t)json_integer_value(a), order[json_integer_value(b)] };
+		}
+		qsort(ks, m, sizeof *ks, known_cmp);
+		for (size_t k = 0; k < m; k++) {
+			L->known_rva[k] = ks[k].rva;
+			L->known_idx[k] = (uint32_t)ks[k].orig_index;
+		}
+		L->nknown = m;
+		free(ks);
+		free(order);
+	}
+	*out = s;
+	return PLUMB_OK;
+}
+
+static bool str_eq_ci(const char *a, const char *b)
+{
+	return a && b && a[0] && strcasecmp(a, b) == 0;
+}
+
+/* Debug ids come as breakpad ids in the profile ("F635824E318B3F0C842CC369737F2B680": 32 hex digits of the
+ * UUID, then the age in hex) and as debugid strings in the sidecar ("f635824e-318b-3f0c-842c-c369737f2b68",
+ * "-N" for a non-zero age). Compares them as (uuid, age). */
+static bool debug_id_eq(const char *a, const char *b)
+{
+	char na[80], nb[80];
+	const char *src[2] = { a, b };
+	char *dst[2] = { na, nb };
+	if (!a || !b || !a[0] || !b[0])
+		return false;
+	for (int k = 0; k < 2; k++) {
+		size_t n = 0;
+		for (const char *p = src[k]; *p && n + 1 < sizeof na; p++)
+			if (*p != '-')
+				dst[k][n++] = (char)((*p >= 'a' && *p <= 'z') ? *p - 32 : *p);
+		dst[k][n] = '\0';
+		if (n < 32)
+			return strcmp(na, nb) == 0 && k == 1;
+	}
+	if (strncmp(na, nb, 32) != 0)
+		return false;
+	unsigned long age_a = strtoul(na + 32, NULL, 16), age_b = strtoul(nb + 32, NULL, 16);
+	return age_a == age_b;
+}
+
+static const struct sym_lib *sidecar_lib(const struct sidecar *s, const struct glib *lib)
+{
+	for (size_t i = 0; i < s->nlibs; i++)
+		if (debug_id_eq(s->libs[i].debug_id, lib->debug_id) || str_eq_ci(s->libs[i].code_id, lib->code_id))
+			return &s->libs[i];
+	for (size_t i = 0; i < s->nlibs; i++)
+		if (s->libs[i].debug_name && lib->debug_name && strcmp(s->libs[i].debug_name, lib->debug_name) == 0)
+			return &s->libs[i];
+	for (size_t i = 0; i < s->nlibs; i++)
+		if (s->libs[i].debug_name && lib->name && strcmp(s->libs[i].debug_name, lib->name) == 0)
+			return &s->libs[i];
+	return NULL;
+}
+
+static const struct sym_entry *sidecar_lookup(const struct sym_lib *L, uint64_t rva)
+{
+	size_t lo = 0, hi = L->nknown;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (L->known_rva[mid] < rva)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < L->nknown && L->known_rva[lo] == rva)
+		return &L->entries[L->known_idx[lo]];
+	/* the last entry starting at or before rva */
+	lo = 0;
+	hi = L->nentries;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (L->entries[mid].rva <= rva)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0)
+		return NULL;
+	const struct sym_entry *E = &L->entries[lo - 1];
+	if (E->has_size && E->size > 0 && rva >= E->rva + E->size)
+		return NULL;
+	if (!E->has_size && lo == L->nentries && rva != E->rva)
+		return NULL; /* past the last symbol with no size: unknown */
+	return E;
+}
+
+/* ---- resolving the columns into the model ----------------------------------------------------------- */
+
+struct resolve {
+	struct profile *p;
+	struct perr *e;
+	const struct gdoc *d;
+	const struct sidecar *sc;
+	str_id *lib_module;     /* per lib: interned module (path or name) */
+	const struct sym_lib **lib_syms;
+};
+
+static bool idx_ok(const struct col *c, size_t row, size_t limit, size_t *out)
+{
+	if (!c->present || row >= c->n)
+		return false;
+	double v = c->v[row];
+	if (!(v >= 0) || v >= (double)limit || v != floor(v))
+		return false;
+	*out = (size_t)v;
+	return true;
+}
+
+static const char *tbl_str(const struct strarr *s, size_t i, size_t *len)
+{
+	*len = s->len[i];
+	return s->text.buf + s->off[i];
+}
+
+static bool looks_like_address(const char *s, size_t n)
+{
+	if (n < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+		return false;
+	for (size_t i = 2; i < n; i++)
+		if (hexval((unsigned char)s[i]) < 0)
+			return false;
+	return true;
+}
+
+static bool res_fail(struct resolve *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool res_fail(struct resolve *r, const char *fmt, ...)
+{
+	char msg[PERR_MSG_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	perr_set(r->e, strcmp(msg, "out of memory") == 0 ? PLUMB_ENOMEM : PLUMB_EFORMAT, "%s", msg);
+	return false;
+}
+#define RES_FAIL res_fail
+
+/* Resolves frameTable row f of thread ti into a chain of profile frames (outermost first). */
+static bool resolve_frame(struct resolve *r, size_t ti, const struct gtables *T, const struct strarr *S,
+			  const struct gtables *SRC, size_t f, uint32_t *chain, size_t *nchain)
+{
+	size_t func, nfunc = T->func_name.n, nstr = S->n;
+	if (!idx_ok(&T->frame_func, f, nfunc, &func))
+		return RES_FAIL(r, "threads[%zu]: frameTable.func[%zu] is not a valid funcTable index", ti, f);
+	size_t name_i;
+	if (!idx_ok(&T->func_name, func, nstr, &name_i))
+		return RES_FAIL(r, "threads[%zu]: funcTable.name[%zu] is not a valid string index", ti, func);
+	struct frame fr = { 0 };
+	size_t nlen;
+	const char *name = tbl_str(S, name_i, &nlen);
+	fr.func = profile_intern(r->p, name, nlen);
+	size_t file_i, src_i;
+	if (idx_ok(&T->func_file, func, nstr, &file_i)) {
+		size_t flen;
+		const char *file = tbl_str(S, file_i, &flen);
+		fr.file = profile_intern(r->p, file, flen);
+	} else if (SRC && idx_ok(&T->func_source, func, SRC->src_filename.n, &src_i) &&
+		   idx_ok(&SRC->src_filename, src_i, nstr, &file_i)) {
+		size_t flen;
+		const char *file = tbl_str(S, file_i, &flen);
+		fr.file = profile_intern(r->p, file, flen);
+	}
+	double line = NAN;
+	if (T->frame_line.present && f < T->frame_line.n)
+		line = T->frame_line.v[f];
+	if (!(line > 0) && T->func_line.present && func < T->func_line.n)
+		line = T->func_line.v[func];
+	if (line > 0 && line < 4e9)
+		fr.line = (uint32_t)line;
+	size_t res, lib = SIZE_MAX;
+	const struct glib *L = NULL;
+	if (idx_ok(&T->func_resource, func, T->res_lib.n > T->res_name.n ? T->res_lib.n : T->res_name.n, &res)) {
+		if (idx_ok(&T->res_lib, res, r->d->nlibs, &lib)) {
+			L = &r->d->libs[lib];
+			fr.module = r->lib_module[lib];
+		} else {
+			size_t rn;
+			if (idx_ok(&T->res_name, res, nstr, &rn)) {
+				size_t rl;
+				const char *rs = tbl_str(S, rn, &rl);
+				fr.module = profile_intern(r->p, rs, rl);
+			}
+		}
+	}
+	double addr = T->frame_address.present && f < T->frame_address.n ? T->frame_address.v[f] : NAN;
+	if (addr >= 0 && addr < 1.8e19)
+		fr.addr = (uint64_t)addr;
+	double depth = T->frame_inline_depth.present && f < T->frame_inline_depth.n ? T->frame_inline_depth.v[f] : 0;
+	fr.inlined = depth > 0;
+	const char *mod = profile_str(r->p, fr.module);
+	if (strncmp(mod, "[kernel", 7) == 0 || strstr(mod, "vmlinux"))
+		fr.kind = FRAME_KERNEL;
+	if (fr.func == PROFILE_NOMEM || fr.file == PROFILE_NOMEM || fr.module == PROFILE_NOMEM) {
+		perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+		return false;
+	}
+	*nchain = 0;
+	/* symbolicate through the sidecar: names that are only an address */
+	if (L && r->lib_syms[lib] && addr >= 0 && (nlen == 0 || looks_like_address(name, nlen))) {
+		const struct sym_entry *E = sidecar_lookup(r->lib_syms[lib], fr.addr);
+		if (E && (E->symbol || E->nframes)) {
+			/* samply keeps one entry per symbol, its inline frames taken at the first address looked up:
+			 * right for the function and its file, not for other addresses' lines or inline chains. So the
+			 * frame gets the symbol, the outermost frame's file, and no line. */
+			if (E->nframes && E->frames[E->nframes - 1].file) {
+				fr.file = profile_intern_cstr(r->p, E->frames[E->nframes - 1].file);
+				fr.line = 0;
+				if (fr.file == PROFILE_NOMEM)
+					return RES_FAIL(r, "out of memory");
+			}
+			if (!E->symbol && E->nframes && E->frames[E->nframes - 1].function)
+				fr.func = profile_intern_cstr(r->p, E->frames[E->nframes - 1].function);
+			else if (E->symbol)
+				fr.func = profile_intern_cstr(r->p, E->symbol);
+			if (fr.func == PROFILE_NOMEM)
+				return RES_FAIL(r, "out of memory");
+		}
+	}
+	uint32_t id = profile_frame(r->p, &fr);
+	if (id == PROFILE_NOMEM)
+		return RES_FAIL(r, "out of memory");
+	chain[(*nchain)++] = id;
+	return true;
+}
+
+static uint32_t parse_u32(const char *s)
+{
+	if (!s)
+		return 0;
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	return end != s && v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
+{
+	const struct gdoc *d = r->d;
+	const struct gthread *th = &d->threads[ti];
+	const struct gtables *T = &th->t, *SH = &d->shared;
+	/* per-thread tables win; shared ones (v60+) otherwise. Each table is taken as a whole. */
+	struct gtables view = { 0 };
+	view.stack_frame = T->has_stack ? T->stack_frame : SH->stack_frame;
+	view.stack_prefix = T->has_stack ? T->stack_prefix : SH->stack_prefix;
+	view.stack_prefix_offset = T->has_stack ? T->stack_prefix_offset : SH->stack_prefix_offset;
+	const struct gtables *FT = T->has_frame ? T : SH;
+	view.frame_func = FT->frame_func;
+	view.frame_address = FT->frame_address;
+	view.frame_line = FT->frame_line;
+	view.frame_inline_depth = FT->frame_inline_depth;
+	const struct gtables *FN = T->has_func ? T : SH;
+	view.func_name = FN->func_name;
+	view.func_resource = FN->func_resource;
+	view.func_file = FN->func_file;
+	view.func_source = FN->func_source;
+	view.func_line = FN->func_line;
+	const struct gtables *RS = T->has_res ? T : SH;
+	view.res_lib = RS->res_lib;
+	view.res_name = RS->res_name;
+	const struct strarr *S = T->strings.present ? &T->strings : &SH->strings;
+	const struct gtables *SRC = T->has_sources ? T : (SH->has_sources ? SH : NULL);
+
+	const char *tname = th->name && th->name[0] ? th->name : (th->process_name ? th->process_name : "");
+	uint32_t thread = profile_thread(r->p, parse_u32(th->pid), parse_u32(th->tid), tname);
+	if (thread == PROFILE_NOMEM)
+		return RES_FAIL(r, "out of memory");
+	size_t nsamples = th->s_stack.n;
+	if (nsamples == 0)
+		return true;
+	size_t nstacks = view.stack_frame.n, nframes = view.frame_func.n;
+	bool use_offset = !view.stack_prefix.present && view.stack_prefix_offset.present;
+	uint32_t *sid = malloc((nstacks + 1) * sizeof *sid);
+	uint32_t *fstart = malloc((nframes + 1) * sizeof *fstart);
+	uint8_t *flen = calloc(nframes + 1, 1);
+	uint32_t *chains = NULL;
+	uint64_t *agg = NULL;
+	size_t nchains = 0, capchains = 0;
+	bool ok = false;
+	if (!sid || !fstart || !flen) {
+		perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nstacks; i++) {
+		size_t f, prefix_node = PROFILE_ROOT;
+		if (!idx_ok(&view.stack_frame, i, nframes, &f)) {
+			RES_FAIL(r, "threads[%zu]: stackTable.frame[%zu] is not a valid frameTable index", ti, i);
+			goto out;
+		}
+		double pv = NAN;
+		if (use_offset) {
+			double off = i < view.stack_prefix_offset.n ? view.stack_prefix_offset.v[i] : NAN;
+			if (off > 0)
+				pv = (double)i - off;
+		} else if (view.stack_prefix.present && i < view.stack_prefix.n) {
+			pv = view.stack_prefix.v[i];
+		}
+		if (!isnan(pv)) {
+			if (!(pv >= 0 && pv < (double)i && pv == floor(pv))) {
+				RES_FAIL(r, "threads[%zu]: stackTable row %zu has a prefix that is not an earlier row", ti, i);
+				goto out;
+			}
+			prefix_node = sid[(size_t)pv];
+		}
+		if (!flen[f]) {
+			uint32_t chain[64];
+			size_t n = 0;
+			if (!resolve_frame(r, ti, &view, S, SRC, f, chain, &n))
+				goto out;
+			if (nchains + n > capchains) {
+				size_t nc = capchains ? capchains * 2 : 256;
+				while (nc < nchains + n)
+					nc *= 2;
+				uint32_t *nchn = realloc(chains, nc * sizeof *nchn);
+				if (!nchn) {
+					perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+					goto out;
+				}
+				chains = nchn;
+				capchains = nc;
+			}
+			memcpy(chains + nchains, chain, n * sizeof *chain);
+			fstart[f] = (uint32_t)nchains;
+			flen[f] = (uint8_t)n;
+			nchains += n;
+		}
+		uint32_t node = (uint32_t)prefix_node;
+		for (size_t k = 0; k < flen[f]; k++) {
+			node = profile_stack(r->p, node, chains[fstart[f] + k]);
+			if (node == PROFILE_NOMEM) {
+				perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+				goto out;
+			}
+		}
+		sid[i] = node;
+	}
+	if (th->s_weight.present && th->s_weight.n < nsamples) {
+		RES_FAIL(r, "threads[%zu]: samples.weight has %zu entries for %zu samples", ti, th->s_weight.n, nsamples);
+		goto out;
+	}
+	const struct col *tc = th->s_time.present ? &th->s_time : &th->s_time_deltas;
+	bool deltas = !th->s_time.present;
+	if (timed && tc->n < nsamples) {
+		RES_FAIL(r, "threads[%zu]: samples.%s has %zu entries for %zu samples", ti, deltas ? "timeDeltas" : "time",
+			 tc->n, nsamples);
+		goto out;
+	}
+	double t = 0;
+	const double *stk = th->s_stack.v, *w = th->s_weight.present ? th->s_weight.v : NULL;
+	/* without a timeline, sum per stack row first: one model update per distinct stack, not per sample */
+	if (!timed) {
+		agg = calloc(nstacks + 1, sizeof *agg);
+		if (!agg) {
+			perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	for (size_t i = 0; i < nsamples; i++) {
+		if (timed) {
+			double tv = tc->v[i];
+			if (isnan(tv))
+				tv = 0;
+			t = deltas ? t + tv : tv;
+		}
+		double sv = stk[i];
+		if (isnan(sv))
+			continue; /* a sample without a stack (e.g. while idle): no frames to count */
+		if (!(sv >= 0 && sv < (double)nstacks && sv == floor(sv))) {
+			RES_FAIL(r, "threads[%zu]: samples.stack[%zu] is not a valid stackTable index", ti, i);
+			goto out;
+		}
+		uint64_t weight = 1;
+		if (w) {
+			double wv = w[i];
+			if (isnan(wv))
+				wv = 1;
+			if (!(wv >= 0 && wv < 1.8e19)) {
+				RES_FAIL(r, "threads[%zu]: samples.weight[%zu] is negative or too large", ti, i);
+				goto out;
+			}
+			weight = (uint64_t)llround(wv);
+		}
+		if (agg) {
+			agg[(size_t)sv] += weight;
+			continue;
+		}
+		double ns = t * 1e6;
+		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)ns : 0;
+		if (!profile_add_sample(r->p, sid[(size_t)sv], thread, tns, weight)) {
+			perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	for (size_t i = 0; agg && i < nstacks; i++) {
+		if (agg[i] && !profile_add_sample(r->p, sid[i], thread, 0, agg[i])) {
+			perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+	}
+	ok = true;
+out:
+	free(agg);
+	free(sid);
+	free(fstart);
+	free(flen);
+	free(chains);
+	return ok;
+}
+
+static bool file_exists(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	fclose(f);
+	return true;
+}
+
+/* The sidecar beside `source`: "<profile without .gz>.syms.json", then "<stem>.syms.json". */
+static char *find_sidecar(const char *source)
+{
+	if (!source || strcmp(source, "-") == 0)
+		return NULL;
+	size_t n = strlen(source);
+	char *base = strdup(source);
+	if (!base)
+		return NULL;
+	if (n > 3 && strcmp(base + n - 3, ".gz") == 0)
+		base[n -= 3] = '\0';
+	char *cand = malloc(n + 16);
+	if (!cand) {
+		free(base);
+		return NULL;
+	}
+	snprintf(cand, n + 16, "%s.syms.json", base);
+	if (file_exists(cand)) {
+		free(base);
+		return cand;
+	}
+	if (n > 5 && strcmp(base + n - 5, ".json") == 0) {
+		base[n - 5] = '\0';
+		snprintf(cand, n + 16, "%s.syms.json", base);
+		if (file_exists(cand)) {
+			free(base);
+			return cand;
+		}
+	}
+	free(base);
+	free(cand);
+	return NULL;
+}
+
+enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+			      struct perr *e)
+{
+	struct jp j = { .buf = buf, .p = buf, .end = buf + len, .e = e, .scratch = SBUF_INIT };
+	j.want_times = profile_has_timeline(p);
+	struct gdoc d;
+	memset(&d, 0, sizeof d);
+	d.version = NAN;
+	d.profiling_start = NAN;
+	struct sidecar *sc = NULL;
+	struct resolve r = { .p = p, .e = e, .d = &d };
+	enum plumb_err rc = PLUMB_EFORMAT;
+	if (!jp_document(&j, &d)) {
+		rc = e->code ? e->code : PLUMB_EFORMAT;
+		goto out;
+	}
+	if (!d.has_meta || isnan(d.version)) {
+		perr_set(e, PLUMB_EFORMAT,
+			 "not a processed Firefox Profiler profile (no meta.preprocessedProfileVersion); "
+			 "load it in profiler.firefox.com and save it again, or record with samply");
+		goto out;
+	}
+	if (d.version < GECKO_MIN_VERSION || d.version > GECKO_MAX_VERSION) {
+		perr_set(e, PLUMB_EFORMAT, "Firefox profile format version %g is not understood (this build reads %d to %d)",
+			 d.version, GECKO_MIN_VERSION, GECKO_MAX_VERSION);
+		goto out;
+	}
+	const char *syms = opts ? opts->syms_path : NULL;
+	char *found = NULL;
+	if (!syms && opts)
+		syms = found = find_sidecar(opts->source_path);
+	if (syms) {
+		rc = sidecar_load(syms, &sc, e);
+		free(found);
+		if (rc)
+			goto out;
+		rc = PLUMB_EFORMAT;
+	}
+	r.sc = sc;
+	r.lib_module = calloc(d.nlibs + 1, sizeof *r.lib_module);
+	r.lib_syms = calloc(d.nlibs + 1, sizeof *r.lib_syms);
+	if (!r.lib_module || !r.lib_syms) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < d.nlibs; i++) {
+		const struct glib *L = &d.libs[i];
+		const char *m = L->path && L->path[0] ? L->path : (L->name ? L->name : "");
+		r.lib_module[i] = profile_intern_cstr(p, m);
+		if (r.lib_module[i] == PROFILE_NOMEM) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+		if (sc)
+			r.lib_syms[i] = sidecar_lib(sc, L);
+	}
+	/* timestamps only when every thread that has samples has times */
+	bool timed = j.want_times;
+	for (size_t i = 0; i < d.nthreads; i++)
+		if (d.threads[i].s_stack.n && !d.threads[i].s_time.present && !d.threads[i].s_time_deltas.present)
+			timed = false;
+	if (!timed)
+		profile_keep_timeline(p, false);
+	struct profile_meta *meta = profile_meta(p);
+	meta->backend = profile_intern_cstr(p, "gecko");
+	if (d.profiling_start > 0 && d.profiling_start < 1.8e13)
+		meta->clock_origin_ns = (uint64_t)(d.profiling_start * 1e6);
+	for (size_t i = 0; i < d.nthreads; i++) {
+		if (!resolve_thread(&r, i, timed)) {
+			rc = e->code ? e->code : PLUMB_EFORMAT;
+			goto out;
+		}
+		const char *wt = d.threads[i].weight_type;
+		if (wt && wt[0] && strcmp(wt, "samples") != 0)
+			meta->weight_unit = profile_intern_cstr(p, wt);
+	}
+	rc = PLUMB_OK;
+out:
+	free(r.lib_module);
+	free(r.lib_syms);
+	sidecar_free(sc);
+	gdoc_release(&d);
+	sbuf_release(&j.scratch);
+	return rc;
+}

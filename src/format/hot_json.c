@@ -1,0 +1,214 @@
+/* hot_json.c — writes and reads plumb.hot.v1 summaries. Written by hand into an sbuf (key order fixed, so
+ * equal summaries are equal bytes); read with jansson (summaries are small). */
+#include "format/hot_json.h"
+
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void add_share(struct sbuf *out, uint64_t count, uint64_t total)
+{
+	double share = total ? 100.0 * (double)count / (double)total : 0.0;
+	sbuf_addf(out, "%.4f", share);
+}
+
+static void write_table(struct sbuf *out, const struct hot_table *t, uint64_t total, size_t top, const char *indent)
+{
+	size_t n = top && top < t->n ? top : t->n;
+	sbuf_addch(out, '[');
+	for (size_t i = 0; i < n; i++) {
+		sbuf_addf(out, "%s\n%s  {\"name\": ", i ? "," : "", indent);
+		sbuf_add_json_str(out, t->rows[i].name, strlen(t->rows[i].name));
+		sbuf_addf(out, ", \"count\": %llu, \"share\": ", (unsigned long long)t->rows[i].count);
+		add_share(out, t->rows[i].count, total);
+		sbuf_addch(out, '}');
+	}
+	if (n)
+		sbuf_addf(out, "\n%s]", indent);
+	else
+		sbuf_addch(out, ']');
+}
+
+static void write_slice(struct sbuf *out, const struct hot_slice *sl, size_t top, const char *indent)
+{
+	sbuf_addf(out, "%s\"total\": %llu,\n", indent, (unsigned long long)sl->total);
+	sbuf_addf(out, "%s\"attributed\": %llu", indent, (unsigned long long)sl->attributed);
+	for (int k = 0; k < HOT_NTABLES; k++) {
+		sbuf_addf(out, ",\n%s\"%s\": ", indent, hot_table_name((enum hot_table_kind)k));
+		write_table(out, &sl->tables[k], sl->total, top, indent);
+	}
+}
+
+void fmt_hot_json_write(struct sbuf *out, const struct hot_summary *s, size_t top)
+{
+	sbuf_addstr(out, "{\n  \"schema\": \"" HOT_JSON_SCHEMA "\",\n  \"source\": ");
+	if (s->source)
+		sbuf_add_json_str(out, s->source, strlen(s->source));
+	else
+		sbuf_addstr(out, "null");
+	sbuf_addstr(out, ",\n  \"format\": ");
+	sbuf_add_json_str(out, s->format ? s->format : "", s->format ? strlen(s->format) : 0);
+	sbuf_addstr(out, ",\n  \"weight_unit\": ");
+	const char *wu = s->weight_unit ? s->weight_unit : "samples";
+	sbuf_add_json_str(out, wu, strlen(wu));
+	sbuf_addf(out, ",\n  \"group_by\": \"%s\",\n  \"module_depth\": %d,\n  \"top\": %zu,\n",
+		  hot_group_name(s->group_by), s->module_depth, top);
+	sbuf_addstr(out, "  \"threads\": [");
+	for (size_t i = 0; i < s->nthreads; i++) {
+		const struct hot_thread_row *t = &s->threads[i];
+		sbuf_addstr(out, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		sbuf_add_json_str(out, t->name, strlen(t->name));
+		sbuf_addf(out, ", \"pid\": %u, \"tid\": %u, \"count\": %llu, \"share\": ", t->pid, t->tid,
+			  (unsigned long long)t->count);
+		add_share(out, t->count, s->all.total);
+		sbuf_addch(out, '}');
+	}
+	sbuf_addstr(out, s->nthreads ? "\n  ],\n" : "],\n");
+	write_slice(out, &s->all, top, "  ");
+	sbuf_addstr(out, ",\n  \"stages\": [");
+	for (size_t i = 0; i < s->nstages; i++) {
+		const struct hot_slice *sl = &s->stages[i];
+		sbuf_addstr(out, i ? ",\n    {\n      \"name\": " : "\n    {\n      \"name\": ");
+		sbuf_add_json_str(out, sl->name, strlen(sl->name));
+		sbuf_addf(out, ",\n      \"start_ms\": %.3f,\n      \"end_ms\": %.3f,\n", sl->start_ms, sl->end_ms);
+		write_slice(out, sl, top, "      ");
+		sbuf_addstr(out, "\n    }");
+	}
+	sbuf_addstr(out, s->nstages ? "\n  ]\n}\n" : "]\n}\n");
+}
+
+static enum plumb_err read_table(json_t *arr, struct hot_table *t, const char *where, struct perr *e)
+{
+	if (!arr)
+		return PLUMB_OK;
+	if (!json_is_array(arr))
+		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: %s is not an array", where);
+	size_t n = json_array_size(arr);
+	t->rows = calloc(n + 1, sizeof *t->rows);
+	if (!t->rows)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		json_t *r = json_array_get(arr, i);
+		json_t *name = json_object_get(r, "name"), *count = json_object_get(r, "count");
+		if (!json_is_string(name) || !json_is_integer(count) || json_integer_value(count) < 0)
+			return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: %s[%zu] needs a name and a count", where, i);
+		t->rows[t->n].name = strdup(json_string_value(name));
+		if (!t->rows[t->n].name)
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		t->rows[t->n++].count = (uint64_t)json_integer_value(count);
+	}
+	return PLUMB_OK;
+}
+
+static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *grouped, const char *where,
+				 struct perr *e)
+{
+	json_t *total = json_object_get(obj, "total"), *attr = json_object_get(obj, "attributed");
+	if (!json_is_integer(total) || json_integer_value(total) < 0)
+		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: %s.total is missing", where);
+	sl->total = (uint64_t)json_integer_value(total);
+	sl->attributed = json_is_integer(attr) ? (uint64_t)json_integer_value(attr) : sl->total;
+	for (int k = 0; k < HOT_NTABLES; k++) {
+		const char *key = hot_table_name((enum hot_table_kind)k);
+		json_t *arr = json_object_get(obj, key);
+		if (k >= HOT_GROUPED_LEAF && !arr)
+			*grouped = false;
+		char w[96];
+		snprintf(w, sizeof w, "%s.%s", where, key);
+		enum plumb_err rc = read_table(arr, &sl->tables[k], w, e);
+		if (rc)
+			return rc;
+	}
+	return PLUMB_OK;
+}
+
+enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary **out, struct perr *e)
+{
+	json_error_t je;
+	json_t *root = json_loadb(buf, len, 0, &je);
+	if (!root)
+		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %d, byte %d)", je.text, je.line,
+				je.position);
+	enum plumb_err rc = PLUMB_OK;
+	struct hot_summary *s = calloc(1, sizeof *s);
+	if (!s) {
+		json_decref(root);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	const char *schema = json_string_value(json_object_get(root, "schema"));
+	if (!schema || strcmp(schema, HOT_JSON_SCHEMA) != 0) {
+		rc = perr_set(e, PLUMB_EFORMAT, "summary schema %s is not understood (expected " HOT_JSON_SCHEMA ")",
+			      schema ? schema : "(missing)");
+		goto out;
+	}
+	const char *src = json_string_value(json_object_get(root, "source"));
+	const char *fmt = json_string_value(json_object_get(root, "format"));
+	const char *wu = json_string_value(json_object_get(root, "weight_unit"));
+	const char *gb = json_string_value(json_object_get(root, "group_by"));
+	json_t *md = json_object_get(root, "module_depth");
+	s->source = src ? strdup(src) : NULL;
+	s->format = strdup(fmt ? fmt : HOT_JSON_SCHEMA);
+	s->weight_unit = strdup(wu ? wu : "samples");
+	if (gb && !hot_group_from_name(gb, &s->group_by)) {
+		rc = perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: unknown group_by \"%s\"", gb);
+		goto out;
+	}
+	s->module_depth = json_is_integer(md) ? (int)json_integer_value(md) : 2;
+	s->has_grouped = true;
+	json_t *threads = json_object_get(root, "threads");
+	size_t nt = json_is_array(threads) ? json_array_size(threads) : 0;
+	s->threads = calloc(nt + 1, sizeof *s->threads);
+	if (!s->threads || !s->format || !s->weight_unit) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < nt; i++) {
+		json_t *t = json_array_get(threads, i);
+		const char *name = json_string_value(json_object_get(t, "name"));
+		json_t *count = json_object_get(t, "count");
+		struct hot_thread_row *r = &s->threads[s->nthreads];
+		r->name = strdup(name ? name : "");
+		if (!r->name) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+		s->nthreads++;
+		r->pid = (uint32_t)json_integer_value(json_object_get(t, "pid"));
+		r->tid = (uint32_t)json_integer_value(json_object_get(t, "tid"));
+		r->count = json_is_integer(count) && json_integer_value(count) > 0 ? (uint64_t)json_integer_value(count) : 0;
+	}
+	if ((rc = read_slice(root, &s->all, &s->has_grouped, "summary", e)))
+		goto out;
+	json_t *stages = json_object_get(root, "stages");
+	size_t ns = json_is_array(stages) ? json_array_size(stages) : 0;
+	s->stages = calloc(ns + 1, sizeof *s->stages);
+	if (!s->stages) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		goto out;
+	}
+	for (size_t i = 0; i < ns; i++) {
+		json_t *st = json_array_get(stages, i);
+		struct hot_slice *sl = &s->stages[s->nstages++];
+		const char *name = json_string_value(json_object_get(st, "name"));
+		sl->name = strdup(name ? name : "");
+		sl->start_ms = json_number_value(json_object_get(st, "start_ms"));
+		sl->end_ms = json_number_value(json_object_get(st, "end_ms"));
+		char w[64];
+		snprintf(w, sizeof w, "stages[%zu]", i);
+		bool g = true;
+		if (!sl->name) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			goto out;
+		}
+		if ((rc = read_slice(st, sl, &g, w, e)))
+			goto out;
+	}
+out:
+	json_decref(root);
+	if (rc) {
+		hot_summary_free(s);
+		return rc;
+	}
+	*out = s;
+	return PLUMB_OK;
+}

@@ -1,0 +1,160 @@
+/* test_gecko.c — the Firefox Profiler reader on small hand-made documents with known answers: key order,
+ * shared tables with prefixOffset and timeDeltas, string escapes, number forms, weights, null stacks, and the
+ * errors (byte offset and schema path) on malformed input. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/format.h"
+#include "profile/label.h"
+#include "profile/profile.h"
+
+static struct profile *read_doc(const char *doc, bool timeline, enum plumb_err want, struct perr *e)
+{
+	struct fmt_read_opts o = { 0 };
+	o.keep_timeline = timeline;
+	struct profile *p = NULL;
+	/* an exact-size copy: the reader must not rely on a NUL after the input */
+	size_t n = strlen(doc);
+	char *buf = malloc(n);
+	memcpy(buf, doc, n);
+	assert_int_equal(fmt_read_buf(buf, n, FMT_GECKO, &o, &p, e), want);
+	free(buf);
+	return p;
+}
+
+/* The folded text of p, one "stack count" per line (outermost first). */
+static char *folded(const struct profile *p)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	struct perr e = PERR_INIT;
+	struct fmt_write_opts wo = { 0 };
+	assert_int_equal(fmt_folded_write(p, f, &wo, &e), PLUMB_OK);
+	fclose(f);
+	return text;
+}
+
+/* v66 layout, keys in reverse order, shared tables after the threads. */
+static const char v66[] =
+	"{\"threads\": [{\"tid\": \"12\", \"samples\": {\"weight\": [1, 2.0, 1e0, 3], \"stack\": [2, null, 1, 2],"
+	" \"timeDeltas\": [0.5, 1, 1.5E0, -0.0], \"weightType\": \"samples\"}, \"pid\": 3, \"name\": \"w\\u00e9\\ud83d\\ude00\"}],"
+	" \"shared\": {\"stringArray\": [\"ma\\\"in\", \"le\\/af\", \"lib\", \"src/x.c\"],"
+	"  \"stackTable\": {\"prefixOffset\": [0, 1, 1], \"frame\": [0, 1, 2], \"length\": 3},"
+	"  \"frameTable\": {\"line\": [null, 4, null], \"func\": [0, 1, 1], \"address\": [-1, 16, 32],"
+	"   \"inlineDepth\": [0, 0, 1]},"
+	"  \"funcTable\": {\"source\": [null, 0], \"name\": [0, 1], \"resource\": [-1, 0]},"
+	"  \"sources\": {\"filename\": [3], \"length\": 1},"
+	"  \"resourceTable\": {\"name\": [2], \"lib\": [0]}},"
+	" \"libs\": [{\"path\": \"/usr/lib/libx.so\", \"name\": \"libx.so\"}],"
+	" \"meta\": {\"interval\": 1, \"preprocessedProfileVersion\": 66}}";
+
+static void test_gecko__v66_shared_tables_any_key_order(void **state)
+{
+	(void)state;
+	struct perr e = PERR_INIT;
+	struct profile *p = read_doc(v66, true, PLUMB_OK, &e);
+	assert_non_null(p);
+	assert_int_equal(profile_total_weight(p), 1 + 3 + 1); /* the null stack is not a sample */
+	const struct profile_thread *t = profile_thread_get(p, 0);
+	assert_int_equal(t->tid, 12);
+	assert_int_equal(t->pid, 3);
+	assert_string_equal(profile_str(p, t->name), "w\xc3\xa9\xf0\x9f\x98\x80");
+	char *text = folded(p);
+	/* prefixOffset: stack 2's prefix is 2 - 1 = 1, stack 1's is 0, stack 0 has none */
+	assert_string_equal(text, "ma\"in;le/af (src/x.c:4);le/af (src/x.c) 4\nma\"in;le/af (src/x.c:4) 1\n");
+	free(text);
+	size_t n;
+	const struct profile_sample *tl = profile_timeline(p, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(tl[0].time_ns, 500000);   /* 0.5 ms */
+	assert_int_equal(tl[1].time_ns, 3000000);  /* 0.5 + 1 + 1.5 */
+	assert_int_equal(tl[2].time_ns, 3000000);
+	assert_int_equal(tl[0].weight, 1);
+	assert_int_equal(tl[2].weight, 3);
+	profile_free(p);
+}
+
+static void test_gecko__v49_per_thread_tables(void **state)
+{
+	(void)state;
+	const char *doc =
+		"{\"meta\": {\"preprocessedProfileVersion\": 49}, \"libs\": [],"
+		" \"threads\": [{\"name\": \"a\", \"tid\": 1, \"pid\": 1, \"stringArray\": [\"f\", \"g\"],"
+		"  \"stackTable\": {\"prefix\": [null, 0, 1], \"frame\": [0, 1, 1]},"
+		"  \"frameTable\": {\"func\": [0, 1], \"address\": [1, 2]},"
+		"  \"funcTable\": {\"name\": [0, 1], \"resource\": [null, null], \"fileName\": [null, 0]},"
+		"  \"resourceTable\": {\"lib\": [], \"name\": []},"
+		"  \"samples\": {\"stack\": [2, 2, 0], \"time\": [1.0, 2.0, 3.0], \"weight\": null}}]}";
+	struct perr e = PERR_INIT;
+	struct profile *p = read_doc(doc, false, PLUMB_OK, &e);
+	char *text = folded(p);
+	assert_string_equal(text, "f;g (f);g (f) 2\nf 1\n");
+	free(text);
+	assert_false(profile_has_timeline(p));
+	profile_free(p);
+}
+
+static void test_gecko__malformed_says_where(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *doc, *where;
+	} cases[] = {
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"samples\": {\"stack\": [1,, 2]}}]}",
+		  "byte 82 in threads[0].samples" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [", "unexpected end of input" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}} x", "trailing data" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 70}, \"threads\": []}", "version 70" },
+		{ "{\"meta\": {}, \"threads\": []}", "preprocessedProfileVersion" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"stringArray\": [\"\\x\"]}]}",
+		  "bad escape" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"stringArray\": [],"
+		  " \"stackTable\": {\"prefix\": [null], \"frame\": [0]}, \"frameTable\": {\"func\": [0]},"
+		  " \"funcTable\": {\"name\": [0]}, \"samples\": {\"stack\": [0]}}]}",
+		  "funcTable.name[0]" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"stringArray\": [\"f\"],"
+		  " \"stackTable\": {\"prefix\": [0], \"frame\": [0]}, \"frameTable\": {\"func\": [0]},"
+		  " \"funcTable\": {\"name\": [0]}, \"samples\": {\"stack\": [0]}}]}",
+		  "not an earlier row" },
+		{ "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+		  "expected an object" },
+		{ "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"samples\": {\"stack\": [01]}}]}",
+		  "expected ',' or ']'" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct perr e = PERR_INIT;
+		struct profile *p = read_doc(cases[i].doc, false, PLUMB_EFORMAT, &e);
+		assert_null(p);
+		if (!strstr(e.msg, cases[i].where))
+			fail_msg("case %zu: '%s' does not say '%s'", i, e.msg, cases[i].where);
+	}
+	/* deep nesting in skipped values is refused, not a stack overflow */
+	size_t depth = 100000;
+	char *deep = malloc(depth * 2 + 100);
+	strcpy(deep, "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"x\": ");
+	size_t len = strlen(deep);
+	memset(deep + len, '[', depth);
+	memset(deep + len + depth, ']', depth);
+	strcpy(deep + len + 2 * depth, "}");
+	struct perr e = PERR_INIT;
+	assert_null(read_doc(deep, false, PLUMB_EFORMAT, &e));
+	assert_non_null(strstr(e.msg, "nested too deeply"));
+	free(deep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gecko__v66_shared_tables_any_key_order),
+		cmocka_unit_test(test_gecko__v49_per_thread_tables),
+		cmocka_unit_test(test_gecko__malformed_says_where),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
