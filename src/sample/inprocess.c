@@ -501,7 +501,8 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	snprintf(res->limits, sizeof res->limits,
 		 "inprocess backend: user frames only (no kernel frames); threads started through pthread_create "
 		 "and the main thread are sampled%s%s",
-		 opts->mode == MODE_WALL ? "; wall-clock ticks interrupt sleeping system calls (EINTR)" : "",
+		 opts->mode == MODE_WALL ? "; wall-clock ticks interrupt sleeping system calls (EINTR)"
+					 : "; CPU timers fire at the kernel's scheduler tick, which caps short intervals",
 		 terr ? "; some threads could not get a timer" : "");
 	rc = PLUMB_OK;
 out:
