@@ -20,6 +20,7 @@ interval=$(awk -v hz="$HZ" 'BEGIN {printf "%.6f", 1/hz}')
 # (`times`), so each run yields CPU seconds per round of work: what the profiler costs inside the target,
 # unaffected by how much of the machine other processes take.
 wrap='"$0" "$1" >"$2"; times >"$2.times"'
+wrap_gp='LD_PRELOAD="$3" CPUPROFILE="$4" CPUPROFILE_FREQUENCY="$5" "$0" "$1" >"$2"; times >"$2.times"'
 per_round() { # FILE -> CPU ms per round
 	awk '/^rounds/ {r=$2} END {print r}' "$1" | {
 		read -r r
@@ -37,8 +38,8 @@ for i in $(seq "$RUNS"); do
 			-- bash -c "$wrap" "$T" "$SECS" "$tmp/ipdw.$i" 2>"$tmp/ipdw.err.$i"
 		times >"$tmp/ipdw.outer.$i"
 	)
-	LD_PRELOAD="$PROFILER" CPUPROFILE="$tmp/gperf.prof" CPUPROFILE_FREQUENCY="$HZ" \
-		bash -c "$wrap" "$T" "$SECS" "$tmp/gp.$i" 2>/dev/null
+	# the profiler goes into the target only (a preloaded shell would write its own profile over the target's)
+	bash -c "$wrap_gp" "$T" "$SECS" "$tmp/gp.$i" "$PROFILER" "$tmp/gperf.prof.$i" "$HZ" 2>/dev/null
 done
 med() { for i in $(seq "$RUNS"); do per_round "$tmp/$1.$i"; done | median; }
 bare=$(med bare)
@@ -50,11 +51,29 @@ secs_of() { sed -n 2p "$1" | awk '{split($1, u, /[ms]/); split($2, s, /[ms]/); p
 own=$(for i in $(seq "$RUNS"); do
 	echo "$(secs_of "$tmp/ipdw.outer.$i") $(secs_of "$tmp/ipdw.$i.times")" | awk '{printf "%.4f\n", ($1 - $2) * 1000}'
 done | median)
+# samples per second of the target's CPU time: both profilers must have taken as many for the costs to compare
+gp_samples() { # gperftools' profile: 5 header words, then (count, depth, pcs...) records, little-endian 64-bit
+	python3 -c 'import struct,sys
+d = open(sys.argv[1], "rb").read(); w = struct.unpack("<%dQ" % (len(d) // 8), d[: len(d) // 8 * 8])
+i, n = 5, 0
+while i + 1 < len(w) and not (w[i] == 0 and w[i + 1] == 1):
+    n += w[i]; i += 2 + w[i + 1]
+print(n)' "$1"
+}
+gp_rate=$(for i in $(seq "$RUNS"); do
+	cpu=$(secs_of "$tmp/gp.$i.times"); n=$(gp_samples "$tmp/gperf.prof.$i")
+	awk -v n="${n:-0}" -v c="$cpu" 'BEGIN {printf "%.1f\n", (c > 0 ? n / c : 0)}'
+done | median)
+ip_rate=$(for i in $(seq "$RUNS"); do
+	n=$(sed -n 's/^Sampled \([0-9]*\) ticks.*/\1/p' "$tmp/ipdw.err.$i"); cpu=$(secs_of "$tmp/ipdw.$i.times")
+	awk -v n="${n:-0}" -v c="$cpu" 'BEGIN {printf "%.1f\n", (c > 0 ? n / c : 0)}'
+done | median)
 eff=$(for i in $(seq "$RUNS"); do sed -n 's/.*(\([0-9]*\)\/s effective.*/\1/p' "$tmp/ipdw.err.$i"; done | median)
-awk -v b="$bare" -v f="$ipfp" -v d="$ipdw" -v g="$gp" -v hz="$HZ" -v eff="$eff" -v own="$own" 'BEGIN {
+awk -v b="$bare" -v f="$ipfp" -v d="$ipdw" -v g="$gp" -v hz="$HZ" -v eff="$eff" -v own="$own" -v gr="$gp_rate" -v ir="$ip_rate" 'BEGIN {
 	printf "target CPU per round at %d Hz requested (median; lower is better): bare %.3f ms, inprocess fp %.3f, inprocess dwarf %.3f, gperftools %.3f\n", hz, b, f, d, g
 	printf "cost vs bare: inprocess fp %.3fx, inprocess dwarf %.3fx, gperftools %.3fx (inprocess effective rate %d/s)\n", f/b, d/b, g/b, eff
 	printf "inprocess overhead minus gperftools overhead: dwarf %+.1f points, fp %+.1f points (<= 0: plumb costs the target no more)\n", (d-g)/b*100, (f-g)/b*100
+	printf "samples per second of target CPU: inprocess %.0f, gperftools %.0f (both run on the kernel tick)\n", ir, gr
 	printf "plumb itself (drain, unwind, symbolize, write; on another core, outside the target): %.0f ms CPU per run\n", own
 }'
 

@@ -112,7 +112,7 @@ static uint32_t copy_stack(uint8_t *dst, uint64_t sp, uint32_t want)
 
 /* Claims a slot (bounded MPMC queue: the slot at `pos` is free when its seq equals pos), fills it and
  * publishes it. Drops the sample (counted in lost) when the ring is full: the handler never waits. */
-static bool take_sample(const ucontext_t *uc, uint32_t flags)
+static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
 {
 	struct inproc_hdr *h = ring;
 	if (!h)
@@ -138,6 +138,7 @@ static bool take_sample(const ucontext_t *uc, uint32_t flags)
 	s->tid = (uint32_t)(ts.tid ? ts.tid : gettid_raw());
 	s->time_ns = mono_ns();
 	s->flags = flags;
+	s->weight = weight;
 	copy_regs(s->regs, uc);
 	s->stack_len = copy_stack((uint8_t *)(s + 1), s->regs[7], h->stack_bytes);
 	if (prctl(PR_GET_NAME, s->comm, 0, 0, 0) != 0)
@@ -149,10 +150,17 @@ static bool take_sample(const ucontext_t *uc, uint32_t flags)
 static void on_tick(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
-	(void)si;
 	int saved = errno;
-	if (ts.sampling && ring && atomic_load_explicit(&ring->enabled, memory_order_relaxed))
-		take_sample(uc, 0);
+	if (ts.sampling && ring && atomic_load_explicit(&ring->enabled, memory_order_relaxed)) {
+		/* Expiries the kernel folded into this signal (it checks CPU timers only at its tick, and a pending
+		 * signal absorbs later expiries): in cpu mode the sample stands for all of them. */
+		uint32_t over = si->si_code == SI_TIMER && si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0;
+		if (over)
+			atomic_fetch_add_explicit(&ring->overruns, over, memory_order_relaxed);
+		/* In wall mode expiries fold only while the thread waits for a CPU; one sample per delivery keeps
+		 * the estimate's variance low (a long wait would otherwise be one heavy sample). */
+		take_sample(uc, 0, ring->mode == INPROC_CPU ? 1 + over : 1);
+	}
 	errno = saved;
 }
 
@@ -171,7 +179,7 @@ static void on_crash(int sig, siginfo_t *si, void *uc)
 	(void)si;
 	if (ring && atomic_load_explicit(&ring->enabled, memory_order_relaxed)) {
 		atomic_store_explicit(&ring->ack, 0, memory_order_release);
-		if (take_sample(uc, INPROC_F_CRASH | ((uint32_t)sig << 8)))
+		if (take_sample(uc, INPROC_F_CRASH | ((uint32_t)sig << 8), 1))
 			wait_ack(2000000000ull);
 	}
 	struct sigaction sa;

@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define INPROC_MAGIC 0x676e69726d756c70ULL /* "plumring" */
-#define INPROC_VERSION 1
+#define INPROC_VERSION 2
 #define INPROC_ENV_FD "PLUMB_INPROC_FD"
 #define INPROC_ENV_CALL_LIB "PLUMB_CALL_LIB"
 #define INPROC_ENV_CALL_SYM "PLUMB_CALL_SYM"
@@ -40,6 +40,8 @@ struct inproc_slot {
 	uint64_t time_ns;             /* CLOCK_MONOTONIC */
 	uint32_t flags;
 	uint32_t stack_len;           /* bytes of stack that follow the slot header */
+	uint32_t weight;              /* timer expiries this sample stands for: 1 + the kernel's overrun count */
+	uint32_t pad;
 	uint64_t regs[INPROC_NREGS];
 	char comm[16];                /* thread name (PR_GET_NAME) */
 	/* stack bytes follow, starting at regs[UREG_SP] */
@@ -57,6 +59,7 @@ struct inproc_hdr {
 	_Atomic uint64_t head;        /* next position producers claim */
 	_Atomic uint64_t lost;        /* samples dropped because the ring was full */
 	_Atomic uint64_t timer_errors;/* threads whose timer could not be created */
+	_Atomic uint64_t overruns;    /* timer expiries the kernel folded into an earlier signal (si_overrun) */
 	_Atomic uint32_t enabled;     /* plumb clears it to stop sampling */
 	_Atomic uint32_t attached;    /* pid of the first process that mapped the ring (0: none yet) */
 	_Atomic uint32_t threads;     /* threads that got a timer */

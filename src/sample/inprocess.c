@@ -231,7 +231,7 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 		return;
 	}
 	uint32_t sid = profile_stack_from(st->p, frames, nf);
-	profile_add_sample(st->p, sid, thread, t, 1);
+	profile_add_sample(st->p, sid, thread, t, s->weight ? s->weight : 1);
 	st->ticks++;
 }
 
@@ -439,8 +439,10 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 			stopped = true;
 			break;
 		}
-		if (!got) {
-			struct timespec nap = { 0, 1000000 };
+		/* Wake up rarely: a process that wakes every millisecond costs the target CPU-timer signals (the
+		 * kernel folds more expiries into fewer signals). Drain often only while the ring is busy. */
+		if (got < NSLOTS / 8) {
+			struct timespec nap = { 0, got > NSLOTS / 64 ? 2000000 : 10000000 };
 			nanosleep(&nap, NULL);
 		}
 	}
@@ -502,7 +504,8 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		 "inprocess backend: user frames only (no kernel frames); threads started through pthread_create "
 		 "and the main thread are sampled%s%s",
 		 opts->mode == MODE_WALL ? "; wall-clock ticks interrupt sleeping system calls (EINTR)"
-					 : "; CPU timers fire at the kernel's scheduler tick, which caps short intervals",
+					 : "; CPU timers fire at the kernel's scheduler tick, so a sample may stand for several "
+					   "intervals (its weight)",
 		 terr ? "; some threads could not get a timer" : "");
 	rc = PLUMB_OK;
 out:
