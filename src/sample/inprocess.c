@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/hashmap.h"
 #include "sample/inproc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -36,8 +37,7 @@ struct ip_state {
 	struct inproc_hdr *h;
 	size_t ring_len;
 	char lib_path[PATH_MAX];
-	pid_t loaded[64];       /* pids whose maps were read */
-	size_t nloaded;
+	struct hmap loaded;     /* pids whose maps were read */
 	uint64_t tail;
 	uint64_t ticks;
 	uint64_t origin_ns;
@@ -118,15 +118,11 @@ static int call_is_void(const char *lib, const char *sym)
 
 static void ensure_maps(struct ip_state *st, pid_t pid, bool force)
 {
-	for (size_t i = 0; i < st->nloaded; i++)
-		if (st->loaded[i] == pid) {
-			if (force)
-				maps_load_proc(st->maps, pid);
-			return;
-		}
+	uint32_t seen;
+	if (hmap_get(&st->loaded, (uint64_t)pid, &seen) && !force)
+		return;
 	maps_load_proc(st->maps, pid);
-	if (st->nloaded < sizeof st->loaded / sizeof st->loaded[0])
-		st->loaded[st->nloaded++] = pid;
+	hmap_put(&st->loaded, (uint64_t)pid, 1);
 }
 
 static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t addr, bool *reloaded)
@@ -515,6 +511,7 @@ out:
 	}
 	unwinder_free(st.unw);
 	maps_free(st.maps);
+	hmap_release(&st.loaded);
 	if (st.h)
 		munmap(st.h, st.ring_len);
 	if (fd >= 0)
