@@ -23,6 +23,7 @@
 
 #include "base/hashmap.h"
 #include "symbol/maps.h"
+#include "sample/wall.h"
 #include "unwind/unwind.h"
 
 #define MAX_STACK_DEPTH 1024
@@ -57,6 +58,8 @@ struct pe_state {
 	uint64_t *ips;
 	uint32_t *frames;
 	uint8_t *stack_copy;
+	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
+	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 };
 
 static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long flags)
@@ -95,6 +98,23 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 	attr->wakeup_events = 0;
 	attr->watermark = 1;
 	attr->wakeup_watermark = 64 * 1024;
+}
+
+/* --mode wall: a context-switch event sampled at every switch-out, with the same stack sampling, plus
+ * PERF_RECORD_SWITCH records for the switch-ins. It fires inside the scheduler, so it cannot exclude the
+ * kernel (exclude_kernel would drop every sample); kernel frames still follow st->kernel. */
+static void fill_switch_attr(struct pe_state *st, struct perf_event_attr *attr, bool launch)
+{
+	fill_attr(st, attr, launch);
+	attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	attr->sample_period = 1;
+	attr->exclude_kernel = 0;
+	attr->context_switch = 1;
+	attr->mmap = 0;
+	attr->mmap2 = 0;
+	attr->comm = 0;
+	attr->comm_exec = 0;
+	attr->task = 0;
 }
 
 static bool add_fd(struct pe_state *st, int fd)
@@ -166,6 +186,23 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			enum plumb_err rc = map_ring(st, fd, target, e);
 			if (rc)
 				return rc;
+		}
+		if (st->wall) {
+			fill_switch_attr(st, &attr, launch);
+			int sfd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			if (sfd < 0) {
+				int err = errno;
+				return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
+						"--mode wall needs context-switch events, refused: %s", strerror(err));
+			}
+			uint64_t id;
+			if (!add_fd(st, sfd)) {
+				close(sfd);
+				return perr_set(e, PLUMB_ENOMEM, "out of memory");
+			}
+			if (ioctl(sfd, PERF_EVENT_IOC_ID, &id) != 0 || !hmap_put(&st->switch_ids, id, 1) ||
+			    ioctl(sfd, PERF_EVENT_IOC_SET_OUTPUT, st->rings[cpu].fd) != 0)
+				return perr_set(e, PLUMB_EPERM, "cannot set up the context-switch event: %s", strerror(errno));
 		}
 	}
 	return PLUMB_OK;
@@ -268,6 +305,7 @@ static uint32_t kernel_frame(struct pe_state *st, uint64_t addr)
 }
 
 struct sample_view {
+	uint64_t id;
 	uint64_t ip;
 	uint32_t pid, tid;
 	uint64_t time;
@@ -291,6 +329,8 @@ static bool parse_sample(struct pe_state *st, const char *rec, size_t len, struc
 		memcpy(&(dst), p, sizeof(dst));   \
 		p += sizeof(dst);                 \
 	} while (0)
+	if (st->sample_type & PERF_SAMPLE_IDENTIFIER)
+		TAKE(sv->id);
 	if (st->sample_type & PERF_SAMPLE_IP)
 		TAKE(sv->ip);
 	if (st->sample_type & PERF_SAMPLE_TID) {
@@ -341,7 +381,10 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	struct sample_view sv;
 	if (!parse_sample(st, rec, len, &sv))
 		return;
-	st->ticks++;
+	uint32_t dummy;
+	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
+	if (!switch_out)
+		st->ticks++;
 	size_t nkernel = 0, nuser = 0;
 	uint64_t *kern = st->ips, *user = st->ips + MAX_STACK_DEPTH;
 	/* callchain: [PERF_CONTEXT_KERNEL, k0, k1, ..., PERF_CONTEXT_USER, u0, u1, ...] innermost first */
@@ -383,7 +426,11 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	}
 	uint32_t stack = profile_stack_from(st->p, st->frames, n);
 	uint32_t thread = thread_for(st, sv.pid, sv.tid);
-	if (stack != PROFILE_NOMEM && thread != PROFILE_NOMEM)
+	if (stack == PROFILE_NOMEM || thread == PROFILE_NOMEM)
+		return;
+	if (switch_out) /* the stack it waits in: counted at every tick until it runs again */
+		wall_switch_out(st->wall, sv.tid, thread, stack, sv.time);
+	else
 		profile_add_sample(st->p, stack, thread, sv.time, 1);
 }
 
@@ -443,6 +490,30 @@ static void handle_record(struct pe_state *st, const char *rec, size_t len)
 			maps_fork(st->maps, (pid_t)f->ppid, (pid_t)f->pid);
 		break;
 	}
+	case PERF_RECORD_SWITCH: {
+		/* the record is only its sample_id_all trailer: pid, tid, time, ..., identifier (last) */
+		const char *q = rec + sizeof *h;
+		uint32_t pt[2];
+		uint64_t time;
+		if (!st->wall || (h->misc & PERF_RECORD_MISC_SWITCH_OUT))
+			break;
+		if (len < (size_t)(q - rec) + sizeof pt + sizeof time)
+			break;
+		memcpy(pt, q, sizeof pt);
+		memcpy(&time, q + sizeof pt, sizeof time);
+		wall_switch_in(st->wall, pt[1], time);
+		break;
+	}
+	case PERF_RECORD_EXIT: {
+		struct {
+			struct perf_event_header h;
+			uint32_t pid, ppid, tid, ptid;
+			uint64_t time;
+		} const *x = (const void *)rec;
+		if (st->wall && len >= sizeof *x)
+			wall_exit(st->wall, x->tid, x->time);
+		break;
+	}
 	case PERF_RECORD_LOST: {
 		struct {
 			struct perf_event_header h;
@@ -484,8 +555,13 @@ static void drain_ring(struct pe_state *st, struct ring *r, char *buf, size_t bu
 
 static void drain_all(struct pe_state *st, char *buf, size_t bufsize)
 {
+	uint64_t round = now_ns();
 	for (size_t i = 0; i < st->nrings; i++)
 		drain_ring(st, &st->rings[i], buf, bufsize);
+	/* Every event stamped before this round began is read now (1 ms of slack for records still being
+	 * written): off-CPU waits up to there can be paired in time order. */
+	if (st->wall && round > 1000000)
+		st->ticks += wall_flush(st->wall, round - 1000000);
 }
 
 static void cleanup(struct pe_state *st)
@@ -502,6 +578,8 @@ static void cleanup(struct pe_state *st)
 	free(st->stack_copy);
 	hmap_release(&st->jit_pids);
 	hmap_release(&st->comm_seen);
+	hmap_release(&st->switch_ids);
+	wall_free(st->wall);
 	unwinder_free(st->unwinder);
 	maps_free(st->maps);
 }
@@ -587,13 +665,17 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 		st.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		st.unwinder = unwinder_new(st.maps);
 	}
+	if (opts->mode == MODE_WALL) {
+		st.sample_type |= PERF_SAMPLE_IDENTIFIER;
+		st.wall = wall_new(p, opts->interval_ns);
+	}
 	size_t bufsize = 70000;
 	char *buf = malloc(bufsize);
 	pid_t child = -1;
 	int go_fd = -1, err_fd = -1;
 	enum plumb_err rc = PLUMB_OK;
 	if (!st.maps || !st.rings || !st.ips || !st.frames || !buf ||
-	    (opts->unwind == UNWIND_DWARF && !st.unwinder)) {
+	    (opts->unwind == UNWIND_DWARF && !st.unwinder) || (opts->mode == MODE_WALL && !st.wall)) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto out;
 	}
@@ -708,6 +790,8 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	for (size_t i = 0; i < st.nfds; i++)
 		ioctl(st.fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	drain_all(&st, buf, bufsize);
+	if (st.wall) /* threads still waiting when sampling stopped wait until the end */
+		st.ticks += wall_finish(st.wall, res->end_ns);
 	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
 		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
 		child = -1;

@@ -6,6 +6,7 @@
 #ifndef PLUMB_UNWIND_UNWIND_H
 #define PLUMB_UNWIND_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -39,5 +40,17 @@ size_t unwind_dwarf(struct unwinder *u, pid_t pid, const struct unwind_regs *reg
 		    size_t stack_len, uint64_t *ips, size_t max);
 /* The same walk with frame pointers only (the fallback, and --unwind fp over a copied stack). */
 size_t unwind_fp(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len, uint64_t *ips, size_t max);
+
+/* Counters of one unwinder (for benchmarks and tests). */
+struct unwind_stats {
+	uint64_t samples;       /* unwind_dwarf calls */
+	uint64_t cache_hits;    /* frames whose rule came from the per-address cache */
+	uint64_t cache_misses;  /* frames whose rule was looked up in the module's CFI (libdw) */
+	uint64_t complex_steps; /* frames evaluated through libdw every time (CFI expressions: PLT, signal frames) */
+	uint64_t fp_steps;      /* frames unwound with frame pointers (no CFI for the address) */
+};
+void unwinder_stats(const struct unwinder *u, struct unwind_stats *out);
+/* Turns the per-address rule cache off (every frame asks libdw) or on; for benchmarks. */
+void unwinder_set_cache(struct unwinder *u, bool on);
 
 #endif
