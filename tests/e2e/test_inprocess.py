@@ -6,7 +6,7 @@ import re
 import subprocess
 import unittest
 
-from plumbtest import PLUMB, ROOT, SANITIZED, TempDir, env, main, plumb, read_folded, shares, target
+from plumbtest import PLUMB, SANITIZED, TempDir, env, main, plumb, read_folded, shares, target
 
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
 
@@ -18,13 +18,6 @@ def rooted_at(rows, name):
     return 100.0 * sum(c for fr, c in rows if fr[0].startswith(name + " ")) / total if total else 0.0
 
 
-def dwarf_unwinder():
-    """False while src/unwind/dwarf.c is the frame-pointer placeholder (issue 3 replaces it)."""
-    with open(os.path.join(ROOT, "src", "unwind", "dwarf.c")) as f:
-        return "placeholder" not in f.read(400)
-
-
-needs_dwarf = unittest.skipUnless(dwarf_unwinder(), "the DWARF CFI unwinder is not in this tree yet")
 # Under `make asan` the --call host is the sanitized plumb: ASan owns SIGSEGV/SIGABRT there, and samples inside
 # its runtime have stacks that end in it. Those checks are for the real build.
 real_build = unittest.skipIf(SANITIZED, "the --call host is sanitized (ASan handles fatal signals)")
@@ -69,7 +62,6 @@ class InProcess(TempDir):
         tolerance = max(3.0, 3.5 * 100 * (0.25 / n) ** 0.5)
         self.assert_split(rows, f"--call cpu ({n} samples)", tolerance=tolerance)
 
-    @needs_dwarf
     def test_inprocess__call_known_split_nofp_wall(self):
         p, out = self.record("--mode", "wall", "--interval", "0.001", "--call",
                              target("libcallme-nofp.so") + ":split_run", extra_env={"SPLIT_SECONDS": "2"})
@@ -80,7 +72,7 @@ class InProcess(TempDir):
         self.assert_split(rows, "--call nofp wall")
 
     def test_inprocess__command_known_split(self):
-        for name in ("split", "split-nofp") if dwarf_unwinder() else ("split",):
+        for name in ("split", "split-nofp"):
             p, out = self.record("--backend", "inprocess", "--mode", "wall", "--interval", "0.001", "--",
                                  target(name), "2")
             self.assertEqual(p.returncode, 0, p.stderr)
@@ -98,7 +90,6 @@ class InProcess(TempDir):
         names = [f.split(" ")[0] for f in crash[0]]
         self.assertEqual(names[:3], ["crash_segv", "crash_inner", "[crash:"], crash[0])
 
-    @needs_dwarf
     @real_build
     def test_inprocess__call_abort_keeps_the_crash_stack(self):
         p, out = self.record("--interval", "0.001", "--call", target("libcallme.so") + ":crash_abort")
