@@ -110,30 +110,17 @@ static uint32_t copy_stack(uint8_t *dst, uint64_t sp, uint32_t want)
 	return n > 0 ? (uint32_t)n : 0;
 }
 
-/* Claims a slot (bounded MPMC queue: the slot at `pos` is free when its seq equals pos), fills it and
- * publishes it. Drops the sample (counted in lost) when the ring is full: the handler never waits. */
+/* Claims a slot (inproc_claim: lock-free, drops the sample when the ring is full — the handler never waits),
+ * fills it and publishes it. */
 static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
 {
 	struct inproc_hdr *h = ring;
 	if (!h)
 		return false;
-	uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
-	struct inproc_slot *s;
-	for (;;) {
-		s = inproc_slot_at(h, pos);
-		uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-		int64_t dif = (int64_t)(seq - pos);
-		if (dif == 0) {
-			if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + 1, memory_order_relaxed,
-								  memory_order_relaxed))
-				break;
-		} else if (dif < 0) {
-			atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
-			return false;
-		} else {
-			pos = atomic_load_explicit(&h->head, memory_order_relaxed);
-		}
-	}
+	uint64_t pos;
+	struct inproc_slot *s = inproc_claim(h, &pos);
+	if (!s)
+		return false;
 	s->pid = (uint32_t)my_pid;
 	s->tid = (uint32_t)(ts.tid ? ts.tid : gettid_raw());
 	s->time_ns = mono_ns();
@@ -143,7 +130,7 @@ static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
 	s->stack_len = copy_stack((uint8_t *)(s + 1), s->regs[7], h->stack_bytes);
 	if (prctl(PR_GET_NAME, s->comm, 0, 0, 0) != 0)
 		s->comm[0] = 0;
-	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+	inproc_publish(s, pos);
 	return true;
 }
 

@@ -79,4 +79,57 @@ static inline struct inproc_slot *inproc_slot_at(struct inproc_hdr *h, uint64_t 
 	return (struct inproc_slot *)((char *)h + h->hdr_size + (pos % h->nslots) * (uint64_t)h->slot_size);
 }
 
+/* Sets up an empty ring in zeroed memory of hdr_size + nslots * slot_size bytes (the consumer's side). */
+static inline void inproc_ring_init(struct inproc_hdr *h, uint32_t hdr_size, uint32_t nslots, uint32_t slot_size)
+{
+	h->hdr_size = hdr_size;
+	h->nslots = nslots;
+	h->slot_size = slot_size;
+	atomic_store(&h->head, 0);
+	for (uint64_t i = 0; i < nslots; i++)
+		atomic_store(&inproc_slot_at(h, i)->seq, i);
+}
+
+/* Producer (async-signal-safe, lock-free): claims the next free slot, or returns NULL — and counts the sample as
+ * lost — when the ring is full; it never waits. Fill the slot, then inproc_publish() it. */
+static inline struct inproc_slot *inproc_claim(struct inproc_hdr *h, uint64_t *pos_out)
+{
+	uint64_t pos = atomic_load_explicit(&h->head, memory_order_relaxed);
+	for (;;) {
+		struct inproc_slot *s = inproc_slot_at(h, pos);
+		uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+		int64_t dif = (int64_t)(seq - pos);
+		if (dif == 0) {
+			if (atomic_compare_exchange_weak_explicit(&h->head, &pos, pos + 1, memory_order_relaxed,
+								  memory_order_relaxed)) {
+				*pos_out = pos;
+				return s;
+			}
+		} else if (dif < 0) {
+			atomic_fetch_add_explicit(&h->lost, 1, memory_order_relaxed);
+			return NULL;
+		} else {
+			pos = atomic_load_explicit(&h->head, memory_order_relaxed);
+		}
+	}
+}
+
+static inline void inproc_publish(struct inproc_slot *s, uint64_t pos)
+{
+	atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+}
+
+/* Single consumer: the slot at position `tail` when it has been published, else NULL. */
+static inline struct inproc_slot *inproc_peek(struct inproc_hdr *h, uint64_t tail)
+{
+	struct inproc_slot *s = inproc_slot_at(h, tail);
+	return atomic_load_explicit(&s->seq, memory_order_acquire) == tail + 1 ? s : NULL;
+}
+
+/* Hands the slot at `tail` back to the producers (for position tail + nslots). */
+static inline void inproc_release(struct inproc_hdr *h, struct inproc_slot *s, uint64_t tail)
+{
+	atomic_store_explicit(&s->seq, tail + h->nslots, memory_order_release);
+}
+
 #endif

@@ -237,13 +237,12 @@ static size_t drain(struct ip_state *st)
 	struct inproc_hdr *h = st->h;
 	size_t done = 0;
 	for (;;) {
-		struct inproc_slot *s = inproc_slot_at(h, st->tail);
-		uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-		if (seq != st->tail + 1)
+		struct inproc_slot *s = inproc_peek(h, st->tail);
+		if (!s)
 			break;
 		bool crash = (s->flags & INPROC_F_CRASH) != 0;
 		consume(st, s);
-		atomic_store_explicit(&s->seq, st->tail + h->nslots, memory_order_release);
+		inproc_release(h, s, st->tail);
 		st->tail++;
 		done++;
 		if (crash) /* the crashing thread waits for this before it dies: we have read its maps */
@@ -259,8 +258,7 @@ static void drain_final(struct ip_state *st)
 	drain(st);
 	uint64_t head = atomic_load_explicit(&st->h->head, memory_order_acquire);
 	while (st->tail < head) {
-		struct inproc_slot *s = inproc_slot_at(st->h, st->tail);
-		if (atomic_load_explicit(&s->seq, memory_order_acquire) != st->tail + 1) {
+		if (!inproc_peek(st->h, st->tail)) {
 			st->tail++;
 			continue;
 		}
@@ -293,15 +291,11 @@ static enum plumb_err setup_ring(struct ip_state *st, int *fd_out, struct perr *
 	struct inproc_hdr *h = m;
 	h->magic = INPROC_MAGIC;
 	h->version = INPROC_VERSION;
-	h->hdr_size = INPROC_HDR_SIZE;
-	h->nslots = NSLOTS;
-	h->slot_size = slot;
+	inproc_ring_init(h, INPROC_HDR_SIZE, NSLOTS, slot);
 	h->stack_bytes = stack_bytes;
 	h->mode = o->mode == MODE_WALL ? INPROC_WALL : INPROC_CPU;
 	h->interval_ns = o->interval_ns ? o->interval_ns : 5000000;
 	atomic_store(&h->enabled, 1);
-	for (uint64_t i = 0; i < NSLOTS; i++)
-		atomic_store(&inproc_slot_at(h, i)->seq, i);
 	st->h = h;
 	*fd_out = fd;
 	return PLUMB_OK;
