@@ -207,7 +207,10 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 		}
 		frames[nf++] = profile_frame(st->p, &f);
 	}
-	uint32_t thread = profile_thread(st->p, s->pid, s->tid, s->comm[0] ? s->comm : NULL);
+	char comm[sizeof s->comm + 1]; /* the target wrote it: terminate it ourselves */
+	memcpy(comm, s->comm, sizeof s->comm);
+	comm[sizeof s->comm] = 0;
+	uint32_t thread = profile_thread(st->p, s->pid, s->tid, comm[0] ? comm : NULL);
 	uint64_t t = s->time_ns > st->origin_ns ? s->time_ns - st->origin_ns : 0;
 	if (s->flags & INPROC_F_CRASH) {
 		int sig = (int)((s->flags >> 8) & 0xff);
