@@ -12,6 +12,8 @@
 
 static const struct backend *const backends[] = {
 	&backend_perf_event,
+	&backend_inprocess,
+	&backend_ptrace,
 };
 
 const struct backend *const *backend_list(size_t *n)

@@ -64,6 +64,8 @@ const struct backend *const *backend_list(size_t *n);
 
 /* Individual backends (each in its own file). */
 extern const struct backend backend_perf_event;
+extern const struct backend backend_ptrace;    /* attach by PTRACE_SEIZE/INTERRUPT (ptrace.c) */
+extern const struct backend backend_inprocess; /* libplumb preloaded: signal + timers (inprocess.c) */
 
 /* Helpers shared by backends. */
 uint64_t now_ns(void); /* CLOCK_MONOTONIC */
