@@ -9,6 +9,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -107,12 +108,16 @@ int lib_metrics_start(const char *name)
 	struct perr e = PERR_INIT;
 	char file_name[METRICS_NAME_MAX];
 	metrics_name_from(name && *name ? name : program_invocation_short_name, file_name, sizeof file_name);
-	char dir[PATH_MAX], path[PATH_MAX];
+	char dir[PATH_MAX], abs_dir[PATH_MAX], path[PATH_MAX];
 	enum plumb_err rc = metrics_dir(dir, sizeof dir, &e);
 	if (!rc)
 		rc = metrics_path_for(file_name, path, sizeof path, &e);
 	if (!rc)
 		rc = metrics_mkdirs(dir, &e);
+	/* absolute, so that the host changing its working directory does not move the recording */
+	if (!rc && realpath(dir, abs_dir) &&
+	    (size_t)snprintf(path, sizeof path, "%s/%s.json", abs_dir, file_name) >= sizeof path)
+		rc = PLUMB_EINVAL;
 	if (!rc)
 		rc = metrics_recorder_init(&rec, path, file_name, getpid(),
 					   env_seconds("PLUMB_METRICS_EVERY", METRICS_DEFAULT_EVERY), env_keep(), &e);

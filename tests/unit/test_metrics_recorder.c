@@ -181,8 +181,13 @@ static void test_metrics_recorder__stops_at_exit(void **state)
 	if (child == 0) { /* a program that starts the recorder and simply exits */
 		setenv("PLUMB_DEBUG", "yes", 1);
 		setenv("PLUMB_METRICS_EVERY", "10", 1); /* the thread is asleep when exit comes */
+		/* a relative PLUMB_HOME is fixed when recording starts: changing directory does not move the file */
+		if (chdir(home) != 0 || setenv("PLUMB_HOME", ".", 1) != 0)
+			_exit(4);
 		if (lib_metrics_start("at-exit") != PLUMB_OK)
 			_exit(3);
+		if (chdir("/") != 0)
+			_exit(5);
 		exit(0);
 	}
 	int status;
