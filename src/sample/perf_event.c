@@ -191,9 +191,17 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			fill_switch_attr(st, &attr, launch);
 			int sfd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 			if (sfd < 0) {
-				int err = errno;
+				int err = errno, paranoid = -1;
+				FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
+				if (f) {
+					if (fscanf(f, "%d", &paranoid) != 1)
+						paranoid = -1;
+					fclose(f);
+				}
 				return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
-						"--mode wall needs context-switch events, refused: %s", strerror(err));
+						"--mode wall samples context switches, which happen in the kernel: %s "
+						"(kernel.perf_event_paranoid = %d; needs CAP_PERFMON or a setting of 1 or lower); "
+						"--mode cpu works without it", strerror(err), paranoid);
 			}
 			uint64_t id;
 			if (!add_fd(st, sfd)) {
