@@ -91,13 +91,8 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 		size_t n = pass == 0 ? nc : nb;
 		for (size_t i = 0; i < n && ok; i++) {
 			const char *m = list[i];
-			if (pass == 1) {
-				bool in_cur = false;
-				for (size_t j = 0; j < nc && !in_cur; j++)
-					in_cur = strcmp(mc[j], m) == 0;
-				if (in_cur)
-					continue;
-			}
+			if (pass == 1 && bench_evidence_first(cur, m))
+				continue; /* already compared in the first pass */
 			struct bench_cmp_row *r = &out->rows[out->n++];
 			r->metric = m;
 			r->def = bench_catalog_find(cat, m);

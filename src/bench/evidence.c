@@ -4,11 +4,16 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <yajl/yajl_parse.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/hashmap.h"
+#include "base/sbuf.h"
+
+static void index_free(struct bench_metric_index *ix);
 
 void bench_evidence_init(struct bench_evidence *ev)
 {
@@ -57,6 +62,7 @@ void bench_evidence_release(struct bench_evidence *ev)
 		free(ev->samples[i].tags);
 	}
 	free(ev->samples);
+	index_free(ev->index);
 	bench_evidence_init(ev);
 }
 
@@ -98,6 +104,8 @@ bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, cons
 		return false;
 	}
 	ev->samples[ev->nsamples++] = s;
+	index_free(ev->index);
+	ev->index = NULL;
 	return true;
 }
 
@@ -111,45 +119,128 @@ const struct bench_case_result *bench_evidence_case_of(const struct bench_eviden
 	return NULL;
 }
 
+struct bench_metric_index {
+	struct hmap map;     /* hash of the name (probed on a collision) -> metric number */
+	const char **names;  /* metric number -> name (points into the samples) */
+	size_t n;
+	size_t *start;       /* the samples of metric m are order[start[m] .. start[m + 1]) */
+	size_t *order;
+};
+
+static void index_free(struct bench_metric_index *ix)
+{
+	if (!ix)
+		return;
+	hmap_release(&ix->map);
+	free(ix->names);
+	free(ix->start);
+	free(ix->order);
+	free(ix);
+}
+
+/* Metric number of name, or (size_t)-1; *key receives the slot key where it is or would go. */
+static size_t index_find(const struct bench_metric_index *ix, const char *name, uint64_t *key)
+{
+	uint64_t k = hash_bytes(name, strlen(name));
+	uint32_t v;
+	while (hmap_get(&ix->map, k, &v)) {
+		if (strcmp(ix->names[v], name) == 0) {
+			*key = k;
+			return v;
+		}
+		k = hash_u64(k + 1); /* a 64-bit collision: probe on */
+	}
+	*key = k;
+	return (size_t)-1;
+}
+
+/* The index, built when missing (the cache is not part of the artifact's value, hence the cast). */
+static const struct bench_metric_index *get_index(const struct bench_evidence *cev)
+{
+	struct bench_evidence *ev = (struct bench_evidence *)cev;
+	if (ev->index)
+		return ev->index;
+	struct bench_metric_index *ix = calloc(1, sizeof *ix);
+	size_t *metric_of = malloc((ev->nsamples + 1) * sizeof *metric_of);
+	if (!ix || !metric_of || !(ix->names = malloc((ev->nsamples + 1) * sizeof *ix->names)))
+		goto oom;
+	for (size_t i = 0; i < ev->nsamples; i++) {
+		uint64_t key;
+		size_t m = index_find(ix, ev->samples[i].name, &key);
+		if (m == (size_t)-1) {
+			m = ix->n++;
+			ix->names[m] = ev->samples[i].name;
+			if (!hmap_put(&ix->map, key, (uint32_t)m))
+				goto oom;
+		}
+		metric_of[i] = m;
+	}
+	ix->start = calloc(ix->n + 1, sizeof *ix->start);
+	ix->order = malloc((ev->nsamples + 1) * sizeof *ix->order);
+	if (!ix->start || !ix->order)
+		goto oom;
+	for (size_t i = 0; i < ev->nsamples; i++)
+		ix->start[metric_of[i] + 1]++;
+	for (size_t m = 0; m < ix->n; m++)
+		ix->start[m + 1] += ix->start[m];
+	size_t *fill = metric_of; /* reused: counting sort into order, keeping sample order within a metric */
+	size_t *next = calloc(ix->n + 1, sizeof *next);
+	if (!next)
+		goto oom;
+	for (size_t i = 0; i < ev->nsamples; i++) {
+		size_t m = fill[i];
+		ix->order[ix->start[m] + next[m]++] = i;
+	}
+	free(next);
+	free(metric_of);
+	ev->index = ix;
+	return ix;
+oom:
+	free(metric_of);
+	index_free(ix);
+	return NULL;
+}
+
 const char **bench_evidence_metrics(const struct bench_evidence *ev, size_t *n)
 {
 	*n = 0;
-	const char **out = malloc((ev->nsamples + 1) * sizeof *out);
+	const struct bench_metric_index *ix = get_index(ev);
+	if (!ix)
+		return NULL;
+	const char **out = malloc((ix->n + 1) * sizeof *out);
 	if (!out)
 		return NULL;
-	for (size_t i = 0; i < ev->nsamples; i++) {
-		bool seen = false;
-		for (size_t j = 0; j < *n && !seen; j++)
-			seen = strcmp(out[j], ev->samples[i].name) == 0;
-		if (!seen)
-			out[(*n)++] = ev->samples[i].name;
-	}
+	memcpy(out, ix->names, ix->n * sizeof *out);
+	*n = ix->n;
 	return out;
 }
 
 double *bench_evidence_values(const struct bench_evidence *ev, const char *metric, size_t *n)
 {
 	*n = 0;
-	size_t count = 0;
-	for (size_t i = 0; i < ev->nsamples; i++)
-		count += strcmp(ev->samples[i].name, metric) == 0;
-	if (!count)
+	const struct bench_metric_index *ix = get_index(ev);
+	uint64_t key;
+	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	if (m == (size_t)-1)
 		return NULL;
+	size_t count = ix->start[m + 1] - ix->start[m];
 	double *v = malloc(count * sizeof *v);
 	if (!v)
 		return NULL;
-	for (size_t i = 0; i < ev->nsamples; i++)
-		if (strcmp(ev->samples[i].name, metric) == 0)
-			v[(*n)++] = ev->samples[i].value;
+	for (size_t k = 0; k < count; k++)
+		v[k] = ev->samples[ix->order[ix->start[m] + k]].value;
+	*n = count;
 	return v;
 }
 
 const struct bench_sample *bench_evidence_first(const struct bench_evidence *ev, const char *metric)
 {
-	for (size_t i = 0; i < ev->nsamples; i++)
-		if (strcmp(ev->samples[i].name, metric) == 0)
-			return &ev->samples[i];
-	return NULL;
+	const struct bench_metric_index *ix = get_index(ev);
+	uint64_t key;
+	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	if (m == (size_t)-1)
+		return NULL;
+	return &ev->samples[ix->order[ix->start[m]]];
 }
 
 /* ---- writing ---- */
@@ -229,19 +320,6 @@ static json_t *to_json(const struct bench_evidence *ev)
 					 "runs", runs));
 	}
 	ok &= !json_object_set_new(root, "cases", cases);
-	json_t *samples = json_array();
-	for (size_t i = 0; i < ev->nsamples; i++) {
-		const struct bench_sample *s = &ev->samples[i];
-		json_t *o = json_pack("{s:s, s:s, s:s, s:o, s:I}", "name", s->name, "kind", s->kind, "unit", s->unit,
-				      "value", num_or_null(s->value), "run", (json_int_t)s->run);
-		if (s->tags) {
-			json_t *t = json_loads(s->tags, 0, NULL);
-			if (t)
-				json_object_set_new(o, "tags", t);
-		}
-		ok &= !json_array_append_new(samples, o);
-	}
-	ok &= !json_object_set_new(root, "samples", samples);
 	if (!ok) {
 		json_decref(root);
 		return NULL;
@@ -249,29 +327,70 @@ static json_t *to_json(const struct bench_evidence *ev)
 	return root;
 }
 
+/* Writes one sample as a line of the samples array. */
+static void sample_line(struct sbuf *sb, const struct bench_sample *s)
+{
+	sbuf_addstr(sb, "  {\"name\": ");
+	sbuf_add_json_str(sb, s->name, strlen(s->name));
+	sbuf_addstr(sb, ", \"kind\": ");
+	sbuf_add_json_str(sb, s->kind, strlen(s->kind));
+	sbuf_addstr(sb, ", \"unit\": ");
+	sbuf_add_json_str(sb, s->unit, strlen(s->unit));
+	if (isfinite(s->value)) {
+		char num[40];
+		snprintf(num, sizeof num, "%.15g", s->value); /* short, and exact when it reads back the same */
+		if (strtod(num, NULL) != s->value)
+			snprintf(num, sizeof num, "%.17g", s->value);
+		sbuf_addf(sb, ", \"value\": %s", num);
+	} else
+		sbuf_addstr(sb, ", \"value\": null");
+	sbuf_addf(sb, ", \"run\": %ld", s->run);
+	if (s->tags) {
+		sbuf_addstr(sb, ", \"tags\": ");
+		sbuf_addstr(sb, s->tags); /* JSON text made by jansson */
+	}
+	sbuf_addch(sb, '}');
+}
+
+/* The header (everything but the samples) goes through jansson; the samples, which can be millions, are
+ * streamed one line each, so writing costs no document tree per sample. */
 enum plumb_err bench_evidence_write(const struct bench_evidence *ev, const char *path, struct perr *e)
 {
 	json_t *root = to_json(ev);
 	if (!root)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
+	char *head = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
 	json_decref(root);
-	if (!text)
+	size_t hlen = head ? strlen(head) : 0;
+	if (!head || hlen < 2 || head[hlen - 1] != '}') {
+		free(head);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	size_t len = strlen(text);
-	text[len] = '\0';
+	}
+	while (hlen > 1 && (head[hlen - 2] == '\n' || head[hlen - 2] == ' '))
+		hlen--; /* keep "...last field", drop the newline before the closing brace */
 	struct atomic_file af;
 	enum plumb_err rc = atomic_open(&af, path, e);
-	if (rc == PLUMB_OK) {
-		if (fwrite(text, 1, len, af.fp) != len || fputc('\n', af.fp) == EOF) {
-			atomic_abort(&af);
-			rc = perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(errno));
-		} else {
-			rc = atomic_commit(&af, e);
-		}
+	if (rc != PLUMB_OK) {
+		free(head);
+		return rc;
 	}
-	free(text);
-	return rc;
+	bool ok = fwrite(head, 1, hlen - 1, af.fp) == hlen - 1 && fputs(",\n \"samples\": [", af.fp) != EOF;
+	free(head);
+	struct sbuf line = SBUF_INIT;
+	for (size_t i = 0; ok && i < ev->nsamples; i++) {
+		sbuf_reset(&line);
+		sbuf_addstr(&line, i ? ",\n" : "\n");
+		sample_line(&line, &ev->samples[i]);
+		ok = !line.oom && fwrite(line.buf, 1, line.len, af.fp) == line.len;
+	}
+	sbuf_release(&line);
+	ok = ok && fputs(ev->nsamples ? "\n ]\n}\n" : "]\n}\n", af.fp) != EOF;
+	if (!ok) {
+		int err = errno;
+		atomic_abort(&af);
+		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(err));
+	}
+	return atomic_commit(&af, e);
 }
 
 /* ---- reading ---- */
@@ -328,6 +447,39 @@ static bool is_trust(const char *s)
 {
 	return strcmp(s, BENCH_TRUST_OPTIMIZED) == 0 || strcmp(s, BENCH_TRUST_HARNESS) == 0 ||
 	       strcmp(s, BENCH_TRUST_UNKNOWN) == 0;
+}
+
+/* Checks one sample object and adds it to ev. */
+static enum plumb_err add_sample_json(struct rd *r, struct bench_evidence *ev, json_t *s, size_t i)
+{
+	char field[64];
+	snprintf(field, sizeof field, "samples[%zu]", i);
+	if (!json_is_object(s))
+		return bad(r, field, "is not an object");
+	json_t *name = json_object_get(s, "name"), *value = json_object_get(s, "value");
+	json_t *kind = json_object_get(s, "kind"), *unit = json_object_get(s, "unit");
+	json_t *tags = json_object_get(s, "tags");
+	if (!json_is_string(name) || !json_string_length(name))
+		return bad(r, field, "has no name");
+	if (!json_is_number(value) || !isfinite(json_number_value(value)))
+		return bad(r, field, "has a value that is not a finite number");
+	if ((kind && !json_is_string(kind)) || (unit && !json_is_string(unit)))
+		return bad(r, field, "has a kind or unit that is not a string");
+	if (tags && !json_is_null(tags) && !json_is_object(tags))
+		return bad(r, field, "has tags that are not an object");
+	long run = 0;
+	if (!get_int(s, "run", &run, -1))
+		return bad(r, field, "has a run that is not a whole number");
+	char *tag_text = NULL;
+	if (json_is_object(tags) && json_object_size(tags)) {
+		tag_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
+		if (!tag_text)
+			return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	}
+	bool ok = bench_evidence_add_sample(ev, json_string_value(name), kind ? json_string_value(kind) : "",
+					    unit ? json_string_value(unit) : "", json_number_value(value), run, tag_text);
+	free(tag_text);
+	return ok ? PLUMB_OK : perr_set(r->e, PLUMB_ENOMEM, "out of memory");
 }
 
 static enum plumb_err from_json(struct rd *r, json_t *root, struct bench_evidence *ev)
@@ -463,53 +615,303 @@ static enum plumb_err from_json(struct rd *r, json_t *root, struct bench_evidenc
 	if (!json_is_array(samples))
 		return bad(r, "samples", "is not an array");
 	for (size_t i = 0; i < json_array_size(samples); i++) {
-		json_t *s = json_array_get(samples, i);
-		snprintf(field, sizeof field, "samples[%zu]", i);
-		if (!json_is_object(s))
-			return bad(r, field, "is not an object");
-		json_t *name = json_object_get(s, "name"), *value = json_object_get(s, "value");
-		json_t *kind = json_object_get(s, "kind"), *unit = json_object_get(s, "unit");
-		json_t *tags = json_object_get(s, "tags");
-		if (!json_is_string(name) || !json_string_length(name))
-			return bad(r, field, "has no name");
-		if (!json_is_number(value) || !isfinite(json_number_value(value)))
-			return bad(r, field, "has a value that is not a finite number");
-		if ((kind && !json_is_string(kind)) || (unit && !json_is_string(unit)))
-			return bad(r, field, "has a kind or unit that is not a string");
-		if (tags && !json_is_null(tags) && !json_is_object(tags))
-			return bad(r, field, "has tags that are not an object");
-		long run = 0;
-		if (!get_int(s, "run", &run, -1))
-			return bad(r, field, "has a run that is not a whole number");
-		char *tag_text = NULL;
-		if (json_is_object(tags) && json_object_size(tags)) {
-			tag_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
-			if (!tag_text)
-				return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
-		}
-		bool ok = bench_evidence_add_sample(ev, json_string_value(name), kind ? json_string_value(kind) : "",
-						    unit ? json_string_value(unit) : "", json_number_value(value), run,
-						    tag_text);
-		free(tag_text);
-		if (!ok)
-			return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+		enum plumb_err rc = add_sample_json(r, ev, json_array_get(samples, i), i);
+		if (rc)
+			return rc;
 	}
 	if (r->oom)
 		return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
 	return PLUMB_OK;
 }
 
+/* ---- the streaming reader ----
+ * yajl tokenizes the artifact. Every top-level member but "samples" is built into a small jansson tree and
+ * checked by from_json(); the samples are built one object at a time, checked, added and dropped, so reading
+ * costs the samples themselves, not a document tree of them (jansson's tree of 600k samples took 690 MB). */
+
+#define STREAM_MAX_DEPTH 64
+
+struct stream {
+	struct rd r;
+	struct bench_evidence *ev;
+	json_t *header;          /* the top-level members other than samples */
+	char *key;               /* the current top-level key */
+	int depth;               /* open containers in the input (the root object is 1) */
+	bool in_samples, saw_samples, root_done;
+	size_t sample_index;
+	json_t *stack[STREAM_MAX_DEPTH]; /* containers being built below the current sink */
+	char *pending[STREAM_MAX_DEPTH]; /* the key awaiting a value in each object on the stack */
+	int sp;
+	enum plumb_err err;      /* set once; the parse stops */
+};
+
+static int stream_fail(struct stream *st, enum plumb_err rc)
+{
+	if (!st->err)
+		st->err = rc;
+	return 0;
+}
+
+/* A complete value at the sink: a sample, or a top-level member. Consumes v. */
+static int stream_complete(struct stream *st, json_t *v)
+{
+	if (st->in_samples) {
+		enum plumb_err rc = add_sample_json(&st->r, st->ev, v, st->sample_index++);
+		json_decref(v);
+		return rc ? stream_fail(st, rc) : 1;
+	}
+	if (st->key && strcmp(st->key, "samples") == 0) {
+		json_decref(v);
+		return stream_fail(st, bad(&st->r, "samples", "is not an array"));
+	}
+	if (st->key && strcmp(st->key, "schema") == 0 && json_is_string(v) &&
+	    strcmp(json_string_value(v), BENCH_EVIDENCE_SCHEMA) != 0) {
+		enum plumb_err rc = perr_set(st->r.e, PLUMB_EFORMAT, "%s: schema '%s' is not one this build reads (%s)",
+					     st->r.what, json_string_value(v), BENCH_EVIDENCE_SCHEMA);
+		json_decref(v);
+		return stream_fail(st, rc);
+	}
+	if (!st->key || json_object_set_new(st->header, st->key, v) != 0)
+		return stream_fail(st, perr_set(st->r.e, PLUMB_ENOMEM, "out of memory"));
+	return 1;
+}
+
+/* A scalar, or a container that has just started (push is true). */
+static int stream_value(struct stream *st, json_t *v, bool push)
+{
+	if (!v)
+		return stream_fail(st, perr_set(st->r.e, PLUMB_EFORMAT, "%s: a number out of range", st->r.what));
+	if (st->depth == 0) { /* the document itself */
+		json_decref(v);
+		return stream_fail(st, bad(&st->r, "the top level", "is not an object"));
+	}
+	if (st->sp > 0) {
+		json_t *top = st->stack[st->sp - 1];
+		int bad_add;
+		if (json_is_object(top)) {
+			bad_add = !st->pending[st->sp - 1] || json_object_set_new(top, st->pending[st->sp - 1], v) != 0;
+			free(st->pending[st->sp - 1]);
+			st->pending[st->sp - 1] = NULL;
+		} else {
+			bad_add = json_array_append_new(top, v) != 0;
+		}
+		if (bad_add)
+			return stream_fail(st, perr_set(st->r.e, PLUMB_ENOMEM, "out of memory"));
+		if (push) {
+			if (st->sp == STREAM_MAX_DEPTH)
+				return stream_fail(st, perr_set(st->r.e, PLUMB_EFORMAT, "%s: nested too deeply", st->r.what));
+			st->stack[st->sp++] = v;
+			st->depth++;
+		}
+		return 1;
+	}
+	if (push) { /* a container at the sink: build it, deliver it when it closes */
+		st->stack[st->sp++] = v;
+		st->depth++;
+		return 1;
+	}
+	return stream_complete(st, v);
+}
+
+static int stream_end(struct stream *st)
+{
+	if (st->sp == 0) { /* the root object, or the samples array */
+		st->depth--;
+		if (st->in_samples)
+			st->in_samples = false;
+		else
+			st->root_done = true;
+		return 1;
+	}
+	json_t *v = st->stack[--st->sp];
+	free(st->pending[st->sp]);
+	st->pending[st->sp] = NULL;
+	st->depth--;
+	if (st->sp == 0)
+		return stream_complete(st, v);
+	return 1;
+}
+
+static int cb_null(void *ctx)
+{
+	return stream_value(ctx, json_null(), false);
+}
+
+static int cb_boolean(void *ctx, int b)
+{
+	return stream_value(ctx, json_boolean(b), false);
+}
+
+static int cb_number(void *ctx, const char *s, size_t len)
+{
+	char buf[64];
+	if (len >= sizeof buf)
+		return stream_value(ctx, NULL, false);
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	char *end;
+	errno = 0;
+	if (!strpbrk(buf, ".eE")) {
+		long long x = strtoll(buf, &end, 10);
+		if (!errno && *end == '\0')
+			return stream_value(ctx, json_integer(x), false);
+		errno = 0;
+	}
+	double d = strtod(buf, &end);
+	if (*end != '\0' || !isfinite(d))
+		return stream_value(ctx, NULL, false);
+	return stream_value(ctx, json_real(d), false);
+}
+
+static int cb_string(void *ctx, const unsigned char *s, size_t len)
+{
+	return stream_value(ctx, json_stringn((const char *)s, len), false);
+}
+
+static int cb_start_map(void *ctx)
+{
+	struct stream *st = ctx;
+	if (st->depth == 0 && !st->root_done) {
+		st->depth = 1;
+		return 1;
+	}
+	return stream_value(st, json_object(), true);
+}
+
+static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
+{
+	struct stream *st = ctx;
+	char *k = strndup((const char *)s, len);
+	if (!k)
+		return stream_fail(st, perr_set(st->r.e, PLUMB_ENOMEM, "out of memory"));
+	if (st->sp == 0 && !st->in_samples) {
+		free(st->key);
+		st->key = k;
+	} else if (st->sp > 0) {
+		free(st->pending[st->sp - 1]);
+		st->pending[st->sp - 1] = k;
+	} else {
+		free(k); /* cannot happen: keys inside the samples array belong to a sample on the stack */
+	}
+	return 1;
+}
+
+static int cb_end_map(void *ctx)
+{
+	return stream_end(ctx);
+}
+
+static int cb_start_array(void *ctx)
+{
+	struct stream *st = ctx;
+	if (st->depth == 1 && st->sp == 0 && !st->in_samples && st->key && strcmp(st->key, "samples") == 0) {
+		if (st->saw_samples)
+			return stream_fail(st, bad(&st->r, "samples", "appears twice"));
+		st->in_samples = st->saw_samples = true;
+		st->depth++;
+		return 1;
+	}
+	return stream_value(st, json_array(), true);
+}
+
+static int cb_end_array(void *ctx)
+{
+	return stream_end(ctx);
+}
+
+static const yajl_callbacks stream_callbacks = {
+	cb_null, cb_boolean, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key, cb_end_map, cb_start_array,
+	cb_end_array,
+};
+
+struct stream_parser {
+	struct stream st;
+	yajl_handle h;
+	size_t line;        /* 1-based line of the chunk start, for messages */
+};
+
+static void stream_init(struct stream_parser *sp, const char *what, struct bench_evidence *ev, struct perr *e)
+{
+	memset(sp, 0, sizeof *sp);
+	bench_evidence_init(ev);
+	sp->st.r = (struct rd){ what, e, false };
+	sp->st.ev = ev;
+	sp->st.header = json_object();
+	sp->h = yajl_alloc(&stream_callbacks, NULL, &sp->st);
+	sp->line = 1;
+}
+
+/* The yajl error as "WHAT:LINE: not JSON: ...", with the line of the offending byte. */
+static enum plumb_err stream_syntax_error(struct stream_parser *sp, const unsigned char *buf, size_t len)
+{
+	size_t at = yajl_get_bytes_consumed(sp->h), line = sp->line;
+	for (size_t i = 0; i < at && i < len; i++)
+		line += buf[i] == '\n';
+	unsigned char *msg = yajl_get_error(sp->h, 0, buf, len);
+	char text[160];
+	snprintf(text, sizeof text, "%s", msg ? (const char *)msg : "syntax error");
+	text[strcspn(text, "\n")] = '\0';
+	if (msg)
+		yajl_free_error(sp->h, msg);
+	return perr_set(sp->st.r.e, PLUMB_EFORMAT, "%s:%zu: not JSON: %s", sp->st.r.what, line, text);
+}
+
+static enum plumb_err stream_feed(struct stream_parser *sp, const unsigned char *buf, size_t len)
+{
+	if (!sp->h || !sp->st.header)
+		return perr_set(sp->st.r.e, PLUMB_ENOMEM, "out of memory");
+	yajl_status ys = yajl_parse(sp->h, buf, len);
+	if (sp->st.err)
+		return sp->st.err;
+	if (ys != yajl_status_ok)
+		return stream_syntax_error(sp, buf, len);
+	for (size_t i = 0; i < len; i++)
+		sp->line += buf[i] == '\n';
+	return PLUMB_OK;
+}
+
+static enum plumb_err stream_finish(struct stream_parser *sp)
+{
+	struct stream *st = &sp->st;
+	yajl_status ys = yajl_complete_parse(sp->h);
+	if (st->err)
+		return st->err;
+	if (ys != yajl_status_ok)
+		return stream_syntax_error(sp, (const unsigned char *)"", 0);
+	if (!st->root_done)
+		return bad(&st->r, "the top level", "is not an object");
+	if (!json_object_get(st->header, "schema"))
+		return bad(&st->r, "schema", "is missing");
+	if (!st->saw_samples)
+		return bad(&st->r, "samples", "is not an array");
+	/* the samples are in already: check the rest with an empty samples array */
+	if (json_object_set_new(st->header, "samples", json_array()) != 0)
+		return perr_set(st->r.e, PLUMB_ENOMEM, "out of memory");
+	return from_json(&st->r, st->header, st->ev);
+}
+
+static void stream_release(struct stream_parser *sp)
+{
+	if (sp->h)
+		yajl_free(sp->h);
+	for (int i = 0; i < sp->st.sp; i++) {
+		free(sp->st.pending[i]);
+	}
+	if (sp->st.sp > 0)
+		json_decref(sp->st.stack[0]); /* the bottom container owns the rest */
+	json_decref(sp->st.header);
+	free(sp->st.key);
+}
+
 enum plumb_err bench_evidence_parse(const char *text, size_t len, const char *what, struct bench_evidence *ev,
 				    struct perr *e)
 {
-	bench_evidence_init(ev);
-	json_error_t jerr;
-	json_t *root = json_loadb(text, len, 0, &jerr);
-	if (!root)
-		return perr_set(e, PLUMB_EFORMAT, "%s:%d: not JSON: %s", what, jerr.line, jerr.text);
-	struct rd r = { what, e, false };
-	enum plumb_err rc = from_json(&r, root, ev);
-	json_decref(root);
+	struct stream_parser sp;
+	stream_init(&sp, what, ev, e);
+	enum plumb_err rc = stream_feed(&sp, (const unsigned char *)text, len);
+	if (rc == PLUMB_OK)
+		rc = stream_finish(&sp);
+	stream_release(&sp);
 	if (rc)
 		bench_evidence_release(ev);
 	return rc;
@@ -524,31 +926,20 @@ enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, 
 		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read artifact %s: %s", path,
 				strerror(err));
 	}
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 1 << 16;
-			char *nb = realloc(buf, cap);
-			if (!nb) {
-				free(buf);
-				fclose(f);
-				return perr_set(e, PLUMB_ENOMEM, "out of memory");
-			}
-			buf = nb;
-		}
-		size_t n = fread(buf + len, 1, cap - len, f);
-		len += n;
-		if (n == 0)
-			break;
-	}
-	int rerr = ferror(f);
+	struct stream_parser sp;
+	stream_init(&sp, path, ev, e);
+	unsigned char buf[1 << 16];
+	size_t n;
+	enum plumb_err rc = PLUMB_OK;
+	while (rc == PLUMB_OK && (n = fread(buf, 1, sizeof buf, f)) > 0)
+		rc = stream_feed(&sp, buf, n);
+	if (rc == PLUMB_OK && ferror(f))
+		rc = perr_set(e, PLUMB_EIO, "cannot read artifact %s: %s", path, strerror(errno));
 	fclose(f);
-	if (rerr) {
-		free(buf);
-		return perr_set(e, PLUMB_EIO, "cannot read artifact %s", path);
-	}
-	enum plumb_err rc = bench_evidence_parse(buf, len, path, ev, e);
-	free(buf);
+	if (rc == PLUMB_OK)
+		rc = stream_finish(&sp);
+	stream_release(&sp);
+	if (rc)
+		bench_evidence_release(ev);
 	return rc;
 }

@@ -11,6 +11,8 @@
 
 #define BENCH_EVIDENCE_SCHEMA "plumb.evidence.v1"
 
+struct bench_metric_index;
+
 /* Trust of a case's numbers: what the program under test was built as. */
 #define BENCH_TRUST_OPTIMIZED "optimized"       /* its DWARF producer says -O1 or more */
 #define BENCH_TRUST_HARNESS "harness-only"      /* -O0 or no -O: proves the harness runs, never a baseline */
@@ -71,6 +73,7 @@ struct bench_evidence {
 	size_t ncases;
 	struct bench_sample *samples;
 	size_t nsamples, samples_cap;
+	struct bench_metric_index *index; /* built on demand by the lookups below; dropped when a sample is added */
 };
 
 void bench_evidence_init(struct bench_evidence *ev);
@@ -82,6 +85,9 @@ bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, cons
 
 /* The case a metric belongs to: the case whose name is the metric's prefix before the first '.'; NULL if none. */
 const struct bench_case_result *bench_evidence_case_of(const struct bench_evidence *ev, const char *metric);
+
+/* The lookups below share an index by metric name (a hash map), so a report over N samples of M metrics costs
+ * O(N), not O(N * M). They return NULL (with *n == 0) when out of memory, as when there is nothing. */
 
 /* Distinct metric names in first-seen order (array of pointers into the samples; free() the array only). */
 const char **bench_evidence_metrics(const struct bench_evidence *ev, size_t *n);

@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <gelf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -233,6 +234,34 @@ enum bench_build bench_binary_build(const char *path, char **producer, char *why
 	free(opt_prod);
 	free(unopt_prod);
 	return b;
+}
+
+bool bench_binary_needs(const char *path, const char *prefix)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool found = false;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ, NULL);
+	Elf_Scn *scn = NULL;
+	while (elf && !found && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || sh.sh_entsize == 0)
+			continue;
+		Elf_Data *data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Dyn dyn;
+			if (!gelf_getdyn(data, (int)i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			const char *name = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			found = name && strncmp(name, prefix, strlen(prefix)) == 0;
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return found;
 }
 
 const char *bench_build_trust(enum bench_build b)

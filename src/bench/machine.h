@@ -32,6 +32,9 @@ int bench_producer_optimized(const char *producer);
  * cwd when it holds a '/', else along PATH. Returns a malloc'd path or NULL (a shell builtin, not found). */
 char *bench_command_program(const char *command, const char *cwd);
 
+/* Whether an ELF file's dynamic section names a DT_NEEDED library starting with `prefix` ("libplumb.so"). */
+bool bench_binary_needs(const char *path, const char *prefix);
+
 /* The trust label for a binary (BENCH_TRUST_*), from bench_binary_build. */
 const char *bench_build_trust(enum bench_build b);
 

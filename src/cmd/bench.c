@@ -16,6 +16,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/gate.h"
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
@@ -401,6 +402,43 @@ static char *default_out(const char *suite_name)
 	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
 }
 
+/* A case whose program links libplumb but ran without PLUMB_DEBUG wrote none of its plumb_sample() lines: say
+ * so, since nothing else would (the runner leaves the switch to the user, DESIGN §1). */
+static void warn_silent_libplumb(const struct bench_suite *suite, const struct bench_evidence *ev)
+{
+	for (size_t i = 0; i < ev->ncases; i++) {
+		const struct bench_case_result *cr = &ev->cases[i];
+		const struct bench_case *c = NULL;
+		for (size_t k = 0; k < suite->ncases && !c; k++)
+			if (strcmp(suite->cases[k].name, cr->name) == 0)
+				c = &suite->cases[k];
+		if (!c || (cr->status && strcmp(cr->status, "ok") != 0))
+			continue;
+		const char *debug = getenv("PLUMB_DEBUG");
+		for (size_t k = 0; k < c->nenv; k++)
+			if (strncmp(c->env[k], "PLUMB_DEBUG=", 12) == 0)
+				debug = c->env[k] + 12;
+		if (gate_value_enabled(debug))
+			continue;
+		size_t prefix = strlen(cr->name);
+		bool own = false; /* a sample of the program's own, beyond the runner's five */
+		for (size_t k = 0; k < ev->nsamples && !own; k++) {
+			const char *n = ev->samples[k].name;
+			own = strncmp(n, cr->name, prefix) == 0 && n[prefix] == '.' && strcmp(n + prefix, ".wall_ms") &&
+			      strcmp(n + prefix, ".user_ms") && strcmp(n + prefix, ".sys_ms") && strcmp(n + prefix, ".cpu_ms") &&
+			      strcmp(n + prefix, ".max_rss_bytes");
+		}
+		if (own)
+			continue;
+		char *bin = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
+		if (bin && bench_binary_needs(bin, "libplumb.so"))
+			plumb_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls "
+				   "wrote nothing; add `env = PLUMB_DEBUG=1` to the case",
+				   c->name);
+		free(bin);
+	}
+}
+
 static int sub_run(int argc, char **argv)
 {
 	const char *case_re = NULL, *duration = NULL, *out = NULL;
@@ -524,6 +562,7 @@ static int sub_run(int argc, char **argv)
 		if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
 			plumb_warn("bench run: case %s runs an unoptimized build (%s): harness-only evidence, never a baseline",
 				   ev.cases[i].name, ev.cases[i].binary ? ev.cases[i].binary : "?");
+	warn_silent_libplumb(&suite, &ev);
 	rc = EXIT_DONE;
 	if (oc.timed_out)
 		rc = plumb_fail(EXIT_TIMEOUT, "bench run: %s (recorded in the artifact; %zu case%s timed out)", oc.first_problem,

@@ -4,13 +4,14 @@ coverage, doctor, per-run peak RSS, timeouts and the exit codes of DESIGN §1.""
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, ROOT, TempDir, env, plumb, target  # noqa: E402
+from plumbtest import PLUMB, ROOT, TempDir, env, plumb, target, wait_until  # noqa: E402
 
 BENCHWORK = target("benchwork")
 
@@ -283,6 +284,19 @@ class BenchMisc(TempDir):
         self.assertLess(rss[1], 64 * 2**20)
         self.assertLess(rss[2], 64 * 2**20)
 
+    def test_peak_rss_does_not_carry_plumbs_own_size(self):
+        # 200k samples make plumb itself ~30 MiB; a run forked from it would start at that peak
+        suite = self.write("big.ini", "[case many]\nrun = awk 'BEGIN { for (i = 0; i < 200000; i++) "
+                           "printf \"{\\\"name\\\": \\\"m%%d\\\", \\\"value\\\": %%d}\\n\", i %% 100, i }' "
+                           ">> \"$PLUMB_SAMPLES\"\n[case tiny]\nrun = %s spin 0\n" % BENCHWORK)
+        out = self.path("big.json")
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a = load(out)
+        self.assertEqual(sum(1 for s in a["samples"] if s["name"][6:].isdigit() and s["name"][:6] == "many.m"), 200000)
+        rss = [s["value"] for s in a["samples"] if s["name"] == "tiny.max_rss_bytes"]
+        self.assertLess(rss[0], 16 * 2**20)
+
     def test_harness_only_build(self):
         cc = shutil.which("cc")
         if not cc:
@@ -353,6 +367,30 @@ class BenchMisc(TempDir):
         self.assertIn("exited with status 3", r.stderr)
         self.assertIn("benchwork: failing on purpose", r.stderr)
 
+    def test_interrupt_stops_the_run(self):
+        # SIGINT to plumb alone (as a supervisor would send it, not a terminal's whole group): the running
+        # command is killed at once, nothing is written
+        suite = self.write("i.ini", "[case long]\nrun = echo $$ > pid && exec %s sleep 30\n" % BENCHWORK)
+        out = self.path("i.json")
+        p = subprocess.Popen([PLUMB, "bench", "run", suite, "--repeats", "3", "--warmup", "0", "--out", out],
+                             env=env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        pidfile = self.path("pid")
+        self.assertTrue(wait_until(lambda: os.path.exists(pidfile) and open(pidfile).read().strip(), timeout=20))
+        run_pid = int(open(pidfile).read())
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=10)
+        self.assertEqual(p.returncode, 1, err)
+        self.assertIn("interrupted; nothing written", err)
+        self.assertFalse(os.path.exists(out))
+
+        def gone():
+            try:
+                os.kill(run_pid, 0)
+                return False
+            except ProcessLookupError:
+                return True
+        self.assertTrue(wait_until(gone, timeout=10))
+
     def test_exit_codes(self):
         good = self.write("g.ini", "[case a]\nrun = %s spin 1\n" % BENCHWORK)
         bad = self.write("b.ini", "[suite]\nrepeats = 3\n[case a]\nrun = true\nrunn = x\n")
@@ -410,6 +448,27 @@ class BenchMisc(TempDir):
         self.assertEqual([c["name"] for c in a["cases"]], ["in-sub"])
         self.assertEqual(a["cases"][0]["env"], ["A=1", "B=2"])
         self.assertEqual(a["policy"]["case_filter"], "^in-")
+
+    def test_warns_when_a_libplumb_program_runs_without_the_switch(self):
+        cc = shutil.which("cc")
+        lib = os.path.join(os.path.dirname(PLUMB), "libplumb.so")
+        if not cc or not os.path.exists(lib):
+            self.skipTest("no C compiler or no build/libplumb.so")
+        with open(lib, "rb") as f:
+            if b"libasan.so" in f.read():
+                self.skipTest("libplumb.so is built with AddressSanitizer: a plain program cannot load it")
+        prog = self.path("linked")
+        src = self.write("linked.c", "int main(void) { return 0; }\n")
+        subprocess.run([cc, "-O2", src, "-o", prog, "-Wl,--no-as-needed", "-L" + os.path.dirname(lib), "-lplumb",
+                        "-Wl,-rpath," + os.path.dirname(lib)], check=True)
+        suite = self.write("l.ini", "[case off]\nrun = ./linked\n[case on]\nrun = ./linked\nenv = PLUMB_DEBUG=1\n"
+                           "[case plain]\nrun = %s spin 0\n" % BENCHWORK)
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", self.path("l.json"),
+                  debug=False, extra_env={"PLUMB_HOME": self.path("home")})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("case off links libplumb but ran without PLUMB_DEBUG", r.stderr)
+        self.assertNotIn("case on ", r.stderr)
+        self.assertNotIn("case plain ", r.stderr)
 
     def test_progress_only_on_a_terminal(self):
         import pty

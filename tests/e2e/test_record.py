@@ -64,7 +64,7 @@ class RecordLaunch(TempDir):
 
     def test_children_are_followed(self):
         out = self.path("f.folded")
-        r = plumb("record", "--threads", "--interval", "0.002", "-o", out, "--", target("forker"), "0.8")
+        r = plumb("record", "--threads", "--interval", "0.002", "-o", out, "--", target("forker"), "0.4")
         self.assertEqual(r.returncode, 0, r.stderr)
         rows = read_folded(out)
         child = {fr[0] for fr, c in rows if any(f.startswith("child_work ") for f in fr)}

@@ -1,43 +1,36 @@
-/* forker.c — a parent that burns CPU in parent_work while a forked child burns about as long in child_work,
- * then waits for it. Usage: forker [SECONDS] (default 1). */
+/* forker.c — a parent that burns CPU in parent_work while a forked child does the same amount of work in
+ * child_work, then waits for it. The work is a fixed count, not a time, so a loaded machine does not skew the
+ * split. Usage: forker [SCALE] (default 1, about a second of CPU each). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define NOINLINE __attribute__((noinline, noipa))
 
 static volatile uint64_t sink;
 
-static double now(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static inline uint64_t step(uint64_t x)
 {
 	return x * 6364136223846793005ULL + 1;
 }
 
-NOINLINE uint64_t child_work(double seconds)
+NOINLINE uint64_t child_work(double scale)
 {
-	double end = now() + seconds;
 	uint64_t x = 3;
-	while (now() < end)
+	uint64_t rounds = (uint64_t)(scale * 100000);
+	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < 10000; i++)
 			x = step(x);
 	return x;
 }
 
-NOINLINE uint64_t parent_work(double seconds)
+NOINLINE uint64_t parent_work(double scale)
 {
-	double end = now() + seconds;
 	uint64_t x = 5;
-	while (now() < end)
+	uint64_t rounds = (uint64_t)(scale * 100000);
+	for (uint64_t r = 0; r < rounds; r++)
 		for (int i = 0; i < 10000; i++)
 			x = step(x);
 	return x;

@@ -156,6 +156,76 @@ static void test_bench_compare__artifact_round_trip(void **state)
 	}
 }
 
+static void test_bench_compare__streaming_reader(void **state)
+{
+	(void)state;
+	/* many samples (several 64 KiB read chunks) survive a write/read round trip, tags included */
+	struct bench_evidence ev, back;
+	bench_evidence_init(&ev);
+	ev.trust = strdup(BENCH_TRUST_UNKNOWN);
+	for (int i = 0; i < 5000; i++)
+		assert_true(bench_evidence_add_sample(&ev, i % 2 ? "c.a_ms" : "c.b_ms", "latency", "ms", i * 0.001 + 1e-9, i,
+						      i % 7 ? NULL : "{\"k\":\"v\"}"));
+	char path[] = "/tmp/plumb-test-evXXXXXX";
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+	struct perr e = PERR_INIT;
+	assert_int_equal(bench_evidence_write(&ev, path, &e), PLUMB_OK);
+	assert_int_equal(bench_evidence_read(path, &back, &e), PLUMB_OK);
+	assert_int_equal(back.nsamples, 5000);
+	for (size_t i = 0; i < 5000; i++) {
+		assert_true(back.samples[i].value == ev.samples[i].value); /* exact: 15 digits, else 17 */
+		assert_int_equal(back.samples[i].run, (long)i);
+		assert_true((back.samples[i].tags == NULL) == (i % 7 != 0));
+	}
+	size_t n;
+	double *v = bench_evidence_values(&back, "c.a_ms", &n);
+	assert_int_equal(n, 2500);
+	free(v);
+	bench_evidence_release(&back);
+	bench_evidence_release(&ev);
+	/* a syntax error far into the file names its line */
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{\"schema\": \"plumb.evidence.v1\", \"cases\": [],\n \"samples\": [\n", f);
+	for (int i = 0; i < 3000; i++)
+		fprintf(f, "  {\"name\": \"c.x\", \"value\": %d, \"tags\": {\"a\": [1, {\"b\": null}]}},\n", i);
+	fputs("  {\"name\": \"c.x\", \"value\": 1,, }\n ]\n}\n", f); /* line 3003 */
+	fclose(f);
+	assert_int_equal(bench_evidence_read(path, &back, &e), PLUMB_EFORMAT);
+	char want[64];
+	snprintf(want, sizeof want, "%s:3003: not JSON", path);
+	if (!strstr(e.msg, want))
+		fail_msg("'%s' lacks '%s'", e.msg, want);
+	unlink(path);
+	/* the samples may come before the schema; members nest; the reader keeps none of the tree */
+	static const char *const good[] = {
+		"{\"samples\": [{\"name\": \"a.b\", \"value\": 2, \"x\": {\"y\": [[], {}]}}], \"cases\": [],"
+		" \"schema\": \"plumb.evidence.v1\", \"extra\": [1, 2, {\"z\": true}]}",
+	};
+	assert_int_equal(bench_evidence_parse(good[0], strlen(good[0]), "t", &back, &e), PLUMB_OK);
+	assert_int_equal(back.nsamples, 1);
+	bench_evidence_release(&back);
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "{\"schema\": \"plumb.evidence.v1\", \"cases\": [], \"samples\": [], \"samples\": []}", "appears twice" },
+		{ "{\"schema\": \"plumb.evidence.v1\", \"cases\": [], \"samples\": {}}", "samples is not an array" },
+		{ "{\"schema\": \"plumb.evidence.v1\", \"cases\": [], \"samples\": [7]}", "samples[0] is not an object" },
+		{ "{\"schema\": \"plumb.evidence.v1\", \"cases\": [], \"samples\": [{\"name\": \"a\", \"value\": 1e999}]}",
+		  "out of range" },
+		{ "\"just a string\"", "the top level is not an object" },
+		{ "{\"cases\": [], \"samples\": []}", "schema is missing" },
+	};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct perr pe = PERR_INIT;
+		assert_int_equal(bench_evidence_parse(bad[i].text, strlen(bad[i].text), "t", &back, &pe), PLUMB_EFORMAT);
+		if (!strstr(pe.msg, bad[i].want))
+			fail_msg("case %zu: '%s' lacks '%s'", i, pe.msg, bad[i].want);
+	}
+}
+
 static void test_bench_compare__duration_policy_and_sample_lines(void **state)
 {
 	(void)state;
@@ -219,6 +289,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_bench_compare__verdicts),
 		cmocka_unit_test(test_bench_compare__artifact_round_trip),
+		cmocka_unit_test(test_bench_compare__streaming_reader),
 		cmocka_unit_test(test_bench_compare__duration_policy_and_sample_lines),
 		cmocka_unit_test(test_bench_compare__producer_flags),
 	};
