@@ -47,6 +47,25 @@ class WallModeTest(TempDir):
         self.assertGreater(got["work_path"], 93.0, repr(got))
         self.assertLess(got["sleep_path"], 5.0, repr(got))
 
+    def test_attach_sees_a_thread_blocked_all_along(self):
+        # waiter-nofp's second thread sits in read() for its whole life: it never switches while sampled, so only
+        # the stack read at attach time can show it; it must count at every tick of the attach.
+        proc = subprocess.Popen([target("waiter-nofp"), "20"], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(proc.stdout.readline().strip(), "ready")
+            out = self.path("attach.folded")
+            r = plumb("record", "--mode", "wall", "--pid", str(proc.pid), "--seconds", "1", "--interval", "0.002",
+                      "-o", out, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = read_folded(out)
+        finally:
+            proc.kill()
+            proc.wait()
+        waiting = sum(c for fr, c in rows if any(f.startswith("wait_path ") for f in fr)
+                      and any(f.startswith("blocked_main ") for f in fr))
+        self.assertGreater(waiting, 400, rows[:4])  # 1 s at 2 ms: ~500
+        self.assertLess(waiting, 600)
+
     def test_refused_without_kernel_sampling_says_why(self):
         # Context switches happen in the kernel: without the right to sample it (perf_event_paranoid >= 2 and no
         # CAP_PERFMON) wall mode is refused with the reason; run as nobody with no capabilities to see it.
