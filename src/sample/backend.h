@@ -56,6 +56,8 @@ struct backend {
 	 * kernel refuses (the caller may fall back to another backend), with the cause in e. */
 	enum plumb_err (*run)(const struct record_opts *opts, struct profile *p, struct record_result *res,
 			      struct perr *e);
+	/* Never picked automatically, only with --backend NAME (e.g. py-spy, an optional external tool). */
+	bool forced_only;
 };
 
 /* Backends in the order they are tried. */

@@ -612,6 +612,8 @@ static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, int *go_
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		signal(SIGPIPE, SIG_DFL);
+		if (opts->stages_path)
+			setenv("PLUMB_STAGES", opts->stages_path, 1);
 		execvp(opts->argv[0], opts->argv);
 		int err = errno;
 		if (write(ep[1], &err, sizeof err) < 0)
