@@ -378,6 +378,10 @@ int cmd_record(int argc, char **argv)
 		/* Only a refusal of the first backend leads to fallbacks; any other error of it is the answer. */
 		if (i == 0 && ((brc != PLUMB_EPERM && brc != PLUMB_EUNSUPPORTED) || opts.backend))
 			break;
+		if (i > 0 && brc == PLUMB_EINVAL) { /* the target itself is wrong: that is the answer */
+			sbuf_reset(&fallback);
+			break;
+		}
 		if (i == 0) {
 			first_rc = brc;
 			sbuf_addstr(&fallback, e.msg);

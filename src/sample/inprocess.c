@@ -516,8 +516,14 @@ out:
 	return rc;
 }
 
+/* --call runs inside a process of plumb's own making: only this backend can do it. */
+static bool ip_wants(const struct record_opts *opts)
+{
+	return opts->target == TARGET_CALL;
+}
+
 const struct backend backend_inprocess = {
 	.name = "inprocess",
-	.wants = NULL,
+	.wants = ip_wants,
 	.run = ip_run,
 };
