@@ -43,6 +43,13 @@ TARGET_FP  := $(TARGET_SRC:tests/targets/%.c=$(BUILD)/targets/%)
 TARGET_NOFP:= $(TARGET_SRC:tests/targets/%.c=$(BUILD)/targets/%-nofp)
 TARGET_CFLAGS := -std=gnu11 -g -Wall -Iinclude -pthread
 
+# Test libraries for --call (tests/targets/lib/NAME.c -> libNAME.so, libNAME-nofp.so) and test programs that
+# link libplumb (tests/targets/api/NAME.c).
+TESTLIB_SRC := $(wildcard tests/targets/lib/*.c)
+TESTLIB_SO  := $(TESTLIB_SRC:tests/targets/lib/%.c=$(BUILD)/targets/lib%.so) $(TESTLIB_SRC:tests/targets/lib/%.c=$(BUILD)/targets/lib%-nofp.so)
+API_SRC     := $(wildcard tests/targets/api/*.c)
+API_BIN     := $(API_SRC:tests/targets/api/%.c=$(BUILD)/targets/%)
+
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 
@@ -53,9 +60,11 @@ $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+# libplumb is preloaded into programs built without sanitizers: it is never built with them.
+LIB_CFLAGS := $(filter-out $(SAN),$(ALL_CFLAGS))
 $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+	$(CC) $(LIB_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
 $(BUILD)/libplumbcore.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
@@ -65,7 +74,7 @@ $(BUILD)/plumb: $(BUILD)/obj/src/main.o $(BUILD)/libplumbcore.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
 
 $(BUILD)/libplumb.so: $(LIB_OBJ)
-	$(CC) $(ALL_CFLAGS) -shared -fPIC $(LDFLAGS) $^ -lpthread -lrt -ldl -o $@
+	$(CC) $(LIB_CFLAGS) -shared -fPIC $(LDFLAGS) $^ -lpthread -lrt -ldl -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
 	@mkdir -p $(dir $@)
@@ -83,6 +92,20 @@ $(BUILD)/targets/%: tests/targets/%.c
 $(BUILD)/targets/%-nofp: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -O2 -fomit-frame-pointer $< -o $@ -lm -ldl
+
+$(BUILD)/targets/lib%-nofp.so: tests/targets/lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -O2 -fomit-frame-pointer -shared -fPIC $< -o $@ -lm
+
+$(BUILD)/targets/lib%.so: tests/targets/lib/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -shared -fPIC $< -o $@ -lm
+
+$(BUILD)/targets/%: tests/targets/api/%.c $(BUILD)/libplumb.so
+	@mkdir -p $(dir $@)
+	$(CC) $(TARGET_CFLAGS) -O2 $< -o $@ -L$(BUILD) -lplumb -Wl,-rpath,'$$ORIGIN/..'
+
+check bench: $(TESTLIB_SO) $(API_BIN)
 
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)

@@ -10,14 +10,19 @@
 #include <string.h>
 #include <time.h>
 
+#include "analyze/analyze.h"
+#include "analyze/baseline.h"
 #include "base/atomic.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "format/format.h"
+#include "format/hot_json.h"
 #include "profile/label.h"
 #include "sample/backend.h"
+#include "sample/stages.h"
+#include "sample/targets.h"
 #include "symbol/symbol.h"
 
 static volatile int stop_requested;
@@ -31,6 +36,7 @@ static void on_stop_signal(int sig)
 static const char *const usage_text =
 	"plumb record [options] -- COMMAND [ARGS...]\n"
 	"       plumb record [options] --pid PID\n"
+	"       plumb record [options] --target NAME\n"
 	"       plumb record [options] --call LIB.so:SYMBOL";
 
 static const char *const description =
@@ -40,6 +46,7 @@ static const char *const description =
 
 struct record_args {
 	const char *pid, *target_name, *call, *output, *format, *mode, *unwind, *backend;
+	const char *summary, *stages, *save_baseline;
 	double interval, rate, seconds;
 	long stack_size;
 	bool no_kernel, threads, no_lines, native, idle;
@@ -57,11 +64,15 @@ static size_t choose_backends(const struct record_opts *opts, const struct backe
 			out[k++] = b;
 		return k;
 	}
-	for (size_t i = 0; i < n && k < max; i++)
-		if (all[i]->wants && all[i]->wants(opts))
+	bool taken[64] = { false };
+	for (size_t i = 0; i < n && i < 64 && k < max; i++)
+		if (all[i]->wants && all[i]->wants(opts)) {
 			out[k++] = all[i];
-	for (size_t i = 0; i < n && k < max; i++)
-		if (!all[i]->wants)
+			taken[i] = true;
+		}
+	/* then every other backend, in list order, as fallbacks (except those used only when named) */
+	for (size_t i = 0; i < n && i < 64 && k < max; i++)
+		if (!taken[i] && !all[i]->forced_only)
 			out[k++] = all[i];
 	return k;
 }
@@ -98,12 +109,46 @@ static bool needs_timeline(enum fmt_kind kind)
 	return kind == FMT_GECKO || kind == FMT_SPEEDSCOPE;
 }
 
+/* --summary, --save-baseline and --stages: one command that profiles, summarizes and keeps. */
+static enum plumb_err write_extras(const struct profile *prof, const struct record_args *a,
+				   const struct record_result *res, const char *stage_lines, struct perr *e)
+{
+	enum plumb_err rc = PLUMB_OK;
+	if (a->summary || a->save_baseline) {
+		struct hot_opts ho = HOT_OPTS_INIT;
+		ho.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
+		struct hot_summary *s = NULL;
+		rc = hot_analyze(prof, &ho, &s, e);
+		if (rc)
+			return rc;
+		free(s->source);
+		s->source = redact_dup(a->output);
+		struct sbuf json = SBUF_INIT;
+		fmt_hot_json_write(&json, s, 0);
+		hot_summary_free(s);
+		if (json.oom)
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory writing the summary");
+		if (!rc && a->summary)
+			rc = atomic_write_file(a->summary, json.buf, json.len, e);
+		if (!rc && a->save_baseline)
+			rc = baseline_profile_save(a->save_baseline, json.buf, json.len, e);
+		sbuf_release(&json);
+		if (rc)
+			return rc;
+	}
+	if (a->stages)
+		rc = stages_write(stage_lines, res->start_ns, res->end_ns, a->stages, e);
+	return rc;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_args a = { 0 };
 	a.output = "./plumb-profile.folded";
 	const struct opt opts_table[] = {
 		{ "pid", 'p', OPT_STRING, &a.pid, "PID", "attach to a running process (all its threads)", NULL },
+		{ "target", 't', OPT_STRING, &a.target_name, "NAME", "attach to a process that announced itself (plumb.h)",
+		  NULL },
 		{ "call", 0, OPT_STRING, &a.call, "LIB.so:SYMBOL", "load LIB, call SYMBOL() and sample it", NULL },
 		{ "interval", 'i', OPT_DOUBLE, &a.interval, "S", "seconds between samples, 0.0001-1.0 (default 0.005)",
 		  &a.interval_set },
@@ -121,6 +166,11 @@ int cmd_record(int argc, char **argv)
 		{ "threads", 0, OPT_FLAG, &a.threads, NULL, "add a root frame per thread: name (tid)", NULL },
 		{ "no-lines", 0, OPT_FLAG, &a.no_lines, NULL, "drop line numbers so one function is one frame", NULL },
 		{ "backend", 0, OPT_STRING, &a.backend, "NAME", "force a backend (perf_event, ...)", NULL },
+		{ "summary", 0, OPT_STRING, &a.summary, "FILE", "also write the hot summary (plumb.hot.v1 JSON)", NULL },
+		{ "stages", 0, OPT_STRING, &a.stages, "FILE",
+		  "also write the stage file (a 'command' stage plus the stages the program emitted)", NULL },
+		{ "save-baseline", 0, OPT_STRING, &a.save_baseline, "NAME", "save the hot summary as profile baseline NAME",
+		  NULL },
 		{ "native", 0, OPT_FLAG, &a.native, NULL, "python targets: merge native frames", NULL },
 		{ "idle", 0, OPT_FLAG, &a.idle, NULL, "python targets: keep idle stacks", NULL },
 		{ 0 },
@@ -139,13 +189,41 @@ int cmd_record(int argc, char **argv)
 	opts.idle = a.idle;
 	opts.stop = &stop_requested;
 	rc = EXIT_USAGE;
-	int ntargets = (a.pid != NULL) + (a.call != NULL) + (r.dashdash >= 0 && r.npos > r.dashdash);
+	int ntargets = (a.pid != NULL) + (a.call != NULL) + (a.target_name != NULL) +
+		       (r.dashdash >= 0 && r.npos > r.dashdash);
 	if (r.dashdash < 0 && r.npos > 0) {
 		plumb_fail(EXIT_USAGE, "record: unexpected argument '%s' (put the command after --)", r.pos[0]);
 		goto out;
 	}
-	if (ntargets != 1) {
-		plumb_fail(EXIT_USAGE, "record: give exactly one target: -- COMMAND, --pid PID or --call LIB.so:SYMBOL");
+	if (ntargets > 1) {
+		plumb_fail(EXIT_USAGE,
+			   "record: give one target: -- COMMAND, --pid PID, --target NAME or --call LIB.so:SYMBOL");
+		goto out;
+	}
+	static char target_pid[32];
+	if (ntargets == 0 || a.target_name) {
+		/* an announced target: the one named, or the only live one (DESIGN §2) */
+		char list[2048];
+		pid_t pid = 0;
+		int found = targets_find(a.target_name, &pid, list, sizeof list);
+		if (found != 1) {
+			if (a.target_name)
+				plumb_fail(EXIT_USAGE, "record: no live target announced as '%s'%s%s", a.target_name,
+					   list[0] ? "; announced: " : " (none is announced)", list);
+			else if (found == 0)
+				plumb_fail(EXIT_USAGE, "record: give a target: -- COMMAND, --pid PID, --target NAME or --call "
+					   "LIB.so:SYMBOL (no program announced itself with plumb_announce)");
+			else
+				plumb_fail(EXIT_USAGE, "record: %d targets are announced, pick one with --target NAME: %s",
+					   found, list);
+			goto out;
+		}
+		snprintf(target_pid, sizeof target_pid, "%d", (int)pid);
+		a.pid = target_pid;
+	}
+	if (a.save_baseline && !baseline_name_valid(a.save_baseline)) {
+		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-', not '%s'",
+			   a.save_baseline);
 		goto out;
 	}
 	if (a.interval_set && a.rate_set) {
@@ -249,9 +327,22 @@ int cmd_record(int argc, char **argv)
 	}
 
 	struct perr e = PERR_INIT;
-	if (atomic_check_writable(a.output, &e)) {
+	if (atomic_check_writable(a.output, &e) || (a.summary && atomic_check_writable(a.summary, &e)) ||
+	    (a.stages && atomic_check_writable(a.stages, &e))) {
 		rc = perr_report(&e);
 		goto out;
+	}
+	/* the program's stage lines go to a private temporary file; the stage file is written at the end */
+	char stage_lines[64] = "";
+	if (a.stages) {
+		snprintf(stage_lines, sizeof stage_lines, "/tmp/plumb-stages-XXXXXX");
+		int fd = mkstemp(stage_lines);
+		if (fd < 0) {
+			rc = plumb_fail(EXIT_OUTPUT, "record: cannot create a temporary stage file: %s", strerror(errno));
+			goto out;
+		}
+		close(fd);
+		opts.stages_path = stage_lines;
 	}
 
 	struct sigaction sa = { 0 };
@@ -267,7 +358,7 @@ int cmd_record(int argc, char **argv)
 	struct record_result res;
 	struct sbuf fallback = SBUF_INIT;
 	const struct backend *used = NULL;
-	enum plumb_err brc = PLUMB_EUNSUPPORTED;
+	enum plumb_err brc = PLUMB_EUNSUPPORTED, first_rc = PLUMB_OK;
 	double start_unix = (double)time(NULL);
 	for (size_t i = 0; i < ncands; i++) {
 		profile_free(raw);
@@ -284,15 +375,25 @@ int cmd_record(int argc, char **argv)
 			used = cands[i];
 			break;
 		}
-		if ((brc != PLUMB_EPERM && brc != PLUMB_EUNSUPPORTED) || opts.backend)
+		/* Only a refusal of the first backend leads to fallbacks; any other error of it is the answer. */
+		if (i == 0 && ((brc != PLUMB_EPERM && brc != PLUMB_EUNSUPPORTED) || opts.backend))
 			break;
-		sbuf_addf(&fallback, "%s%s: %s", fallback.len ? "; " : "", cands[i]->name, e.msg);
+		if (i > 0 && brc == PLUMB_EINVAL) { /* the target itself is wrong: that is the answer */
+			sbuf_reset(&fallback);
+			break;
+		}
+		if (i == 0) {
+			first_rc = brc;
+			sbuf_addstr(&fallback, e.msg);
+		} else {
+			sbuf_addf(&fallback, "; the %s fallback failed too: %s", cands[i]->name, e.msg);
+		}
 	}
 	if (!used) {
-		if (brc == PLUMB_EPERM || brc == PLUMB_EUNSUPPORTED)
-			rc = plumb_fail(EXIT_FAILED, "record: %s", e.msg[0] ? e.msg : "no backend could sample this target");
-		else
+		if (!fallback.len)
 			rc = perr_report(&e);
+		else /* the first refusal is the real cause; the fallbacks' failures follow on the same line */
+			rc = plumb_fail(plumb_exit_code(first_rc), "record: %s", fallback.buf);
 		goto out_profile;
 	}
 
@@ -336,7 +437,7 @@ int cmd_record(int argc, char **argv)
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a.threads;
 	wo.label_flags = a.no_lines ? LABEL_NO_LINES : 0;
-	if (fmt_write_file(prof, a.output, kind, &wo, &e)) {
+	if (fmt_write_file(prof, a.output, kind, &wo, &e) || write_extras(prof, &a, &res, stage_lines, &e)) {
 		rc = perr_report(&e);
 		profile_free(prof);
 		goto out_profile;
@@ -354,6 +455,8 @@ int cmd_record(int argc, char **argv)
 	free(shown);
 	rc = EXIT_DONE;
 out_profile:
+	if (stage_lines[0])
+		unlink(stage_lines);
 	profile_free(raw);
 	sbuf_release(&fallback);
 out:

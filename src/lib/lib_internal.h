@@ -15,4 +15,9 @@ int lib_metrics_start(const char *name);
  * with atexit() too, so a program that just returns from main still leaves an "ended" recording. */
 void lib_metrics_stop(void);
 
+#include <stdbool.h>
+
+/* True when the process started with PLUMB_DEBUG on (read once, when the library was loaded; plumb.c). */
+bool lib_switch_on(void);
+
 #endif

@@ -13,6 +13,8 @@
 static const struct backend *const backends[] = {
 	&backend_python,
 	&backend_perf_event,
+	&backend_inprocess,
+	&backend_ptrace,
 	&backend_pyspy,
 };
 

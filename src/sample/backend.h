@@ -56,6 +56,8 @@ struct backend {
 	 * kernel refuses (the caller may fall back to another backend), with the cause in e. */
 	enum plumb_err (*run)(const struct record_opts *opts, struct profile *p, struct record_result *res,
 			      struct perr *e);
+	/* Never picked automatically, only with --backend NAME (e.g. py-spy, an optional external tool). */
+	bool forced_only;
 };
 
 /* Backends in the order they are tried. */
@@ -64,8 +66,10 @@ const struct backend *const *backend_list(size_t *n);
 
 /* Individual backends (each in its own file). */
 extern const struct backend backend_perf_event;
-extern const struct backend backend_python; /* CPython frames read from outside (sample/python.c) */
-extern const struct backend backend_pyspy;  /* py-spy, only when forced (sample/pyspy.c) */
+extern const struct backend backend_ptrace;    /* attach by PTRACE_SEIZE/INTERRUPT (ptrace.c) */
+extern const struct backend backend_inprocess; /* libplumb preloaded: signal + timers (inprocess.c) */
+extern const struct backend backend_python;    /* CPython frames read from outside (sample/python.c) */
+extern const struct backend backend_pyspy;     /* py-spy, only when forced (sample/pyspy.c) */
 
 /* Helpers shared by backends. */
 uint64_t now_ns(void); /* CLOCK_MONOTONIC */

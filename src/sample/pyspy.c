@@ -332,4 +332,5 @@ const struct backend backend_pyspy = {
 	.name = "py-spy",
 	.wants = pyspy_wants,
 	.run = pyspy_run,
+	.forced_only = true,
 };

@@ -419,4 +419,7 @@ const struct backend backend_python = {
 	.name = "python",
 	.wants = pyb_wants,
 	.run = pyb_run,
+	/* picked when wants() says the target is CPython, never as a fallback for other targets (its run()
+	 * would launch a command it cannot read) */
+	.forced_only = true,
 };

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/hashmap.h"
@@ -81,6 +82,7 @@ struct unwinder {
 	struct rule *cache;      /* direct-mapped, 1 << RULE_CACHE_BITS */
 	struct unwind_stats stats;
 	bool no_cache;
+	struct hmap reloaded; /* pid -> CLOCK_MONOTONIC seconds of the last /proc/PID/maps reload */
 };
 
 static bool elf_version_done;
@@ -128,6 +130,7 @@ void unwinder_free(struct unwinder *u)
 	free(u->mods);
 	hmap_release(&u->mod_by_hash);
 	hmap_release(&u->mod_by_ptr);
+	hmap_release(&u->reloaded);
 	free(u->cache);
 	free(u);
 }
@@ -231,6 +234,26 @@ static uint32_t module_get(struct unwinder *u, const char *path)
 	module_open(m);
 	u->mods[u->nmods++] = m;
 	return (uint32_t)u->nmods;
+}
+
+/* An address in no known mapping: a library mapped after the maps were read whose mmap record is still in
+ * another CPU's ring, or garbage. Re-reads /proc/PID/maps, at most once a second per process, so garbage
+ * cannot make every sample pay for it. */
+static const struct map_entry *find_reloading(struct unwinder *u, pid_t pid, uint64_t addr)
+{
+	const struct map_entry *e = maps_find(u->maps, pid, addr);
+	if (e)
+		return e;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint32_t last;
+	if (hmap_get(&u->reloaded, (uint64_t)pid, &last) && (uint32_t)ts.tv_sec - last < 1)
+		return NULL;
+	hmap_put(&u->reloaded, (uint64_t)pid, (uint32_t)ts.tv_sec);
+	u->stats.maps_reloads++;
+	if (!maps_load_proc(u->maps, pid))
+		return NULL;
+	return maps_find(u->maps, pid, addr);
 }
 
 /* ---- the register state of one frame ---- */
@@ -587,7 +610,7 @@ size_t unwind_dwarf(struct unwinder *u, pid_t pid, const struct unwind_regs *reg
 			break;
 		/* A return address points after the call: look up the call instruction itself. */
 		uint64_t lookup = exact ? pc : pc - 1;
-		const struct map_entry *e = maps_find(u->maps, pid, lookup);
+		const struct map_entry *e = find_reloading(u, pid, lookup);
 		if (!e)
 			break;
 		uint32_t mod;

@@ -48,6 +48,7 @@ struct unwind_stats {
 	uint64_t cache_misses;  /* frames whose rule was looked up in the module's CFI (libdw) */
 	uint64_t complex_steps; /* frames evaluated through libdw every time (CFI expressions: PLT, signal frames) */
 	uint64_t fp_steps;      /* frames unwound with frame pointers (no CFI for the address) */
+	uint64_t maps_reloads;  /* /proc/PID/maps re-read for an address in no known mapping */
 };
 void unwinder_stats(const struct unwinder *u, struct unwind_stats *out);
 /* Turns the per-address rule cache off (every frame asks libdw) or on; for benchmarks. */

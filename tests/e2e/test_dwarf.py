@@ -71,7 +71,7 @@ class DwarfUnwindTest(TempDir):
         folded = read_folded(self.path("fp.folded"))
         whole = sum(c for fr, c in folded if intact(fr))
         total = sum(c for _, c in folded)
-        self.assertLess(whole / total, 0.5)
+        self.assertLess(whole / total, 0.1)
 
 
 if __name__ == "__main__":

@@ -3,10 +3,20 @@ CPU work (work_path) and 5 ms of sleep (sleep_path): wall mode puts about half t
 the stack that waits), cpu mode nearly all of them in work_path. A preemption inside work_path stretches it
 past 5 ms on a loaded machine, so "half" is the split the target measured with its own clock."""
 import os
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import TempDir, main, plumb, read_folded, shares, target  # noqa: E402
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, shares, target  # noqa: E402
+
+
+def paranoid():
+    try:
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return None
 
 
 class WallModeTest(TempDir):
@@ -36,6 +46,44 @@ class WallModeTest(TempDir):
         got = shares(self.record("cpu")[0], ["sleep_path", "work_path"])
         self.assertGreater(got["work_path"], 93.0, repr(got))
         self.assertLess(got["sleep_path"], 5.0, repr(got))
+
+    def test_attach_sees_a_thread_blocked_all_along(self):
+        # waiter-nofp's second thread sits in read() for its whole life: it never switches while sampled, so only
+        # the stack read at attach time can show it; it must count at every tick of the attach.
+        proc = subprocess.Popen([target("waiter-nofp"), "20"], stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(proc.stdout.readline().strip(), "ready")
+            out = self.path("attach.folded")
+            r = plumb("record", "--mode", "wall", "--pid", str(proc.pid), "--seconds", "1", "--interval", "0.002",
+                      "-o", out, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = read_folded(out)
+        finally:
+            proc.kill()
+            proc.wait()
+        waiting = sum(c for fr, c in rows if any(f.startswith("wait_path ") for f in fr)
+                      and any(f.startswith("blocked_main ") for f in fr))
+        self.assertGreater(waiting, 400, rows[:4])  # 1 s at 2 ms: ~500
+        self.assertLess(waiting, 600)
+
+    def test_refused_without_kernel_sampling_says_why(self):
+        # Context switches happen in the kernel: without the right to sample it (perf_event_paranoid >= 2 and no
+        # CAP_PERFMON) wall mode is refused with the reason; run as nobody with no capabilities to see it.
+        level = paranoid()
+        if os.geteuid() != 0 or not shutil.which("setpriv") or level is None or level < 2:
+            self.skipTest("needs root (to drop to nobody), setpriv and perf_event_paranoid >= 2")
+        os.chmod(self.tmp, 0o777)  # nobody must reach the copies and be able to write the output
+        exe, tgt = self.path("plumb"), self.path("worksleep")
+        shutil.copy(PLUMB, exe)
+        shutil.copy(target("worksleep-nofp"), tgt)
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all",
+                            exe, "record", "--mode", "wall", "-o", self.path("x.folded"), "--", tgt, "0.2"],
+                           env=env(), capture_output=True, text=True, timeout=60)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("perf_event_paranoid = %d" % level, r.stderr)
+        self.assertIn("--mode cpu", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertFalse(os.path.exists(self.path("x.folded")))
 
 
 if __name__ == "__main__":

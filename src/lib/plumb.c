@@ -1,0 +1,442 @@
+/* plumb.c — the public API of libplumb (include/plumb.h): benchmark samples and stage ranges as JSON lines,
+ * and target announcement through lock files. Invariant: with the debug switch off (read once at load), every
+ * entry point returns after one load and a branch — no thread, no file, no timer, no allocation. */
+#include "plumb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/gate.h"
+#include "lib/lib_internal.h"
+
+/* -1 unknown (the constructor has not run yet), 0 off, 1 on. */
+static atomic_int switch_state = -1;
+
+__attribute__((constructor)) static void plumb_lib_load(void)
+{
+	atomic_store_explicit(&switch_state, gate_enabled() ? 1 : 0, memory_order_relaxed);
+}
+
+bool lib_switch_on(void)
+{
+	int s = atomic_load_explicit(&switch_state, memory_order_relaxed);
+	if (__builtin_expect(s < 0, 0)) {
+		s = gate_enabled() ? 1 : 0;
+		atomic_store_explicit(&switch_state, s, memory_order_relaxed);
+	}
+	return s == 1;
+}
+
+const char *plumb_status_str(enum plumb_status status)
+{
+	switch (status) {
+	case PLUMB_STATUS_OK: return "ok";
+	case PLUMB_STATUS_OFF: return "switched off (PLUMB_DEBUG) or no output configured";
+	case PLUMB_STATUS_INVALID: return "invalid argument";
+	case PLUMB_STATUS_NOMEM: return "out of memory";
+	case PLUMB_STATUS_IO: return "file could not be written";
+	case PLUMB_STATUS_BUSY: return "target name announced by another live process";
+	}
+	return "unknown status";
+}
+
+/* ---- JSON lines ---- */
+
+struct line {
+	char *buf;
+	size_t len, cap;
+	bool oom;
+};
+
+static void line_add(struct line *l, const char *s, size_t n)
+{
+	if (l->oom)
+		return;
+	if (l->len + n + 1 > l->cap) {
+		size_t cap = l->cap ? l->cap : 256;
+		while (cap < l->len + n + 1)
+			cap *= 2;
+		char *nb = realloc(l->buf, cap);
+		if (!nb) {
+			l->oom = true;
+			return;
+		}
+		l->buf = nb;
+		l->cap = cap;
+	}
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+	l->buf[l->len] = 0;
+}
+
+static void line_addstr(struct line *l, const char *s)
+{
+	line_add(l, s, strlen(s));
+}
+
+static void line_addf(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void line_addf(struct line *l, const char *fmt, ...)
+{
+	char tmp[64];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		line_add(l, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
+}
+
+/* A JSON string literal; bytes >= 0x80 pass through (UTF-8 is the caller's business). */
+static void line_add_json(struct line *l, const char *s)
+{
+	line_add(l, "\"", 1);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"': line_add(l, "\\\"", 2); break;
+		case '\\': line_add(l, "\\\\", 2); break;
+		case '\n': line_add(l, "\\n", 2); break;
+		case '\r': line_add(l, "\\r", 2); break;
+		case '\t': line_add(l, "\\t", 2); break;
+		default:
+			if (*p < 0x20)
+				line_addf(l, "\\u%04x", *p);
+			else
+				line_add(l, (const char *)p, 1);
+		}
+	}
+	line_add(l, "\"", 1);
+}
+
+/* Appends the line with one write(2) to an O_APPEND file, so concurrent writers never interleave. */
+static enum plumb_status line_append(struct line *l, const char *path)
+{
+	line_add(l, "\n", 1);
+	if (l->oom) {
+		free(l->buf);
+		return PLUMB_STATUS_NOMEM;
+	}
+	enum plumb_status st = PLUMB_STATUS_OK;
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		st = PLUMB_STATUS_IO;
+	} else {
+		ssize_t w;
+		do
+			w = write(fd, l->buf, l->len);
+		while (w < 0 && errno == EINTR);
+		if (w != (ssize_t)l->len)
+			st = PLUMB_STATUS_IO;
+		int saved = errno;
+		close(fd);
+		errno = saved;
+	}
+	free(l->buf);
+	return st;
+}
+
+enum plumb_status plumb_sample_tags(const char *name, const char *kind, const char *unit, double value,
+				    const char *const *tags, size_t ntags)
+{
+	if (!lib_switch_on())
+		return PLUMB_STATUS_OFF;
+	const char *path = getenv("PLUMB_SAMPLES");
+	if (!path || !*path)
+		return PLUMB_STATUS_OFF;
+	if (!name || !kind || !unit || !isfinite(value) || (ntags && !tags))
+		return PLUMB_STATUS_INVALID;
+	for (size_t i = 0; i < 2 * ntags; i++)
+		if (!tags[i])
+			return PLUMB_STATUS_INVALID;
+	struct line l = { 0 };
+	line_addstr(&l, "{\"name\": ");
+	line_add_json(&l, name);
+	line_addstr(&l, ", \"kind\": ");
+	line_add_json(&l, kind);
+	line_addstr(&l, ", \"unit\": ");
+	line_add_json(&l, unit);
+	line_addf(&l, ", \"value\": %.17g, \"tags\": {", value);
+	for (size_t i = 0; i < ntags; i++) {
+		if (i)
+			line_addstr(&l, ", ");
+		line_add_json(&l, tags[2 * i]);
+		line_addstr(&l, ": ");
+		line_add_json(&l, tags[2 * i + 1]);
+	}
+	line_addstr(&l, "}}");
+	return line_append(&l, path);
+}
+
+enum plumb_status plumb_sample(const char *name, const char *kind, const char *unit, double value)
+{
+	if (!lib_switch_on())
+		return PLUMB_STATUS_OFF;
+	return plumb_sample_tags(name, kind, unit, value, NULL, 0);
+}
+
+/* ---- stages ---- */
+
+struct plumb_stage {
+	uint64_t start_ns;
+	char name[];
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct plumb_stage *plumb_stage_begin(const char *name)
+{
+	if (!lib_switch_on() || !name)
+		return NULL;
+	const char *path = getenv("PLUMB_STAGES");
+	if (!path || !*path)
+		return NULL;
+	size_t n = strlen(name);
+	struct plumb_stage *s = malloc(sizeof *s + n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s->name, name, n + 1);
+	s->start_ns = mono_ns();
+	return s;
+}
+
+enum plumb_status plumb_stage_end(struct plumb_stage *stage)
+{
+	if (!stage)
+		return PLUMB_STATUS_OFF;
+	uint64_t end = mono_ns();
+	const char *path = getenv("PLUMB_STAGES");
+	if (!path || !*path) {
+		free(stage);
+		return PLUMB_STATUS_OFF;
+	}
+	struct line l = { 0 };
+	line_addstr(&l, "{\"name\": ");
+	line_add_json(&l, stage->name);
+	line_addf(&l, ", \"start_ns\": %llu", (unsigned long long)stage->start_ns);
+	line_addf(&l, ", \"end_ns\": %llu", (unsigned long long)end);
+	line_addf(&l, ", \"pid\": %ld}", (long)getpid());
+	free(stage);
+	return line_append(&l, path);
+}
+
+/* ---- announcement ---- */
+
+#define MAX_ANNOUNCED 8
+#define NAME_MAX_LEN 64
+
+static pthread_mutex_t announce_lock = PTHREAD_MUTEX_INITIALIZER;
+static char announced[MAX_ANNOUNCED][4096]; /* lock paths this process wrote */
+static pid_t announced_by[MAX_ANNOUNCED];
+static bool atexit_done;
+static bool metrics_started;
+
+static bool name_ok(const char *name)
+{
+	size_t n = 0;
+	for (const char *p = name; *p; p++, n++) {
+		char c = *p;
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+		      c == '_' || c == '-'))
+			return false;
+	}
+	return n > 0 && n <= NAME_MAX_LEN && name[0] != '.';
+}
+
+/* $PLUMB_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/plumb. False when no home can be found. */
+static bool plumb_home(char *buf, size_t n)
+{
+	const char *h = getenv("PLUMB_HOME");
+	if (h && *h)
+		return (size_t)snprintf(buf, n, "%s", h) < n;
+	const char *x = getenv("XDG_STATE_HOME");
+	if (x && *x)
+		return (size_t)snprintf(buf, n, "%s/plumb", x) < n;
+	const char *home = getenv("HOME");
+	if (!home || !*home)
+		return false;
+	return (size_t)snprintf(buf, n, "%s/.local/state/plumb", home) < n;
+}
+
+static int mkdirs(char *path)
+{
+	for (char *p = path + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = 0;
+		int r = mkdir(path, 0700);
+		*p = '/';
+		if (r != 0 && errno != EEXIST)
+			return -1;
+	}
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+/* Field 22 of /proc/PID/stat (start time in clock ticks): with the pid it names a process across pid reuse. */
+static unsigned long long proc_start_time(pid_t pid)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	p++;
+	for (int field = 2; field < 22 && p; field++)
+		p = strchr(p + 1, ' ');
+	return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+/* True when the lock at path names a live process other than this one. */
+static bool lock_held_by_other(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return false;
+	long pid = 0;
+	unsigned long long start = 0;
+	int n = fscanf(f, "%ld %llu", &pid, &start);
+	fclose(f);
+	if (n < 1 || pid <= 0 || pid == (long)getpid())
+		return false;
+	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
+		return false;
+	return n < 2 || proc_start_time((pid_t)pid) == start;
+}
+
+static void remove_locks(void)
+{
+	pthread_mutex_lock(&announce_lock);
+	for (int i = 0; i < MAX_ANNOUNCED; i++) {
+		/* A forked child runs its parent's atexit handlers: it must not remove the parent's lock. */
+		if (announced[i][0] && announced_by[i] == getpid())
+			unlink(announced[i]);
+		announced[i][0] = 0;
+	}
+	pthread_mutex_unlock(&announce_lock);
+}
+
+static void at_exit_cleanup(void)
+{
+	plumb_shutdown();
+}
+
+enum plumb_status plumb_announce(const char *name)
+{
+	if (!lib_switch_on())
+		return PLUMB_STATUS_OFF;
+	if (!name || !name_ok(name))
+		return PLUMB_STATUS_INVALID;
+	char dir[4096], path[4096], tmp[4096 + 32];
+	if (!plumb_home(dir, sizeof dir - 16))
+		return PLUMB_STATUS_IO;
+	strcat(dir, "/targets");
+	if (mkdirs(dir) != 0)
+		return PLUMB_STATUS_IO;
+	if ((size_t)snprintf(path, sizeof path, "%s/%s.lock", dir, name) >= sizeof path)
+		return PLUMB_STATUS_INVALID;
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+
+	pthread_mutex_lock(&announce_lock);
+	enum plumb_status st = PLUMB_STATUS_OK;
+	int slot = -1;
+	for (int i = 0; i < MAX_ANNOUNCED; i++) {
+		if (announced[i][0] && announced_by[i] == getpid() && strcmp(announced[i], path) == 0)
+			slot = i; /* announcing again rewrites the lock */
+	}
+	for (int i = 0; slot < 0 && i < MAX_ANNOUNCED; i++)
+		if (!announced[i][0])
+			slot = i;
+	if (slot < 0) {
+		st = PLUMB_STATUS_INVALID;
+		goto out;
+	}
+	if (lock_held_by_other(path)) {
+		st = PLUMB_STATUS_BUSY;
+		goto out;
+	}
+	char content[128];
+	int len = snprintf(content, sizeof content, "%ld %llu\n", (long)getpid(), proc_start_time(getpid()));
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		st = PLUMB_STATUS_IO;
+		goto out;
+	}
+	bool ok = write(fd, content, (size_t)len) == len;
+	ok = close(fd) == 0 && ok;
+	if (!ok || rename(tmp, path) != 0) {
+		int saved = errno;
+		unlink(tmp);
+		errno = saved;
+		st = PLUMB_STATUS_IO;
+		goto out;
+	}
+	snprintf(announced[slot], sizeof announced[slot], "%s", path);
+	announced_by[slot] = getpid();
+	if (!atexit_done) {
+		atexit(at_exit_cleanup);
+		atexit_done = true;
+	}
+out:
+	pthread_mutex_unlock(&announce_lock);
+	return st;
+}
+
+enum plumb_status plumb_init(const char *name)
+{
+	if (!lib_switch_on())
+		return PLUMB_STATUS_OFF;
+	enum plumb_status st = plumb_announce(name);
+	if (st != PLUMB_STATUS_OK)
+		return st;
+	pthread_mutex_lock(&announce_lock);
+	bool start = !metrics_started;
+	metrics_started = true;
+	pthread_mutex_unlock(&announce_lock);
+	if (start && lib_metrics_start(name) != 0)
+		return PLUMB_STATUS_IO;
+	return PLUMB_STATUS_OK;
+}
+
+void plumb_shutdown(void)
+{
+	if (!lib_switch_on())
+		return;
+	pthread_mutex_lock(&announce_lock);
+	bool stop = metrics_started;
+	metrics_started = false;
+	pthread_mutex_unlock(&announce_lock);
+	if (stop)
+		lib_metrics_stop();
+	remove_locks();
+}
+
+__attribute__((destructor)) static void plumb_lib_unload(void)
+{
+	if (atomic_load_explicit(&switch_state, memory_order_relaxed) == 1)
+		remove_locks();
+}

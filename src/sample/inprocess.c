@@ -1,0 +1,529 @@
+/* inprocess.c — the `inprocess` backend: plumb preloads libplumb.so into a launched command (or into a child of
+ * its own for --call LIB.so:SYMBOL), whose signal handler copies registers and a slice of the stack into a
+ * shared-memory ring (inproc_ring.h). plumb drains the ring, unwinds each sample here with the same unwinders
+ * as perf_event, and fills the profile with raw frames. Works where perf_event_open is refused. Invariant: the
+ * ring is plumb's memory too, so every committed sample survives the target crashing; the crash handler's
+ * sample (marked with a `[crash: SIGNAL]` leaf frame) is the last one in the profile. */
+#include "sample/backend.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/hashmap.h"
+#include "sample/inproc_ring.h"
+#include "symbol/maps.h"
+#include "unwind/unwind.h"
+
+#define MAX_FRAMES 256
+#define NSLOTS 1024
+
+struct ip_state {
+	const struct record_opts *opts;
+	struct profile *p;
+	struct maps *maps;
+	struct unwinder *unw;
+	struct inproc_hdr *h;
+	size_t ring_len;
+	char lib_path[PATH_MAX];
+	struct hmap loaded;     /* pids whose maps were read */
+	uint64_t tail;
+	uint64_t ticks;
+	uint64_t origin_ns;
+	uint64_t last_reload_ns; /* misses (JIT code, anonymous memory) re-read the maps at most every 20 ms */
+	str_id s_unknown;
+	/* The crash sample, added last. */
+	bool have_crash;
+	uint32_t crash_stack, crash_thread;
+	uint64_t crash_time;
+	int crash_signal;
+};
+
+/* libplumb.so beside the plumb binary (the build tree), or in the library directory of its install prefix;
+ * PLUMB_LIBPLUMB overrides both. */
+static bool find_libplumb(char *out, size_t n)
+{
+	const char *env = getenv("PLUMB_LIBPLUMB");
+	if (env && *env)
+		return realpath(env, out) != NULL;
+	char exe[PATH_MAX];
+	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (len <= 0)
+		return false;
+	exe[len] = 0;
+	char *slash = strrchr(exe, '/');
+	if (!slash)
+		return false;
+	*slash = 0;
+	static const char *const rel[] = { "/libplumb.so", "/../lib/libplumb.so", "/../lib64/libplumb.so",
+					   "/../lib/plumb/libplumb.so" };
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		char cand[PATH_MAX + 64];
+		snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, out))
+			return strlen(out) < n;
+	}
+	return false;
+}
+
+struct void_probe {
+	const char *name;
+	int result; /* -1 unknown, 0 returns a value, 1 void */
+};
+
+static int probe_func(Dwarf_Die *die, void *arg)
+{
+	struct void_probe *vp = arg;
+	const char *n = dwarf_diename(die);
+	if (!n || strcmp(n, vp->name) != 0 || !dwarf_hasattr(die, DW_AT_low_pc))
+		return DWARF_CB_OK;
+	vp->result = dwarf_hasattr(die, DW_AT_type) ? 0 : 1;
+	return DWARF_CB_ABORT;
+}
+
+/* Whether SYMBOL in LIB is declared void, from the library's DWARF: 1 void, 0 not, -1 unknown (no debug
+ * information). `void fn(void)` leaves garbage in the return register, which must not read as a failure. */
+static int call_is_void(const char *lib, const char *sym)
+{
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct void_probe vp = { sym, -1 };
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	if (dw) {
+		Dwarf_Off off = 0, next;
+		size_t hsize;
+		while (vp.result < 0 && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+			Dwarf_Die cu;
+			if (dwarf_offdie(dw, off + hsize, &cu))
+				dwarf_getfuncs(&cu, probe_func, &vp, 0);
+			off = next;
+		}
+		dwarf_end(dw);
+	}
+	close(fd);
+	return vp.result;
+}
+
+static void ensure_maps(struct ip_state *st, pid_t pid, bool force)
+{
+	uint32_t seen;
+	if (hmap_get(&st->loaded, (uint64_t)pid, &seen) && !force)
+		return;
+	maps_load_proc(st->maps, pid);
+	hmap_put(&st->loaded, (uint64_t)pid, 1);
+}
+
+static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t addr, bool *reloaded)
+{
+	const struct map_entry *m = maps_find(st->maps, pid, addr);
+	if (!m && !*reloaded) {
+		/* a library loaded since we last read the maps */
+		*reloaded = true;
+		uint64_t now = now_ns();
+		if (now - st->last_reload_ns >= 20000000ull) {
+			st->last_reload_ns = now;
+			maps_load_proc(st->maps, pid);
+			m = maps_find(st->maps, pid, addr);
+		}
+	}
+	return m;
+}
+
+static bool is_libplumb(const struct ip_state *st, const struct map_entry *m)
+{
+	return m && strcmp(m->path, st->lib_path) == 0;
+}
+
+/* Unwinds one slot into the profile. */
+static void consume(struct ip_state *st, struct inproc_slot *s)
+{
+	pid_t pid = (pid_t)s->pid;
+	ensure_maps(st, pid, (s->flags & INPROC_F_CRASH) != 0);
+	struct unwind_regs regs;
+	memcpy(regs.r, s->regs, sizeof regs.r);
+	const uint8_t *stack = (const uint8_t *)(s + 1);
+	uint32_t len = s->stack_len <= st->h->stack_bytes ? s->stack_len : st->h->stack_bytes;
+	uint64_t ips[MAX_FRAMES];
+	size_t n = st->opts->unwind == UNWIND_FP ? unwind_fp(&regs, stack, len, ips, MAX_FRAMES)
+						  : unwind_dwarf(st->unw, pid, &regs, stack, len, ips, MAX_FRAMES);
+	if (n == 0) {
+		ips[0] = regs.r[UREG_IP];
+		n = 1;
+	}
+	/* Raw frames, innermost first; then drop the harness: the libplumb frames that start the thread (and, for
+	 * --call, everything outside the called function). */
+	const struct map_entry *ms[MAX_FRAMES];
+	bool reloaded = false;
+	for (size_t i = 0; i < n; i++)
+		ms[i] = find_map(st, pid, i ? ips[i] - 1 : ips[i], &reloaded);
+	/* The outermost run of libplumb frames [cut_lo, cut_hi) is the harness: thread_start between the thread
+	 * library and the thread's function, or for --call the constructor that calls the function. */
+	size_t cut_lo = n, cut_hi = n;
+	bool harness = false;
+	for (size_t i = n; i-- > 0;)
+		if (is_libplumb(st, ms[i])) {
+			harness = true;
+			cut_hi = i + 1;
+			cut_lo = i;
+			while (cut_lo > 0 && is_libplumb(st, ms[cut_lo - 1]))
+				cut_lo--;
+			break;
+		}
+	size_t outer = n;
+	if (st->opts->target == TARGET_CALL && harness) {
+		if (cut_lo == 0 && !(s->flags & INPROC_F_CRASH))
+			return; /* a tick in the harness itself, just before or after the call: not the callable's time */
+		outer = cut_lo;
+	} else if (harness && cut_lo == 0) {
+		cut_lo = cut_hi = n; /* the leaf is in libplumb (a plumb.h call): nothing to trim */
+	}
+	uint32_t frames[MAX_FRAMES + 1];
+	size_t nf = 0;
+	for (size_t k = outer; k-- > 0;) {
+		if (k >= cut_lo && k < cut_hi)
+			continue;
+		const struct map_entry *m = ms[k];
+		struct frame f = { 0 };
+		f.kind = FRAME_USER;
+		f.line = k ? 1 : 0;
+		if (m && m->path[0] == '/') {
+			f.module = profile_intern_cstr(st->p, m->path);
+			f.addr = maps_vaddr(m, ips[k]);
+		} else {
+			f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
+			f.addr = ips[k];
+		}
+		frames[nf++] = profile_frame(st->p, &f);
+	}
+	char comm[sizeof s->comm + 1]; /* the target wrote it: terminate it ourselves */
+	memcpy(comm, s->comm, sizeof s->comm);
+	comm[sizeof s->comm] = 0;
+	uint32_t thread = profile_thread(st->p, s->pid, s->tid, comm[0] ? comm : NULL);
+	uint64_t t = s->time_ns > st->origin_ns ? s->time_ns - st->origin_ns : 0;
+	if (s->flags & INPROC_F_CRASH) {
+		int sig = (int)((s->flags >> 8) & 0xff);
+		char label[64];
+		const char *abbrev = sigabbrev_np(sig);
+		snprintf(label, sizeof label, "[crash: SIG%s]", abbrev ? abbrev : "?");
+		struct frame f = { 0 };
+		f.func = profile_intern_cstr(st->p, label);
+		f.module = profile_intern_cstr(st->p, "[crash]");
+		f.is_label = 1;
+		frames[nf++] = profile_frame(st->p, &f);
+		st->have_crash = true;
+		st->crash_stack = profile_stack_from(st->p, frames, nf);
+		st->crash_thread = thread;
+		st->crash_time = t;
+		st->crash_signal = sig;
+		return;
+	}
+	uint32_t sid = profile_stack_from(st->p, frames, nf);
+	profile_add_sample(st->p, sid, thread, t, s->weight ? s->weight : 1);
+	st->ticks++;
+}
+
+/* Consumes every committed slot in order; returns how many. */
+static size_t drain(struct ip_state *st)
+{
+	struct inproc_hdr *h = st->h;
+	size_t done = 0;
+	for (;;) {
+		struct inproc_slot *s = inproc_peek(h, st->tail);
+		if (!s)
+			break;
+		bool crash = (s->flags & INPROC_F_CRASH) != 0;
+		consume(st, s);
+		inproc_release(h, s, st->tail);
+		st->tail++;
+		done++;
+		if (crash) /* the crashing thread waits for this before it dies: we have read its maps */
+			atomic_store_explicit(&h->ack, 1, memory_order_release);
+	}
+	return done;
+}
+
+/* After the target died: a producer that claimed a slot but never committed it (killed mid-sample) would
+ * block the queue; skip such holes so that later committed samples are still read. */
+static void drain_final(struct ip_state *st)
+{
+	drain(st);
+	uint64_t head = atomic_load_explicit(&st->h->head, memory_order_acquire);
+	while (st->tail < head) {
+		if (!inproc_peek(st->h, st->tail)) {
+			st->tail++;
+			continue;
+		}
+		drain(st);
+	}
+}
+
+static enum plumb_err setup_ring(struct ip_state *st, int *fd_out, struct perr *e)
+{
+	const struct record_opts *o = st->opts;
+	uint32_t stack_bytes = (uint32_t)(o->stack_bytes ? o->stack_bytes : 16384);
+	if (stack_bytes > 65536)
+		stack_bytes = 65536;
+	uint32_t slot = (uint32_t)((sizeof(struct inproc_slot) + stack_bytes + 63) & ~(size_t)63);
+	st->ring_len = INPROC_HDR_SIZE + (size_t)NSLOTS * slot;
+	int fd = memfd_create("plumb-inprocess-ring", 0); /* inherited by the target: no CLOEXEC */
+	if (fd < 0)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: memfd_create: %s", strerror(errno));
+	if (ftruncate(fd, (off_t)st->ring_len) != 0) {
+		int err = errno;
+		close(fd);
+		return perr_set(e, PLUMB_ENOMEM, "inprocess: cannot size the sample ring: %s", strerror(err));
+	}
+	void *m = mmap(NULL, st->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		int err = errno;
+		close(fd);
+		return perr_set(e, PLUMB_ENOMEM, "inprocess: cannot map the sample ring: %s", strerror(err));
+	}
+	struct inproc_hdr *h = m;
+	h->magic = INPROC_MAGIC;
+	h->version = INPROC_VERSION;
+	inproc_ring_init(h, INPROC_HDR_SIZE, NSLOTS, slot);
+	h->stack_bytes = stack_bytes;
+	h->mode = o->mode == MODE_WALL ? INPROC_WALL : INPROC_CPU;
+	h->interval_ns = o->interval_ns ? o->interval_ns : 5000000;
+	atomic_store(&h->enabled, 1);
+	st->h = h;
+	*fd_out = fd;
+	return PLUMB_OK;
+}
+
+/* Sanitizer runtimes loaded into plumb itself (a `make asan` build): the --call host is plumb, and such a
+ * runtime must come before any preloaded library. Appends "PATH:" for each to buf. */
+static void sanitizer_runtimes(char *buf, size_t n)
+{
+	static const char *const runtimes[] = { "libasan.so", "libubsan.so" }; /* ASan insists on being first */
+	for (size_t r = 0; r < sizeof runtimes / sizeof runtimes[0]; r++) {
+		FILE *f = fopen("/proc/self/maps", "re");
+		if (!f)
+			return;
+		char line[PATH_MAX + 128];
+		while (fgets(line, sizeof line, f)) {
+			char *path = strchr(line, '/');
+			if (!path)
+				continue;
+			path[strcspn(path, "\n")] = 0;
+			const char *base = strrchr(path, '/') + 1;
+			if (strncmp(base, runtimes[r], strlen(runtimes[r])) == 0 && !strstr(buf, path) &&
+			    strlen(buf) + strlen(path) + 2 < n) {
+				strcat(buf, path);
+				strcat(buf, ":");
+			}
+		}
+		fclose(f);
+	}
+}
+
+/* The environment of the target: ours, plus the preload, the ring and (when asked) the stage file. */
+static void child_env(const struct ip_state *st, int fd)
+{
+	char v[PATH_MAX * 4 + 16] = "";
+	if (st->opts->target == TARGET_CALL)
+		sanitizer_runtimes(v, sizeof v / 2);
+	const char *old = getenv("LD_PRELOAD");
+	size_t used = strlen(v);
+	if (old && *old)
+		snprintf(v + used, sizeof v - used, "%s:%s", st->lib_path, old);
+	else
+		snprintf(v + used, sizeof v - used, "%s", st->lib_path);
+	setenv("LD_PRELOAD", v, 1);
+	snprintf(v, sizeof v, "%d", fd);
+	setenv(INPROC_ENV_FD, v, 1);
+	setenv("PLUMB_DEBUG", "1", 1); /* record runs gated; the library reads the same switch */
+	if (st->opts->stages_path)
+		setenv("PLUMB_STAGES", st->opts->stages_path, 1);
+	if (st->opts->target == TARGET_CALL) {
+		setenv(INPROC_ENV_CALL_LIB, st->opts->call_lib, 1);
+		setenv(INPROC_ENV_CALL_SYM, st->opts->call_sym, 1);
+	}
+}
+
+static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
+			     struct perr *e)
+{
+	if (opts->target == TARGET_PID)
+		return perr_set(e, PLUMB_EUNSUPPORTED,
+				"the inprocess backend samples commands it launches and --call, not a running process");
+	struct ip_state st = { 0 };
+	pid_t child = -1;
+	st.opts = opts;
+	st.p = p;
+	if (!find_libplumb(st.lib_path, sizeof st.lib_path))
+		return perr_set(e, PLUMB_ENOENT,
+				"inprocess: libplumb.so not found beside plumb or in its install prefix (set "
+				"PLUMB_LIBPLUMB to its path)");
+	char self[PATH_MAX];
+	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (sl <= 0)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: cannot read /proc/self/exe: %s", strerror(errno));
+	self[sl] = 0;
+	if (opts->target == TARGET_CALL && access(opts->call_lib, F_OK) != 0 && strchr(opts->call_lib, '/'))
+		return perr_set(e, PLUMB_EINVAL, "--call: %s: %s", opts->call_lib, strerror(errno));
+
+	int fd = -1;
+	enum plumb_err rc = setup_ring(&st, &fd, e);
+	if (rc)
+		return rc;
+	st.maps = maps_new();
+	st.unw = st.maps ? unwinder_new(st.maps) : NULL;
+	if (!st.maps || !st.unw) {
+		rc = perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
+		goto out;
+	}
+	st.s_unknown = profile_intern_cstr(p, "[unknown]");
+
+	fflush(NULL);
+	res->start_ns = now_ns();
+	st.origin_ns = res->start_ns;
+	child = fork();
+	if (child < 0) {
+		rc = perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: fork: %s", strerror(errno));
+		goto out;
+	}
+	if (child == 0) {
+		child_env(&st, fd);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGPIPE, SIG_DFL);
+		if (opts->target == TARGET_CALL) {
+			/* plumb itself hosts the call: libplumb's constructor runs it and exits before main(). */
+			char *argv[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
+			execv(self, argv);
+		} else {
+			execvp(opts->argv[0], opts->argv);
+		}
+		atomic_store(&st.h->exec_errno, (uint32_t)(errno ? errno : ENOEXEC));
+		_exit(127);
+	}
+
+	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
+	bool stopped = false;
+	int status = 0;
+	for (;;) {
+		if (opts->target == TARGET_CALL && !atomic_load(&st.h->ack) &&
+		    atomic_load(&st.h->call_state) == CALL_READY) {
+			ensure_maps(&st, child, true);
+			atomic_store_explicit(&st.h->ack, 1, memory_order_release);
+		}
+		size_t got = drain(&st);
+		pid_t w = waitpid(child, &status, WNOHANG);
+		if (w == child) {
+			res->target_exited = true;
+			res->wait_status = status;
+			break;
+		}
+		if ((opts->stop && *opts->stop) || (deadline && now_ns() >= deadline)) {
+			stopped = true;
+			break;
+		}
+		/* Wake up rarely: a process that wakes every millisecond costs the target CPU-timer signals (the
+		 * kernel folds more expiries into fewer signals). Drain often only while the ring is busy. */
+		if (got < NSLOTS / 8) {
+			struct timespec nap = { 0, got > NSLOTS / 64 ? 2000000 : 10000000 };
+			nanosleep(&nap, NULL);
+		}
+	}
+	res->end_ns = now_ns();
+	atomic_store(&st.h->enabled, 0);
+	if (stopped) {
+		if (opts->target == TARGET_CALL) {
+			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+			snprintf(res->ended, sizeof res->ended, "stopped before it returned");
+		} else {
+			/* like perf_event: the command goes on without us */
+			snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
+		}
+	}
+	drain_final(&st);
+
+	uint32_t exec_err = atomic_load(&st.h->exec_errno);
+	uint32_t call_state = atomic_load(&st.h->call_state);
+	if (exec_err && opts->target == TARGET_COMMAND) {
+		rc = perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror((int)exec_err));
+		goto out;
+	}
+	if (opts->target == TARGET_CALL && call_state == CALL_FAILED) {
+		st.h->call_error[sizeof st.h->call_error - 1] = 0;
+		rc = perr_set(e, PLUMB_EINVAL, "--call %s:%s: %s", opts->call_lib, opts->call_sym, st.h->call_error);
+		goto out;
+	}
+	if (!atomic_load(&st.h->attached) && !stopped) {
+		/* not a refusal another backend could get around: stop here with the real cause */
+		rc = perr_set(e, PLUMB_ENOENT,
+			      "inprocess: %s did not load libplumb.so (a statically linked or set-user-ID program "
+			      "cannot be preloaded)",
+			      opts->target == TARGET_CALL ? "the --call host" : opts->argv[0]);
+		goto out;
+	}
+	if (!stopped) {
+		if (opts->target == TARGET_CALL && call_state == CALL_RETURNED && WIFEXITED(status)) {
+			if (call_is_void(opts->call_lib, opts->call_sym) == 1)
+				snprintf(res->ended, sizeof res->ended, "returned (void)");
+			else
+				snprintf(res->ended, sizeof res->ended, "returned %d", st.h->call_ret);
+		}
+		else
+			describe_wait_status(status, res->ended, sizeof res->ended);
+	}
+	if (st.have_crash) {
+		profile_add_sample(p, st.crash_stack, st.crash_thread, st.crash_time, 1);
+		st.ticks++;
+	}
+
+	struct profile_meta *meta = profile_meta(p);
+	meta->ticks += st.ticks;
+	meta->lost += atomic_load(&st.h->lost);
+	meta->backend = profile_intern_cstr(p, "inprocess");
+	meta->unwinder = profile_intern_cstr(p, opts->unwind == UNWIND_DWARF ? "dwarf" : "fp");
+	uint64_t terr = atomic_load(&st.h->timer_errors);
+	snprintf(res->limits, sizeof res->limits,
+		 "inprocess backend: user frames only (no kernel frames); threads started through pthread_create "
+		 "and the main thread are sampled%s%s",
+		 opts->mode == MODE_WALL ? "; wall-clock ticks interrupt sleeping system calls (EINTR)"
+					 : "; CPU timers fire at the kernel's scheduler tick, so a sample may stand for several "
+					   "intervals (its weight)",
+		 terr ? "; some threads could not get a timer" : "");
+	rc = PLUMB_OK;
+out:
+	if (rc && child > 0 && !res->target_exited && !stopped) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	unwinder_free(st.unw);
+	maps_free(st.maps);
+	hmap_release(&st.loaded);
+	if (st.h)
+		munmap(st.h, st.ring_len);
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/* --call runs inside a process of plumb's own making: only this backend can do it. */
+static bool ip_wants(const struct record_opts *opts)
+{
+	return opts->target == TARGET_CALL;
+}
+
+const struct backend backend_inprocess = {
+	.name = "inprocess",
+	.wants = ip_wants,
+	.run = ip_run,
+};

@@ -1,0 +1,479 @@
+/* ptrace.c — the `ptrace` backend: attach to a running process where perf_event_open is refused. Every thread
+ * is seized with PTRACE_SEIZE (which does not stop it; threads created later are seized by the kernel through
+ * PTRACE_O_TRACECLONE). At each tick the threads to sample are interrupted (PTRACE_INTERRUPT), their registers
+ * (PTRACE_GETREGS) and a slice of their stack (process_vm_readv) are copied, and they are resumed at once;
+ * unwinding happens afterwards, with the same unwinders as perf_event. Invariant: no thread is left stopped —
+ * every stop we cause is resumed before the next tick, signals are re-injected, and on every way out we detach
+ * (the kernel detaches and resumes the threads too if plumb itself dies). */
+#include "sample/backend.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "symbol/maps.h"
+#include "unwind/unwind.h"
+
+#define MAX_FRAMES 256
+#define STOP_WAIT_NS 200000000ull /* how long a tick waits for an interrupted thread to stop */
+
+struct pt_thread {
+	pid_t tid;
+	bool want;          /* interrupted for a sample, stop not seen yet */
+	bool sampled;       /* registers and stack copied this tick */
+	bool gone;
+	uint64_t runtime;   /* ns on CPU (schedstat) at the last tick */
+	struct unwind_regs regs;
+	uint8_t *stack;
+	size_t stack_len;
+	uint64_t time_ns;
+};
+
+struct pt_state {
+	const struct record_opts *opts;
+	struct profile *p;
+	pid_t pid;
+	struct maps *maps;
+	struct unwinder *unw;
+	struct pt_thread *t;
+	size_t nt, cap;
+	size_t stack_bytes;
+	uint64_t ticks, lost;
+	uint64_t stopped_ns;  /* total time threads spent stopped by us */
+	uint64_t stops;
+	int sigchld_fd;       /* signalfd for SIGCHLD: wakes us when a tracee stops */
+	str_id s_unknown;
+};
+
+static struct pt_thread *find_thread(struct pt_state *st, pid_t tid)
+{
+	for (size_t i = 0; i < st->nt; i++)
+		if (st->t[i].tid == tid && !st->t[i].gone)
+			return &st->t[i];
+	return NULL;
+}
+
+static struct pt_thread *add_thread(struct pt_state *st, pid_t tid)
+{
+	struct pt_thread *t = find_thread(st, tid);
+	if (t)
+		return t;
+	if (st->nt == st->cap) {
+		size_t cap = st->cap ? 2 * st->cap : 16;
+		struct pt_thread *n = realloc(st->t, cap * sizeof *n);
+		if (!n)
+			return NULL;
+		st->t = n;
+		st->cap = cap;
+	}
+	t = &st->t[st->nt];
+	memset(t, 0, sizeof *t);
+	t->stack = malloc(st->stack_bytes);
+	if (!t->stack)
+		return NULL;
+	t->tid = tid;
+	st->nt++;
+	return t;
+}
+
+/* Nanoseconds thread tid has run (first field of /proc/PID/task/TID/schedstat); 0 when unknown. */
+static uint64_t thread_runtime(pid_t pid, pid_t tid)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return 0;
+	unsigned long long ns = 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+static void thread_name(pid_t pid, pid_t tid, char *buf, size_t n)
+{
+	char path[96];
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	buf[0] = 0;
+	FILE *f = fopen(path, "re");
+	if (!f)
+		return;
+	if (fgets(buf, (int)n, f))
+		buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
+static void copy_sample(struct pt_state *st, struct pt_thread *t)
+{
+	struct user_regs_struct r;
+	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) != 0)
+		return;
+	uint64_t *g = t->regs.r;
+	memset(g, 0, sizeof t->regs.r);
+	g[UREG_AX] = r.rax, g[UREG_BX] = r.rbx, g[UREG_CX] = r.rcx, g[UREG_DX] = r.rdx;
+	g[UREG_SI] = r.rsi, g[UREG_DI] = r.rdi, g[UREG_BP] = r.rbp, g[UREG_SP] = r.rsp;
+	g[UREG_IP] = r.rip, g[UREG_FLAGS] = r.eflags;
+	g[UREG_R8] = r.r8, g[UREG_R9] = r.r9, g[UREG_R10] = r.r10, g[UREG_R11] = r.r11;
+	g[UREG_R12] = r.r12, g[UREG_R13] = r.r13, g[UREG_R14] = r.r14, g[UREG_R15] = r.r15;
+	struct iovec local = { t->stack, st->stack_bytes }, remote = { (void *)(uintptr_t)r.rsp, st->stack_bytes };
+	ssize_t n = process_vm_readv(st->pid, &local, 1, &remote, 1, 0);
+	if (n < 0 && errno == EFAULT) {
+		/* the stack ends before stack_bytes: read up to the end of its page */
+		remote.iov_len = local.iov_len = 4096 - (r.rsp & 4095);
+		n = process_vm_readv(st->pid, &local, 1, &remote, 1, 0);
+	}
+	t->stack_len = n > 0 ? (size_t)n : 0;
+	t->time_ns = now_ns();
+	t->sampled = true;
+}
+
+/* Handles one wait status of a tracee; resumes it unless it is gone. */
+static void handle_stop(struct pt_state *st, pid_t tid, int status)
+{
+	struct pt_thread *t = find_thread(st, tid);
+	if (WIFEXITED(status) || WIFSIGNALED(status)) {
+		if (t)
+			t->gone = true;
+		return;
+	}
+	if (!WIFSTOPPED(status))
+		return;
+	int sig = WSTOPSIG(status);
+	int event = status >> 16;
+	if (!t)
+		t = add_thread(st, tid); /* a new thread's first stop can arrive before its parent's clone event */
+	if (event == PTRACE_EVENT_CLONE) {
+		unsigned long child = 0;
+		if (ptrace(PTRACE_GETEVENTMSG, tid, NULL, &child) == 0)
+			add_thread(st, (pid_t)child);
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	}
+	if (event == PTRACE_EVENT_STOP) {
+		if (sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU) {
+			/* a group stop (the process was stopped by a signal): keep it stopped, as without us */
+			if (t && t->want)
+				t->want = false;
+			ptrace(PTRACE_LISTEN, tid, NULL, NULL);
+			return;
+		}
+		if (t && t->want) {
+			copy_sample(st, t);
+			t->want = false;
+		}
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	}
+	if (event) { /* exec, exit, fork events: nothing to do */
+		ptrace(PTRACE_CONT, tid, NULL, NULL);
+		return;
+	}
+	/* signal-delivery-stop: deliver the signal as if we were not there */
+	ptrace(PTRACE_CONT, tid, NULL, (void *)(uintptr_t)sig);
+}
+
+/* Collects every pending tracee event without blocking; returns how many. */
+static size_t poll_events(struct pt_state *st)
+{
+	size_t n = 0;
+	for (;;) {
+		int status;
+		pid_t w = waitpid(-1, &status, WNOHANG | __WALL);
+		if (w <= 0)
+			return n;
+		handle_stop(st, w, status);
+		n++;
+	}
+}
+
+/* Waits until no thread has an unanswered interrupt, or the deadline passes. */
+static void wait_wanted(struct pt_state *st)
+{
+	uint64_t deadline = now_ns() + STOP_WAIT_NS;
+	for (;;) {
+		poll_events(st);
+		bool pending = false;
+		for (size_t i = 0; i < st->nt; i++)
+			if (st->t[i].want && !st->t[i].gone)
+				pending = true;
+		uint64_t now = now_ns();
+		if (!pending || now >= deadline)
+			break;
+		if (st->sigchld_fd >= 0) {
+			struct pollfd pfd = { .fd = st->sigchld_fd, .events = POLLIN };
+			uint64_t d = deadline - now;
+			struct timespec to = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+			if (ppoll(&pfd, 1, &to, NULL) > 0) {
+				struct signalfd_siginfo si[8];
+				while (read(st->sigchld_fd, si, sizeof si) > 0)
+					;
+			}
+		} else {
+			struct timespec nap = { 0, 20000 };
+			nanosleep(&nap, NULL);
+		}
+	}
+	for (size_t i = 0; i < st->nt; i++)
+		if (st->t[i].want) { /* it will stop later; handle_stop resumes it then */
+			st->t[i].want = false;
+			st->lost++;
+		}
+}
+
+static uint32_t user_frame(struct pt_state *st, uint64_t addr, bool caller)
+{
+	struct frame f = { 0 };
+	f.kind = FRAME_USER;
+	f.line = caller ? 1 : 0;
+	uint64_t look = caller ? addr - 1 : addr;
+	const struct map_entry *m = maps_find(st->maps, st->pid, look);
+	if (!m) {
+		maps_load_proc(st->maps, st->pid);
+		m = maps_find(st->maps, st->pid, look);
+	}
+	if (m && m->path[0] == '/') {
+		f.module = profile_intern_cstr(st->p, m->path);
+		f.addr = maps_vaddr(m, addr);
+	} else {
+		f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
+		f.addr = addr;
+	}
+	return profile_frame(st->p, &f);
+}
+
+static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin)
+{
+	uint64_t ips[MAX_FRAMES];
+	size_t n = st->opts->unwind == UNWIND_FP
+			   ? unwind_fp(&t->regs, t->stack, t->stack_len, ips, MAX_FRAMES)
+			   : unwind_dwarf(st->unw, st->pid, &t->regs, t->stack, t->stack_len, ips, MAX_FRAMES);
+	if (n == 0) {
+		ips[0] = t->regs.r[UREG_IP];
+		n = 1;
+	}
+	uint32_t frames[MAX_FRAMES];
+	for (size_t i = 0; i < n; i++)
+		frames[n - 1 - i] = user_frame(st, ips[i], i > 0);
+	char name[64];
+	thread_name(st->pid, t->tid, name, sizeof name);
+	uint32_t thread = profile_thread(st->p, (uint32_t)st->pid, (uint32_t)t->tid, name[0] ? name : NULL);
+	uint32_t stack = profile_stack_from(st->p, frames, n);
+	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, 1);
+	st->ticks++;
+}
+
+/* Seizes every thread of the process (again until no new one shows up). */
+static enum plumb_err seize_all(struct pt_state *st, struct perr *e)
+{
+	char dir[64];
+	snprintf(dir, sizeof dir, "/proc/%d/task", (int)st->pid);
+	for (int round = 0; round < 10; round++) {
+		DIR *d = opendir(dir);
+		if (!d)
+			return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)st->pid);
+		bool added = false;
+		struct dirent *de;
+		while ((de = readdir(d))) {
+			pid_t tid = (pid_t)atoi(de->d_name);
+			if (tid <= 0 || find_thread(st, tid))
+				continue;
+			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(uintptr_t)PTRACE_O_TRACECLONE) != 0) {
+				int err = errno;
+				if (err == ESRCH)
+					continue; /* the thread ended meanwhile */
+				closedir(d);
+				char why[512];
+				describe_attach_refusal(st->pid, "ptrace", err, why, sizeof why);
+				return perr_set(e, err == EPERM || err == EACCES ? PLUMB_EPERM : PLUMB_EUNSUPPORTED, "%s", why);
+			}
+			if (!add_thread(st, tid)) {
+				closedir(d);
+				return perr_set(e, PLUMB_ENOMEM, "ptrace: out of memory");
+			}
+			added = true;
+		}
+		closedir(d);
+		if (!added)
+			break;
+	}
+	return PLUMB_OK;
+}
+
+/* Interrupts and detaches every thread, including threads whose creation is reported meanwhile; none stays
+ * stopped (a thread in a group stop stays in it, as it would without us). */
+static void detach_all(struct pt_state *st)
+{
+	for (size_t i = 0; i < st->nt; i++)
+		if (!st->t[i].gone && ptrace(PTRACE_INTERRUPT, st->t[i].tid, NULL, NULL) != 0)
+			st->t[i].gone = true;
+	uint64_t deadline = now_ns() + 1000000000ull;
+	while (now_ns() < deadline) {
+		bool left = false;
+		for (size_t i = 0; i < st->nt; i++)
+			left |= !st->t[i].gone;
+		if (!left)
+			break;
+		int status;
+		pid_t w = waitpid(-1, &status, WNOHANG | __WALL);
+		if (w < 0)
+			break; /* ECHILD: no tracee left */
+		if (w == 0) {
+			struct timespec nap = { 0, 100000 };
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		if (WIFSTOPPED(status)) {
+			int event = status >> 16, sig = WSTOPSIG(status);
+			unsigned long child = 0;
+			if (event == PTRACE_EVENT_CLONE && ptrace(PTRACE_GETEVENTMSG, w, NULL, &child) == 0)
+				add_thread(st, (pid_t)child); /* it starts stopped and reports here */
+			/* a pending signal (signal-delivery-stop) is handed back on detach */
+			ptrace(PTRACE_DETACH, w, NULL, (void *)(uintptr_t)(event == 0 ? sig : 0));
+		}
+		struct pt_thread *t = find_thread(st, w);
+		if (t)
+			t->gone = true;
+	}
+	/* anything still attached is detached by the kernel when plumb exits, and resumed */
+}
+
+static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
+			     struct perr *e)
+{
+	if (opts->target != TARGET_PID)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "the ptrace backend attaches to a running process (--pid)");
+	struct pt_state st = { 0 };
+	st.opts = opts;
+	st.p = p;
+	st.pid = opts->pid;
+	st.stack_bytes = opts->stack_bytes ? opts->stack_bytes : 16384;
+	/* SIGCHLD through a descriptor, so that a tick wakes the moment a thread has stopped. */
+	sigset_t chld, old_mask;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	bool masked = sigprocmask(SIG_BLOCK, &chld, &old_mask) == 0;
+	st.sigchld_fd = masked ? signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC) : -1;
+	st.maps = maps_new();
+	st.unw = st.maps ? unwinder_new(st.maps) : NULL;
+	enum plumb_err rc = PLUMB_OK;
+	if (!st.maps || !st.unw) {
+		rc = perr_set(e, PLUMB_ENOMEM, "ptrace: out of memory");
+		goto out;
+	}
+	st.s_unknown = profile_intern_cstr(p, "[unknown]");
+	rc = seize_all(&st, e);
+	if (rc)
+		goto out;
+	maps_load_proc(st.maps, st.pid);
+	res->start_ns = now_ns();
+	for (size_t i = 0; i < st.nt; i++)
+		st.t[i].runtime = thread_runtime(st.pid, st.t[i].tid);
+
+	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
+	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
+	uint64_t next = res->start_ns + interval;
+	for (;;) {
+		if (opts->stop && *opts->stop)
+			break;
+		uint64_t now = now_ns();
+		if (deadline && now >= deadline)
+			break;
+		poll_events(&st);
+		bool alive = false;
+		for (size_t i = 0; i < st.nt; i++)
+			alive |= !st.t[i].gone;
+		if (!alive || (kill(st.pid, 0) != 0 && errno == ESRCH)) { /* every thread has exited (a zombie now) */
+			res->target_exited = true;
+			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)st.pid);
+			break;
+		}
+		if (now < next) {
+			uint64_t d = next - now;
+			struct timespec nap = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		next += interval;
+		if (next < now)
+			next = now + interval; /* we fell behind: skip ticks rather than burst */
+		/* Interrupt the threads to sample: all of them (wall), or those that ran since the last tick (cpu). */
+		size_t want = 0;
+		for (size_t i = 0; i < st.nt; i++) {
+			struct pt_thread *t = &st.t[i];
+			if (t->gone)
+				continue;
+			if (opts->mode == MODE_CPU) {
+				uint64_t rt = thread_runtime(st.pid, t->tid);
+				bool ran = rt > t->runtime;
+				t->runtime = rt;
+				if (!ran)
+					continue;
+			}
+			if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0) {
+				t->want = true;
+				want++;
+			}
+		}
+		if (!want)
+			continue;
+		uint64_t t0 = now_ns();
+		wait_wanted(&st);
+		st.stopped_ns += now_ns() - t0;
+		st.stops++;
+		for (size_t i = 0; i < st.nt; i++)
+			if (st.t[i].sampled) {
+				record_sample(&st, &st.t[i], res->start_ns);
+				st.t[i].sampled = false;
+			}
+		/* forget threads that ended */
+		size_t k = 0;
+		for (size_t i = 0; i < st.nt; i++) {
+			if (st.t[i].gone)
+				free(st.t[i].stack);
+			else
+				st.t[k++] = st.t[i];
+		}
+		st.nt = k;
+	}
+	res->end_ns = now_ns();
+	struct profile_meta *meta = profile_meta(p);
+	meta->ticks += st.ticks;
+	meta->lost += st.lost;
+	meta->backend = profile_intern_cstr(p, "ptrace");
+	meta->unwinder = profile_intern_cstr(p, opts->unwind == UNWIND_DWARF ? "dwarf" : "fp");
+	snprintf(res->limits, sizeof res->limits,
+		 "ptrace backend: user frames only; each tick stops the sampled threads (%.0f us per tick on "
+		 "average)%s",
+		 st.stops ? (double)st.stopped_ns / (double)st.stops / 1e3 : 0.0,
+		 opts->mode == MODE_CPU ? "; cpu mode samples threads that ran since the previous tick" : "");
+out:
+	detach_all(&st);
+	for (size_t i = 0; i < st.nt; i++)
+		free(st.t[i].stack);
+	free(st.t);
+	unwinder_free(st.unw);
+	maps_free(st.maps);
+	if (st.sigchld_fd >= 0)
+		close(st.sigchld_fd);
+	if (masked)
+		sigprocmask(SIG_SETMASK, &old_mask, NULL);
+	return rc;
+}
+
+const struct backend backend_ptrace = {
+	.name = "ptrace",
+	.wants = NULL,
+	.run = pt_run,
+};

@@ -1,0 +1,19 @@
+/* targets.h — processes that announced themselves with plumb_announce()/plumb_init() (DESIGN §2, §7):
+ * lock files $PLUMB_HOME/targets/NAME.lock holding "PID STARTTIME". A lock whose process is gone, or whose pid
+ * now belongs to a process with another start time, is stale and ignored. */
+#ifndef PLUMB_SAMPLE_TARGETS_H
+#define PLUMB_SAMPLE_TARGETS_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* $PLUMB_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/plumb, into buf. Returns 0, or -1 when no home
+ * directory is known or buf is too small. */
+int targets_home(char *buf, size_t n);
+
+/* Looks up live announced targets: the one called `name`, or every one when name is NULL. Returns how many
+ * matched; when exactly one matched, *pid is its pid. `list` (may be NULL) receives every live announced target
+ * as "NAME (pid N), ..." — "" when there is none — for the message that lists them. */
+int targets_find(const char *name, pid_t *pid, char *list, size_t n);
+
+#endif

@@ -1,0 +1,135 @@
+"""plumb.h / libplumb: off without PLUMB_DEBUG (no thread, file or timer), samples and stages as JSON lines with
+it, target lock files created and removed, and the stage lines turned into plumb's stage file."""
+import json
+import os
+import subprocess
+import unittest
+
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, target, wait_until
+
+
+def record_has(option):
+    """True when this build's `plumb record` takes the option (record.c wires --stages and --target)."""
+    p = subprocess.run([PLUMB, "record", "--help"], capture_output=True, text=True)
+    return ("--" + option) in p.stdout
+
+
+class LibPlumb(TempDir):
+    def run_api(self, debug, *args):
+        e = env(debug, PLUMB_HOME=self.path("home"), PLUMB_SAMPLES=self.path("samples.jsonl"),
+                PLUMB_STAGES=self.path("stages.jsonl"))
+        p = subprocess.run([target("plumb_api"), *args], env=e, capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return json.loads(p.stdout)
+
+    def test_libplumb__off_does_nothing(self):
+        for value in (None, "0", "false", "OFF", ""):
+            extra = {} if value is None else {"PLUMB_DEBUG": value}
+            e = env(False, PLUMB_HOME=self.path("home"), PLUMB_SAMPLES=self.path("samples.jsonl"),
+                    PLUMB_STAGES=self.path("stages.jsonl"), **extra)
+            p = subprocess.run([target("plumb_api"), "check"], env=e, capture_output=True, text=True, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            r = json.loads(p.stdout)
+            self.assertEqual(r["threads_after"], r["threads_before"], value)
+            self.assertEqual(r["threads_after"], 1)
+            self.assertEqual(r["fds_after"], r["fds_before"])
+            self.assertEqual(r["timers_after"], 0)
+            self.assertFalse(r["stage"])
+            for k in ("init", "announce", "sample", "tagged", "stage_end"):
+                self.assertTrue(r[k].startswith("switched off"), (k, r[k]))
+            self.assertEqual(os.listdir(self.tmp), [], "the library created files with the switch off")
+
+    def test_libplumb__on_writes_samples_stages_and_lock(self):
+        r = self.run_api(True, "check")
+        for k in ("init", "announce", "sample", "tagged", "stage_end"):
+            self.assertEqual(r[k], "ok", k)
+        self.assertTrue(r["lock_exists"])
+        self.assertEqual(r["timers_after"], 0)  # plumb.h starts no sampler by itself
+        with open(self.path("samples.jsonl")) as f:
+            samples = [json.loads(line) for line in f]
+        self.assertEqual(samples[0], {"name": "parse", "kind": "latency", "unit": "ms", "value": 12.5, "tags": {}})
+        self.assertEqual(samples[1]["tags"], {"input": 'big "file"', "run": "1"})
+        self.assertEqual(samples[1]["value"], 300.25)
+        with open(self.path("stages.jsonl")) as f:
+            stages = [json.loads(line) for line in f]
+        self.assertEqual(len(stages), 1)
+        self.assertEqual(stages[0]["name"], "work")
+        self.assertGreaterEqual(stages[0]["end_ns"] - stages[0]["start_ns"], 50_000_000)
+        # the locks were removed at exit
+        self.assertEqual(os.listdir(self.path("home/targets")), [])
+        self.assertEqual(os.stat(self.path("samples.jsonl")).st_mode & 0o777, 0o600)
+
+    def test_libplumb__lock_names_the_live_process(self):
+        e = env(True, PLUMB_HOME=self.path("home"))
+        p = subprocess.Popen([target("plumb_api"), "hold", "svc"], env=e, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+            with open(self.path("home/targets/svc.lock")) as f:
+                self.assertEqual(int(f.read().split()[0]), p.pid)
+            # a second process cannot take a live name
+            q = subprocess.run([target("plumb_api"), "hold", "svc"], env=e, input="", capture_output=True,
+                               text=True, timeout=30)
+            self.assertEqual(q.returncode, 1)
+            self.assertIn("another live process", q.stdout)
+        finally:
+            p.stdin.close()
+            p.wait(timeout=30)
+        self.assertFalse(os.path.exists(self.path("home/targets/svc.lock")))
+
+    def test_libplumb__stale_lock_is_replaced(self):
+        os.makedirs(self.path("home/targets"))
+        with open(self.path("home/targets/svc.lock"), "w") as f:
+            f.write("999999999 1\n")  # no such process
+        e = env(True, PLUMB_HOME=self.path("home"))
+        p = subprocess.Popen([target("plumb_api"), "hold", "svc"], env=e, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+        finally:
+            p.stdin.close()
+            p.wait(timeout=30)
+
+
+    @unittest.skipUnless(record_has("stages"), "plumb record has no --stages in this build yet")
+    def test_libplumb__stage_and_sample_round_trip_through_record(self):
+        stages = self.path("stages.json")
+        p = plumb("record", "--backend", "inprocess", "--stages", stages, "-o", self.path("p.folded"), "--",
+                  target("plumb_api"), "check", "0.3",
+                  extra_env={"PLUMB_SAMPLES": self.path("samples.jsonl"), "PLUMB_HOME": self.path("home")})
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(stages) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["schema"], "plumb.stages.v1")
+        self.assertEqual((doc["time_unit"], doc["time_origin"]), ("ms", "profile_start"))
+        names = [s["name"] for s in doc["stages"]]
+        self.assertEqual(names, ["command", "work"])
+        command, work = doc["stages"]
+        self.assertEqual(command["start_ms"], 0.0)
+        self.assertGreaterEqual(work["end_ms"] - work["start_ms"], 300.0)
+        self.assertLessEqual(work["end_ms"], command["end_ms"])
+        with open(self.path("samples.jsonl")) as f:
+            self.assertEqual(json.loads(f.readline())["value"], 12.5)
+        self.assertTrue(any(any(fr.startswith("work ") for fr in frames) for frames, _ in
+                            read_folded(self.path("p.folded"))))
+
+    @unittest.skipUnless(record_has("target"), "plumb record has no --target in this build yet")
+    def test_libplumb__record_an_announced_target(self):
+        e = env(True, PLUMB_HOME=self.path("home"))
+        p = subprocess.Popen([target("plumb_api"), "hold", "svc"], env=e, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(p.stdout.readline().strip(), "ready")
+            extra = {"PLUMB_HOME": self.path("home")}
+            r = plumb("record", "--target", "svc", "--seconds", "1", "-o", self.path("t.folded"), extra_env=extra)
+            self.assertNotEqual(r.returncode, 2, r.stderr)  # found (an idle target may sample nothing: exit 1)
+            r = plumb("record", "--target", "nope", "--seconds", "1", "-o", self.path("n.folded"), extra_env=extra)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn("svc (pid %d)" % p.pid, r.stderr)
+        finally:
+            p.stdin.close()
+            p.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,95 @@
+"""The ptrace backend: attach with PTRACE_SEIZE/INTERRUPT where perf_event_open is refused — the known split,
+threads created after the attach, a target never left stopped (also when plumb is killed), and the automatic
+fallback under a seccomp filter that refuses perf_event_open."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, shares, target, wait_until
+
+TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
+
+
+def status(pid):
+    with open(f"/proc/{pid}/status") as f:
+        return f.read()
+
+
+class Ptrace(TempDir):
+    def start(self, *argv, **kw):
+        p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True, **kw)
+        def stop():
+            if p.poll() is None:
+                p.kill()
+            p.communicate()
+        self.addCleanup(stop)
+        return p
+
+    def test_ptrace__known_split_and_target_runs_on(self):
+        p = self.start(target("split"), "4")
+        out = self.path("a.folded")
+        r = plumb("record", "--backend", "ptrace", "--pid", str(p.pid), "--seconds", "3", "--interval", "0.001",
+                  "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("with ptrace/", r.stderr)
+        st = status(p.pid)
+        self.assertIn("TracerPid:\t0", st)
+        self.assertNotRegex(st, r"State:\s+[tT]")
+        rows = read_folded(out)
+        # each tick waits for the threads to stop and for plumb to be scheduled: on a loaded machine a few
+        # hundred ticks per second, so the tolerance is wider than perf_event's
+        self.assertGreater(sum(c for _, c in rows), 300)
+        got = shares(rows, list(TRUTH))
+        for name, want in TRUTH.items():
+            self.assertLess(abs(got[name] - want), 4.0, f"{name}: {got}")
+        stdout, _ = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0)
+
+    def test_ptrace__threads_created_after_the_attach(self):
+        p = self.start(target("latethreads"), stdin=subprocess.PIPE)
+        self.assertEqual(p.stdout.readline().strip(), "waiting")
+        out = self.path("t.folded")
+        rec = subprocess.Popen([PLUMB, "record", "--backend", "ptrace", "--threads", "--interval", "0.002",
+                                "--pid", str(p.pid), "--seconds", "30", "-o", out], env=env(True),
+                               stderr=subprocess.PIPE, text=True)
+        self.assertTrue(wait_until(lambda: "TracerPid:\t0" not in status(p.pid), timeout=10))
+        p.stdin.write("go\n")
+        p.stdin.flush()
+        self.assertEqual(p.stdout.readline().strip(), "done")
+        _, err = rec.communicate(timeout=60)
+        self.assertEqual(rec.returncode, 0, err)
+        names = {re.sub(r" \(\d+\)$", "", fr[0]) for fr, _ in read_folded(out) if any(
+            f.startswith("late_work ") for f in fr)}
+        self.assertEqual(names, {"late0", "late1", "late2", "late3"})
+
+    def test_ptrace__sigkill_leaves_the_target_running(self):
+        p = self.start(target("split"), "2")
+        rec = subprocess.Popen([PLUMB, "record", "--backend", "ptrace", "--interval", "0.001", "--pid",
+                                str(p.pid), "--seconds", "30", "-o", self.path("k.folded")], env=env(True),
+                               stderr=subprocess.DEVNULL)
+        self.assertTrue(wait_until(lambda: "TracerPid:\t0" not in status(p.pid), timeout=10))
+        time.sleep(0.3)  # let it take samples, so that the kill lands while it is ticking
+        os.kill(rec.pid, signal.SIGKILL)
+        rec.wait(timeout=10)
+        self.assertTrue(wait_until(lambda: "TracerPid:\t0" in status(p.pid), timeout=5))
+        self.assertNotRegex(status(p.pid), r"State:\s+[tT]")
+        stdout, _ = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0)
+        self.assertIn("rounds", stdout)
+
+    def test_ptrace__fallback_when_perf_event_is_refused(self):
+        p = self.start(target("split"), "4")
+        out = self.path("f.folded")
+        r = subprocess.run([target("noperf"), PLUMB, "record", "--pid", str(p.pid), "--seconds", "1", "-o", out],
+                           env=env(True), capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("fell back to the ptrace backend", r.stderr)
+        self.assertIn("with ptrace/", r.stderr)
+        self.assertGreater(shares(read_folded(out), ["path_a"])["path_a"], 30)
+        self.assertIsNone(p.poll())
+
+
+if __name__ == "__main__":
+    main()

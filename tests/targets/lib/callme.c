@@ -1,0 +1,153 @@
+/* callme.c — functions for `plumb record --call build/targets/libcallme.so:SYMBOL` (built with and without
+ * frame pointers: libcallme.so, libcallme-nofp.so). Each has a known shape:
+ *   split_run     50/30/20 split of CPU time across path_a/path_b/path_c for SPLIT_SECONDS (default 1.5 s),
+ *                 or for SPLIT_ROUNDS rounds of work
+ *   crash_segv    runs a little, then writes through a NULL pointer inside crash_inner
+ *   crash_abort   abort() inside abort_inner
+ *   returns_three returns 3 after some work
+ *   void_work     a void function (its return register holds garbage: plumb must not call that a failure)
+ *   threads200    starts and joins 200 threads in waves of 20; thread i is named w<i> and burns ~15 ms of CPU */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#define NOINLINE __attribute__((noinline, noipa))
+
+static volatile uint64_t sink;
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static double thread_cpu(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+NOINLINE uint64_t fold(uint64_t x, uint64_t i)
+{
+	return x ^ (i * 0x9e3779b97f4a7c15ULL);
+}
+
+NOINLINE uint64_t burn(uint64_t units)
+{
+	uint64_t x = units;
+	for (uint64_t i = 0; i < units * 20; i++) {
+		for (int k = 0; k < 1000; k++)
+			x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		x = fold(x, i);
+	}
+	return x;
+}
+
+NOINLINE uint64_t path_a(void)
+{
+	uint64_t r = burn(50);
+	return r ^ 1;
+}
+
+NOINLINE uint64_t path_b(void)
+{
+	uint64_t r = burn(30);
+	return r ^ 2;
+}
+
+NOINLINE uint64_t path_c(void)
+{
+	uint64_t r = burn(20);
+	return r ^ 3;
+}
+
+NOINLINE int split_run(void)
+{
+	const char *s = getenv("SPLIT_SECONDS"), *r = getenv("SPLIT_ROUNDS");
+	double end = now() + (s ? atof(s) : 1.5);
+	long rounds = r ? atol(r) : -1; /* a fixed amount of work instead of a time, when given */
+	uint64_t acc = 0;
+	while (rounds > 0 ? rounds-- > 0 : rounds < 0 && now() < end) {
+		acc += path_a();
+		acc += path_b();
+		acc += path_c();
+	}
+	sink = acc;
+	return 0;
+}
+
+NOINLINE int crash_inner(int *p)
+{
+	uint64_t r = burn(1000);
+	sink = r;
+	*p = (int)r; /* p is NULL */
+	return (int)sink + 1;
+}
+
+NOINLINE int crash_segv(void)
+{
+	int *volatile p = NULL;
+	int r = crash_inner(p);
+	return r + 1;
+}
+
+NOINLINE int abort_inner(void)
+{
+	sink = burn(1000);
+	abort();
+}
+
+NOINLINE int crash_abort(void)
+{
+	int r = abort_inner();
+	return r + 1;
+}
+
+NOINLINE int returns_three(void)
+{
+	sink = burn(3000);
+	return (int)(sink & 0) + 3;
+}
+
+NOINLINE void void_work(void)
+{
+	sink = burn(3000) | 0x55; /* leaves a non-zero value in the return register */
+}
+
+NOINLINE uint64_t worker_burn(double cpu_seconds)
+{
+	uint64_t acc = 0;
+	double end = thread_cpu() + cpu_seconds;
+	while (thread_cpu() < end)
+		acc += burn(1);
+	return acc;
+}
+
+static void *worker(void *arg)
+{
+	char name[16];
+	snprintf(name, sizeof name, "w%d", (int)(intptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	const char *s = getenv("WORKER_SECONDS");
+	uint64_t r = worker_burn(s ? atof(s) : 0.015);
+	sink += r;
+	return NULL;
+}
+
+NOINLINE int threads200(void)
+{
+	pthread_t t[20];
+	for (int wave = 0; wave < 10; wave++) {
+		for (int i = 0; i < 20; i++)
+			if (pthread_create(&t[i], NULL, worker, (void *)(intptr_t)(wave * 20 + i)) != 0)
+				return 1;
+		for (int i = 0; i < 20; i++)
+			pthread_join(t[i], NULL);
+	}
+	return 0;
+}

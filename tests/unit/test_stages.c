@@ -1,0 +1,101 @@
+/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (DESIGN §7). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sample/stages.h"
+
+static char dir[] = "/tmp/plumb-stages-XXXXXX";
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+static json_t *convert(const char *lines, uint64_t origin, uint64_t end)
+{
+	char in[256], out[256];
+	snprintf(in, sizeof in, "%s/lines.jsonl", dir);
+	snprintf(out, sizeof out, "%s/stages.json", dir);
+	unlink(in);
+	if (lines)
+		write_text(in, lines);
+	struct perr e = PERR_INIT;
+	assert_int_equal(stages_write(in, origin, end, out, &e), PLUMB_OK);
+	json_error_t jerr;
+	json_t *doc = json_load_file(out, 0, &jerr);
+	assert_non_null(doc);
+	return doc;
+}
+
+static void test_stages__command_stage_and_sorted_ms(void **state)
+{
+	(void)state;
+	json_t *doc = convert("{\"name\": \"parse\", \"start_ns\": 3000000000, \"end_ns\": 3500000000, \"pid\": 1}\n"
+			      "not json at all\n"
+			      "{\"name\": \"load\", \"start_ns\": 2000500000, \"end_ns\": 2250000000, \"pid\": 1}\n"
+			      "{\"name\": \"early\", \"start_ns\": 1000000000, \"end_ns\": 2100000000}\n"
+			      "{\"name\": \"gone\", \"start_ns\": 100, \"end_ns\": 200}\n"
+			      "{\"name\": \"backwards\", \"start_ns\": 2900000000, \"end_ns\": 2800000000}\n"
+			      "{\"name\": \"cut",
+			      2000000000ull, 4000000000ull);
+	assert_string_equal(json_string_value(json_object_get(doc, "schema")), "plumb.stages.v1");
+	assert_string_equal(json_string_value(json_object_get(doc, "time_unit")), "ms");
+	assert_string_equal(json_string_value(json_object_get(doc, "time_origin")), "profile_start");
+	json_t *st = json_object_get(doc, "stages");
+	assert_int_equal(json_array_size(st), 4);
+	const char *names[] = { "command", "early", "load", "parse" };
+	double starts[] = { 0.0, 0.0, 0.5, 1000.0 }, ends[] = { 2000.0, 100.0, 250.0, 1500.0 };
+	for (size_t i = 0; i < 4; i++) {
+		json_t *s = json_array_get(st, i);
+		assert_string_equal(json_string_value(json_object_get(s, "name")), names[i]);
+		assert_float_equal(json_number_value(json_object_get(s, "start_ms")), starts[i], 1e-6);
+		assert_float_equal(json_number_value(json_object_get(s, "end_ms")), ends[i], 1e-6);
+	}
+	json_decref(doc);
+}
+
+static void test_stages__no_lines_gives_command_only(void **state)
+{
+	(void)state;
+	json_t *doc = convert(NULL, 10, 1000010);
+	json_t *st = json_object_get(doc, "stages");
+	assert_int_equal(json_array_size(st), 1);
+	assert_float_equal(json_number_value(json_object_get(json_array_get(st, 0), "end_ms")), 1.0, 1e-9);
+	json_decref(doc);
+}
+
+static void test_stages__unwritable_output(void **state)
+{
+	(void)state;
+	struct perr e = PERR_INIT;
+	assert_int_equal(stages_write(NULL, 0, 1, "/nonexistent-dir/x/stages.json", &e), PLUMB_EOUTPUT);
+}
+
+int main(void)
+{
+	if (!mkdtemp(dir))
+		return 1;
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stages__command_stage_and_sorted_ms),
+		cmocka_unit_test(test_stages__no_lines_gives_command_only),
+		cmocka_unit_test(test_stages__unwritable_output),
+	};
+	int rc = cmocka_run_group_tests(tests, NULL, NULL);
+	char cmd[128];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	if (system(cmd) != 0)
+		rc = 1;
+	return rc;
+}
