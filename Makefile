@@ -30,6 +30,8 @@ CORE_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/lib/%,$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_SRC  := $(wildcard src/lib/*.c)
+LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/metrics/paths.c src/base/atomic.c src/base/err.c \
+	src/base/gate.c src/base/redact.c src/base/sbuf.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
@@ -68,6 +70,11 @@ $(BUILD)/libplumb.so: $(LIB_OBJ)
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) $< $(BUILD)/libplumbcore.a $(LIBS) -lcmocka -o $@
+
+# libplumb's metrics recorder is tested through its PIC object (its symbols are hidden in libplumb.so)
+$(BUILD)/tests/test_metrics_recorder: tests/unit/test_metrics_recorder.c $(BUILD)/pic/src/lib/metrics_recorder.o $(BUILD)/libplumbcore.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) $< $(BUILD)/pic/src/lib/metrics_recorder.o $(BUILD)/libplumbcore.a $(LIBS) -lcmocka -o $@
 
 $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)

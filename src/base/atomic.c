@@ -120,3 +120,28 @@ enum plumb_err atomic_check_writable(const char *path, struct perr *e)
 		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: it is a directory", path);
 	return PLUMB_OK;
 }
+
+enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e)
+{
+	if (!af->fp || !af->tmp_path) /* stdout, or not opened: nothing to skip */
+		return atomic_commit(af, e);
+	int bad = ferror(af->fp) || fflush(af->fp) != 0;
+	int err = errno;
+	if (fclose(af->fp) != 0 && !bad) {
+		bad = 1;
+		err = errno;
+	}
+	af->fp = NULL;
+	if (!bad && rename(af->tmp_path, af->path) != 0) {
+		bad = 1;
+		err = errno;
+	}
+	if (bad) {
+		unlink(af->tmp_path);
+		perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", af->path, strerror(err ? err : EIO));
+		atomic_free(af);
+		return PLUMB_EOUTPUT;
+	}
+	atomic_free(af);
+	return PLUMB_OK;
+}

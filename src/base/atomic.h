@@ -30,4 +30,10 @@ enum plumb_err atomic_write_file(const char *path, const void *data, size_t len,
 /* Checks early (before a long recording) that `path`'s directory accepts a new file; PLUMB_EOUTPUT if not. */
 enum plumb_err atomic_check_writable(const char *path, struct perr *e);
 
+/* atomic_commit without the fsync: the rename still replaces the file whole (a reader sees the old or the new
+ * version, never half of one), but after a power loss the new version may be empty. For files rewritten on an
+ * interval (metrics recordings), where an fsync stalled behind other processes' writeback would delay the next
+ * sample by up to a second. */
+enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e);
+
 #endif

@@ -1,11 +1,673 @@
-/* metrics.c — `plumb metrics`. Not built yet: it says so and exits 3 (see the open issue for this command). */
+/* metrics.c — `plumb metrics record` keeps a bounded recording of a process tree; `plumb metrics` reads one
+ * (DESIGN §5). The reader never talks to the recorded process: the artifact is all there is, so it must be
+ * whole (temp + rename) and validated before anything is printed. */
 #include "cmd/cmd.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/atomic.h"
 #include "base/err.h"
+#include "base/opt.h"
+#include "metrics/metrics.h"
+
+#define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
+
+/* ---------------------------------------------------------------- recording */
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+static void on_child(int sig)
+{
+	(void)sig; /* only wakes ppoll */
+}
+
+static int pidfd_open_compat(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* Starts argv with the caller's signal mask `mask`; returns the pid, or -1 with *exec_errno set when the command
+ * could not be run (a CLOEXEC pipe carries execvp's errno back). */
+static pid_t spawn(const char **argv, const sigset_t *mask, int *exec_errno)
+{
+	int pipefd[2];
+	*exec_errno = 0;
+	if (pipe2(pipefd, O_CLOEXEC) != 0) {
+		*exec_errno = errno;
+		return -1;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		*exec_errno = errno;
+		close(pipefd[0]);
+		close(pipefd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGCHLD, SIG_DFL);
+		sigprocmask(SIG_SETMASK, mask, NULL);
+		close(pipefd[0]);
+		execvp(argv[0], (char *const *)argv);
+		int err = errno;
+		ssize_t w = write(pipefd[1], &err, sizeof err);
+		(void)w;
+		_exit(127);
+	}
+	close(pipefd[1]);
+	int err = 0;
+	ssize_t n;
+	do
+		n = read(pipefd[0], &err, sizeof err);
+	while (n < 0 && errno == EINTR);
+	close(pipefd[0]);
+	if (n == (ssize_t)sizeof err) {
+		waitpid(pid, NULL, 0);
+		*exec_errno = err;
+		return -1;
+	}
+	return pid;
+}
+
+static bool pid_comm(int pid, char *buf, size_t cap)
+{
+	char path[64], text[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, text, sizeof text - 1);
+	close(fd);
+	struct mproc p;
+	char state;
+	if (n <= 0 || !mproc_parse_stat(text, (size_t)n, &p, &state))
+		return false;
+	snprintf(buf, cap, "%s", p.name);
+	return true;
+}
+
+static int cmd_metrics_record(int argc, char **argv)
+{
+	const char *every_arg = NULL, *name = NULL;
+	long keep = METRICS_DEFAULT_KEEP, pid_arg = 0;
+	bool have_pid = false;
+	const struct opt opts[] = {
+		{ "every", 0, OPT_STRING, &every_arg, "S", "seconds between samples (default 5; 200ms, 0.5, 1m)", NULL },
+		{ "keep", 0, OPT_INT, &keep, "N", "samples kept in the recording (default 120)", NULL },
+		{ "name", 0, OPT_STRING, &name, "NAME",
+		  "recording name: $PLUMB_HOME/metrics/NAME.json (default: the program's name)", NULL },
+		{ "pid", 'p', OPT_INT, &pid_arg, "PID", "record this running process and its children", &have_pid },
+		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+	};
+	struct opt_result res;
+	int rc;
+	if (!cmd_parse_options(opts, "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
+			       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
+			       "into a bounded recording that `plumb metrics` reads.",
+			       argc, argv, &res, &rc))
+		return rc;
+	double every = METRICS_DEFAULT_EVERY;
+	if (every_arg && (!opt_parse_seconds(every_arg, &every) || every < METRICS_EVERY_MIN || every > METRICS_EVERY_MAX)) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
+				  METRICS_EVERY_MIN, METRICS_EVERY_MAX, every_arg);
+	}
+	if (keep < 1 || keep > METRICS_KEEP_MAX) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
+	}
+	bool have_cmd = res.npos > 0;
+	if (have_cmd && res.dashdash != 0) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: put the command after `--` (plumb metrics record -- %s ...)",
+				  res.pos[0]);
+	}
+	if (have_cmd == have_pid) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
+	}
+	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !mproc_alive((int)pid_arg))) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
+	}
+
+	char file_name[METRICS_NAME_MAX];
+	if (name) {
+		if (!metrics_name_valid(name)) {
+			opt_result_release(&res);
+			return plumb_fail(EXIT_USAGE,
+					  "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
+					  name);
+		}
+		snprintf(file_name, sizeof file_name, "%s", name);
+	} else if (have_cmd) {
+		const char *base = strrchr(res.pos[0], '/');
+		metrics_name_from(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
+	} else {
+		char comm[MPROC_NAME_MAX];
+		metrics_name_from(pid_comm((int)pid_arg, comm, sizeof comm) ? comm : "process", file_name,
+				  sizeof file_name);
+	}
+
+	struct perr e = PERR_INIT;
+	char dir[PATH_MAX], path[PATH_MAX];
+	if (metrics_dir(dir, sizeof dir, &e) || metrics_path_for(file_name, path, sizeof path, &e) ||
+	    metrics_mkdirs(dir, &e) || atomic_check_writable(path, &e)) {
+		opt_result_release(&res);
+		return perr_report(&e);
+	}
+
+	/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks */
+	struct sigaction sa = { 0 };
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_child;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigset_t block, orig;
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+
+	pid_t root = (pid_t)pid_arg, child = -1;
+	if (have_cmd) {
+		int exec_errno;
+		/* res.pos is NULL-terminated: calloc'd with argc + 1 slots */
+		child = spawn(res.pos, &orig, &exec_errno);
+		if (child < 0) {
+			sigprocmask(SIG_SETMASK, &orig, NULL);
+			int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", res.pos[0],
+					      strerror(exec_errno));
+			opt_result_release(&res);
+			return code;
+		}
+		root = child;
+	}
+	opt_result_release(&res);
+
+	struct metrics_recorder rec;
+	if (metrics_recorder_init(&rec, path, file_name, root, every, (size_t)keep, &e)) {
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		return perr_report(&e);
+	}
+	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
+		path);
+	int pidfd = pidfd_open_compat(root);
+	struct timespec next;
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	long long step_ns = (long long)(every * 1e9);
+	int exit_code = EXIT_DONE;
+	int child_status = -1;
+	for (;;) {
+		size_t n;
+		if (metrics_recorder_sample(&rec, &n, &e)) {
+			exit_code = perr_report(&e);
+			break;
+		}
+		if (n == 0)
+			break; /* the root has exited */
+		if (metrics_recorder_write(&rec, "recording", &e)) {
+			exit_code = perr_report(&e);
+			break;
+		}
+		long long ns = next.tv_nsec + step_ns;
+		next.tv_sec += ns / 1000000000LL;
+		next.tv_nsec = ns % 1000000000LL;
+		bool root_gone = false;
+		while (!stop_signal && !root_gone) {
+			struct timespec now, wait;
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			long long left = (long long)(next.tv_sec - now.tv_sec) * 1000000000LL + (next.tv_nsec - now.tv_nsec);
+			if (left <= 0)
+				break;
+			wait.tv_sec = left / 1000000000LL;
+			wait.tv_nsec = left % 1000000000LL;
+			struct pollfd pfd = { pidfd, POLLIN, 0 };
+			int pr = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, &orig);
+			if (pr > 0)
+				root_gone = true;
+			if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
+				child = -1;
+				root_gone = true;
+			}
+		}
+		if (stop_signal || root_gone)
+			break;
+		struct timespec now;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+			next = now; /* fell behind: no burst of catch-up samples */
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (exit_code == EXIT_DONE || rec.count > 0) {
+		struct perr we = PERR_INIT;
+		if (metrics_recorder_write(&rec, "ended", &we) && exit_code == EXIT_DONE)
+			exit_code = perr_report(&we);
+	}
+	if (exit_code == EXIT_DONE && rec.samples_taken == 0)
+		exit_code = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", (int)root);
+	if (exit_code == EXIT_DONE)
+		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
+			(unsigned long long)rec.samples_taken, rec.count, file_name, path,
+			stop_signal ? " (stopped by a signal)" : "");
+	if (child > 0 && !stop_signal && waitpid(child, &child_status, 0) == child)
+		child = -1;
+	(void)child_status;
+	metrics_recorder_release(&rec);
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+	return exit_code;
+}
+
+/* ---------------------------------------------------------------- reading */
+
+static void human_bytes(char *buf, size_t cap, uint64_t v)
+{
+	if (v == MPROC_UNKNOWN) {
+		snprintf(buf, cap, "-");
+		return;
+	}
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	if (v < 1024) {
+		snprintf(buf, cap, "%llu B", (unsigned long long)v);
+		return;
+	}
+	double x = (double)v / 1024;
+	int u = 0;
+	while (x >= 1024 && u < 3) {
+		x /= 1024;
+		u++;
+	}
+	snprintf(buf, cap, "%.1f %s", x, units[u]);
+}
+
+static void clock_time(char *buf, size_t cap, int64_t t_ms)
+{
+	time_t t = (time_t)(t_ms / 1000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(buf, cap, "%H:%M:%S", &tm))
+		snprintf(buf, cap, "?");
+}
+
+static void full_time(char *buf, size_t cap, int64_t t_ms)
+{
+	time_t t = (time_t)(t_ms / 1000);
+	struct tm tm;
+	if (!localtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S %Z", &tm))
+		snprintf(buf, cap, "?");
+}
+
+/* One process across the window. */
+struct proc_row {
+	int pid, ppid;
+	char name[MPROC_NAME_MAX];
+	bool main;
+	double cpu_sum, cpu_max, wake_sum;
+	uint64_t rss, peak_rss, private_bytes;
+	uint32_t threads;
+	size_t samples;
+	int64_t last_ms;
+};
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct proc_row *x = a, *y = b;
+	if (x->cpu_max != y->cpu_max)
+		return x->cpu_max > y->cpu_max ? -1 : 1;
+	if (x->peak_rss != y->peak_rss)
+		return x->peak_rss > y->peak_rss ? -1 : 1;
+	return x->pid - y->pid;
+}
+
+#define NCOLS 11
+
+static void print_table(char (*cells)[NCOLS][48], size_t nrows)
+{
+	static const bool right[NCOLS] = { true, true, false, false, true, true, true, true, true, true, true };
+	size_t width[NCOLS] = { 0 };
+	for (size_t r = 0; r < nrows; r++)
+		for (int c = 0; c < NCOLS; c++) {
+			size_t w = strlen(cells[r][c]);
+			if (w > width[c])
+				width[c] = w;
+		}
+	for (size_t r = 0; r < nrows; r++) {
+		fputs(" ", stdout);
+		for (int c = 0; c < NCOLS; c++) {
+			int w = (int)width[c];
+			if (c == NCOLS - 1)
+				printf("  %*s\n", right[c] ? w : 0, cells[r][c]);
+			else if (right[c])
+				printf("  %*s", w, cells[r][c]);
+			else
+				printf("  %-*s", w, cells[r][c]);
+		}
+	}
+}
+
+static void print_peak(const char *label, const struct metrics_peak *k, bool memory)
+{
+	char when[32], total[32], top[32];
+	clock_time(when, sizeof when, k->t_ms);
+	if (memory) {
+		human_bytes(total, sizeof total, k->total_rss_bytes);
+		human_bytes(top, sizeof top, k->rss_bytes);
+		printf("  %-12s %s resident at %s — most: %s (pid %d) %s\n", label, total, when, k->name, k->pid, top);
+	} else {
+		printf("  %-12s %.1f%% CPU at %s — most: %s (pid %d) %.1f%%\n", label, k->total_cpu_pct, when, k->name,
+		       k->pid, k->cpu_pct);
+	}
+}
+
+static int print_report(const struct metrics_doc *doc, const char *path, long top)
+{
+	char t0[64], t1[64], b1[32], b2[32];
+	printf("recording \"%s\": %s\n", doc->name, path);
+	char state[160];
+	double age_s = (double)(metrics_now_ms() - doc->updated_ms) / 1000.0;
+	if (doc->ended)
+		snprintf(state, sizeof state, "recording ended");
+	else if (age_s > 3 * doc->every_s + 1)
+		snprintf(state, sizeof state,
+			 "no sample for %.0f s: the recorder stopped without a last write, or the program is stuck",
+			 age_s);
+	else
+		snprintf(state, sizeof state, "still recording");
+	printf("  root: pid %d %s%s%s%s — %s\n", doc->root_pid, doc->root_name, doc->root_command ? " (" : "",
+	       doc->root_command ? doc->root_command : "", doc->root_command ? ")" : "", state);
+	if (doc->nsamples == 0) {
+		printf("  no samples yet (every %gs)\n", doc->every_s);
+		return EXIT_DONE;
+	}
+	const struct metrics_sample *first = &doc->samples[0], *last = &doc->samples[doc->nsamples - 1];
+	full_time(t0, sizeof t0, first->t_ms);
+	clock_time(t1, sizeof t1, last->t_ms);
+	printf("  every %gs: %zu samples in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
+	       doc->nsamples, (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
+	       (double)(last->t_ms - first->t_ms) / 1000.0);
+
+	human_bytes(b1, sizeof b1, last->totals.rss_bytes);
+	human_bytes(b2, sizeof b2, last->totals.private_bytes);
+	printf("\nlatest sample (%s, %u process%s):\n", t1, last->totals.processes,
+	       last->totals.processes == 1 ? "" : "es");
+	printf("  CPU %.1f%%   wake-ups %.1f/s   resident %s   private %s   threads %u\n", last->totals.cpu_pct,
+	       last->totals.wakeups_per_s, b1, b2, last->totals.threads);
+
+	struct metrics_peak cpu, mem;
+	metrics_doc_window_peaks(doc, &cpu, &mem);
+	printf("\nworst sample in the window:\n");
+	print_peak("peak CPU", &cpu, false);
+	print_peak("peak memory", &mem, true);
+	if (doc->rec_cpu.set && doc->rec_cpu.t_ms < first->t_ms && doc->rec_cpu.total_cpu_pct > cpu.total_cpu_pct)
+		print_peak("earlier CPU", &doc->rec_cpu, false);
+	if (doc->rec_mem.set && doc->rec_mem.t_ms < first->t_ms && doc->rec_mem.total_rss_bytes > mem.total_rss_bytes)
+		print_peak("earlier mem", &doc->rec_mem, true);
+
+	/* one row per process over the window */
+	size_t cap = 0, nrows = 0;
+	for (size_t i = 0; i < doc->nsamples; i++)
+		cap += doc->samples[i].nprocs;
+	struct proc_row *rows = calloc(cap ? cap : 1, sizeof *rows);
+	if (!rows)
+		return plumb_fail(EXIT_FAILED, "out of memory");
+	for (size_t i = 0; i < doc->nsamples; i++) {
+		const struct metrics_sample *s = &doc->samples[i];
+		for (size_t j = 0; j < s->nprocs; j++) {
+			const struct metrics_proc *p = &s->procs[j];
+			struct proc_row *r = NULL;
+			for (size_t k = 0; k < nrows; k++)
+				if (rows[k].pid == p->pid) {
+					r = &rows[k];
+					break;
+				}
+			if (!r) {
+				r = &rows[nrows++];
+				r->pid = p->pid;
+			}
+			/* the latest name: a child seen between fork and exec (or prctl) still had its parent's */
+			snprintf(r->name, sizeof r->name, "%s", p->name);
+			r->ppid = p->ppid;
+			r->main = p->main;
+			r->cpu_sum += p->cpu_pct;
+			if (p->cpu_pct > r->cpu_max)
+				r->cpu_max = p->cpu_pct;
+			r->wake_sum += p->wakeups_per_s;
+			r->rss = p->rss_bytes;
+			if (p->peak_rss_bytes > r->peak_rss)
+				r->peak_rss = p->peak_rss_bytes;
+			if (p->rss_bytes > r->peak_rss)
+				r->peak_rss = p->rss_bytes;
+			r->private_bytes = p->private_bytes;
+			r->threads = p->threads;
+			r->samples++;
+			r->last_ms = s->t_ms;
+		}
+	}
+	qsort(rows, nrows, sizeof *rows, cmp_row);
+	size_t shown = nrows < (size_t)top ? nrows : (size_t)top;
+	printf("\ntop %zu of %zu process%s in the window (by peak CPU, then peak resident set):\n", shown, nrows,
+	       nrows == 1 ? "" : "es");
+	char (*cells)[NCOLS][48] = calloc(shown + 1, sizeof *cells);
+	if (!cells) {
+		free(rows);
+		return plumb_fail(EXIT_FAILED, "out of memory");
+	}
+	static const char *const head[NCOLS] = { "PID", "PPID", "NAME", "ROLE", "CPU%", "MAX CPU%", "WAKE/S",
+						 "RSS", "PEAK RSS", "PRIVATE", "LAST SEEN" };
+	for (int c = 0; c < NCOLS; c++)
+		snprintf(cells[0][c], 48, "%s", head[c]);
+	for (size_t i = 0; i < shown; i++) {
+		const struct proc_row *r = &rows[i];
+		char (*row)[48] = cells[i + 1];
+		snprintf(row[0], 48, "%d", r->pid);
+		snprintf(row[1], 48, "%d", r->ppid);
+		snprintf(row[2], 48, "%.40s", r->name);
+		snprintf(row[3], 48, "%s", r->main ? "main" : "child");
+		snprintf(row[4], 48, "%.1f", r->cpu_sum / (double)r->samples);
+		snprintf(row[5], 48, "%.1f", r->cpu_max);
+		snprintf(row[6], 48, "%.1f", r->wake_sum / (double)r->samples);
+		human_bytes(row[7], 48, r->rss);
+		human_bytes(row[8], 48, r->peak_rss);
+		human_bytes(row[9], 48, r->private_bytes);
+		clock_time(row[10], 48, r->last_ms);
+	}
+	print_table(cells, shown + 1);
+	free(cells);
+	free(rows);
+	return EXIT_DONE;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), m = strlen(suffix);
+	return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* Probes every NAME.json of the metrics folder; picks the newest recording into *doc / *raw / path. */
+static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, char *path, size_t cap,
+			bool quiet_stdout)
+{
+	struct perr e = PERR_INIT;
+	char dir[PATH_MAX];
+	if (metrics_dir(dir, sizeof dir, &e))
+		return perr_report(&e);
+	DIR *d = opendir(dir);
+	if (!d) {
+		if (errno == ENOENT)
+			return plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir);
+		return plumb_fail(EXIT_INPUT, "metrics: cannot read %s: %s", dir, strerror(errno));
+	}
+	struct sbuf_names {
+		char name[METRICS_NAME_MAX];
+	} *others = NULL;
+	size_t nothers = 0, nfiles = 0, nbad = 0;
+	int64_t best_t = 0;
+	bool have = false;
+	struct perr first_bad = PERR_INIT;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json"))
+			continue;
+		nfiles++;
+		char p[PATH_MAX];
+		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+		struct metrics_doc cand;
+		char *cand_raw = NULL;
+		size_t cand_len = 0;
+		struct perr ce = PERR_INIT;
+		if (metrics_doc_read_file(p, &cand, &cand_raw, &cand_len, &ce)) {
+			if (ce.code == PLUMB_ENOENT) { /* removed meanwhile */
+				nfiles--;
+				continue;
+			}
+			plumb_warn("metrics: skipping %s", ce.msg);
+			if (!nbad++)
+				first_bad = ce;
+			continue;
+		}
+		struct sbuf_names *no = realloc(others, (nothers + 1) * sizeof *others);
+		if (!no) {
+			metrics_doc_release(&cand);
+			free(cand_raw);
+			continue;
+		}
+		others = no;
+		if (!have || cand.updated_ms > best_t) {
+			if (have) {
+				snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", doc->name);
+				metrics_doc_release(doc);
+				free(*raw);
+			}
+			*doc = cand;
+			*raw = cand_raw;
+			*raw_len = cand_len;
+			best_t = cand.updated_ms;
+			snprintf(path, cap, "%s", p);
+			have = true;
+		} else {
+			snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", cand.name);
+			metrics_doc_release(&cand);
+			free(cand_raw);
+		}
+	}
+	closedir(d);
+	if (!have) {
+		free(others);
+		if (nbad)
+			return perr_report(&first_bad);
+		return plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir);
+	}
+	if (nothers || nbad) {
+		FILE *out = quiet_stdout ? stderr : stdout;
+		fprintf(out, "newest of %zu recordings in %s: %s; others:", nfiles, dir, doc->name);
+		for (size_t i = 0; i < nothers; i++)
+			fprintf(out, "%s %s", i ? "," : "", others[i].name);
+		if (nbad)
+			fprintf(out, "%s %zu unreadable", nothers ? "," : "", nbad);
+		fprintf(out, " (pick one with --name)\n%s", quiet_stdout ? "" : "\n");
+	}
+	free(others);
+	return EXIT_DONE;
+}
+
+static int cmd_metrics_read(int argc, char **argv)
+{
+	const char *name = NULL, *path_arg = NULL;
+	bool json = false;
+	long top = 10;
+	const struct opt opts[] = {
+		{ "name", 'n', OPT_STRING, &name, "NAME", "read $PLUMB_HOME/metrics/NAME.json", NULL },
+		{ "path", 0, OPT_STRING, &path_arg, "FILE", "read this recording file", NULL },
+		{ "json", 0, OPT_FLAG, &json, NULL, "print the raw plumb.metrics.v1 document", NULL },
+		{ "top", 0, OPT_INT, &top, "N", "processes listed (default 10)", NULL },
+		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+	};
+	struct opt_result res;
+	int rc;
+	if (!cmd_parse_options(opts,
+			       "plumb metrics [--name NAME | --path FILE] [--json] [--top N]\n"
+			       "       plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
+			       "Reads a per-process resource recording: the latest totals, the worst sample in the window\n"
+			       "and the top processes. With neither --name nor --path the newest recording in\n"
+			       "$PLUMB_HOME/metrics is read. `plumb metrics record --help` shows how to record one.",
+			       argc, argv, &res, &rc))
+		return rc;
+	if (res.npos > 0) {
+		int code = plumb_fail(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
+				      res.pos[0]);
+		opt_result_release(&res);
+		return code;
+	}
+	opt_result_release(&res);
+	if (name && path_arg)
+		return plumb_fail(EXIT_USAGE, "metrics: give --name or --path, not both");
+	if (top < 1)
+		return plumb_fail(EXIT_USAGE, "metrics: --top must be at least 1");
+
+	struct perr e = PERR_INIT;
+	struct metrics_doc doc;
+	char *raw = NULL;
+	size_t raw_len = 0;
+	char path[PATH_MAX];
+	memset(&doc, 0, sizeof doc);
+	if (name || path_arg) {
+		if (name) {
+			if (metrics_path_for(name, path, sizeof path, &e))
+				return perr_report(&e);
+		} else {
+			snprintf(path, sizeof path, "%s", path_arg);
+		}
+		if (metrics_doc_read_file(path, &doc, &raw, &raw_len, &e)) {
+			if (e.code == PLUMB_ENOENT)
+				return plumb_fail(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT,
+						  path);
+			return perr_report(&e);
+		}
+	} else {
+		int code = probe_folder(&doc, &raw, &raw_len, path, sizeof path, json);
+		if (code != EXIT_DONE)
+			return code;
+	}
+	int code = EXIT_DONE;
+	if (json)
+		fwrite(raw, 1, raw_len, stdout);
+	else
+		code = print_report(&doc, path, top);
+	free(raw);
+	metrics_doc_release(&doc);
+	return code;
+}
 
 int cmd_metrics(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	return plumb_fail(EXIT_MISSING, "metrics: this command is not available in this build yet");
+	if (argc >= 2 && strcmp(argv[1], "record") == 0)
+		return cmd_metrics_record(argc - 1, argv + 1);
+	return cmd_metrics_read(argc, argv);
 }

@@ -1,0 +1,54 @@
+/* compare.h — a baseline artifact against a current one, metric by metric (DESIGN §6): p50/p95 of each,
+ * change of the median, a two-sided Mann–Whitney U test, and a verdict that needs both significance and a
+ * change beyond the noise threshold. Rows are ranked by time added, by regression, or by name. */
+#ifndef PLUMB_BENCH_COMPARE_H
+#define PLUMB_BENCH_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/config.h"
+#include "bench/evidence.h"
+#include "bench/stats.h"
+
+#define BENCH_VERDICT_SLOWER "slower"             /* significantly worse in the metric's direction */
+#define BENCH_VERDICT_FASTER "faster"             /* significantly better */
+#define BENCH_VERDICT_SAME "~"                    /* no significant change beyond the threshold */
+#define BENCH_VERDICT_INCONCLUSIVE "inconclusive" /* too few samples for the test to show anything */
+#define BENCH_VERDICT_NEW "new"                   /* only in the current artifact */
+#define BENCH_VERDICT_GONE "gone"                 /* only in the baseline */
+
+struct bench_cmp_row {
+	const char *metric;       /* points into one of the artifacts */
+	const char *unit;
+	struct bench_summary base, cur; /* n == 0 on the side that lacks the metric */
+	double change_pct;        /* (cur p50 - base p50) / base p50 * 100; NAN when undefined */
+	double time_added_ms;     /* cur p50 - base p50 in ms for time units (ns, us, ms, s); NAN otherwise */
+	double p;                 /* two-sided U-test p-value; NAN when not tested */
+	double u;
+	bool exact;
+	const char *verdict;      /* BENCH_VERDICT_* */
+	bool core;                /* counts for --fail-on-regression */
+	const struct bench_metric_def *def; /* catalog entry or NULL */
+};
+
+enum bench_rank { BENCH_RANK_BOTTLENECKS, BENCH_RANK_REGRESSIONS, BENCH_RANK_NAME };
+
+struct bench_cmp {
+	struct bench_cmp_row *rows;
+	size_t n;
+};
+
+/* Compares every metric of either artifact. Ranked: significant regressions first, then `~`/inconclusive, then
+ * improvements, then metrics on one side only; within each, core before drilldown, then by time added
+ * (bottlenecks) or by the worst change (regressions); or all by name. threshold_pct: the noise threshold on the median's change;
+ * alpha: the significance level. cat may be NULL. Returns false when out of memory. The rows point into the
+ * artifacts and the catalog, which must outlive them. */
+bool bench_compare(const struct bench_evidence *base, const struct bench_evidence *cur, const struct bench_catalog *cat,
+		   double threshold_pct, double alpha, enum bench_rank rank, struct bench_cmp *out);
+void bench_cmp_release(struct bench_cmp *c);
+
+/* Milliseconds per one of `unit` for time units; NAN for others. */
+double bench_unit_ms(const char *unit);
+
+#endif

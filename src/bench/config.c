@@ -1,0 +1,647 @@
+/* config.c — suite and catalog INI files through libinih. inih calls one handler per key; the handler
+ * checks the key and value, keeps the first error's text, and stops the parse (inih then returns the line). */
+#include "bench/config.h"
+
+#include <errno.h>
+#include <fnmatch.h>
+#include <ini.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base/opt.h"
+#include "base/sbuf.h"
+
+/* libinih's Debian build makes its options run-time variables: a heap line buffer that grows to 64 KiB (long
+ * `run =` lines), stop at the first error, no multi-line continuation (indentation means nothing). */
+static void ini_setup(void)
+{
+	ini_use_stack = false;
+	ini_allow_realloc = true;
+	ini_max_line = 1 << 16;
+	ini_initial_alloc = 256;
+	ini_stop_on_first_error = true;
+	ini_allow_multiline = false;
+}
+
+static enum plumb_err read_text(const char *path, const char *what, char **text, struct perr *e)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) {
+		int err = errno;
+		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s %s: %s", what, path,
+				strerror(err));
+	}
+	struct sbuf sb = SBUF_INIT;
+	char buf[8192];
+	size_t n;
+	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+		sbuf_add(&sb, buf, n);
+	int bad = ferror(f);
+	fclose(f);
+	if (bad) {
+		sbuf_release(&sb);
+		return perr_set(e, PLUMB_EIO, "cannot read %s %s", what, path);
+	}
+	if (sb.oom) {
+		sbuf_release(&sb);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	sbuf_str(&sb);
+	*text = sbuf_detach(&sb, NULL);
+	return *text ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
+}
+
+/* dir of path, absolute */
+static char *abs_dir_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	struct sbuf sb = SBUF_INIT;
+	if (path[0] != '/') {
+		char cwd[PATH_MAX];
+		if (!getcwd(cwd, sizeof cwd))
+			return NULL;
+		sbuf_addstr(&sb, cwd);
+		if (slash)
+			sbuf_addch(&sb, '/');
+	}
+	if (slash)
+		sbuf_add(&sb, path, (size_t)(slash - path) + (slash == path ? 1 : 0));
+	if (sb.oom) {
+		sbuf_release(&sb);
+		return NULL;
+	}
+	sbuf_str(&sb);
+	return sbuf_detach(&sb, NULL);
+}
+
+static char *resolve(const char *dir, const char *p)
+{
+	if (p[0] == '/')
+		return strdup(p);
+	struct sbuf sb = SBUF_INIT;
+	sbuf_addstr(&sb, dir);
+	if (strcmp(p, ".") != 0) {
+		sbuf_addch(&sb, '/');
+		sbuf_addstr(&sb, p);
+	}
+	if (sb.oom) {
+		sbuf_release(&sb);
+		return NULL;
+	}
+	sbuf_str(&sb);
+	return sbuf_detach(&sb, NULL);
+}
+
+struct parse_ctx {
+	const char *path;
+	const char *dir;
+	char msg[512];
+	bool oom;
+};
+
+static int fail(struct parse_ctx *cx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct parse_ctx *cx, const char *fmt, ...)
+{
+	if (!cx->msg[0]) {
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(cx->msg, sizeof cx->msg, fmt, ap);
+		va_end(ap);
+	}
+	return 0;
+}
+
+static bool set_str(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *value)
+{
+	if (*slot) {
+		fail(cx, "[%s] sets '%s' twice", section, key);
+		return false;
+	}
+	*slot = strdup(value);
+	if (!*slot) {
+		cx->oom = true;
+		fail(cx, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+static bool parse_long(const char *v, long lo, long hi, long *out)
+{
+	char *end;
+	errno = 0;
+	long x = strtol(v, &end, 10);
+	if (errno || end == v || *end || x < lo || x > hi)
+		return false;
+	*out = x;
+	return true;
+}
+
+static bool parse_num(const char *v, double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (errno || end == v || *end || !isfinite(x))
+		return false;
+	*out = x;
+	return true;
+}
+
+static bool valid_case_name(const char *s)
+{
+	if (!*s || strlen(s) > 100)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+		      *s == '-'))
+			return false;
+	return true;
+}
+
+static bool valid_env_key(const char *s, size_t n)
+{
+	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_'))
+			return false;
+	return true;
+}
+
+/* ---- suites ---- */
+
+struct suite_ctx {
+	struct parse_ctx cx;
+	struct bench_suite *s;
+};
+
+static struct bench_case *find_or_add_case(struct suite_ctx *sc, const char *name)
+{
+	struct bench_suite *s = sc->s;
+	for (size_t i = 0; i < s->ncases; i++)
+		if (strcmp(s->cases[i].name, name) == 0)
+			return &s->cases[i];
+	struct bench_case *nc = realloc(s->cases, (s->ncases + 1) * sizeof *nc);
+	if (!nc)
+		return NULL;
+	s->cases = nc;
+	struct bench_case *c = &s->cases[s->ncases];
+	memset(c, 0, sizeof *c);
+	c->name = strdup(name);
+	if (!c->name)
+		return NULL;
+	s->ncases++;
+	return c;
+}
+
+static int suite_handler(void *user, const char *section, const char *key, const char *value)
+{
+	struct suite_ctx *sc = user;
+	struct parse_ctx *cx = &sc->cx;
+	struct bench_suite *s = sc->s;
+	if (strcmp(section, "suite") == 0) {
+		if (strcmp(key, "name") == 0)
+			return set_str(cx, &s->name, section, key, value);
+		if (strcmp(key, "repeats") == 0) {
+			if (s->repeats)
+				return fail(cx, "[suite] sets 'repeats' twice");
+			if (!parse_long(value, 1, 1000000, &s->repeats))
+				return fail(cx, "[suite] repeats must be a whole number from 1 to 1000000, not '%s'", value);
+			return 1;
+		}
+		if (strcmp(key, "duration") == 0) {
+			if (s->duration_s > 0)
+				return fail(cx, "[suite] sets 'duration' twice");
+			if (!opt_parse_seconds(value, &s->duration_s) || s->duration_s <= 0)
+				return fail(cx, "[suite] duration must be a positive time like 60s or 10m, not '%s'", value);
+			return 1;
+		}
+		if (strcmp(key, "warmup") == 0) {
+			if (s->warmup >= 0)
+				return fail(cx, "[suite] sets 'warmup' twice");
+			if (!parse_long(value, 0, 1000000, &s->warmup))
+				return fail(cx, "[suite] warmup must be a whole number >= 0, not '%s'", value);
+			return 1;
+		}
+		if (strcmp(key, "catalog") == 0) {
+			if (s->catalog)
+				return fail(cx, "[suite] sets 'catalog' twice");
+			if (!*value)
+				return fail(cx, "[suite] catalog is empty");
+			s->catalog = resolve(cx->dir, value);
+			if (!s->catalog) {
+				cx->oom = true;
+				return fail(cx, "out of memory");
+			}
+			return 1;
+		}
+		return fail(cx, "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog)", key);
+	}
+	if (strncmp(section, "case ", 5) == 0) {
+		const char *name = section + 5;
+		while (*name == ' ')
+			name++;
+		if (!valid_case_name(name))
+			return fail(cx, "[%s]: a case name is letters, digits, '_' and '-' (metric names are CASE.METRIC)",
+				    section);
+		struct bench_case *c = find_or_add_case(sc, name);
+		if (!c) {
+			cx->oom = true;
+			return fail(cx, "out of memory");
+		}
+		if (strcmp(key, "run") == 0) {
+			if (!*value)
+				return fail(cx, "[%s] run is empty", section);
+			return set_str(cx, &c->run, section, key, value);
+		}
+		if (strcmp(key, "env") == 0) {
+			/* one or more KEY=VALUE words; the key may repeat */
+			const char *p = value;
+			while (*p) {
+				while (*p == ' ' || *p == '\t')
+					p++;
+				if (!*p)
+					break;
+				const char *w = p;
+				while (*p && *p != ' ' && *p != '\t')
+					p++;
+				const char *eq = memchr(w, '=', (size_t)(p - w));
+				if (!eq || !valid_env_key(w, (size_t)(eq - w)))
+					return fail(cx, "[%s] env wants KEY=VALUE words, not '%.*s'", section, (int)(p - w), w);
+				char **ne = realloc(c->env, (c->nenv + 1) * sizeof *ne);
+				if (!ne) {
+					cx->oom = true;
+					return fail(cx, "out of memory");
+				}
+				c->env = ne;
+				c->env[c->nenv] = strndup(w, (size_t)(p - w));
+				if (!c->env[c->nenv]) {
+					cx->oom = true;
+					return fail(cx, "out of memory");
+				}
+				c->nenv++;
+			}
+			return 1;
+		}
+		if (strcmp(key, "cwd") == 0) {
+			if (c->cwd)
+				return fail(cx, "[%s] sets 'cwd' twice", section);
+			if (!*value)
+				return fail(cx, "[%s] cwd is empty", section);
+			c->cwd = resolve(cx->dir, value);
+			if (!c->cwd) {
+				cx->oom = true;
+				return fail(cx, "out of memory");
+			}
+			return 1;
+		}
+		if (strcmp(key, "timeout") == 0) {
+			if (c->timeout_s > 0)
+				return fail(cx, "[%s] sets 'timeout' twice", section);
+			if (!opt_parse_seconds(value, &c->timeout_s) || c->timeout_s <= 0)
+				return fail(cx, "[%s] timeout must be a positive time like 30s, not '%s'", section, value);
+			return 1;
+		}
+		if (strcmp(key, "binary") == 0) {
+			if (!*value)
+				return fail(cx, "[%s] binary is empty", section);
+			if (c->binary)
+				return fail(cx, "[%s] sets 'binary' twice", section);
+			c->binary = resolve(c->cwd ? c->cwd : cx->dir, value);
+			if (!c->binary) {
+				cx->oom = true;
+				return fail(cx, "out of memory");
+			}
+			return 1;
+		}
+		return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary)", key, section);
+	}
+	if (!*section)
+		return fail(cx, "'%s' is outside any section (start with [suite] or [case NAME])", key);
+	return fail(cx, "unknown section [%s] (a suite has [suite] and [case NAME] sections)", section);
+}
+
+void bench_suite_release(struct bench_suite *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ncases; i++) {
+		struct bench_case *c = &s->cases[i];
+		free(c->name);
+		free(c->run);
+		for (size_t j = 0; j < c->nenv; j++)
+			free(c->env[j]);
+		free(c->env);
+		free(c->cwd);
+		free(c->binary);
+	}
+	free(s->cases);
+	free(s->path);
+	free(s->dir);
+	free(s->name);
+	free(s->catalog);
+	memset(s, 0, sizeof *s);
+	s->warmup = -1;
+}
+
+static enum plumb_err finish_error(struct parse_ctx *cx, int rc, struct perr *e)
+{
+	if (cx->oom)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (rc > 0)
+		return perr_set(e, PLUMB_EFORMAT, "%s:%d: %s", cx->path, rc, cx->msg[0] ? cx->msg : "not a KEY = VALUE line or [section]");
+	return perr_set(e, PLUMB_ENOMEM, "%s: cannot parse (out of memory)", cx->path);
+}
+
+enum plumb_err bench_suite_parse(const char *text, const char *path, struct bench_suite *s, struct perr *e)
+{
+	memset(s, 0, sizeof *s);
+	s->warmup = -1;
+	s->path = strdup(path);
+	s->dir = abs_dir_of(path);
+	if (!s->path || !s->dir) {
+		bench_suite_release(s);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	struct suite_ctx sc = { .cx = { .path = path, .dir = s->dir }, .s = s };
+	ini_setup();
+	int rc = ini_parse_string(text, suite_handler, &sc);
+	if (rc != 0 || sc.cx.msg[0]) {
+		enum plumb_err code = finish_error(&sc.cx, rc, e);
+		bench_suite_release(s);
+		return code;
+	}
+	if (s->repeats && s->duration_s > 0) {
+		bench_suite_release(s);
+		return perr_set(e, PLUMB_EFORMAT, "%s: [suite] sets both repeats and duration (choose one)", path);
+	}
+	if (s->ncases == 0) {
+		bench_suite_release(s);
+		return perr_set(e, PLUMB_EFORMAT, "%s: no [case NAME] section with a run = command", path);
+	}
+	for (size_t i = 0; i < s->ncases; i++) {
+		struct bench_case *c = &s->cases[i];
+		if (!c->run) {
+			enum plumb_err code = perr_set(e, PLUMB_EFORMAT, "%s: [case %s] has no run = command", path, c->name);
+			bench_suite_release(s);
+			return code;
+		}
+		if (!c->cwd && !(c->cwd = strdup(s->dir))) {
+			bench_suite_release(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+	}
+	if (!s->name) {
+		const char *base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		size_t n = strlen(base);
+		if (n > 4 && strcmp(base + n - 4, ".ini") == 0)
+			n -= 4;
+		s->name = strndup(base, n);
+		if (!s->name) {
+			bench_suite_release(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+	}
+	return PLUMB_OK;
+}
+
+enum plumb_err bench_suite_load(const char *path, struct bench_suite *s, struct perr *e)
+{
+	memset(s, 0, sizeof *s);
+	s->warmup = -1;
+	char *text;
+	enum plumb_err rc = read_text(path, "suite", &text, e);
+	if (rc)
+		return rc;
+	rc = bench_suite_parse(text, path, s, e);
+	free(text);
+	return rc;
+}
+
+/* ---- catalogs ---- */
+
+struct catalog_ctx {
+	struct parse_ctx cx;
+	struct bench_catalog *c;
+	bool saw_min_samples;
+};
+
+static struct bench_metric_def *find_or_add_metric(struct bench_catalog *c, const char *name)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->metrics[i].name, name) == 0)
+			return &c->metrics[i];
+	struct bench_metric_def *nm = realloc(c->metrics, (c->n + 1) * sizeof *nm);
+	if (!nm)
+		return NULL;
+	c->metrics = nm;
+	struct bench_metric_def *m = &c->metrics[c->n];
+	memset(m, 0, sizeof *m);
+	m->slo_p50 = m->slo_p95 = m->slo_max = NAN;
+	m->better = BENCH_LOWER_IS_BETTER;
+	m->name = strdup(name);
+	if (!m->name)
+		return NULL;
+	c->n++;
+	return m;
+}
+
+static int set_slo(struct parse_ctx *cx, double *slot, const char *section, const char *key, const char *value)
+{
+	if (!isnan(*slot))
+		return fail(cx, "[%s] sets '%s' twice", section, key);
+	if (!parse_num(value, slot))
+		return fail(cx, "[%s] %s must be a number, not '%s'", section, key, value);
+	return 1;
+}
+
+static int catalog_handler(void *user, const char *section, const char *key, const char *value)
+{
+	struct catalog_ctx *cc = user;
+	struct parse_ctx *cx = &cc->cx;
+	struct bench_catalog *c = cc->c;
+	if (strcmp(section, "catalog") == 0) {
+		if (strcmp(key, "schema") == 0) {
+			if (strcmp(value, BENCH_CATALOG_SCHEMA) != 0)
+				return fail(cx, "schema '%s' is not one this build reads (%s)", value, BENCH_CATALOG_SCHEMA);
+			return 1;
+		}
+		if (strcmp(key, "min_samples") == 0) {
+			if (cc->saw_min_samples)
+				return fail(cx, "[catalog] sets 'min_samples' twice");
+			cc->saw_min_samples = true;
+			if (!parse_long(value, 1, 1000000, &c->min_samples))
+				return fail(cx, "[catalog] min_samples must be a whole number >= 1, not '%s'", value);
+			return 1;
+		}
+		return fail(cx, "unknown key '%s' in [catalog] (known: schema, min_samples)", key);
+	}
+	if (strncmp(section, "metric ", 7) == 0) {
+		const char *name = section + 7;
+		while (*name == ' ')
+			name++;
+		if (!*name || strchr(name, ' '))
+			return fail(cx, "[%s]: a metric name is one word like cold-start.wall_ms", section);
+		struct bench_metric_def *m = find_or_add_metric(c, name);
+		if (!m) {
+			cx->oom = true;
+			return fail(cx, "out of memory");
+		}
+		if (strcmp(key, "kind") == 0)
+			return set_str(cx, &m->kind, section, key, value);
+		if (strcmp(key, "unit") == 0)
+			return set_str(cx, &m->unit, section, key, value);
+		if (strcmp(key, "phase") == 0)
+			return set_str(cx, &m->phase, section, key, value);
+		if (strcmp(key, "owner") == 0)
+			return set_str(cx, &m->owner, section, key, value);
+		if (strcmp(key, "hint") == 0)
+			return set_str(cx, &m->hint, section, key, value);
+		if (strcmp(key, "better") == 0) {
+			if (strcmp(value, "lower") == 0)
+				m->better = BENCH_LOWER_IS_BETTER;
+			else if (strcmp(value, "higher") == 0)
+				m->better = BENCH_HIGHER_IS_BETTER;
+			else
+				return fail(cx, "[%s] better is lower or higher, not '%s'", section, value);
+			return 1;
+		}
+		if (strcmp(key, "tier") == 0) {
+			if (strcmp(value, "core") == 0)
+				m->core = true;
+			else if (strcmp(value, "drilldown") == 0)
+				m->core = false;
+			else
+				return fail(cx, "[%s] tier is core or drilldown, not '%s'", section, value);
+			return 1;
+		}
+		if (strcmp(key, "required") == 0) {
+			const char *p = value;
+			while (*p) {
+				while (*p == ' ' || *p == '\t' || *p == ',')
+					p++;
+				if (!*p)
+					break;
+				const char *w = p;
+				while (*p && *p != ' ' && *p != '\t' && *p != ',')
+					p++;
+				char **nr = realloc(m->required, (m->nrequired + 1) * sizeof *nr);
+				if (!nr || !(nr[m->nrequired] = strndup(w, (size_t)(p - w)))) {
+					if (nr)
+						m->required = nr;
+					cx->oom = true;
+					return fail(cx, "out of memory");
+				}
+				m->required = nr;
+				m->nrequired++;
+			}
+			return 1;
+		}
+		if (strcmp(key, "slo_p50") == 0)
+			return set_slo(cx, &m->slo_p50, section, key, value);
+		if (strcmp(key, "slo_p95") == 0)
+			return set_slo(cx, &m->slo_p95, section, key, value);
+		if (strcmp(key, "slo_max") == 0)
+			return set_slo(cx, &m->slo_max, section, key, value);
+		if (strcmp(key, "min_samples") == 0) {
+			if (!parse_long(value, 1, 1000000, &m->min_samples))
+				return fail(cx, "[%s] min_samples must be a whole number >= 1, not '%s'", section, value);
+			return 1;
+		}
+		return fail(cx,
+			    "unknown key '%s' in [%s] (known: kind, unit, better, tier, required, slo_p50, slo_p95, slo_max, "
+			    "phase, owner, hint, min_samples)",
+			    key, section);
+	}
+	if (!*section)
+		return fail(cx, "'%s' is outside any section (start with [metric NAME])", key);
+	return fail(cx, "unknown section [%s] (a catalog has [catalog] and [metric NAME] sections)", section);
+}
+
+void bench_catalog_release(struct bench_catalog *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->n; i++) {
+		struct bench_metric_def *m = &c->metrics[i];
+		free(m->name);
+		free(m->kind);
+		free(m->unit);
+		free(m->phase);
+		free(m->owner);
+		free(m->hint);
+		for (size_t j = 0; j < m->nrequired; j++)
+			free(m->required[j]);
+		free(m->required);
+	}
+	free(c->metrics);
+	free(c->path);
+	memset(c, 0, sizeof *c);
+}
+
+enum plumb_err bench_catalog_parse(const char *text, const char *path, struct bench_catalog *c, struct perr *e)
+{
+	memset(c, 0, sizeof *c);
+	c->min_samples = BENCH_DEFAULT_MIN_SAMPLES;
+	c->path = strdup(path);
+	if (!c->path)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	struct catalog_ctx cc = { .cx = { .path = path, .dir = "." }, .c = c };
+	ini_setup();
+	int rc = ini_parse_string(text, catalog_handler, &cc);
+	if (rc != 0 || cc.cx.msg[0]) {
+		enum plumb_err code = finish_error(&cc.cx, rc, e);
+		bench_catalog_release(c);
+		return code;
+	}
+	return PLUMB_OK;
+}
+
+enum plumb_err bench_catalog_load(const char *path, struct bench_catalog *c, struct perr *e)
+{
+	memset(c, 0, sizeof *c);
+	char *text;
+	enum plumb_err rc = read_text(path, "catalog", &text, e);
+	if (rc)
+		return rc;
+	rc = bench_catalog_parse(text, path, c, e);
+	free(text);
+	return rc;
+}
+
+const struct bench_metric_def *bench_catalog_find(const struct bench_catalog *c, const char *metric)
+{
+	if (!c)
+		return NULL;
+	for (size_t i = 0; i < c->n; i++)
+		if (strcmp(c->metrics[i].name, metric) == 0)
+			return &c->metrics[i];
+	for (size_t i = 0; i < c->n; i++)
+		if (strpbrk(c->metrics[i].name, "*?[") && fnmatch(c->metrics[i].name, metric, 0) == 0)
+			return &c->metrics[i];
+	return NULL;
+}
+
+bool bench_metric_is_core(const struct bench_catalog *c, const char *metric)
+{
+	const struct bench_metric_def *m = bench_catalog_find(c, metric);
+	if (m)
+		return m->core;
+	const char *dot = strchr(metric, '.');
+	return dot && strcmp(dot + 1, "wall_ms") == 0;
+}
+
+long bench_metric_min_samples(const struct bench_catalog *c, const char *metric)
+{
+	const struct bench_metric_def *m = bench_catalog_find(c, metric);
+	if (m && m->min_samples > 0)
+		return m->min_samples;
+	return c && c->min_samples > 0 ? c->min_samples : BENCH_DEFAULT_MIN_SAMPLES;
+}

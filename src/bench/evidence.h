@@ -1,0 +1,102 @@
+/* evidence.h — the plumb.evidence.v1 artifact: every raw sample of a bench run, the machine, the git state,
+ * the repeat policy and trust labels (DESIGN §6). The runner fills one; report/compare/coverage read one.
+ * The struct owns every string and array in it; bench_evidence_release() frees them. */
+#ifndef PLUMB_BENCH_EVIDENCE_H
+#define PLUMB_BENCH_EVIDENCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/err.h"
+
+#define BENCH_EVIDENCE_SCHEMA "plumb.evidence.v1"
+
+/* Trust of a case's numbers: what the program under test was built as. */
+#define BENCH_TRUST_OPTIMIZED "optimized"       /* its DWARF producer says -O1 or more */
+#define BENCH_TRUST_HARNESS "harness-only"      /* -O0 or no -O: proves the harness runs, never a baseline */
+#define BENCH_TRUST_UNKNOWN "unknown"           /* no DWARF producer flags to read (a script, stripped, clang) */
+
+struct bench_sample {
+	char *name;    /* CASE.METRIC */
+	char *kind;    /* latency, cpu, memory, ... */
+	char *unit;    /* ms, bytes, ... */
+	double value;
+	long run;      /* measured run index (0-based) */
+	char *tags;    /* compact JSON object text, or NULL */
+};
+
+struct bench_run {
+	long index;
+	int exit_code;       /* -1 when killed by a signal */
+	int signal;          /* 0 when it exited */
+	bool timed_out;
+	long bad_sample_lines; /* lines of PLUMB_SAMPLES that were not sample objects */
+};
+
+struct bench_case_result {
+	char *name;
+	char *command;       /* redacted */
+	char *cwd;           /* redacted */
+	char **env;          /* redacted KEY=VALUE */
+	size_t nenv;
+	double timeout_s;
+	char *binary;        /* the program under test as resolved, or NULL */
+	char *producer;      /* one DWARF producer string of it, or NULL */
+	char *trust;         /* BENCH_TRUST_* */
+	char *status;        /* "ok", "failed", "timed-out" */
+	struct bench_run *runs;
+	size_t nruns;
+};
+
+struct bench_evidence {
+	char *suite;
+	char *suite_path;    /* redacted */
+	char *catalog_path;  /* absolute, or NULL */
+	char *created;       /* UTC, ISO 8601 */
+	/* machine */
+	char *cpu_model, *kernel, *governor; /* governor NULL when the machine has no cpufreq */
+	long cores;
+	double load[3];
+	/* git */
+	char *git_commit;    /* NULL when not in a git checkout */
+	int git_dirty;       /* 1, 0, or -1 when unknown */
+	/* policy */
+	long repeats, warmup;
+	double duration_s;   /* 0 unless --duration/duration chose the repeats */
+	char *policy_source; /* "--repeats", "--duration", "suite repeats", "suite duration", "default" */
+	char *case_filter;   /* --case RE, or NULL */
+	/* trust */
+	char *trust;         /* the weakest case's label */
+	struct bench_case_result *cases;
+	size_t ncases;
+	struct bench_sample *samples;
+	size_t nsamples, samples_cap;
+};
+
+void bench_evidence_init(struct bench_evidence *ev);
+void bench_evidence_release(struct bench_evidence *ev);
+
+/* Appends a sample (strings copied; tags may be NULL). Returns false when out of memory. */
+bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, const char *kind, const char *unit,
+			       double value, long run, const char *tags);
+
+/* The case a metric belongs to: the case whose name is the metric's prefix before the first '.'; NULL if none. */
+const struct bench_case_result *bench_evidence_case_of(const struct bench_evidence *ev, const char *metric);
+
+/* Distinct metric names in first-seen order (array of pointers into the samples; free() the array only). */
+const char **bench_evidence_metrics(const struct bench_evidence *ev, size_t *n);
+/* All values of one metric (malloc'd; caller frees). *n is 0 (and NULL returned) when none. */
+double *bench_evidence_values(const struct bench_evidence *ev, const char *metric, size_t *n);
+/* The first sample of a metric (for its kind and unit), or NULL. */
+const struct bench_sample *bench_evidence_first(const struct bench_evidence *ev, const char *metric);
+
+/* Writes the artifact through the atomic writer ("-" is stdout). PLUMB_EOUTPUT when it cannot. */
+enum plumb_err bench_evidence_write(const struct bench_evidence *ev, const char *path, struct perr *e);
+/* Reads and checks an artifact: PLUMB_ENOENT when missing, PLUMB_EFORMAT (naming the field) when malformed or
+ * of another schema version. */
+enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, struct perr *e);
+/* The same from text in memory (`what` names it in messages). */
+enum plumb_err bench_evidence_parse(const char *text, size_t len, const char *what, struct bench_evidence *ev,
+				    struct perr *e);
+
+#endif

@@ -1,0 +1,55 @@
+/* machine.h — what plumb bench reads about the machine and the program under test: CPU, cores, kernel,
+ * governor, load, git state, whether a binary is an optimized build (its DWARF producer flags), and the
+ * doctor's checks. Everything here only reads; nothing changes the machine. */
+#ifndef PLUMB_BENCH_MACHINE_H
+#define PLUMB_BENCH_MACHINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "bench/evidence.h"
+
+/* Fills ev's machine fields (cpu_model, cores, kernel, governor, load) and created. Missing facts stay NULL. */
+void bench_machine_fill(struct bench_evidence *ev);
+
+/* Fills ev->git_commit / git_dirty for the checkout holding `dir` (left NULL / -1 outside one). */
+void bench_git_fill(struct bench_evidence *ev, const char *dir);
+
+enum bench_build { BENCH_BUILD_UNKNOWN = 0, BENCH_BUILD_OPTIMIZED, BENCH_BUILD_UNOPTIMIZED };
+
+/* Reads the DW_AT_producer of every compile unit of an ELF file with libdw and classifies the build: a unit
+ * whose recorded flags have no -O, -O0 or -Og is unoptimized; units without recorded flags (assembler, clang
+ * without -grecord-command-line) do not vote. Unoptimized when such units are at least as many as optimized
+ * ones; UNKNOWN without DWARF. *producer (may be NULL) receives a malloc'd producer string of the winning kind;
+ * `why` gets one line of explanation. */
+enum bench_build bench_binary_build(const char *path, char **producer, char *why, size_t why_len);
+
+/* How one DW_AT_producer string reads: 1 optimized (-O, -O1..-O3, -Os, -Oz, -Ofast: the last -O wins),
+ * 0 unoptimized (flags recorded but no -O, or -O0, or -Og), -1 no flags recorded (assembler, plain clang). */
+int bench_producer_optimized(const char *producer);
+
+/* The program a shell command runs: its first word after VAR=value words and `exec`/`env`, resolved against
+ * cwd when it holds a '/', else along PATH. Returns a malloc'd path or NULL (a shell builtin, not found). */
+char *bench_command_program(const char *command, const char *cwd);
+
+/* The trust label for a binary (BENCH_TRUST_*), from bench_binary_build. */
+const char *bench_build_trust(enum bench_build b);
+
+/* The doctor: one item per check. */
+enum bench_doctor_level { BENCH_DOCTOR_OK, BENCH_DOCTOR_WARN, BENCH_DOCTOR_FAIL };
+struct bench_doctor_item {
+	enum bench_doctor_level level;
+	char name[32];
+	char detail[512];
+};
+struct bench_doctor {
+	struct bench_doctor_item items[64];
+	size_t n;
+};
+/* Runs the read-only checks: free disk of `dir` against min_free_bytes, load and competing busy processes
+ * (sampled over ~0.3 s), CPU governor, perf_event_paranoid and ptrace ability, and for each binary whether it
+ * is an optimized build. */
+void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long long min_free_bytes,
+		      const char *const *binaries, size_t nbinaries);
+
+#endif

@@ -1,0 +1,443 @@
+/* runner.c — the bench runner. Each run is one fork of /bin/sh -c RUN in its own process group (so a timeout
+ * kills the whole command), reaped with wait4 for that run's own rusage. stdin and stdout are /dev/null;
+ * stderr goes to a temporary file whose last line explains a failure. */
+#include "bench/runner.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <math.h>
+#include <poll.h>
+#include <regex.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/redact.h"
+#include "base/sbuf.h"
+#include "bench/machine.h"
+
+long bench_repeats_for_duration(double duration_s)
+{
+	double r = ceil(duration_s / BENCH_DURATION_PER_REPEAT_S - 1e-9);
+	return r < 1 ? 1 : (long)r;
+}
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, long run, const char *line, size_t len)
+{
+	json_t *o = json_loadb(line, len, 0, NULL);
+	if (!o)
+		return false;
+	bool ok = false;
+	json_t *name = json_object_get(o, "name"), *value = json_object_get(o, "value");
+	json_t *kind = json_object_get(o, "kind"), *unit = json_object_get(o, "unit"), *tags = json_object_get(o, "tags");
+	if (json_is_object(o) && json_is_string(name) && json_string_length(name) > 0 &&
+	    json_string_length(name) < 256 && !memchr(json_string_value(name), '\0', json_string_length(name)) &&
+	    json_is_number(value) && isfinite(json_number_value(value)) && (!kind || json_is_string(kind)) &&
+	    (!unit || json_is_string(unit)) && (!tags || json_is_null(tags) || json_is_object(tags))) {
+		struct sbuf full = SBUF_INIT;
+		sbuf_addf(&full, "%s.%s", case_name, json_string_value(name));
+		char *tag_text = json_is_object(tags) && json_object_size(tags) ? json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS)
+										: NULL;
+		ok = !full.oom && bench_evidence_add_sample(ev, full.buf, kind ? json_string_value(kind) : "",
+							    unit ? json_string_value(unit) : "", json_number_value(value),
+							    run, tag_text);
+		free(tag_text);
+		sbuf_release(&full);
+	}
+	json_decref(o);
+	return ok;
+}
+
+/* Reads every line of the samples file into ev; returns the number of lines that were not samples. */
+static long collect_samples(struct bench_evidence *ev, const char *case_name, long run, int fd)
+{
+	long bad = 0;
+	if (lseek(fd, 0, SEEK_SET) < 0)
+		return 0;
+	FILE *f = fdopen(dup(fd), "r");
+	if (!f)
+		return 0;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	while ((n = getline(&line, &cap, f)) >= 0) {
+		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
+			n--;
+		if (n == 0)
+			continue;
+		if (!bench_parse_sample_line(ev, case_name, run, line, (size_t)n))
+			bad++;
+	}
+	free(line);
+	fclose(f);
+	return bad;
+}
+
+static int make_temp(char *path, size_t len, const char *stem)
+{
+	const char *tmp = getenv("TMPDIR");
+	if (!tmp || !*tmp)
+		tmp = "/tmp";
+	snprintf(path, len, "%s/plumb-%s-XXXXXX", tmp, stem);
+	return mkostemp(path, O_CLOEXEC);
+}
+
+struct one_run {
+	bool started;
+	bool timed_out;
+	int status;
+	double wall_ms;
+	struct rusage ru;
+	char err[512];      /* why it could not start */
+	char stderr_tail[256];
+};
+
+static void last_line(int fd, char *out, size_t len)
+{
+	out[0] = '\0';
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end <= 0)
+		return;
+	off_t start = end > 4096 ? end - 4096 : 0;
+	char buf[4097];
+	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
+	if (n <= 0)
+		return;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		n--;
+	buf[n] = '\0';
+	char *nl = strrchr(buf, '\n');
+	snprintf(out, len, "%s", nl ? nl + 1 : buf);
+}
+
+static void run_once(const struct bench_case *c, const char *samples_path, int stderr_fd, struct one_run *r)
+{
+	memset(r, 0, sizeof *r);
+	if (ftruncate(stderr_fd, 0) != 0 || lseek(stderr_fd, 0, SEEK_SET) < 0) {
+		snprintf(r->err, sizeof r->err, "cannot reset the stderr file: %s", strerror(errno));
+		return;
+	}
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(r->err, sizeof r->err, "cannot fork: %s", strerror(errno));
+		return;
+	}
+	if (pid == 0) {
+		setpgid(0, 0);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(stderr_fd, 2) < 0)
+			_exit(126);
+		if (chdir(c->cwd) != 0) {
+			dprintf(2, "plumb: cannot enter %s: %s\n", c->cwd, strerror(errno));
+			_exit(126);
+		}
+		for (size_t i = 0; i < c->nenv; i++)
+			if (putenv(c->env[i]) != 0)
+				_exit(126);
+		setenv("PLUMB_SAMPLES", samples_path, 1);
+		execl("/bin/sh", "sh", "-c", c->run, (char *)NULL);
+		dprintf(2, "plumb: cannot run /bin/sh: %s\n", strerror(errno));
+		_exit(127);
+	}
+	setpgid(pid, pid); /* also here, so the group exists before any kill */
+	r->started = true;
+	/* a pidfd lets poll() wait for the exit with a timeout; without one (Linux < 5.3) there is no timeout */
+	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	bool reaped = false;
+	if (pidfd >= 0) {
+		for (;;) {
+			int timeout_ms = -1;
+			if (c->timeout_s > 0) {
+				struct timespec now;
+				clock_gettime(CLOCK_MONOTONIC, &now);
+				double left = c->timeout_s - ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9);
+				timeout_ms = left <= 0 ? 0 : (int)ceil(left * 1000);
+			}
+			struct pollfd pfd = { pidfd, POLLIN, 0 };
+			int pr = poll(&pfd, 1, timeout_ms);
+			if (pr > 0)
+				break;
+			if (pr == 0) {
+				r->timed_out = true;
+				kill(-pid, SIGKILL);
+				break;
+			}
+			if (errno == EINTR && interrupted) {
+				kill(-pid, SIGKILL);
+				break;
+			}
+		}
+		close(pidfd);
+	}
+	while (!reaped) {
+		pid_t w = wait4(pid, &r->status, 0, &r->ru);
+		if (w == pid)
+			reaped = true;
+		else if (w < 0 && errno != EINTR)
+			break;
+		else if (w < 0 && interrupted)
+			kill(-pid, SIGKILL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	r->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	if (!reaped)
+		snprintf(r->err, sizeof r->err, "cannot wait for the command: %s", strerror(errno));
+	last_line(stderr_fd, r->stderr_tail, sizeof r->stderr_tail);
+}
+
+static double tv_ms(struct timeval tv)
+{
+	return (double)tv.tv_sec * 1e3 + (double)tv.tv_usec / 1e3;
+}
+
+static char *redacted_or_null(const char *s)
+{
+	return s ? redact_dup(s) : NULL;
+}
+
+/* Fills the case's record before any run: command, cwd, env (redacted), binary and trust. */
+static bool describe_case(const struct bench_case *c, struct bench_case_result *cr)
+{
+	cr->name = strdup(c->name);
+	cr->command = redact_dup(c->run);
+	cr->cwd = redact_dup(c->cwd);
+	cr->timeout_s = c->timeout_s;
+	if (c->nenv) {
+		cr->env = calloc(c->nenv, sizeof *cr->env);
+		if (!cr->env)
+			return false;
+		for (size_t i = 0; i < c->nenv; i++)
+			if (!(cr->env[cr->nenv++] = redact_dup(c->env[i])))
+				return false;
+	}
+	char *bin = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
+	enum bench_build b = BENCH_BUILD_UNKNOWN;
+	if (bin) {
+		char why[512];
+		b = bench_binary_build(bin, &cr->producer, why, sizeof why);
+		cr->binary = redacted_or_null(bin);
+		free(bin);
+	}
+	cr->trust = strdup(bench_build_trust(b));
+	cr->status = strdup("ok");
+	return cr->name && cr->command && cr->cwd && cr->trust && cr->status;
+}
+
+static bool set_status(struct bench_case_result *cr, const char *status)
+{
+	char *s = strdup(status);
+	if (!s)
+		return false;
+	free(cr->status);
+	cr->status = s;
+	return true;
+}
+
+enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_run_opts *o, struct bench_evidence *ev,
+			       struct bench_run_outcome *out, struct perr *e)
+{
+	memset(out, 0, sizeof *out);
+	regex_t re;
+	if (o->case_filter) {
+		int rc = regcomp(&re, o->case_filter, REG_EXTENDED | REG_NOSUB);
+		if (rc != 0) {
+			char msg[128];
+			regerror(rc, &re, msg, sizeof msg);
+			return perr_set(e, PLUMB_EINVAL, "--case '%s' is not a regular expression: %s", o->case_filter, msg);
+		}
+	}
+	size_t nsel = 0;
+	bool *sel = calloc(s->ncases ? s->ncases : 1, sizeof *sel);
+	if (!sel) {
+		if (o->case_filter)
+			regfree(&re);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	for (size_t i = 0; i < s->ncases; i++) {
+		sel[i] = !o->case_filter || regexec(&re, s->cases[i].name, 0, NULL, 0) == 0;
+		nsel += sel[i];
+	}
+	if (o->case_filter)
+		regfree(&re);
+	if (nsel == 0) {
+		free(sel);
+		return perr_set(e, PLUMB_EINVAL, "--case '%s' matches no case of %s", o->case_filter, s->path);
+	}
+
+	bool oom = false;
+	ev->suite = strdup(s->name);
+	ev->suite_path = redact_dup(s->path);
+	ev->catalog_path = s->catalog ? strdup(s->catalog) : NULL;
+	ev->repeats = o->repeats;
+	ev->warmup = o->warmup;
+	ev->duration_s = o->duration_s;
+	ev->policy_source = o->policy_source ? strdup(o->policy_source) : NULL;
+	ev->case_filter = o->case_filter ? strdup(o->case_filter) : NULL;
+	bench_machine_fill(ev);
+	bench_git_fill(ev, s->dir);
+	ev->cases = calloc(nsel, sizeof *ev->cases);
+	if (!ev->suite || !ev->suite_path || !ev->cases) {
+		free(sel);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+
+	char samples_path[4096], stderr_path[4096];
+	int stderr_fd = make_temp(stderr_path, sizeof stderr_path, "stderr");
+	if (stderr_fd < 0) {
+		free(sel);
+		return perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary file in %s: %s (set TMPDIR)",
+				getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
+	}
+	unlink(stderr_path);
+
+	struct sigaction sa = { 0 }, old_int, old_term;
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+
+	enum plumb_err rc = PLUMB_OK;
+	size_t idx = 0;
+	for (size_t ci = 0; ci < s->ncases && !interrupted && rc == PLUMB_OK; ci++) {
+		if (!sel[ci])
+			continue;
+		const struct bench_case *c = &s->cases[ci];
+		struct bench_case_result *cr = &ev->cases[ev->ncases++];
+		if (!describe_case(c, cr)) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			break;
+		}
+		cr->runs = calloc((size_t)o->repeats, sizeof *cr->runs);
+		if (!cr->runs) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			break;
+		}
+		out->cases_run++;
+		long total = o->warmup + o->repeats;
+		for (long k = 0; k < total && !interrupted; k++) {
+			bool warm = k < o->warmup;
+			long run_index = k - o->warmup;
+			if (o->progress)
+				o->progress(o->progress_ctx, c->name, idx, nsel, warm ? k : run_index, warm ? o->warmup : o->repeats,
+					    warm);
+			int sfd = make_temp(samples_path, sizeof samples_path, "samples");
+			if (sfd < 0) {
+				rc = perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary samples file: %s", strerror(errno));
+				break;
+			}
+			struct one_run r;
+			run_once(c, samples_path, stderr_fd, &r);
+			if (!r.started || r.err[0]) {
+				close(sfd);
+				unlink(samples_path);
+				rc = perr_set(e, PLUMB_EIO, "case %s: %s", c->name, r.err);
+				break;
+			}
+			if (interrupted && !r.timed_out) {
+				close(sfd);
+				unlink(samples_path);
+				break;
+			}
+			bool exited_ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
+			if (!warm) {
+				struct bench_run *run = &cr->runs[cr->nruns++];
+				run->index = run_index;
+				run->timed_out = r.timed_out;
+				run->signal = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
+				run->exit_code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+			}
+			if (exited_ok && !warm) {
+				struct bench_run *run = &cr->runs[cr->nruns - 1];
+				struct sbuf name = SBUF_INIT;
+				static const struct {
+					const char *metric, *kind, *unit;
+				} own[] = { { "wall_ms", "latency", "ms" },
+					    { "user_ms", "cpu", "ms" },
+					    { "sys_ms", "cpu", "ms" },
+					    { "cpu_ms", "cpu", "ms" },
+					    { "max_rss_bytes", "memory", "bytes" } };
+				/* cpu_ms = user + sys: the kernel splits a task's exact run time into user and sys by
+				 * tick samples (cputime_adjust), so each part is off by up to a tick (4 ms at HZ=250)
+				 * while their sum is exact — the steadiest CPU figure of a short run */
+				double vals[5] = { r.wall_ms, tv_ms(r.ru.ru_utime), tv_ms(r.ru.ru_stime),
+						   tv_ms(r.ru.ru_utime) + tv_ms(r.ru.ru_stime), (double)r.ru.ru_maxrss * 1024.0 };
+				for (int m = 0; m < 5; m++) {
+					sbuf_reset(&name);
+					sbuf_addf(&name, "%s.%s", c->name, own[m].metric);
+					if (name.oom || !bench_evidence_add_sample(ev, name.buf, own[m].kind, own[m].unit, vals[m],
+										   run_index, NULL))
+						oom = true;
+				}
+				sbuf_release(&name);
+				run->bad_sample_lines = collect_samples(ev, c->name, run_index, sfd);
+			}
+			close(sfd);
+			unlink(samples_path);
+			if (!exited_ok) {
+				char what[160];
+				if (r.timed_out)
+					snprintf(what, sizeof what, "timed out after %gs", c->timeout_s);
+				else if (WIFSIGNALED(r.status))
+					snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(r.status),
+						 strsignal(WTERMSIG(r.status)));
+				else
+					snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(r.status));
+				if (!set_status(cr, r.timed_out ? "timed-out" : "failed"))
+					oom = true;
+				if (r.timed_out)
+					out->timed_out++;
+				else
+					out->failed++;
+				if (!out->first_problem[0]) {
+					char *tail = redact_dup(r.stderr_tail);
+					snprintf(out->first_problem, sizeof out->first_problem, "case %s %s in %s run %ld%s%s",
+						 c->name, what, warm ? "warm-up" : "measured", (warm ? k : run_index) + 1,
+						 tail && *tail ? ": " : "", tail ? tail : "");
+					free(tail);
+				}
+				break; /* the rest of this case's runs would fail the same way */
+			}
+		}
+		idx++;
+	}
+	close(stderr_fd);
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	out->interrupted = interrupted;
+	free(sel);
+	if (rc == PLUMB_OK && oom)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	/* the artifact's trust is its weakest case's */
+	const char *trust = BENCH_TRUST_OPTIMIZED;
+	for (size_t i = 0; i < ev->ncases; i++) {
+		const char *t = ev->cases[i].trust ? ev->cases[i].trust : BENCH_TRUST_UNKNOWN;
+		if (strcmp(t, BENCH_TRUST_HARNESS) == 0)
+			trust = BENCH_TRUST_HARNESS;
+		else if (strcmp(t, BENCH_TRUST_UNKNOWN) == 0 && strcmp(trust, BENCH_TRUST_OPTIMIZED) == 0)
+			trust = BENCH_TRUST_UNKNOWN;
+	}
+	free(ev->trust);
+	ev->trust = strdup(trust);
+	return rc;
+}

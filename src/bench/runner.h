@@ -1,0 +1,53 @@
+/* runner.h — runs a suite's cases and fills a plumb.evidence.v1 artifact (DESIGN §6): warm-up runs, then
+ * measured runs, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and total CPU time and peak RSS
+ * (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
+ * wait4 on that child alone (its own peak, not the largest child so far), plus the samples it wrote as JSON
+ * lines to the file named by PLUMB_SAMPLES (a fresh temporary file per run). */
+#ifndef PLUMB_BENCH_RUNNER_H
+#define PLUMB_BENCH_RUNNER_H
+
+#include <stdbool.h>
+
+#include "base/err.h"
+#include "bench/config.h"
+#include "bench/evidence.h"
+
+#define BENCH_DEFAULT_REPEATS 10
+#define BENCH_DEFAULT_WARMUP 1
+#define BENCH_DURATION_PER_REPEAT_S 20.0
+
+struct bench_run_opts {
+	long repeats;            /* measured runs per case (> 0) */
+	long warmup;             /* unmeasured runs first (>= 0) */
+	double duration_s;       /* the --duration that chose repeats, or 0 */
+	const char *policy_source;
+	const char *case_filter; /* POSIX extended regex on case names, or NULL */
+	/* progress callback (the command prints it on a terminal); may be NULL */
+	void (*progress)(void *ctx, const char *case_name, size_t case_index, size_t ncases, long run, long nruns,
+			 bool warmup);
+	void *progress_ctx;
+};
+
+struct bench_run_outcome {
+	size_t cases_run;
+	size_t failed;           /* cases whose command exited non-zero or died */
+	size_t timed_out;        /* cases that hit their timeout */
+	bool interrupted;        /* SIGINT/SIGTERM arrived: the remaining runs were skipped */
+	char first_problem[512]; /* one line on the first failure or timeout */
+};
+
+/* repeats = ceil(duration / 20 s), at least 1. */
+long bench_repeats_for_duration(double duration_s);
+
+/* Runs the suite's cases (those matching the filter) into ev, which the caller initialized. Machine, git and
+ * trust fields are filled too. Returns PLUMB_OK when the artifact is complete enough to write (even if cases
+ * failed or timed out: the outcome says so), PLUMB_EINVAL for a bad filter or when no case matches. */
+enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_run_opts *o, struct bench_evidence *ev,
+			       struct bench_run_outcome *out, struct perr *e);
+
+/* Parses one JSON-lines sample (a line of PLUMB_SAMPLES) and adds it to ev as CASE.NAME. False when the line
+ * is not a sample object (name string, finite numeric value, optional kind/unit strings and tags object). */
+bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, long run, const char *line,
+			     size_t len);
+
+#endif

@@ -1,0 +1,157 @@
+/* metrics.h — the plumb.metrics.v1 artifact (docs/metrics.md): its writer (a bounded ring of samples of one
+ * process tree, rewritten whole through temp + rename at every sample) and its reader (validates the whole
+ * document; anything it does not understand is PLUMB_EFORMAT). Also where artifacts live ($PLUMB_HOME/metrics).
+ * The writer and paths are compiled into libplumb.so as well; the reader (jansson) only into plumb. */
+#ifndef PLUMB_METRICS_METRICS_H
+#define PLUMB_METRICS_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/err.h"
+#include "metrics/proc.h"
+
+#define METRICS_SCHEMA "plumb.metrics.v1"
+#define METRICS_DEFAULT_KEEP 120
+#define METRICS_DEFAULT_EVERY 5.0
+#define METRICS_KEEP_MAX 10000
+#define METRICS_EVERY_MIN 0.005
+#define METRICS_EVERY_MAX 3600.0
+#define METRICS_NAME_MAX 128
+
+/* ---- where artifacts live ---- */
+
+/* Writes $PLUMB_HOME (default ${XDG_STATE_HOME:-$HOME/.local/state}/plumb) into buf. PLUMB_ENOENT when neither
+ * PLUMB_HOME, XDG_STATE_HOME nor HOME is set; PLUMB_EINVAL when it does not fit. */
+enum plumb_err metrics_home(char *buf, size_t cap, struct perr *e);
+/* $PLUMB_HOME/metrics into buf. */
+enum plumb_err metrics_dir(char *buf, size_t cap, struct perr *e);
+/* $PLUMB_HOME/metrics/NAME.json into buf; PLUMB_EINVAL when name is not a valid recording name. */
+enum plumb_err metrics_path_for(const char *name, char *buf, size_t cap, struct perr *e);
+/* A recording name is 1..METRICS_NAME_MAX-1 bytes of [A-Za-z0-9._-], not starting with '.'. */
+bool metrics_name_valid(const char *name);
+/* Turns any text (a command's basename) into a valid name in buf: other bytes become '-'. */
+void metrics_name_from(const char *text, char *buf, size_t cap);
+/* mkdir -p with mode 0700 for the directories created. PLUMB_EOUTPUT on failure. */
+enum plumb_err metrics_mkdirs(const char *dir, struct perr *e);
+
+/* ---- the writer ---- */
+
+/* The worst moment in terms of one figure: the sample and the process that contributed most to it. */
+struct metrics_peak {
+	bool set;
+	int64_t t_ms;             /* sample time, Unix ms */
+	double total_cpu_pct;     /* the sample's total CPU % */
+	uint64_t total_rss_bytes; /* the sample's total resident set */
+	int pid;                  /* the top process of that sample for this figure */
+	char name[MPROC_NAME_MAX];
+	double cpu_pct;           /* that process's CPU % and resident set */
+	uint64_t rss_bytes;
+};
+
+struct metrics_ring_entry {
+	char *json;                          /* the sample as one JSON object (owned) */
+	size_t len;
+	struct metrics_peak cpu, mem;        /* this sample as a CPU and a memory candidate */
+};
+
+/* A recording in progress. Owns its strings and ring; metrics_recorder_release frees them. */
+struct metrics_recorder {
+	char *path;               /* the artifact */
+	char *name;
+	char *root_name;          /* comm of the root when the recording began */
+	char *root_command;       /* redacted command line of the root, or NULL */
+	int root_pid;
+	double every_s;
+	size_t keep;
+	int64_t started_ms;
+	int64_t updated_ms;
+	uint64_t samples_taken;
+	struct metrics_ring_entry *ring;  /* keep entries; the oldest at head when full */
+	size_t head, count;
+	struct metrics_peak rec_cpu, rec_mem;  /* worst since the recording began (may be older than the window) */
+	struct mproc_tracker tracker;
+	bool tracking;
+	int64_t scan_ms;          /* how long the scan of the sample being added took (0 when not scanned) */
+};
+
+/* Prepares a recorder of the tree of root_pid into path (the directory must exist). */
+enum plumb_err metrics_recorder_init(struct metrics_recorder *r, const char *path, const char *name, int root_pid,
+				     double every_s, size_t keep, struct perr *e);
+/* Samples the tree from /proc and adds the sample to the ring. *nprocs is the number of processes seen (0 when
+ * the root has gone; then nothing is added). */
+enum plumb_err metrics_recorder_sample(struct metrics_recorder *r, size_t *nprocs, struct perr *e);
+/* Adds one sample taken at t_ms (Unix ms) to the ring, evicting the oldest beyond keep. For tests and for
+ * metrics_recorder_sample. */
+enum plumb_err metrics_recorder_add(struct metrics_recorder *r, int64_t t_ms, const struct mproc *procs, size_t n,
+				    struct perr *e);
+/* Rewrites the artifact whole (temp + rename, 0600). `state` is "recording" or "ended". */
+enum plumb_err metrics_recorder_write(struct metrics_recorder *r, const char *state, struct perr *e);
+void metrics_recorder_release(struct metrics_recorder *r);
+
+/* Unix time now in ms. */
+int64_t metrics_now_ms(void);
+
+/* ---- the reader ---- */
+
+struct metrics_proc {
+	int pid;
+	int ppid;
+	char name[MPROC_NAME_MAX];
+	bool main;
+	double cpu_pct;
+	double wakeups_per_s;
+	uint64_t rss_bytes;
+	uint64_t peak_rss_bytes;
+	uint64_t private_bytes;   /* MPROC_UNKNOWN when the recorder could not read it */
+	uint32_t threads;
+};
+
+struct metrics_totals {
+	uint32_t processes;
+	double cpu_pct;
+	double wakeups_per_s;
+	uint64_t rss_bytes;
+	uint64_t private_bytes;
+	uint32_t threads;
+};
+
+struct metrics_sample {
+	int64_t t_ms;             /* when the scan of /proc began */
+	int64_t scan_ms;          /* how long it took: each process was seen alive in [t_ms, t_ms + scan_ms] */
+	struct metrics_totals totals;
+	struct metrics_proc *procs;  /* owned by the doc */
+	size_t nprocs;
+};
+
+/* A parsed artifact. Owns everything; metrics_doc_release frees it. */
+struct metrics_doc {
+	char name[METRICS_NAME_MAX];
+	int root_pid;
+	char root_name[MPROC_NAME_MAX];
+	char *root_command;       /* may be NULL */
+	double every_s;
+	uint64_t keep;
+	int64_t started_ms;
+	int64_t updated_ms;
+	bool ended;
+	uint64_t samples_taken;
+	struct metrics_sample *samples;  /* oldest first */
+	size_t nsamples;
+	struct metrics_peak rec_cpu, rec_mem;  /* worst since the recording began, as stored */
+};
+
+/* Parses and validates a whole document. PLUMB_EFORMAT (with the reason) when it is not JSON, not a metrics
+ * recording, of another schema version, or missing/mistyped fields; PLUMB_ENOMEM. On error doc is empty. */
+enum plumb_err metrics_doc_parse(const char *buf, size_t len, struct metrics_doc *doc, struct perr *e);
+/* Reads and parses a file. PLUMB_ENOENT when it does not exist, PLUMB_EIO when it cannot be read. When raw is
+ * not NULL it receives the file's bytes (caller frees) and *raw_len their length. */
+enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, char **raw, size_t *raw_len,
+				     struct perr *e);
+void metrics_doc_release(struct metrics_doc *doc);
+
+/* The worst sample of the window for CPU (highest total CPU %) and memory (highest total resident set). */
+void metrics_doc_window_peaks(const struct metrics_doc *doc, struct metrics_peak *cpu, struct metrics_peak *mem);
+
+#endif

@@ -1,0 +1,498 @@
+"""plumb bench end to end: a suite of three cases of tests/targets/benchwork.c run twice with --repeats 10, the
+second time with one case's work scaled up by 20%; then compare, rank, owners, the regression gate, baselines,
+coverage, doctor, per-run peak RSS, timeouts and the exit codes of DESIGN §1."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plumbtest import PLUMB, ROOT, TempDir, env, plumb, target  # noqa: E402
+
+BENCHWORK = target("benchwork")
+
+SUITE = """# three cases of benchwork; scale.txt scales the `slowed` case's work
+[suite]
+name = e2e
+catalog = catalog.ini
+
+[case slowed]
+run = {bw} spin 25
+env = BENCH_SCALE_FILE=scale.txt
+
+[case steady]
+run = {bw} spin 25
+
+[case emits]
+run = {bw} emit 20
+"""
+
+# Wall time on a shared two-core CI machine carries the neighbours' load (seen here: load 10, wall 3x the CPU
+# time), and user_ms alone is split from sys_ms by tick samples; so this catalog gates on cpu_ms (user + sys,
+# exact): it is core, wall_ms a drill-down.
+CATALOG = """[catalog]
+schema = plumb.catalog.v1
+min_samples = 5
+
+[metric *.wall_ms]
+tier = drilldown
+
+[metric slowed.wall_ms]
+kind = latency
+unit = ms
+tier = drilldown
+required = smoke
+phase = compute
+owner = tests/targets/benchwork.c:work
+hint = look at the multiply-add loop
+
+[metric slowed.cpu_ms]
+tier = core
+required = smoke
+phase = compute
+owner = tests/targets/benchwork.c:work
+hint = look at the multiply-add loop
+
+[metric steady.wall_ms]
+required = smoke
+owner = tests/targets/benchwork.c:main
+
+[metric steady.cpu_ms]
+tier = core
+owner = tests/targets/benchwork.c:main
+
+[metric emits.app.ready_ms]
+kind = latency
+unit = ms
+tier = drilldown
+required = smoke
+phase = ready
+owner = tests/targets/benchwork.c:emit
+slo_p95 = 100000
+"""
+
+
+def start_suite(d, scale, out):
+    with open(os.path.join(d, "scale.txt"), "w") as f:
+        f.write(scale)
+    return subprocess.Popen([PLUMB, "bench", "run", os.path.join(d, "suite.ini"), "--repeats", "10", "--warmup", "1",
+                             "--out", out], env=env(False), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class BenchSuite(unittest.TestCase):
+    """One baseline run and one run with the `slowed` case 20% slower, shared by the tests below."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls._td = tempfile.TemporaryDirectory(prefix="plumb-bench-")
+        d = cls.d = cls._td.name
+        # The baseline and the current run go at the same time, one per core, so that whatever the machine's
+        # neighbours do in those seconds falls on both alike (back to back, CPU time drifted up to 10% here).
+        procs = []
+        for name, scale in (("base", "1.0"), ("cur", "1.2")):
+            sd = os.path.join(d, name)
+            os.mkdir(sd)
+            with open(os.path.join(sd, "suite.ini"), "w") as f:
+                f.write(SUITE.format(bw=BENCHWORK))
+            with open(os.path.join(sd, "catalog.ini"), "w") as f:
+                f.write(CATALOG)
+            procs.append(start_suite(sd, scale, os.path.join(d, name + ".json")))
+        for p in procs:
+            out, err = p.communicate(timeout=300)
+            assert p.returncode == 0, err
+        cls.run_stdout = out
+        shutil.copy(os.path.join(d, "base", "catalog.ini"), os.path.join(d, "catalog.ini"))
+        cls.base = os.path.join(d, "base.json")
+        cls.cur = os.path.join(d, "cur.json")
+        cls.home = os.path.join(d, "home")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls._td.cleanup()
+
+    def compare(self, *args):
+        # a 10% noise threshold: the slowed case moves 20%, while wall time on a shared two-core CI machine
+        # can drift a few percent between two suite runs
+        return plumb("bench", "compare", "--threshold", "10", *args, debug=False, extra_env={"PLUMB_HOME": self.home})
+
+    def compare_json(self, base, cur, *args):
+        r = self.compare(base, cur, "--json", *args)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        return {m["name"]: m for m in json.loads(r.stdout)["metrics"]}, json.loads(r.stdout)["metrics"], r
+
+    def test_artifact_holds_every_sample_and_the_context(self):
+        a = load(self.base)
+        self.assertEqual(a["schema"], "plumb.evidence.v1")
+        self.assertEqual(a["policy"]["repeats"], 10)
+        self.assertEqual(a["policy"]["warmup"], 1)
+        self.assertEqual(a["trust"], "optimized")  # build/targets are -O2 builds
+        self.assertGreaterEqual(a["machine"]["cores"], 1)
+        self.assertTrue(a["machine"]["kernel"].startswith("Linux"))
+        self.assertIn("git", a)
+        names = [s["name"] for s in a["samples"]]
+        for case in ("slowed", "steady", "emits"):
+            for m in ("wall_ms", "user_ms", "sys_ms", "cpu_ms", "max_rss_bytes"):
+                self.assertEqual(names.count(case + "." + m), 10, case + "." + m)
+        # the program's own samples, named CASE.METRIC, with their tags
+        ready = [s for s in a["samples"] if s["name"] == "emits.app.ready_ms"]
+        self.assertEqual(len(ready), 10)
+        self.assertEqual(ready[0]["unit"], "ms")
+        self.assertEqual(ready[0]["tags"], {"stage": "ready"})
+        self.assertEqual(sorted(s["run"] for s in ready), list(range(10)))
+        self.assertEqual(os.stat(self.base).st_mode & 0o777, 0o600)
+        # the run's summary table shows the program-emitted metric too
+        self.assertIn("emits.app.ready_ms", self.run_stdout)
+
+    def test_compare_verdicts(self):
+        rows, _, r = self.compare_json(self.base, self.cur)
+        self.assertEqual(r.returncode, 0)  # no --fail-on-regression
+        # CPU time is what the 20% more work moves (user + sys; user_ms alone is split by tick samples). Wall time
+        # is not asserted: on the shared CI machine it carries the neighbours' load (seen: the slowed case's wall time "faster" by 16% at load 11 on two cores)
+        slowed = rows["slowed.cpu_ms"]
+        self.assertEqual(slowed["verdict"], "slower", slowed)
+        self.assertLess(slowed["p"], 0.05)
+        self.assertGreater(slowed["change_pct"], 10)  # 20% more work plus a fixed start-up cost, with noise
+        self.assertLess(slowed["change_pct"], 45)
+        self.assertEqual(rows["steady.cpu_ms"]["verdict"], "~", rows["steady.cpu_ms"])
+        self.assertIn("emits.app.ready_ms", rows)
+        self.assertEqual(rows["emits.app.ready_ms"]["baseline_count"], 10)
+        self.assertEqual(rows["emits.app.ready_ms"]["current_count"], 10)
+
+    def test_rank_bottlenecks_and_owner(self):
+        _, ordered, _ = self.compare_json(self.base, self.cur, "--rank", "bottlenecks")
+        self.assertEqual(ordered[0]["name"], "slowed.cpu_ms", ordered[0])
+        self.assertEqual(ordered[0]["owner"]["owner"], "tests/targets/benchwork.c:work")
+        r = self.compare(self.base, self.cur, "--rank", "bottlenecks")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        lines = r.stdout.splitlines()
+        head = next(i for i, line in enumerate(lines) if line.startswith("metric"))
+        first = lines[head + 1]
+        self.assertTrue(first.startswith("slowed.cpu_ms "), first)
+        self.assertIn("slower", first)
+        self.assertIn("tests/targets/benchwork.c:work (compute): look at the multiply-add loop", first)
+        self.assertIn("emits.app.ready_ms", r.stdout)
+        by_name = self.compare(self.base, self.cur, "--rank", "name", "--json")
+        names = [m["name"] for m in json.loads(by_name.stdout)["metrics"]]
+        self.assertEqual(names, sorted(names))
+
+    def test_fail_on_regression_gate(self):
+        r = self.compare(self.base, self.cur, "--fail-on-regression")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertIn("regressed", r.stderr)
+        self.assertIn("slowed.cpu_ms", r.stderr)
+        # the other way round the slowed case got faster: nothing regressed
+        r = self.compare(self.cur, self.base, "--fail-on-regression", "--json")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        rows = {m["name"]: m for m in json.loads(r.stdout)["metrics"]}
+        self.assertEqual(rows["slowed.cpu_ms"]["verdict"], "faster")
+        self.assertEqual(json.loads(r.stdout)["regressions"], 0)
+
+    def test_report_formats(self):
+        r = plumb("bench", "report", self.base, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("emits.app.ready_ms", r.stdout)
+        self.assertIn("p95 <= 100000: pass", r.stdout)
+        r = plumb("bench", "report", self.base, "--json", debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rows = {m["name"]: m for m in json.loads(r.stdout)["metrics"]}
+        w = rows["steady.wall_ms"]
+        self.assertEqual(w["count"], 10)
+        self.assertTrue(w["min"] <= w["p50"] <= w["p95"] <= w["max"])
+        self.assertGreater(w["cv"], 0)
+        values = sorted(s["value"] for s in load(self.base)["samples"] if s["name"] == "steady.wall_ms")
+        self.assertAlmostEqual(w["p50"], (values[4] + values[5]) / 2, places=6)
+        self.assertEqual(rows["emits.app.ready_ms"]["slo"][0]["pass"], True)
+        r = plumb("bench", "report", self.base, "--markdown", debug=False)
+        self.assertIn("| metric | n | min | p50 | p95 | max | mean | CV | unit | SLO |", r.stdout)
+
+    def test_baselines_by_name(self):
+        env = {"PLUMB_HOME": self.home}
+        r = plumb("bench", "baseline", "save", self.base, "--name", "main", debug=False, extra_env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        saved = os.path.join(self.home, "baselines", "evidence", "main.json")
+        self.assertTrue(os.path.exists(saved))
+        self.assertEqual(os.stat(saved).st_mode & 0o777, 0o600)
+        r = plumb("bench", "baseline", "list", debug=False, extra_env=env)
+        self.assertIn("main", r.stdout)
+        r = plumb("bench", "baseline", "show", "main", debug=False, extra_env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("slowed.wall_ms", r.stdout)
+        r = self.compare("main", self.cur, "--fail-on-regression")
+        self.assertEqual(r.returncode, 1, r.stderr)
+        r = plumb("bench", "baseline", "save", self.base, "--name", "main", debug=False, extra_env=env)
+        self.assertEqual(r.returncode, 2)  # exists; --force replaces
+        r = plumb("bench", "baseline", "rm", "main", debug=False, extra_env=env)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for args in (("baseline", "show", "main"), ("baseline", "rm", "main"), ("compare", "main", self.cur)):
+            r = plumb("bench", *args, debug=False, extra_env=env)
+            self.assertEqual(r.returncode, 3, args)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+    def test_coverage(self):
+        r = plumb("bench", "coverage", "--strict", "--artifact", self.base, debug=False)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("4 required metrics, 0 with a problem", r.stdout)
+        cat = os.path.join(self.d, "catalog-more.ini")
+        with open(cat, "w") as f:
+            f.write(CATALOG + "\n[metric emits.app.gone_ms]\nrequired = smoke\n[metric *.sys_ms]\nrequired = smoke\n"
+                    "[metric nothing.*]\nrequired = smoke\n")
+        r = plumb("bench", "coverage", "--strict", "--artifact", self.base, "--catalog", cat, debug=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stdout, r"emits\.app\.gone_ms\s+smoke\s+0\s+-\s+missing")
+        # a pattern requires each metric it matches, and at least one
+        for case in ("slowed", "steady", "emits"):
+            self.assertRegex(r.stdout, case + r"\.sys_ms\s+smoke\s+10\s+optimized\s+ok")
+        self.assertRegex(r.stdout, r"nothing\.\*\s+smoke\s+0\s+-\s+missing")
+        r = plumb("bench", "coverage", "--artifact", self.base, "--catalog", cat, debug=False)
+        self.assertEqual(r.returncode, 0)  # without --strict it only reports
+
+    def test_owners(self):
+        r = plumb("bench", "owners", "--catalog", os.path.join(self.d, "catalog.ini"), debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"slowed\.cpu_ms\s+core\s+compute\s+tests/targets/benchwork\.c:work\s+look at")
+        r = plumb("bench", "owners", "--json", debug=False, cwd=self.d)  # ./catalog.ini by default
+        j = json.loads(r.stdout)
+        self.assertEqual(j["schema"], "plumb.catalog.v1")
+        self.assertEqual(j["metrics"][0]["name"], "*.wall_ms")
+        self.assertEqual(j["metrics"][1]["required"], ["smoke"])
+
+
+class BenchMisc(TempDir):
+    def write(self, name, text):
+        p = self.path(name)
+        with open(p, "w") as f:
+            f.write(text)
+        return p
+
+    def test_peak_rss_is_per_run(self):
+        marker = self.path("allocated")
+        suite = self.write("rss.ini", "[case mem]\nrun = %s alloc-once %s 300\n" % (BENCHWORK, marker))
+        out = self.path("rss.json")
+        r = plumb("bench", "run", suite, "--repeats", "3", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        rss = {s["run"]: s["value"] for s in load(out)["samples"] if s["name"] == "mem.max_rss_bytes"}
+        self.assertGreaterEqual(rss[0], 300 * 2**20)
+        self.assertLess(rss[1], 64 * 2**20)
+        self.assertLess(rss[2], 64 * 2**20)
+
+    def test_harness_only_build(self):
+        cc = shutil.which("cc")
+        if not cc:
+            self.skipTest("no C compiler")
+        debug_bin = self.path("benchwork-debug")
+        subprocess.run([cc, "-O0", "-g", "-o", debug_bin, os.path.join(ROOT, "tests", "targets", "benchwork.c")],
+                       check=True)
+        suite = self.write("dbg.ini", "[suite]\ncatalog = cat.ini\n[case dbg]\nrun = %s spin 2\n" % debug_bin)
+        self.write("cat.ini", "[metric dbg.wall_ms]\nrequired = smoke\ntier = core\n")
+        out = self.path("dbg.json")
+        r = plumb("bench", "run", suite, "--repeats", "5", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("harness-only", r.stderr)
+        a = load(out)
+        self.assertEqual(a["trust"], "harness-only")
+        self.assertEqual(a["cases"][0]["trust"], "harness-only")
+        self.assertIn("-O0", a["cases"][0]["producer"])
+        env = {"PLUMB_HOME": self.path("home")}
+        r = plumb("bench", "baseline", "save", out, "--name", "dbg", debug=False, extra_env=env)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("harness-only", r.stderr)
+        self.assertFalse(os.path.exists(self.path("home/baselines/evidence/dbg.json")))
+        r = plumb("bench", "coverage", "--strict", "--artifact", out, debug=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("harness-only", r.stdout)
+        # too few samples is too weak as well
+        out2 = self.path("few.json")
+        suite2 = self.write("few.ini", "[suite]\ncatalog = cat2.ini\n[case dbg]\nrun = %s spin 1\n" % BENCHWORK)
+        self.write("cat2.ini", "[metric dbg.wall_ms]\nrequired = smoke\n")
+        r = plumb("bench", "run", suite2, "--repeats", "2", "--warmup", "0", "--out", out2, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = plumb("bench", "coverage", "--strict", "--artifact", out2, debug=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("too few samples (2 < 5)", r.stdout)
+        # the doctor names the unoptimized binary and the optimized one
+        r = plumb("bench", "doctor", "--binary", debug_bin, "--binary", BENCHWORK, "--min-free-bytes", "1",
+                  debug=False)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        for item in ("disk", "load", "busy", "governor", "perf_event", "ptrace", "build"):
+            self.assertRegex(r.stdout, r"(?m)^(ok|warn|FAIL)\s+%s\s" % item)
+        self.assertRegex(r.stdout, r"FAIL\s+build\s+.*benchwork-debug is an unoptimized build")
+        self.assertRegex(r.stdout, r"ok\s+build\s+.*benchwork is an optimized build")
+
+    def test_doctor_disk_floor(self):
+        r = plumb("bench", "doctor", "--min-free-bytes", str(2**62), debug=False, cwd=self.tmp)
+        self.assertEqual(r.returncode, 1)
+        self.assertRegex(r.stdout, r"FAIL\s+disk")
+        r = plumb("bench", "doctor", "--min-free-bytes", "1", "--binary", BENCHWORK, debug=False, cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"ok\s+disk")
+
+    def test_timeout_and_failure(self):
+        suite = self.write("t.ini", "[case slow]\nrun = %s sleep 30\ntimeout = 0.3s\n[case ok]\nrun = %s spin 1\n"
+                           % (BENCHWORK, BENCHWORK))
+        out = self.path("t.json")
+        r = plumb("bench", "run", suite, "--repeats", "3", "--warmup", "0", "--out", out, debug=False, timeout=20)
+        self.assertEqual(r.returncode, 4, r.stderr)
+        self.assertIn("timed out", r.stderr)
+        a = load(out)
+        cases = {c["name"]: c for c in a["cases"]}
+        self.assertEqual(cases["slow"]["status"], "timed-out")
+        self.assertTrue(cases["slow"]["runs"][0]["timed_out"])
+        self.assertEqual(cases["ok"]["status"], "ok")
+        self.assertEqual(sum(1 for s in a["samples"] if s["name"] == "ok.wall_ms"), 3)
+        suite = self.write("f.ini", "[case bad]\nrun = %s fail\n" % BENCHWORK)
+        r = plumb("bench", "run", suite, "--repeats", "2", "--out", self.path("f.json"), debug=False)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("exited with status 3", r.stderr)
+        self.assertIn("benchwork: failing on purpose", r.stderr)
+
+    def test_exit_codes(self):
+        good = self.write("g.ini", "[case a]\nrun = %s spin 1\n" % BENCHWORK)
+        bad = self.write("b.ini", "[suite]\nrepeats = 3\n[case a]\nrun = true\nrunn = x\n")
+        r = plumb("bench", "run", bad, debug=False)
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("b.ini:5: unknown key 'runn' in [case a]", r.stderr)
+        r = plumb("bench", "run", self.path("missing.ini"), debug=False)
+        self.assertEqual(r.returncode, 3)
+        r = plumb("bench", "run", good, "--repeats", "x", debug=False)
+        self.assertEqual(r.returncode, 2)
+        r = plumb("bench", "run", good, "--repeats", "2", "--duration", "40s", debug=False)
+        self.assertEqual(r.returncode, 2)
+        r = plumb("bench", "run", good, "--out", "/nonexistent-dir/x.json", debug=False)
+        self.assertEqual(r.returncode, 6)
+        r = plumb("bench", "frobnicate", debug=False)
+        self.assertEqual(r.returncode, 2)
+        r = plumb("bench", "report", self.path("none.json"), debug=False)
+        self.assertEqual(r.returncode, 3)
+        junk = self.write("junk.json", '{"schema": "plumb.evidence.v1", "cases": [], "samples": [{"name": 3}]}')
+        r = plumb("bench", "report", junk, debug=False)
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("samples[0]", r.stderr)
+        other = self.write("other.json", '{"schema": "plumb.evidence.v9", "cases": [], "samples": []}')
+        r = plumb("bench", "report", other, debug=False)
+        self.assertEqual(r.returncode, 5)
+        self.assertIn("plumb.evidence.v9", r.stderr)
+        badcat = self.write("bc.ini", "[suite]\ncatalog = broken.ini\n[case a]\nrun = true\n")
+        self.write("broken.ini", "[metric a.wall_ms]\ntier = gold\n")
+        r = plumb("bench", "run", badcat, "--out", self.path("never.json"), debug=False)
+        self.assertEqual(r.returncode, 5)  # found before any run
+        self.assertIn("broken.ini:2: [metric a.wall_ms] tier is core or drilldown", r.stderr)
+        self.assertFalse(os.path.exists(self.path("never.json")))
+        for args, code in ((("--case", "("), 2), (("--case", "^zzz"), 2)):
+            r = plumb("bench", "run", good, *args, debug=False)
+            self.assertEqual(r.returncode, code, (args, r.stderr))
+        # --duration is a repeat policy: 50 s -> ceil(50 / 20) = 3 runs
+        out = self.path("d.json")
+        r = plumb("bench", "run", good, "--duration", "50s", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a = load(out)
+        self.assertEqual(a["policy"]["repeats"], 3)
+        self.assertEqual(a["policy"]["duration_s"], 50)
+        self.assertEqual(sum(1 for s in a["samples"] if s["name"] == "a.wall_ms"), 3)
+
+    def test_case_filter_env_and_cwd(self):
+        os.mkdir(self.path("sub"))
+        self.write("sub/marker", "")
+        suite = self.write("c.ini", "[case in-sub]\nrun = test -f marker && test \"$A$B\" = 12\ncwd = sub\n"
+                           "env = A=1\nenv = B=2\n[case other]\nrun = false\n")
+        out = self.path("c.json")
+        r = plumb("bench", "run", suite, "--case", "^in-", "--repeats", "2", "--warmup", "0", "--out", out,
+                  debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)  # `other` would fail: the filter left it out
+        a = load(out)
+        self.assertEqual([c["name"] for c in a["cases"]], ["in-sub"])
+        self.assertEqual(a["cases"][0]["env"], ["A=1", "B=2"])
+        self.assertEqual(a["policy"]["case_filter"], "^in-")
+
+    def test_progress_only_on_a_terminal(self):
+        import pty
+        suite = self.write("p.ini", "[case a]\nrun = %s spin 1\n" % BENCHWORK)
+        r = plumb("bench", "run", suite, "--repeats", "2", "--out", self.path("p1.json"), debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("[1/1]", r.stderr)
+        self.assertNotIn("\r", r.stderr)
+        master, slave = pty.openpty()
+        p = subprocess.Popen([PLUMB, "bench", "run", suite, "--repeats", "2", "--out", self.path("p2.json")],
+                             env=env(False), stdout=subprocess.DEVNULL, stderr=slave)
+        os.close(slave)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 4096)
+            except OSError:  # EIO once the child has closed the terminal
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        self.assertEqual(p.wait(timeout=60), 0)
+        self.assertIn(b"[1/1] a: run 2/2", seen)
+
+    def test_bad_sample_lines_are_counted_not_fatal(self):
+        script = self.write("emit.sh", "#!/bin/sh\nprintf '%s\\n' '{\"name\": \"x_ms\", \"value\": 1.5, \"unit\": \"ms\"}' "
+                            "'not json' '{\"name\": \"y\"}' >> \"$PLUMB_SAMPLES\"\n")
+        os.chmod(script, 0o755)
+        suite = self.write("s.ini", "[case sh]\nrun = ./emit.sh\n")
+        out = self.path("s.json")
+        r = plumb("bench", "run", suite, "--repeats", "2", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a = load(out)
+        self.assertEqual([s["value"] for s in a["samples"] if s["name"] == "sh.x_ms"], [1.5, 1.5])
+        self.assertEqual([run["bad_sample_lines"] for run in a["cases"][0]["runs"]], [2, 2])
+        self.assertEqual(a["cases"][0]["trust"], "unknown")  # a script has no DWARF producer
+
+
+class BenchGit(TempDir):
+    def test_git_commit_and_dirtiness(self):
+        git = shutil.which("git")
+        if not git:
+            self.skipTest("no git")
+        genv = dict(os.environ, GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
+                    GIT_COMMITTER_EMAIL="t@example.invalid")
+
+        def g(*args):
+            return subprocess.run([git, "-C", self.tmp, *args], env=genv, check=True, capture_output=True,
+                                  text=True).stdout.strip()
+
+        g("init", "-q")
+        suite = self.path("suite.ini")
+        with open(suite, "w") as f:
+            f.write("[case a]\nrun = %s spin 1\n" % BENCHWORK)
+        g("add", "suite.ini")
+        g("commit", "-q", "-m", "suite")
+        head = g("rev-parse", "HEAD")
+        out = self.path("clean.json")
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(load(out)["git"], {"commit": head, "dirty": False})
+        with open(suite, "a") as f:
+            f.write("# edited\n")
+        out = self.path("dirty.json")
+        r = plumb("bench", "run", suite, "--repeats", "1", "--warmup", "0", "--out", out, debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(load(out)["git"], {"commit": head, "dirty": True})
+
+
+class BenchExamples(unittest.TestCase):
+    """The documented examples load: the catalog prints its owners, the doctor reads the suite."""
+
+    def test_examples_load(self):
+        examples = os.path.join(ROOT, "examples")
+        r = plumb("bench", "owners", "--catalog", os.path.join(examples, "catalog.ini"), debug=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stdout, r"count-large\.wall_ms\s+core\s+counting\s+examples/wordfreq\.c:count_words")
+        r = plumb("bench", "doctor", "--suite", os.path.join(examples, "suite.ini"), "--min-free-bytes", "1",
+                  debug=False)
+        self.assertIn(r.returncode, (0, 1), r.stderr)  # 1 only when a check fails on this machine
+        self.assertRegex(r.stdout, r"(?m)^(ok|warn|FAIL)\s+disk\s")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
