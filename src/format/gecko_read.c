@@ -1345,7 +1345,7 @@ static bool idx_ok(const struct col *c, size_t row, size_t limit, size_t *out)
 static const char *tbl_str(const struct strarr *s, size_t i, size_t *len)
 {
 	*len = s->len[i];
-	return s->text.buf + s->off[i];
+	return s->text.buf ? s->text.buf + s->off[i] : ""; /* no text at all when every string is empty */
 }
 
 static bool looks_like_address(const char *s, size_t n)

@@ -134,6 +134,19 @@ static void test_gecko__number_forms_agree_with_strtod(void **state)
 	sbuf_release(&doc);
 }
 
+/* Every string empty: the string text buffer is never allocated (UBSan found pointer arithmetic on NULL). */
+static void test_gecko__only_empty_strings(void **state)
+{
+	(void)state;
+	const char *doc = "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"stringArray\": [\"\"],"
+			  " \"stackTable\": {\"prefix\": [null], \"frame\": [0]}, \"frameTable\": {\"func\": [0]},"
+			  " \"funcTable\": {\"name\": [0], \"fileName\": [0]}, \"samples\": {\"stack\": [0, 0]}}]}";
+	struct perr e = PERR_INIT;
+	struct profile *p = read_doc(doc, false, PLUMB_OK, &e);
+	assert_int_equal(profile_total_weight(p), 2);
+	profile_free(p);
+}
+
 static void test_gecko__malformed_says_where(void **state)
 {
 	(void)state;
@@ -188,6 +201,7 @@ int main(void)
 		cmocka_unit_test(test_gecko__v66_shared_tables_any_key_order),
 		cmocka_unit_test(test_gecko__v49_per_thread_tables),
 		cmocka_unit_test(test_gecko__number_forms_agree_with_strtod),
+		cmocka_unit_test(test_gecko__only_empty_strings),
 		cmocka_unit_test(test_gecko__malformed_says_where),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
