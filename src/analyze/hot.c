@@ -848,11 +848,14 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 		free(scratch.threads[i].name);
 	free(scratch.threads);
 	struct profile_count *agg = NULL;
+	uint32_t *by_stack = NULL;
+	size_t nstacks = profile_nstacks(p);
 	struct hmap index = HMAP_INIT;
 	if (!rc) {
 		s->stages = calloc(n + 1, sizeof *s->stages);
 		agg = malloc((nt + 1) * sizeof *agg);
-		if (!s->stages || !agg)
+		by_stack = malloc((nstacks + 1) * sizeof *by_stack);
+		if (!s->stages || !agg || !by_stack)
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
 	for (size_t k = 0; !rc && k < n; k++) {
@@ -867,12 +870,19 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 		}
 		size_t nagg = 0;
 		hmap_release(&index);
+		for (size_t i = 0; i < nstacks; i++)
+			by_stack[i] = UINT32_MAX;
 		for (size_t i = 0; i < nt; i++) {
 			double t_ms = ((double)tl[i].time_ns - (double)origin) / 1e6;
 			if (t_ms < sl->start_ms || t_ms >= sl->end_ms)
 				continue;
+			/* most stacks are seen on one thread: try the stack's first entry before the map */
+			uint32_t idx = tl[i].stack < nstacks ? by_stack[tl[i].stack] : UINT32_MAX;
+			if (idx != UINT32_MAX && agg[idx].thread == tl[i].thread) {
+				agg[idx].weight += tl[i].weight;
+				continue;
+			}
 			uint64_t key = ((uint64_t)tl[i].stack << 32) | tl[i].thread;
-			uint32_t idx;
 			if (hmap_get(&index, key, &idx)) {
 				agg[idx].weight += tl[i].weight;
 			} else {
@@ -880,6 +890,8 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 					rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 					break;
 				}
+				if (tl[i].stack < nstacks && by_stack[tl[i].stack] == UINT32_MAX)
+					by_stack[tl[i].stack] = (uint32_t)nagg;
 				agg[nagg++] = (struct profile_count){ tl[i].stack, tl[i].thread, tl[i].weight };
 			}
 		}
@@ -888,6 +900,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	}
 	hmap_release(&index);
 	free(agg);
+	free(by_stack);
 	analysis_end(&a);
 	return rc;
 }

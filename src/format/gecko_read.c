@@ -577,10 +577,24 @@ static bool jp_col(struct jp *j, struct col *c)
 			uint64_t m = 0;
 			while (q < j->end && IS_DIGIT(*q) && q - p < 15)
 				m = m * 10 + (uint64_t)(*q++ - '0');
-			if (q > p && q < j->end && (*q == ',' || *q == ']' || *q == ' ' || *q == '\n') &&
-			    !(*p == '0' && q - p > 1)) {
+			bool ok_int = q > p && !(*p == '0' && q - p > 1);
+			if (ok_int && q < j->end && (*q == ',' || *q == ']' || *q == ' ' || *q == '\n')) {
 				v = (double)m;
 				j->p = q;
+			} else if (ok_int && q + 1 < j->end && *q == '.' && IS_DIGIT(q[1])) {
+				/* "123.456": exact as m / 10^k while the digits fit in 15 */
+				const char *r = q + 1;
+				int k = 0;
+				while (r < j->end && IS_DIGIT(*r) && (q - p) + k < 15) {
+					m = m * 10 + (uint64_t)(*r++ - '0');
+					k++;
+				}
+				if (r < j->end && (*r == ',' || *r == ']' || *r == ' ' || *r == '\n')) {
+					v = (double)m / pow10_tab[k];
+					j->p = r;
+				} else if (!jp_number(j, &v)) {
+					return false;
+				}
 			} else if (!jp_number(j, &v)) {
 				return false;
 			}
@@ -1331,7 +1345,7 @@ static bool idx_ok(const struct col *c, size_t row, size_t limit, size_t *out)
 static const char *tbl_str(const struct strarr *s, size_t i, size_t *len)
 {
 	*len = s->len[i];
-	return s->text.buf + s->off[i];
+	return s->text.buf ? s->text.buf + s->off[i] : ""; /* no text at all when every string is empty */
 }
 
 static bool looks_like_address(const char *s, size_t n)
@@ -1605,7 +1619,7 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 			continue;
 		}
 		double ns = t * 1e6;
-		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)ns : 0;
+		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)llround(ns) : 0; /* sample times are whole ns */
 		if (!profile_add_sample(r->p, sid[(size_t)sv], thread, tns, weight)) {
 			perr_set(r->e, PLUMB_ENOMEM, "out of memory");
 			goto out;

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 #include "format/format.h"
@@ -101,6 +102,51 @@ static void test_gecko__v49_per_thread_tables(void **state)
 	profile_free(p);
 }
 
+static void test_gecko__number_forms_agree_with_strtod(void **state)
+{
+	(void)state;
+	static const char *const times[] = { "0.1",	"123456789.123456", "1.5E0",	   "1e-3",     "1234567890.1234567",
+					     "0.000001", "9999999999.99999", "7",		     "12.50",	   "3.14159265358979", "0.0",
+					     "2e2",	"1234567.1234567",  "10.000000001" };
+	size_t n = sizeof times / sizeof times[0];
+	struct sbuf doc = SBUF_INIT;
+	sbuf_addstr(&doc, "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"stringArray\": [\"f\"],"
+			  " \"stackTable\": {\"prefix\": [null], \"frame\": [0]}, \"frameTable\": {\"func\": [0]},"
+			  " \"funcTable\": {\"name\": [0]}, \"samples\": {\"stack\": [");
+	for (size_t i = 0; i < n; i++)
+		sbuf_addstr(&doc, i ? ", 0" : "0");
+	sbuf_addstr(&doc, "], \"time\": [");
+	for (size_t i = 0; i < n; i++)
+		sbuf_addf(&doc, "%s%s", i ? ", " : "", times[i]);
+	sbuf_addstr(&doc, "]}}]}");
+	struct perr e = PERR_INIT;
+	struct profile *p = read_doc(sbuf_str(&doc), true, PLUMB_OK, &e);
+	size_t nt;
+	const struct profile_sample *tl = profile_timeline(p, &nt);
+	assert_int_equal(nt, n);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t want = (uint64_t)llround(strtod(times[i], NULL) * 1e6);
+		if (tl[i].time_ns != want)
+			fail_msg("%s ms read as %llu ns, not %llu", times[i], (unsigned long long)tl[i].time_ns,
+				 (unsigned long long)want);
+	}
+	profile_free(p);
+	sbuf_release(&doc);
+}
+
+/* Every string empty: the string text buffer is never allocated (UBSan found pointer arithmetic on NULL). */
+static void test_gecko__only_empty_strings(void **state)
+{
+	(void)state;
+	const char *doc = "{\"meta\": {\"preprocessedProfileVersion\": 49}, \"threads\": [{\"stringArray\": [\"\"],"
+			  " \"stackTable\": {\"prefix\": [null], \"frame\": [0]}, \"frameTable\": {\"func\": [0]},"
+			  " \"funcTable\": {\"name\": [0], \"fileName\": [0]}, \"samples\": {\"stack\": [0, 0]}}]}";
+	struct perr e = PERR_INIT;
+	struct profile *p = read_doc(doc, false, PLUMB_OK, &e);
+	assert_int_equal(profile_total_weight(p), 2);
+	profile_free(p);
+}
+
 static void test_gecko__malformed_says_where(void **state)
 {
 	(void)state;
@@ -154,6 +200,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_gecko__v66_shared_tables_any_key_order),
 		cmocka_unit_test(test_gecko__v49_per_thread_tables),
+		cmocka_unit_test(test_gecko__number_forms_agree_with_strtod),
+		cmocka_unit_test(test_gecko__only_empty_strings),
 		cmocka_unit_test(test_gecko__malformed_says_where),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
