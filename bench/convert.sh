@@ -4,7 +4,7 @@
 # The Perl stackcollapse-perf.pl is not installed offline; NOTES.md measured it at about 10.5 MB/s here.
 set -eu
 cd "$(dirname "$0")/.."
-. bench/lib.sh
+. bench/common.bash
 BUILD=${BUILD:-build}
 PLUMB=$BUILD/plumb
 DIR=$BUILD/bench

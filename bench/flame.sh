@@ -3,7 +3,7 @@
 # Medians of 3 runs. flamegraph.pl is not installed offline; NOTES.md measured it at about 99 s for such a file.
 set -eu
 cd "$(dirname "$0")/.."
-. bench/lib.sh
+. bench/common.bash
 BUILD=${BUILD:-build}
 PLUMB=$BUILD/plumb
 DIR=$BUILD/bench

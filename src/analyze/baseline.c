@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include "base/atomic.h"
+#include "base/home.h"
 #include "base/sbuf.h"
 
 #define PROFILES_DIR "baselines/profiles"
@@ -28,30 +29,12 @@ bool baseline_name_valid(const char *name)
 	return true;
 }
 
-/* $PLUMB_HOME, or ${XDG_STATE_HOME:-$HOME/.local/state}/plumb. */
-static bool plumb_home(struct sbuf *out)
-{
-	const char *home = getenv("PLUMB_HOME");
-	if (home && home[0]) {
-		sbuf_addstr(out, home);
-		return true;
-	}
-	const char *xdg = getenv("XDG_STATE_HOME");
-	if (xdg && xdg[0]) {
-		sbuf_addf(out, "%s/plumb", xdg);
-		return true;
-	}
-	const char *h = getenv("HOME");
-	if (!h || !h[0])
-		return false;
-	sbuf_addf(out, "%s/.local/state/plumb", h);
-	return true;
-}
-
 static enum plumb_err profiles_dir(struct sbuf *dir, struct perr *e)
 {
-	if (!plumb_home(dir))
+	char home[4096];
+	if (!plumb_home_dir(home, sizeof home))
 		return perr_set(e, PLUMB_ENOENT, "no home directory: set PLUMB_HOME");
+	sbuf_addstr(dir, home);
 	sbuf_addstr(dir, "/" PROFILES_DIR);
 	return dir->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory") : PLUMB_OK;
 }

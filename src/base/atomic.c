@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -52,7 +53,8 @@ enum plumb_err atomic_open(struct atomic_file *af, const char *path, struct perr
 	return PLUMB_OK;
 }
 
-enum plumb_err atomic_commit(struct atomic_file *af, struct perr *e)
+/* Flushes (and with `sync`, fsyncs) the temporary file, then renames it over the target. */
+static enum plumb_err commit(struct atomic_file *af, bool sync, struct perr *e)
 {
 	if (!af->fp)
 		return perr_set(e, PLUMB_EOUTPUT, "output was not opened");
@@ -62,7 +64,7 @@ enum plumb_err atomic_commit(struct atomic_file *af, struct perr *e)
 		atomic_free(af);
 		return bad ? perr_set(e, PLUMB_EOUTPUT, "cannot write to standard output: %s", strerror(err)) : PLUMB_OK;
 	}
-	int bad = ferror(af->fp) || fflush(af->fp) != 0 || fsync(fileno(af->fp)) != 0;
+	int bad = ferror(af->fp) || fflush(af->fp) != 0 || (sync && fsync(fileno(af->fp)) != 0);
 	int err = errno;
 	if (fclose(af->fp) != 0 && !bad) {
 		bad = 1;
@@ -81,6 +83,11 @@ enum plumb_err atomic_commit(struct atomic_file *af, struct perr *e)
 	}
 	atomic_free(af);
 	return PLUMB_OK;
+}
+
+enum plumb_err atomic_commit(struct atomic_file *af, struct perr *e)
+{
+	return commit(af, true, e);
 }
 
 void atomic_abort(struct atomic_file *af)
@@ -123,25 +130,5 @@ enum plumb_err atomic_check_writable(const char *path, struct perr *e)
 
 enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e)
 {
-	if (!af->fp || !af->tmp_path) /* stdout, or not opened: nothing to skip */
-		return atomic_commit(af, e);
-	int bad = ferror(af->fp) || fflush(af->fp) != 0;
-	int err = errno;
-	if (fclose(af->fp) != 0 && !bad) {
-		bad = 1;
-		err = errno;
-	}
-	af->fp = NULL;
-	if (!bad && rename(af->tmp_path, af->path) != 0) {
-		bad = 1;
-		err = errno;
-	}
-	if (bad) {
-		unlink(af->tmp_path);
-		perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", af->path, strerror(err ? err : EIO));
-		atomic_free(af);
-		return PLUMB_EOUTPUT;
-	}
-	atomic_free(af);
-	return PLUMB_OK;
+	return commit(af, false, e);
 }

@@ -16,6 +16,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/home.h"
 #include "base/gate.h"
 #include "base/opt.h"
 #include "base/redact.h"
@@ -69,29 +70,8 @@ static int load_catalog(const char *opt_path, const struct bench_evidence *ev, s
 
 static char *plumb_home(void)
 {
-	struct sbuf sb = SBUF_INIT;
-	const char *h = getenv("PLUMB_HOME");
-	if (h && *h) {
-		sbuf_addstr(&sb, h);
-	} else {
-		const char *x = getenv("XDG_STATE_HOME");
-		if (x && *x) {
-			sbuf_addstr(&sb, x);
-		} else {
-			const char *home = getenv("HOME");
-			if (!home || !*home)
-				return NULL;
-			sbuf_addstr(&sb, home);
-			sbuf_addstr(&sb, "/.local/state");
-		}
-		sbuf_addstr(&sb, "/plumb");
-	}
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return NULL;
-	}
-	sbuf_str(&sb);
-	return sbuf_detach(&sb, NULL);
+	char dir[4096];
+	return plumb_home_dir(dir, sizeof dir) ? strdup(dir) : NULL;
 }
 
 static char *baseline_dir(void)

@@ -12,6 +12,7 @@
 #include "base/hashmap.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/strtab.h"
 #include "format/utf8.h"
 #include "profile/label.h"
 
@@ -77,58 +78,29 @@ static void json_string(struct sbuf *b, const char *s, size_t n, bool redact)
 
 /* One thread's string array. */
 struct strings {
-	struct hmap index;
+	struct str_table tab;
 	struct sbuf json; /* the array's elements, comma separated */
-	size_t n;
-	char **s;
-	size_t *len, cap;
 };
 
 static uint64_t gstr_id(struct strings *t, const char *s, size_t n)
 {
-	uint64_t h = hash_bytes(s, n);
-	uint32_t id;
-	while (hmap_get(&t->index, h, &id)) {
-		if (t->len[id] == n && memcmp(t->s[id], s, n) == 0)
-			return id;
-		h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
-	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		char **ns = realloc(t->s, nc * sizeof *ns);
-		size_t *nl = ns ? realloc(t->len, nc * sizeof *nl) : NULL;
-		if (ns)
-			t->s = ns;
-		if (!nl) {
-			t->json.oom = true;
-			return 0;
-		}
-		t->len = nl;
-		t->cap = nc;
-	}
-	char *copy = malloc(n + 1);
-	if (!copy || !hmap_put(&t->index, h, (uint32_t)t->n)) {
-		free(copy);
+	bool added;
+	uint32_t id = str_table_intern(&t->tab, s, n, &added);
+	if (id == UINT32_MAX) {
 		t->json.oom = true;
 		return 0;
 	}
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	t->s[t->n] = copy;
-	t->len[t->n] = n;
-	if (t->n)
-		sbuf_addch(&t->json, ',');
-	json_string(&t->json, s, n, false);
-	return t->n++;
+	if (added) {
+		if (id)
+			sbuf_addch(&t->json, ',');
+		json_string(&t->json, s, n, false);
+	}
+	return id;
 }
 
 static void strings_release(struct strings *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		free(t->s[i]);
-	free(t->s);
-	free(t->len);
-	hmap_release(&t->index);
+	str_table_release(&t->tab);
 	sbuf_release(&t->json);
 }
 

@@ -11,6 +11,7 @@
 #include "base/hashmap.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/strtab.h"
 #include "format/utf8.h"
 #include "profile/label.h"
 
@@ -56,50 +57,25 @@ static void pb_msg(struct sbuf *b, unsigned field, const struct sbuf *msg)
 /* ---- the string table ---- */
 
 struct strtab {
-	struct sbuf out;       /* encoded string_table entries (field 6) */
-	struct hmap index;
-	char **s;
-	size_t *len;
-	size_t n, cap;
+	struct sbuf out; /* encoded string_table entries (field 6) */
+	struct str_table tab;
 };
 
 static uint64_t st_id(struct strtab *t, const char *s, size_t n)
 {
-	uint64_t h = hash_bytes(s, n);
-	uint32_t id;
-	while (hmap_get(&t->index, h, &id)) {
-		if (t->len[id] == n && memcmp(t->s[id], s, n) == 0)
-			return id;
-		h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
-	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		char **ns = realloc(t->s, nc * sizeof *ns);
-		size_t *nl = ns ? realloc(t->len, nc * sizeof *nl) : NULL;
-		if (ns)
-			t->s = ns;
-		if (!nl) {
-			t->out.oom = true;
-			return 0;
-		}
-		t->len = nl;
-		t->cap = nc;
-	}
-	char *copy = malloc(n + 1);
-	if (!copy || !hmap_put(&t->index, h, (uint32_t)t->n)) {
-		free(copy);
+	bool added;
+	uint32_t id = str_table_intern(&t->tab, s, n, &added);
+	if (id == UINT32_MAX) {
 		t->out.oom = true;
 		return 0;
 	}
-	memcpy(copy, s, n);
-	copy[n] = '\0';
-	t->s[t->n] = copy;
-	t->len[t->n] = n;
-	struct sbuf u = SBUF_INIT;
-	utf8_sanitize(&u, s, n);
-	pb_bytes(&t->out, 6, u.buf ? u.buf : "", u.len);
-	sbuf_release(&u);
-	return t->n++;
+	if (added) {
+		struct sbuf u = SBUF_INIT;
+		utf8_sanitize(&u, s, n);
+		pb_bytes(&t->out, 6, u.buf ? u.buf : "", u.len);
+		sbuf_release(&u);
+	}
+	return id;
 }
 
 static uint64_t st_cstr(struct strtab *t, const char *s)
@@ -119,11 +95,7 @@ static uint64_t st_redacted(struct strtab *t, const char *s)
 
 static void st_release(struct strtab *t)
 {
-	for (size_t i = 0; i < t->n; i++)
-		free(t->s[i]);
-	free(t->s);
-	free(t->len);
-	hmap_release(&t->index);
+	str_table_release(&t->tab);
 	sbuf_release(&t->out);
 }
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/gate.h"
+#include "base/home.h"
 #include "lib/lib_internal.h"
 
 /* -1 unknown (the constructor has not run yet), 0 off, 1 on. */
@@ -258,21 +259,6 @@ static bool name_ok(const char *name)
 	return n > 0 && n <= NAME_MAX_LEN && name[0] != '.';
 }
 
-/* $PLUMB_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/plumb. False when no home can be found. */
-static bool plumb_home(char *buf, size_t n)
-{
-	const char *h = getenv("PLUMB_HOME");
-	if (h && *h)
-		return (size_t)snprintf(buf, n, "%s", h) < n;
-	const char *x = getenv("XDG_STATE_HOME");
-	if (x && *x)
-		return (size_t)snprintf(buf, n, "%s/plumb", x) < n;
-	const char *home = getenv("HOME");
-	if (!home || !*home)
-		return false;
-	return (size_t)snprintf(buf, n, "%s/.local/state/plumb", home) < n;
-}
-
 static int mkdirs(char *path)
 {
 	for (char *p = path + 1; *p; p++) {
@@ -352,7 +338,7 @@ enum plumb_status plumb_announce(const char *name)
 	if (!name || !name_ok(name))
 		return PLUMB_STATUS_INVALID;
 	char dir[4096], path[4096], tmp[4096 + 32];
-	if (!plumb_home(dir, sizeof dir - 16))
+	if (!plumb_home_dir(dir, sizeof dir - 16))
 		return PLUMB_STATUS_IO;
 	strcat(dir, "/targets");
 	if (mkdirs(dir) != 0)

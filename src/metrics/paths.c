@@ -8,28 +8,15 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static bool set_nonempty(const char *v)
-{
-	return v && v[0];
-}
+#include "base/home.h"
 
 enum plumb_err metrics_home(char *buf, size_t cap, struct perr *e)
 {
-	const char *home = getenv("PLUMB_HOME");
-	const char *xdg = getenv("XDG_STATE_HOME");
-	const char *user = getenv("HOME");
-	int n;
-	if (set_nonempty(home))
-		n = snprintf(buf, cap, "%s", home);
-	else if (set_nonempty(xdg))
-		n = snprintf(buf, cap, "%s/plumb", xdg);
-	else if (set_nonempty(user))
-		n = snprintf(buf, cap, "%s/.local/state/plumb", user);
-	else
+	if (plumb_home_dir(buf, cap))
+		return PLUMB_OK;
+	if (!getenv("PLUMB_HOME") && !getenv("XDG_STATE_HOME") && !getenv("HOME"))
 		return perr_set(e, PLUMB_ENOENT, "cannot tell where recordings live: set PLUMB_HOME or HOME");
-	if (n < 0 || (size_t)n >= cap)
-		return perr_set(e, PLUMB_EINVAL, "the plumb home directory path is too long");
-	return PLUMB_OK;
+	return perr_set(e, PLUMB_EINVAL, "the plumb home directory path is too long");
 }
 
 enum plumb_err metrics_dir(char *buf, size_t cap, struct perr *e)

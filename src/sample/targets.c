@@ -10,24 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/home.h"
+
 int targets_home(char *buf, size_t n)
 {
-	const char *h = getenv("PLUMB_HOME");
-	int w;
-	if (h && *h) {
-		w = snprintf(buf, n, "%s", h);
-	} else {
-		const char *x = getenv("XDG_STATE_HOME");
-		if (x && *x) {
-			w = snprintf(buf, n, "%s/plumb", x);
-		} else {
-			const char *home = getenv("HOME");
-			if (!home || !*home)
-				return -1;
-			w = snprintf(buf, n, "%s/.local/state/plumb", home);
-		}
-	}
-	return w < 0 || (size_t)w >= n ? -1 : 0;
+	return plumb_home_dir(buf, n) ? 0 : -1;
 }
 
 static unsigned long long start_time(pid_t pid)

@@ -97,18 +97,26 @@ class BenchSuite(unittest.TestCase):
         d = cls.d = cls._td.name
         # The baseline and the current run go at the same time, one per core, so that whatever the machine's
         # neighbours do in those seconds falls on both alike (back to back, CPU time drifted up to 10% here).
-        procs = []
-        for name, scale in (("base", "1.0"), ("cur", "1.2")):
-            sd = os.path.join(d, name)
-            os.mkdir(sd)
-            with open(os.path.join(sd, "suite.ini"), "w") as f:
-                f.write(SUITE.format(bw=BENCHWORK))
-            with open(os.path.join(sd, "catalog.ini"), "w") as f:
-                f.write(CATALOG)
-            procs.append(start_suite(sd, scale, os.path.join(d, name + ".json")))
-        for p in procs:
-            out, err = p.communicate(timeout=300)
-            assert p.returncode == 0, err
+        # The `steady` case is the control: when it moved between the two runs, the machine (a VM whose vCPUs
+        # share a host) gave the two runs different conditions, and the pair is measured again (at most 3 times).
+        for attempt in range(3):
+            procs = []
+            for name, scale in (("base", "1.0"), ("cur", "1.2")):
+                sd = os.path.join(d, name)
+                os.makedirs(sd, exist_ok=True)
+                with open(os.path.join(sd, "suite.ini"), "w") as f:
+                    f.write(SUITE.format(bw=BENCHWORK))
+                with open(os.path.join(sd, "catalog.ini"), "w") as f:
+                    f.write(CATALOG)
+                procs.append(start_suite(sd, scale, os.path.join(d, name + ".json")))
+            for p in procs:
+                out, err = p.communicate(timeout=300)
+                assert p.returncode == 0, err
+            r = subprocess.run([PLUMB, "bench", "compare", "--threshold", "10", "--json", os.path.join(d, "base.json"),
+                                os.path.join(d, "cur.json")], env=env(False), capture_output=True, text=True)
+            control = {m["name"]: m for m in json.loads(r.stdout)["metrics"]}.get("steady.cpu_ms", {})
+            if control.get("verdict") == "~":
+                break
         cls.run_stdout = out
         shutil.copy(os.path.join(d, "base", "catalog.ini"), os.path.join(d, "catalog.ini"))
         cls.base = os.path.join(d, "base.json")
