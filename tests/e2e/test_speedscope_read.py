@@ -30,10 +30,12 @@ class SpeedscopeRead(TempDir):
             self.assertEqual([(x["name"], x["count"]) for x in a[key]], [(x["name"], x["count"]) for x in b[key]],
                              key)
         inc = {x["name"].split(" ")[0]: x["share"] for x in b["inclusive"]}
-        # the known split, with room for sampling noise on two busy cores
+        # the known split is there (loosely: the recorder's accuracy is test_record.py's business, and shares
+        # drift on a loaded machine; what matters here is that the speedscope file carries them unchanged)
         for fn, want in (("path_a", 50), ("path_b", 30), ("path_c", 20)):
             self.assertIn(fn, inc)
-            self.assertLess(abs(inc[fn] - want), 10, (fn, inc[fn]))
+            self.assertLess(abs(inc[fn] - want), 15, (fn, inc[fn]))
+        self.assertGreater(inc["path_a"], inc["path_c"])
 
     def test_evented_time_weights(self):
         doc = {"$schema": "https://www.speedscope.app/file-format-schema.json",
