@@ -76,7 +76,11 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 		return FMT_FOLDED; /* empty input: an empty folded profile */
 	size_t head = (size_t)(end - p) < 4096 ? (size_t)(end - p) : 4096;
 	if (*p == '{') {
-		if (memmem(p, head, "speedscope", 10))
+		/* the "$schema" URL every speedscope file carries (not just the word: a Firefox profile of a
+		 * program under a "speedscope" directory names it in its paths), near either end */
+		static const char ss_schema[] = "speedscope.app/file-format-schema";
+		if (memmem(p, head, ss_schema, sizeof ss_schema - 1) ||
+		    memmem(end - head, head, ss_schema, sizeof ss_schema - 1))
 			return FMT_SPEEDSCOPE;
 		if (memmem(p, head, "\"plumb.hot.v1\"", 14))
 			return FMT_HOT_JSON;
@@ -250,6 +254,7 @@ static const struct {
 	{ FMT_FOLDED, read_folded },
 	{ FMT_PERF_SCRIPT, fmt_perf_script_read },
 	{ FMT_GECKO, fmt_gecko_read },
+	{ FMT_SPEEDSCOPE, fmt_speedscope_read },
 };
 
 static const struct {

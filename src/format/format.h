@@ -94,4 +94,9 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
 enum plumb_err fmt_svg_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
 
+/* speedscope file format: "sampled" and "evented" profiles, one thread each; time units become nanoseconds.
+ * Malformed input is PLUMB_EFORMAT naming the key and index. */
+enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				   struct perr *e);
+
 #endif

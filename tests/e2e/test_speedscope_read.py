@@ -1,0 +1,73 @@
+"""`plumb hot` reads speedscope files: a recording of the split target (50/30/20 across path_a/b/c), converted
+to speedscope, gives the same top functions and shares as the folded recording it came from; an evented
+speedscope file (as other tools write) is read with its time weights; a malformed one is refused with exit 5
+and a message naming the key."""
+import json
+import os
+import unittest
+
+from plumbtest import TempDir, plumb, target
+
+
+class SpeedscopeRead(TempDir):
+    def hot_json(self, path):
+        r = plumb("hot", path, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return json.loads(r.stdout)
+
+    def test_split_round_trip_matches_folded(self):
+        folded = self.path("X.folded")
+        r = plumb("record", "--interval", "0.002", "-o", folded, "--", target("split"), "1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        ss = self.path("Y.speedscope.json")
+        r = plumb("convert", folded, "-o", ss)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        a, b = self.hot_json(folded), self.hot_json(ss)
+        self.assertEqual(b["format"], "speedscope")
+        self.assertEqual(a["total"], b["total"])
+        self.assertGreater(a["total"], 100)
+        for key in ("leaf", "inclusive"):
+            self.assertEqual([(x["name"], x["count"]) for x in a[key]], [(x["name"], x["count"]) for x in b[key]],
+                             key)
+        inc = {x["name"].split(" ")[0]: x["share"] for x in b["inclusive"]}
+        # the known split is there (loosely: the recorder's accuracy is test_record.py's business, and shares
+        # drift on a loaded machine; what matters here is that the speedscope file carries them unchanged)
+        for fn, want in (("path_a", 50), ("path_b", 30), ("path_c", 20)):
+            self.assertIn(fn, inc)
+            self.assertLess(abs(inc[fn] - want), 15, (fn, inc[fn]))
+        self.assertGreater(inc["path_a"], inc["path_c"])
+
+    def test_evented_time_weights(self):
+        doc = {"$schema": "https://www.speedscope.app/file-format-schema.json",
+               "shared": {"frames": [{"name": "main", "file": "/src/m.c", "line": 4}, {"name": "work"},
+                                     {"name": "idle"}]},
+               "profiles": [{"type": "evented", "name": "T", "unit": "milliseconds", "startValue": 0,
+                             "endValue": 10, "events": [
+                                 {"type": "O", "frame": 0, "at": 0}, {"type": "O", "frame": 1, "at": 1},
+                                 {"type": "C", "frame": 1, "at": 8}, {"type": "O", "frame": 2, "at": 8},
+                                 {"type": "C", "frame": 2, "at": 9}, {"type": "C", "frame": 0, "at": 10}]}]}
+        path = self.path("e.speedscope.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        h = self.hot_json(path)
+        self.assertEqual(h["weight_unit"], "nanoseconds")
+        self.assertEqual(h["total"], 10_000_000)
+        leaf = {x["name"]: x["count"] for x in h["leaf"]}
+        self.assertEqual(leaf["work"], 7_000_000)
+        self.assertEqual(leaf["idle"], 1_000_000)
+        self.assertEqual(leaf["main (src/m.c)"], 2_000_000)
+
+    def test_malformed_is_exit_5_with_where(self):
+        path = self.path("bad.speedscope.json")
+        with open(path, "w") as f:
+            json.dump({"$schema": "https://www.speedscope.app/file-format-schema.json",
+                       "shared": {"frames": [{"name": "f"}]},
+                       "profiles": [{"type": "sampled", "samples": [[0], [3]], "weights": [1, 1]}]}, f)
+        r = plumb("hot", path)
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("profiles[0].samples[1][0]", r.stderr)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+if __name__ == "__main__":
+    unittest.main()
