@@ -26,9 +26,12 @@ bool hmap_get(const struct hmap *m, uint64_t key, uint32_t *value)
 
 static bool hmap_resize(struct hmap *m, size_t cap)
 {
-	struct hmap_slot *slots = calloc(cap, sizeof *slots);
+	/* malloc + memset, not calloc: a large calloc maps the shared zero page, so the probes' first reads
+	 * and then writes fault twice per page (and each copy-on-write fault flushes the TLB of every thread) */
+	struct hmap_slot *slots = malloc(cap * sizeof *slots);
 	if (!slots)
 		return false;
+	memset(slots, 0, cap * sizeof *slots);
 	struct hmap old = *m;
 	m->slots = slots;
 	m->cap = cap;

@@ -196,11 +196,6 @@ static int cmp_text(const struct folded_line *x, const struct folded_line *y)
 	return x->len < y->len ? -1 : x->len > y->len;
 }
 
-static int cmp_by_text(const void *a, const void *b)
-{
-	return cmp_text(a, b);
-}
-
 static int cmp_by_weight(const void *a, const void *b)
 {
 	const struct folded_line *x = a, *y = b;
@@ -270,21 +265,60 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}
-	/* different frames can share a label (same function, other addresses): merge equal texts */
+	/* different frames can share a label (same function, other addresses): merge equal texts, by a hash of the
+	 * text (a sort by text would compare long shared prefixes over and over) */
 	line_base = all.buf;
-	qsort(lines, nlines, sizeof *lines, cmp_by_text);
+	struct hmap seen = HMAP_INIT;
 	size_t m = 0;
 	for (size_t i = 0; i < nlines; i++) {
-		if (m && cmp_text(&lines[m - 1], &lines[i]) == 0)
-			lines[m - 1].weight += lines[i].weight;
-		else
-			lines[m++] = lines[i];
+		uint64_t h = hash_bytes(all.buf + lines[i].off, lines[i].len);
+		uint32_t at;
+		bool merged = false;
+		while (hmap_get(&seen, h, &at)) {
+			if (cmp_text(&lines[at], &lines[i]) == 0) {
+				lines[at].weight += lines[i].weight;
+				merged = true;
+				break;
+			}
+			h = hash_u64(h + 1);
+		}
+		if (merged)
+			continue;
+		if (!hmap_put(&seen, h, (uint32_t)m)) {
+			hmap_release(&seen);
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			goto done;
+		}
+		lines[m++] = lines[i];
 	}
+	hmap_release(&seen);
 	qsort(lines, m, sizeof *lines, cmp_by_weight);
+	/* lines go out through one block buffer: stdio's per-call locking showed up when writing millions */
+	char block[1 << 16];
+	size_t used = 0;
 	for (size_t i = 0; i < m; i++) {
-		fwrite(all.buf + lines[i].off, 1, lines[i].len, out);
-		fprintf(out, " %llu\n", (unsigned long long)lines[i].weight);
+		char num[24];
+		size_t nd = 0;
+		uint64_t w = lines[i].weight;
+		do
+			num[sizeof num - 1 - nd++] = (char)('0' + w % 10);
+		while ((w /= 10) && nd < sizeof num - 1);
+		num[sizeof num - 1 - nd++] = ' ';
+		if (used + lines[i].len + nd + 1 > sizeof block) {
+			fwrite(block, 1, used, out);
+			used = 0;
+		}
+		if (lines[i].len + nd + 1 > sizeof block) { /* a stack longer than the block */
+			fwrite(all.buf + lines[i].off, 1, lines[i].len, out);
+		} else {
+			memcpy(block + used, all.buf + lines[i].off, lines[i].len);
+			used += lines[i].len;
+		}
+		memcpy(block + used, num + sizeof num - nd, nd);
+		used += nd;
+		block[used++] = '\n';
 	}
+	fwrite(block, 1, used, out);
 	if (ferror(out))
 		rc = perr_set(e, PLUMB_EOUTPUT, "write failed");
 done:
