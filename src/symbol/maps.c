@@ -162,7 +162,9 @@ static void proc_insert(struct proc_maps *pm, const struct map_entry *e)
 void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path, bool exec)
 {
 	struct proc_maps *pm = proc_get(m, pid, true);
-	struct elf_info *info = elf_get(m, path && path[0] ? path : "[anon]");
+	/* perf names anonymous executable mappings (JIT code) "//anon": not a file */
+	bool anon = !path || !path[0] || strncmp(path, "//anon", 6) == 0;
+	struct elf_info *info = elf_get(m, anon ? "[anon]" : path);
 	if (!pm || !info)
 		return;
 	struct map_entry e = { start, start + len, pgoff, 0, info->path, exec, false };

@@ -170,9 +170,10 @@ static size_t resolve_user(struct symbolizer *s, const char *path, uint64_t vadd
 
 	Dwarf_Die *scopes = NULL;
 	int nscopes = cudie ? dwarf_getscopes(cudie, addr - cu_bias, &scopes) : 0;
-	if (nscopes > 0 && dwarf_tag(&scopes[0]) == DW_TAG_inlined_subroutine) {
-		/* dwarf_getscopes follows an inlined instance into its abstract definition; the chain of callers
-		 * that the instance sits in comes from the instance's own DIE */
+	if (nscopes > 0) {
+		/* dwarf_getscopes follows an inlined instance into its abstract definition (and the innermost scope
+		 * may be a lexical block inside it); the chain of callers that the instance sits in comes from the
+		 * innermost scope's own DIE */
 		Dwarf_Die *chain = NULL;
 		int nchain = dwarf_getscopes_die(&scopes[0], &chain);
 		if (nchain > 0) {

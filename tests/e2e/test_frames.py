@@ -1,0 +1,44 @@
+"""Frames that are not plain functions: an always-inlined function shows as its own frame below its caller
+(DWARF inline info), and code generated at run time is named from /tmp/perf-PID.map with the _[j] suffix."""
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from plumbtest import TempDir, main, plumb, read_folded, target  # noqa: E402
+
+
+class Frames(TempDir):
+    def test_inlined_function_is_its_own_frame(self):
+        for build in ("inlined", "inlined-nofp"):
+            out = self.path(build + ".folded")
+            r = plumb("record", "--interval", "0.002", "-o", out, "--", target(build), "0.5")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = read_folded(out)
+            total = sum(c for _, c in rows)
+            under = 0
+            for frames, count in rows:
+                names = [f.split(" ")[0] for f in frames]
+                if "mix_step" in names and "outer_work" in names and \
+                        names.index("outer_work") == names.index("mix_step") - 1:
+                    under += count
+                    label = frames[names.index("mix_step")]
+                    self.assertRegex(label, r"^mix_step \(targets/inlined\.c:\d+\)$")
+            self.assertGreater(under / total, 0.8, (build, rows[:3]))
+
+    def test_jit_code_is_named_from_the_perf_map(self):
+        out = self.path("jit.folded")
+        r = plumb("record", "--interval", "0.002", "-o", out, "--", target("jit"), "0.5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        pid = re.search(r"jit pid (\d+)", r.stdout).group(1)
+        try:
+            rows = read_folded(out)
+            total = sum(c for _, c in rows)
+            jit = sum(c for frames, c in rows if frames[-1] == "jit_hot_loop_[j]")
+            self.assertGreater(jit / total, 0.8, rows[:3])
+        finally:
+            os.unlink(f"/tmp/perf-{pid}.map")
+
+
+if __name__ == "__main__":
+    main()
