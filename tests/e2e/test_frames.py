@@ -2,7 +2,10 @@
 (DWARF inline info), and code generated at run time is named from /tmp/perf-PID.map with the _[j] suffix."""
 import os
 import re
+import shutil
+import subprocess
 import sys
+import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from plumbtest import TempDir, main, plumb, read_folded, target  # noqa: E402
@@ -38,6 +41,22 @@ class Frames(TempDir):
             self.assertGreater(jit / total, 0.8, rows[:3])
         finally:
             os.unlink(f"/tmp/perf-{pid}.map")
+
+    @unittest.skipUnless(shutil.which("objcopy") and shutil.which("strip"), "needs binutils")
+    def test_separate_debug_info_through_debuglink(self):
+        # a stripped binary whose DWARF lives in a separate file named by .gnu_debuglink, as Debian ships them
+        exe, dbg = self.path("split-stripped"), self.path("split-stripped.debug")
+        shutil.copy(target("split-nofp"), exe)
+        subprocess.run(["objcopy", "--only-keep-debug", exe, dbg], check=True)
+        subprocess.run(["strip", "--strip-debug", "--strip-unneeded", exe], check=True)
+        subprocess.run(["objcopy", "--add-gnu-debuglink=" + dbg, exe], check=True)
+        self.assertNotIn(b".debug_info", subprocess.run(["objdump", "-h", exe], capture_output=True).stdout)
+        out = self.path("dbg.folded")
+        r = plumb("record", "--interval", "0.002", "-o", out, "--", exe, "0.5")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        labels = {f for frames, _ in read_folded(out) for f in frames}
+        self.assertTrue(any(re.fullmatch(r"path_a \(targets/split\.c:\d+\)", l) for l in labels), labels)
+        self.assertTrue(any(re.fullmatch(r"burn \(targets/split\.c:\d+\)", l) for l in labels), labels)
 
 
 if __name__ == "__main__":
