@@ -60,6 +60,12 @@ static int read_int_file(const char *path, int *v)
 	return ok ? 0 : -1;
 }
 
+int perf_event_paranoid(void)
+{
+	int v;
+	return read_int_file("/proc/sys/kernel/perf_event_paranoid", &v) == 0 ? v : -1;
+}
+
 void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n)
 {
 	char path[64], line[256];
@@ -87,10 +93,9 @@ void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, si
 			 what, (int)pid, tracer, comm);
 		return;
 	}
-	int paranoid = 0;
-	bool have_paranoid = read_int_file("/proc/sys/kernel/perf_event_paranoid", &paranoid) == 0;
+	int paranoid = perf_event_paranoid();
 	char p[64] = "";
-	if (have_paranoid)
+	if (paranoid != -1)
 		snprintf(p, sizeof p, " (kernel.perf_event_paranoid = %d)", paranoid);
 	snprintf(buf, n,
 		 "%s on pid %d refused: %s%s; run as the target's user with CAP_PERFMON (perf_event) or "

@@ -75,6 +75,8 @@ extern const struct backend backend_pyspy;     /* py-spy, only when forced (samp
 uint64_t now_ns(void); /* CLOCK_MONOTONIC */
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
+/* kernel.perf_event_paranoid, or -1 when it cannot be read. */
+int perf_event_paranoid(void);
 /* The explanation for a refused attach (DESIGN §2): another tracer (TracerPid with its name), or the missing
  * privilege (perf_event_paranoid, CAP_PERFMON / CAP_SYS_PTRACE). Writes one sentence to buf. */
 void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n);

@@ -195,13 +195,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			fill_switch_attr(st, &attr, launch);
 			int sfd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 			if (sfd < 0) {
-				int err = errno, paranoid = -1;
-				FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-				if (f) {
-					if (fscanf(f, "%d", &paranoid) != 1)
-						paranoid = -1;
-					fclose(f);
-				}
+				int err = errno, paranoid = perf_event_paranoid();
 				return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
 						"--mode wall samples context switches, which happen in the kernel: %s "
 						"(kernel.perf_event_paranoid = %d; needs CAP_PERFMON or a setting of 1 or lower); "
@@ -776,13 +770,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 		}
 		if (fd < 0) {
 			int err = errno;
-			int paranoid = -1;
-			FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "re");
-			if (f) {
-				if (fscanf(f, "%d", &paranoid) != 1)
-					paranoid = -1;
-				fclose(f);
-			}
+			int paranoid = perf_event_paranoid();
 			rc = perr_set(e, (err == EACCES || err == EPERM || err == ENOSYS) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
 				      "perf_event_open refused: %s (kernel.perf_event_paranoid = %d; needs CAP_PERFMON or a "
 				      "lower setting)", strerror(err), paranoid);
