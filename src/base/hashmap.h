@@ -26,6 +26,11 @@ bool hmap_get(const struct hmap *m, uint64_t key, uint32_t *value);
 bool hmap_put(struct hmap *m, uint64_t key, uint32_t value);
 void hmap_release(struct hmap *m);
 
+/* Zeroed memory for a hash table of `bytes` (big ones are mapped populated); NULL when out of memory.
+ * table_free takes the same size back; it accepts NULL. */
+void *table_zalloc(size_t bytes);
+void table_free(void *table, size_t bytes);
+
 /* Iteration over slots (i from 0 to m->cap); a slot with used == 0 is empty. */
 
 /* 64-bit hashes used across plumb. */

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/hashmap.h"
+
 /* A map from a byte string (kept in the input buffer) to a u32. */
 struct tc_ent {
 	uint64_t h;
@@ -62,7 +64,7 @@ static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_
 {
 	if ((c->n + 1) * 2 > c->cap) {
 		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		struct tc_ent *ne = calloc(ncap, sizeof *ne);
+		struct tc_ent *ne = table_zalloc(ncap * sizeof *ne);
 		if (!ne)
 			return false;
 		for (size_t i = 0; i < c->cap; i++) {
@@ -73,7 +75,7 @@ static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_
 				j = (j + 1) & (ncap - 1);
 			ne[j] = c->e[i];
 		}
-		free(c->e);
+		table_free(c->e, c->cap * sizeof *c->e);
 		c->e = ne;
 		c->cap = ncap;
 	}
@@ -118,7 +120,7 @@ static inline bool tc_put2(struct tcache *c, uint64_t h, const char *key, uint32
 
 static inline void tc_release(struct tcache *c)
 {
-	free(c->e);
+	table_free(c->e, c->cap * sizeof *c->e);
 	c->e = NULL;
 	c->cap = c->n = 0;
 }
