@@ -177,154 +177,431 @@ out:
 	return rc;
 }
 
-struct folded_line {
-	uint32_t stack;
-	uint32_t thread; /* UINT32_MAX when threads are merged */
-	uint64_t weight;
-	size_t off;      /* text offset in the shared buffer */
-	size_t len;
+/* ---- the writer ----
+ *
+ * Lines are identified without building their text: every label is cut at ';' into pieces (interned), and
+ * stacks are re-rooted on a tree of pieces, so two stacks print the same text exactly when they reach the same
+ * node of that tree (frames that share a label merge there). The text order that breaks ties between equally
+ * hot lines comes from the same tree: below one node, the texts through a child c are either the child's own
+ * line ("...;c") or start with "...;c;", and each of those two sets is contiguous in byte order. Sorting the
+ * children's (piece, end) and (piece, ";") entries once and walking the tree gives every line its rank. Text
+ * is only produced on the way out, straight into the output buffer. */
+
+struct folded_writer {
+	const struct profile *p;
+	/* pieces: label text between ';' */
+	struct tcache piece_ids;          /* text -> piece id */
+	const char **piece_text;
+	uint32_t *piece_len;
+	size_t npieces, cap_pieces;
+	uint32_t *frame_first, *frame_npieces; /* per frame: its pieces in piece_list */
+	struct u32buf {
+		uint32_t *v;
+		size_t n, cap;
+	} piece_list, scratch;
+	char **owned;                     /* thread-root texts the writer made */
+	size_t nowned;
+	/* the tree of pieces: node 0 is the root */
+	uint32_t *node_parent, *node_piece;
+	size_t nnodes, cap_nodes;
+	struct hmap node_index;           /* (parent << 32 | piece) -> node */
+	/* per stack: its node under the current thread's root (valid when memo_gen matches) */
+	uint32_t *memo_node, *memo_gen;
+	bool oom;
 };
 
-static const char *line_base;
-
-static int cmp_text(const struct folded_line *x, const struct folded_line *y)
+static bool u32buf_push(struct u32buf *b, uint32_t x)
 {
-	size_t n = x->len < y->len ? x->len : y->len;
-	int c = memcmp(line_base + x->off, line_base + y->off, n);
-	if (c)
-		return c;
-	return x->len < y->len ? -1 : x->len > y->len;
+	if (b->n == b->cap) {
+		size_t nc = b->cap ? b->cap * 2 : 64;
+		uint32_t *nv = realloc(b->v, nc * sizeof *nv);
+		if (!nv)
+			return false;
+		b->v = nv;
+		b->cap = nc;
+	}
+	b->v[b->n++] = x;
+	return true;
 }
 
-static int cmp_by_weight(const void *a, const void *b)
+static uint32_t piece_intern(struct folded_writer *w, const char *text, size_t len)
+{
+	uint64_t h = hash_bytes(text, len);
+	uint32_t id;
+	if (tc_get(&w->piece_ids, h, text, (uint32_t)len, &id))
+		return id;
+	if (w->npieces == w->cap_pieces) {
+		size_t nc = w->cap_pieces ? w->cap_pieces * 2 : 256;
+		const char **nt = realloc(w->piece_text, nc * sizeof *nt);
+		uint32_t *nl = nt ? realloc(w->piece_len, nc * sizeof *nl) : NULL;
+		if (nt)
+			w->piece_text = nt;
+		if (!nl)
+			return UINT32_MAX;
+		w->piece_len = nl;
+		w->cap_pieces = nc;
+	}
+	id = (uint32_t)w->npieces;
+	if (!tc_put(&w->piece_ids, h, text, (uint32_t)len, id))
+		return UINT32_MAX;
+	w->piece_text[id] = text;
+	w->piece_len[id] = (uint32_t)len;
+	w->npieces++;
+	return id;
+}
+
+/* Appends the pieces of one label to piece_list. */
+static bool split_label(struct folded_writer *w, const char *text, size_t len)
+{
+	for (;;) {
+		const char *semi = memchr(text, ';', len);
+		size_t n = semi ? (size_t)(semi - text) : len;
+		uint32_t id = piece_intern(w, text, n);
+		if (id == UINT32_MAX || !u32buf_push(&w->piece_list, id))
+			return false;
+		if (!semi)
+			return true;
+		text += n + 1;
+		len -= n + 1;
+	}
+}
+
+static uint32_t node_child(struct folded_writer *w, uint32_t parent, uint32_t piece)
+{
+	uint64_t key = (uint64_t)parent << 32 | piece;
+	uint32_t id;
+	if (hmap_get(&w->node_index, key, &id))
+		return id;
+	if (w->nnodes == w->cap_nodes) {
+		size_t nc = w->cap_nodes * 2;
+		uint32_t *np = realloc(w->node_parent, nc * sizeof *np);
+		uint32_t *nq = np ? realloc(w->node_piece, nc * sizeof *nq) : NULL;
+		if (np)
+			w->node_parent = np;
+		if (!nq)
+			return UINT32_MAX;
+		w->node_piece = nq;
+		w->cap_nodes = nc;
+	}
+	id = (uint32_t)w->nnodes;
+	if (!hmap_put(&w->node_index, key, id))
+		return UINT32_MAX;
+	w->node_parent[id] = parent;
+	w->node_piece[id] = piece;
+	w->nnodes++;
+	return id;
+}
+
+/* The node a stack's text reaches under root; memoized per stack for the current generation. */
+static uint32_t stack_node(struct folded_writer *w, uint32_t stack, uint32_t root, uint32_t gen)
+{
+	w->scratch.n = 0;
+	uint32_t s = stack;
+	while (s != PROFILE_ROOT && w->memo_gen[s] != gen) {
+		if (!u32buf_push(&w->scratch, s))
+			return UINT32_MAX;
+		s = profile_stack_parent(w->p, s);
+	}
+	uint32_t node = s == PROFILE_ROOT ? root : w->memo_node[s];
+	while (w->scratch.n) {
+		s = w->scratch.v[--w->scratch.n];
+		uint32_t f = profile_stack_frame(w->p, s);
+		for (uint32_t k = 0; k < w->frame_npieces[f] && node != UINT32_MAX; k++)
+			node = node_child(w, node, w->piece_list.v[w->frame_first[f] + k]);
+		if (node == UINT32_MAX)
+			return UINT32_MAX;
+		w->memo_gen[s] = gen;
+		w->memo_node[s] = node;
+	}
+	return node;
+}
+
+struct folded_line {
+	uint32_t node;
+	uint32_t rank;
+	uint64_t weight;
+};
+
+/* An entry below a node: its child's own line (end) or the lines through the child (cont). */
+struct child_entry {
+	uint32_t node;
+	bool cont;
+};
+
+static int cmp_entry(const void *a, const void *b, void *ctx)
+{
+	const struct folded_writer *w = ctx;
+	const struct child_entry *x = a, *y = b;
+	uint32_t px = w->node_piece[x->node], py = w->node_piece[y->node];
+	size_t lx = w->piece_len[px], ly = w->piece_len[py], n = lx < ly ? lx : ly;
+	int c = memcmp(w->piece_text[px], w->piece_text[py], n);
+	if (c)
+		return c;
+	/* after the piece: end of text sorts first, then ';' against the other's next byte */
+	int nx = lx > n ? (unsigned char)w->piece_text[px][n] : x->cont ? ';' : -1;
+	int ny = ly > n ? (unsigned char)w->piece_text[py][n] : y->cont ? ';' : -1;
+	return nx != ny ? (nx < ny ? -1 : 1) : 0;
+}
+
+static int cmp_line(const void *a, const void *b)
 {
 	const struct folded_line *x = a, *y = b;
 	if (x->weight != y->weight)
 		return x->weight > y->weight ? -1 : 1;
-	return cmp_text(x, y);
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
 }
 
-/* Appends the stack's labels outermost first, joined by ';'. */
-static void append_stack(struct sbuf *sb, const struct profile *p, const struct label_table *labels, uint32_t stack,
-			 uint32_t **scratch, size_t *scap)
+/* Gives every line its rank in byte order of the texts (see the comment above struct folded_writer). */
+static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_t nlines)
 {
-	uint32_t depth = profile_stack_depth(p, stack);
-	if (depth > *scap) {
-		uint32_t *ns = realloc(*scratch, depth * sizeof *ns);
-		if (!ns) {
-			sb->oom = true;
+	size_t n = w->nnodes;
+	uint32_t *line_of = malloc(n * sizeof *line_of), *first = calloc(n + 1, sizeof *first);
+	uint32_t *fill = malloc(n * sizeof *fill);
+	uint8_t *has_kids = calloc(n, 1);
+	struct child_entry *ent = malloc(2 * n * sizeof *ent);
+	struct u32buf todo = { NULL, 0, 0 };
+	bool ok = line_of && first && fill && has_kids && ent;
+	if (ok) {
+		for (size_t i = 0; i < n; i++)
+			line_of[i] = UINT32_MAX;
+		for (size_t i = 0; i < nlines; i++)
+			line_of[lines[i].node] = (uint32_t)i;
+		for (size_t i = 1; i < n; i++)
+			has_kids[w->node_parent[i]] = 1;
+		/* entries grouped by parent: count, then place */
+		for (size_t i = 1; i < n; i++)
+			first[w->node_parent[i] + 1] += (line_of[i] != UINT32_MAX) + has_kids[i];
+		for (size_t i = 0; i < n; i++)
+			first[i + 1] += first[i];
+		memcpy(fill, first, n * sizeof *fill);
+		for (size_t i = 1; i < n; i++) {
+			uint32_t par = w->node_parent[i];
+			if (line_of[i] != UINT32_MAX)
+				ent[fill[par]++] = (struct child_entry){ (uint32_t)i, false };
+			if (has_kids[i])
+				ent[fill[par]++] = (struct child_entry){ (uint32_t)i, true };
+		}
+		for (size_t i = 0; i < n; i++)
+			if (first[i + 1] - first[i] > 1)
+				qsort_r(ent + first[i], first[i + 1] - first[i], sizeof *ent, cmp_entry, w);
+		/* depth-first: todo holds entry positions still to visit, the next one on top */
+		uint32_t rank = 0;
+		for (uint32_t k = first[1]; k-- > first[0];)
+			ok = ok && u32buf_push(&todo, k);
+		while (ok && todo.n) {
+			const struct child_entry *e = &ent[todo.v[--todo.n]];
+			if (!e->cont) {
+				lines[line_of[e->node]].rank = rank++;
+				continue;
+			}
+			for (uint32_t k = first[e->node + 1]; k-- > first[e->node];)
+				ok = ok && u32buf_push(&todo, k);
+		}
+	}
+	free(todo.v);
+	free(ent);
+	free(has_kids);
+	free(fill);
+	free(first);
+	free(line_of);
+	return ok;
+}
+
+/* Output through one block buffer: stdio's per-call locking showed up when writing millions of lines. */
+struct block_out {
+	FILE *out;
+	size_t used;
+	char buf[1 << 16];
+};
+
+static void out_bytes(struct block_out *b, const char *s, size_t n)
+{
+	if (b->used + n > sizeof b->buf) {
+		fwrite(b->buf, 1, b->used, b->out);
+		b->used = 0;
+		if (n > sizeof b->buf) {
+			fwrite(s, 1, n, b->out);
 			return;
 		}
-		*scratch = ns;
-		*scap = depth;
 	}
-	uint32_t i = depth;
-	for (uint32_t s = stack; s != PROFILE_ROOT; s = profile_stack_parent(p, s))
-		(*scratch)[--i] = profile_stack_frame(p, s);
-	for (i = 0; i < depth; i++) {
-		uint32_t f = (*scratch)[i];
-		if (i)
-			sbuf_addch(sb, ';');
-		sbuf_add(sb, labels->labels[f], labels->lens[f]);
+	memcpy(b->buf + b->used, s, n);
+	b->used += n;
+}
+
+static void write_line(struct folded_writer *w, struct block_out *b, const struct folded_line *l)
+{
+	w->scratch.n = 0;
+	for (uint32_t node = l->node; node; node = w->node_parent[node])
+		if (!u32buf_push(&w->scratch, w->node_piece[node])) {
+			w->oom = true;
+			return;
+		}
+	for (size_t i = w->scratch.n; i-- > 0;) {
+		uint32_t piece = w->scratch.v[i];
+		out_bytes(b, w->piece_text[piece], w->piece_len[piece]);
+		out_bytes(b, i ? ";" : " ", 1);
 	}
+	char num[24];
+	size_t nd = 0;
+	uint64_t v = l->weight;
+	num[sizeof num - 1 - nd++] = '\n';
+	do
+		num[sizeof num - 1 - nd++] = (char)('0' + v % 10);
+	while ((v /= 10) && nd < sizeof num);
+	out_bytes(b, num + sizeof num - nd, nd);
+}
+
+static void writer_release(struct folded_writer *w)
+{
+	tc_release(&w->piece_ids);
+	free(w->piece_text);
+	free(w->piece_len);
+	free(w->frame_first);
+	free(w->frame_npieces);
+	free(w->piece_list.v);
+	free(w->scratch.v);
+	for (size_t i = 0; i < w->nowned; i++)
+		free(w->owned[i]);
+	free(w->owned);
+	free(w->node_parent);
+	free(w->node_piece);
+	hmap_release(&w->node_index);
+	free(w->memo_node);
+	free(w->memo_gen);
+}
+
+/* The root node of a thread's lines: "name (tid)" cut into pieces. */
+static uint32_t thread_root(struct folded_writer *w, uint32_t thread)
+{
+	const struct profile_thread *t = profile_thread_get(w->p, thread);
+	char *name = redact_dup(profile_str(w->p, t->name));
+	char *text = NULL;
+	if (!name || asprintf(&text, "%s (%u)", name[0] ? name : "thread", t->tid) < 0)
+		text = NULL;
+	free(name);
+	if (!text)
+		return UINT32_MAX;
+	w->owned[w->nowned++] = text;
+	size_t at = w->piece_list.n;
+	if (!split_label(w, text, strlen(text)))
+		return UINT32_MAX;
+	uint32_t node = 0;
+	for (size_t k = at; k < w->piece_list.n && node != UINT32_MAX; k++)
+		node = node_child(w, node, w->piece_list.v[k]);
+	return node;
+}
+
+static int cmp_count_thread(const void *a, const void *b)
+{
+	const struct profile_count *x = a, *y = b;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
 enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				struct perr *e)
 {
-	size_t ncounts;
+	size_t ncounts, nframes = profile_nframes(p), nstacks = profile_nstacks(p), nthreads = profile_nthreads(p);
 	const struct profile_count *counts = profile_counts(p, &ncounts);
 	struct label_table *labels = label_table_build(p, opts->label_flags);
-	struct folded_line *lines = calloc(ncounts ? ncounts : 1, sizeof *lines);
-	struct sbuf all = SBUF_INIT;
-	uint32_t *scratch = NULL;
-	size_t scap = 0, nlines = 0;
+	struct folded_writer w = { .p = p };
+	struct folded_line *lines = malloc((ncounts ? ncounts : 1) * sizeof *lines);
+	struct profile_count *by_thread = NULL;
+	struct hmap line_index = HMAP_INIT;
+	struct block_out *b = malloc(sizeof *b);
+	size_t nlines = 0;
 	enum plumb_err rc = PLUMB_OK;
-	if (!labels || !lines) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto done;
+	w.frame_first = malloc((nframes ? nframes : 1) * sizeof *w.frame_first);
+	w.frame_npieces = malloc((nframes ? nframes : 1) * sizeof *w.frame_npieces);
+	w.owned = calloc(nthreads ? nthreads : 1, sizeof *w.owned);
+	w.cap_nodes = 1024;
+	w.node_parent = malloc(w.cap_nodes * sizeof *w.node_parent);
+	w.node_piece = malloc(w.cap_nodes * sizeof *w.node_piece);
+	w.memo_node = malloc(nstacks * sizeof *w.memo_node);
+	w.memo_gen = calloc(nstacks, sizeof *w.memo_gen);
+	bool ok = labels && lines && b && w.frame_first && w.frame_npieces && w.owned && w.node_parent &&
+		  w.node_piece && w.memo_node && w.memo_gen;
+	if (ok) {
+		w.nnodes = 1;
+		w.node_parent[0] = 0;
+		w.node_piece[0] = UINT32_MAX;
 	}
-	for (size_t i = 0; i < ncounts; i++) {
+	for (size_t f = 0; ok && f < nframes; f++) {
+		w.frame_first[f] = (uint32_t)w.piece_list.n;
+		ok = split_label(&w, labels->labels[f], labels->lens[f]);
+		w.frame_npieces[f] = (uint32_t)(w.piece_list.n - w.frame_first[f]);
+	}
+	/* with a root per thread, a stack's node depends on the thread: take the counts thread by thread, each
+	 * thread a new generation of the per-stack memo */
+	if (ok && opts->threads && ncounts) {
+		ok = (by_thread = malloc(ncounts * sizeof *by_thread)) != NULL;
+		if (ok) {
+			memcpy(by_thread, counts, ncounts * sizeof *by_thread);
+			qsort(by_thread, ncounts, sizeof *by_thread, cmp_count_thread);
+			counts = by_thread;
+		}
+	}
+	/* when every frame is one piece of its own and there is no root per thread, the tree of pieces is the
+	 * profile's own tree of stacks: take it as it is */
+	bool same_tree = ok && !opts->threads && w.npieces == nframes && w.piece_list.n == nframes;
+	if (same_tree && nstacks > w.cap_nodes) {
+		uint32_t *np = realloc(w.node_parent, nstacks * sizeof *np);
+		uint32_t *nq = np ? realloc(w.node_piece, nstacks * sizeof *nq) : NULL;
+		if (np)
+			w.node_parent = np;
+		if (nq)
+			w.node_piece = nq;
+		ok = nq != NULL;
+	}
+	if (same_tree && ok) {
+		for (size_t st = 1; st < nstacks; st++) {
+			w.node_parent[st] = profile_stack_parent(p, (uint32_t)st);
+			w.node_piece[st] = w.piece_list.v[w.frame_first[profile_stack_frame(p, (uint32_t)st)]];
+		}
+		w.nnodes = nstacks;
+	}
+	uint32_t gen = 0, root = 0, root_thread = UINT32_MAX;
+	for (size_t i = 0; ok && i < ncounts; i++) {
 		if (counts[i].stack == PROFILE_ROOT || counts[i].weight == 0)
 			continue;
-		struct folded_line *l = &lines[nlines++];
-		l->stack = counts[i].stack;
-		l->thread = opts->threads ? counts[i].thread : UINT32_MAX;
-		l->weight = counts[i].weight;
-		l->off = all.len;
-		if (l->thread != UINT32_MAX) {
-			const struct profile_thread *t = profile_thread_get(p, l->thread);
-			char *name = redact_dup(profile_str(p, t->name));
-			sbuf_addf(&all, "%s (%u);", name && name[0] ? name : "thread", t->tid);
-			free(name);
+		if (gen == 0 || (opts->threads && counts[i].thread != root_thread)) {
+			gen++;
+			root_thread = counts[i].thread;
+			root = opts->threads ? thread_root(&w, root_thread) : 0;
+			if (root == UINT32_MAX) {
+				ok = false;
+				break;
+			}
 		}
-		append_stack(&all, p, labels, l->stack, &scratch, &scap);
-		l->len = all.len - l->off;
+		uint32_t node = same_tree ? counts[i].stack : stack_node(&w, counts[i].stack, root, gen), at;
+		if (node == UINT32_MAX) {
+			ok = false;
+		} else if (hmap_get(&line_index, node, &at)) {
+			lines[at].weight += counts[i].weight;
+		} else {
+			lines[nlines] = (struct folded_line){ node, 0, counts[i].weight };
+			ok = hmap_put(&line_index, node, (uint32_t)nlines++);
+		}
 	}
-	if (all.oom) {
+	ok = ok && rank_lines(&w, lines, nlines);
+	if (!ok) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}
-	/* different frames can share a label (same function, other addresses): merge equal texts, by a hash of the
-	 * text (a sort by text would compare long shared prefixes over and over) */
-	line_base = all.buf;
-	struct hmap seen = HMAP_INIT;
-	size_t m = 0;
-	for (size_t i = 0; i < nlines; i++) {
-		uint64_t h = hash_bytes(all.buf + lines[i].off, lines[i].len);
-		uint32_t at;
-		bool merged = false;
-		while (hmap_get(&seen, h, &at)) {
-			if (cmp_text(&lines[at], &lines[i]) == 0) {
-				lines[at].weight += lines[i].weight;
-				merged = true;
-				break;
-			}
-			h = hash_u64(h + 1);
-		}
-		if (merged)
-			continue;
-		if (!hmap_put(&seen, h, (uint32_t)m)) {
-			hmap_release(&seen);
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto done;
-		}
-		lines[m++] = lines[i];
-	}
-	hmap_release(&seen);
-	qsort(lines, m, sizeof *lines, cmp_by_weight);
-	/* lines go out through one block buffer: stdio's per-call locking showed up when writing millions */
-	char block[1 << 16];
-	size_t used = 0;
-	for (size_t i = 0; i < m; i++) {
-		char num[24];
-		size_t nd = 0;
-		uint64_t w = lines[i].weight;
-		do
-			num[sizeof num - 1 - nd++] = (char)('0' + w % 10);
-		while ((w /= 10) && nd < sizeof num - 1);
-		num[sizeof num - 1 - nd++] = ' ';
-		if (used + lines[i].len + nd + 1 > sizeof block) {
-			fwrite(block, 1, used, out);
-			used = 0;
-		}
-		if (lines[i].len + nd + 1 > sizeof block) { /* a stack longer than the block */
-			fwrite(all.buf + lines[i].off, 1, lines[i].len, out);
-		} else {
-			memcpy(block + used, all.buf + lines[i].off, lines[i].len);
-			used += lines[i].len;
-		}
-		memcpy(block + used, num + sizeof num - nd, nd);
-		used += nd;
-		block[used++] = '\n';
-	}
-	fwrite(block, 1, used, out);
-	if (ferror(out))
+	qsort(lines, nlines, sizeof *lines, cmp_line);
+	b->out = out;
+	b->used = 0;
+	for (size_t i = 0; i < nlines && !w.oom; i++)
+		write_line(&w, b, &lines[i]);
+	fwrite(b->buf, 1, b->used, out);
+	if (w.oom)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	else if (ferror(out))
 		rc = perr_set(e, PLUMB_EOUTPUT, "write failed");
 done:
-	line_base = NULL;
-	free(scratch);
-	sbuf_release(&all);
+	writer_release(&w);
+	hmap_release(&line_index);
+	free(by_thread);
+	free(b);
 	free(lines);
 	label_table_free(labels);
 	return rc;

@@ -183,6 +183,46 @@ static void test_profile__folded_order_and_merge(void **state)
 	profile_free(p);
 }
 
+static uint32_t label_frame(struct profile *p, const char *label)
+{
+	struct frame f = { 0 };
+	f.is_label = 1;
+	f.func = profile_intern_cstr(p, label);
+	return profile_frame(p, &f);
+}
+
+/* Ties are broken in byte order of the whole text, which is not the order of the frames one by one: "b" < "b!" <
+ * "b0" < "b;X" < "ba". A label holding ';' prints like two frames and merges with them. */
+static void test_profile__folded_ties_in_byte_order(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	uint32_t t = profile_thread(p, 1, 1, "t");
+	const char *stacks[][2] = { { "ba", NULL }, { "b", "X" }, { "b0", NULL }, { "a;b", NULL },
+				    { "b!", NULL }, { "a", "b" }, { "b", NULL } };
+	for (size_t i = 0; i < sizeof stacks / sizeof stacks[0]; i++) {
+		uint32_t fr[2];
+		size_t n = 0;
+		for (size_t k = 0; k < 2 && stacks[i][k]; k++)
+			fr[n++] = label_frame(p, stacks[i][k]);
+		profile_add_sample(p, profile_stack_from(p, fr, n), t, 0, 1);
+	}
+	for (int threads = 0; threads < 2; threads++) {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *out = open_memstream(&buf, &len);
+		struct fmt_write_opts wo = { 0 };
+		wo.threads = threads;
+		struct perr e = PERR_INIT;
+		assert_int_equal(fmt_folded_write(p, out, &wo, &e), PLUMB_OK);
+		fclose(out);
+		assert_string_equal(buf, threads ? "t (1);a;b 2\nt (1);b 1\nt (1);b! 1\nt (1);b0 1\nt (1);b;X 1\nt (1);ba 1\n"
+						 : "a;b 2\nb 1\nb! 1\nb0 1\nb;X 1\nba 1\n");
+		free(buf);
+	}
+	profile_free(p);
+}
+
 static void test_profile__folded_roundtrip(void **state)
 {
 	(void)state;
@@ -213,6 +253,7 @@ int main(void)
 		cmocka_unit_test(test_profile__timeline_when_asked),
 		cmocka_unit_test(test_profile__labels),
 		cmocka_unit_test(test_profile__folded_order_and_merge),
+		cmocka_unit_test(test_profile__folded_ties_in_byte_order),
 		cmocka_unit_test(test_profile__folded_roundtrip),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
