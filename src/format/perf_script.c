@@ -24,16 +24,21 @@ struct u32vec {
 	size_t n, cap;
 };
 
-static bool u32_push(struct u32vec *a, uint32_t x)
+static bool u32_grow(struct u32vec *a)
 {
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 256;
-		uint32_t *nv = realloc(a->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		a->v = nv;
-		a->cap = nc;
-	}
+	size_t nc = a->cap ? a->cap * 2 : 256;
+	uint32_t *nv = realloc(a->v, nc * sizeof *nv);
+	if (!nv)
+		return false;
+	a->v = nv;
+	a->cap = nc;
+	return true;
+}
+
+static inline bool u32_push(struct u32vec *a, uint32_t x)
+{
+	if (a->n == a->cap && !u32_grow(a))
+		return false;
 	a->v[a->n++] = x;
 	return true;
 }
@@ -147,7 +152,7 @@ static void warn_once(struct ps *s, bool *flag, const char *what, const char *li
 
 static inline bool is_ws(char c)
 {
-	return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+	return c == ' ' || (unsigned char)(c - '\t') <= '\r' - '\t'; /* \t \n \v \f \r */
 }
 
 static inline bool is_hex(char c)
@@ -379,12 +384,32 @@ static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const 
 	return rec;
 }
 
+/* The cache's hash of a stack line's text: words in, one multiply each, the last word overlapping the one
+ * before it (no byte loop, no call); one final mix with seed. Only a cache key: equality is always checked. */
+static inline uint64_t line_hash(const char *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8) {
+			memcpy(&w, p + i, 8);
+			h = (h ^ w) * 0xff51afd7ed558ccdULL;
+			h ^= h >> 32;
+		}
+		memcpy(&w, p + n - 8, 8);
+	} else {
+		w = 0;
+		for (size_t i = 0; i < n; i++)
+			w = w << 8 | (unsigned char)p[i];
+	}
+	return hash_u64(h ^ w);
+}
+
 static void stack_line(struct ps *s, const char *line, const char *le)
 {
 	if (s->skip)
 		return;
 	const char *q = line;
-	while (q < le && is_ws(*q))
+	while (is_ws(*q)) /* stops before le: callers pass a line whose last byte is not white space */
 		q++;
 	const char *sp = memchr(q, ' ', (size_t)(le - q));
 	if (!sp) {
@@ -411,23 +436,23 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 		raw = " ";
 		raw_end = raw + 1;
 	}
-	for (const char *o = raw_end; o - raw >= 3; o--) {
-		if (o[-3] == '+' && o[-2] == '0' && o[-1] == 'x') {
-			const char *x = o;
-			while (x < raw_end && is_hex(*x))
-				x++;
-			if (x == raw_end)
-				raw_end = o - 3;
-			break;
-		}
-	}
+	/* a trailing "+0x<hex>" (the hex run may be empty) is the offset */
+	const char *o = raw_end;
+	while (o > raw && is_hex(o[-1]))
+		o--;
+	if (o - raw >= 3 && o[-3] == '+' && o[-2] == '0' && o[-1] == 'x')
+		raw_end = o - 3;
 	uint32_t key_len = (uint32_t)(raw_end - raw) | (s->java ? 0x80000000u : 0);
 	uint32_t mod_len = (uint32_t)(le - lsp);
 	bool cacheable = !blank && (!s->o->addrs || !memmem(raw, (size_t)(raw_end - raw), "[unknown]", 9));
 	/* the module's length and last bytes are enough for the hash; equality checks the whole key */
 	uint64_t tail = 0;
-	memcpy(&tail, le - (mod_len < 8 ? mod_len : 8), mod_len < 8 ? mod_len : 8);
-	uint64_t h = hash_bytes(raw, (size_t)(raw_end - raw)) ^ hash_u64(tail + ((uint64_t)mod_len << 32) + key_len);
+	if (mod_len >= 8)
+		memcpy(&tail, le - 8, 8);
+	else
+		for (const char *m = lsp; m < le; m++)
+			tail = tail << 8 | (unsigned char)*m;
+	uint64_t h = line_hash(raw, (size_t)(raw_end - raw), tail + ((uint64_t)mod_len << 32) + key_len);
 	uint32_t rec;
 	if (!cacheable || !tc_get2(&s->lines, h, raw, key_len, lsp, mod_len, &rec)) {
 		rec = parse_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw), lsp + 2,

@@ -26,21 +26,32 @@ struct tcache {
 	size_t cap, n;
 };
 
-/* Byte equality, inlined (keys are short: a call to memcmp costs more than the compare). */
+/* Byte equality, inlined (keys are short: a call to memcmp costs more than the compare). The last word is
+ * compared overlapping the one before it, so there is no byte loop for the tail. */
 static inline bool tc_eq(const char *a, const char *b, size_t n)
 {
-	while (n >= 8) {
-		uint64_t x, y;
-		memcpy(&x, a, 8);
-		memcpy(&y, b, 8);
-		if (x != y)
-			return false;
-		a += 8;
-		b += 8;
-		n -= 8;
+	uint64_t x, y;
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return false;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
 	}
-	while (n--)
-		if (*a++ != *b++)
+	if (n >= 4) {
+		uint32_t u, v, u2, v2;
+		memcpy(&u, a, 4);
+		memcpy(&v, b, 4);
+		memcpy(&u2, a + n - 4, 4);
+		memcpy(&v2, b + n - 4, 4);
+		return u == v && u2 == v2;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (a[i] != b[i])
 			return false;
 	return true;
 }
