@@ -210,16 +210,21 @@ struct folded_writer {
 	bool oom;
 };
 
-static bool u32buf_push(struct u32buf *b, uint32_t x)
+static bool u32buf_grow(struct u32buf *b)
 {
-	if (b->n == b->cap) {
-		size_t nc = b->cap ? b->cap * 2 : 64;
-		uint32_t *nv = realloc(b->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		b->v = nv;
-		b->cap = nc;
-	}
+	size_t nc = b->cap ? b->cap * 2 : 64;
+	uint32_t *nv = realloc(b->v, nc * sizeof *nv);
+	if (!nv)
+		return false;
+	b->v = nv;
+	b->cap = nc;
+	return true;
+}
+
+static inline bool u32buf_push(struct u32buf *b, uint32_t x)
+{
+	if (b->n == b->cap && !u32buf_grow(b))
+		return false;
 	b->v[b->n++] = x;
 	return true;
 }
@@ -414,15 +419,23 @@ struct block_out {
 	char buf[1 << 16];
 };
 
-static void out_bytes(struct block_out *b, const char *s, size_t n)
+static void out_flush(struct block_out *b, const char *s, size_t n)
+{
+	fwrite(b->buf, 1, b->used, b->out);
+	b->used = 0;
+	if (n > sizeof b->buf) {
+		fwrite(s, 1, n, b->out);
+		return;
+	}
+	memcpy(b->buf, s, n);
+	b->used = n;
+}
+
+static inline void out_bytes(struct block_out *b, const char *s, size_t n)
 {
 	if (b->used + n > sizeof b->buf) {
-		fwrite(b->buf, 1, b->used, b->out);
-		b->used = 0;
-		if (n > sizeof b->buf) {
-			fwrite(s, 1, n, b->out);
-			return;
-		}
+		out_flush(b, s, n);
+		return;
 	}
 	memcpy(b->buf + b->used, s, n);
 	b->used += n;
