@@ -40,6 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct perr e = PERR_INIT;
 	if (p && fmt_perf_script_read(buf, size - 1, &o, p, &e) == PLUMB_OK) {
 		struct fmt_write_opts wo = { 0 };
+		wo.threads = data[0] & 128; /* a root per thread: the writer's general tree of label pieces */
 		fmt_folded_write(p, devnull, &wo, &e);
 		struct flame_opts fo = { 0 };
 		fo.min_width = 0;
