@@ -93,6 +93,40 @@ static void test_symbol__kallsyms_malformed_lines_skipped(void **state)
 	kallsyms_free(k);
 }
 
+static void test_symbol__kallsyms_shared_address_and_long_name(void **state)
+{
+	/* aliases at one address: the first listed names it; names are kept whole (KSYM_NAME_LEN is 512) */
+	char longname[400];
+	memset(longname, 'x', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "ffffffff81000000 T _text\n"
+		 "ffffffff81000000 T startup_64\n"
+		 "ffffffff81000100 t %s\t[mod]\n"
+		 "ffffffff81000200\tT\ttabs_between\n",
+		 longname);
+	struct kallsyms *k = load_text(text);
+	assert_non_null(k);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000010ULL), "_text");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000110ULL), longname);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000200ULL), "tabs_between");
+	kallsyms_free(k);
+}
+
+/* kallsyms_parse takes the text itself: a buffer with a NUL inside and no final newline */
+static void test_symbol__kallsyms_parse_buffer(void **state)
+{
+	static const char src[] = "ffffffff81000000 T a\n\0garbage\nffffffff81000100 T b";
+	char *text = malloc(sizeof src);
+	memcpy(text, src, sizeof src);
+	struct kallsyms *k = kallsyms_parse(text, sizeof src - 1);
+	assert_non_null(k);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000004ULL), "a");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000104ULL), "b");
+	kallsyms_free(k);
+}
+
 static void test_symbol__kallsyms_real_file(void **state)
 {
 	/* the running kernel's table, when its addresses are visible: _text or startup code starts it */
@@ -270,6 +304,8 @@ int main(void)
 		cmocka_unit_test(test_symbol__kallsyms_sorted_lookup),
 		cmocka_unit_test(test_symbol__kallsyms_hidden_addresses),
 		cmocka_unit_test(test_symbol__kallsyms_malformed_lines_skipped),
+		cmocka_unit_test(test_symbol__kallsyms_shared_address_and_long_name),
+		cmocka_unit_test(test_symbol__kallsyms_parse_buffer),
 		cmocka_unit_test(test_symbol__kallsyms_real_file),
 		cmocka_unit_test(test_symbol__vdso_frames_named),
 		cmocka_unit_test(test_symbol__vdso_non_code_unknown),
