@@ -1,7 +1,7 @@
 """vDSO frames are named: a program that spends its time in clock_gettime(CLOCK_MONOTONIC) runs the vDSO's
 code, which no file on disk holds; plumb names it from its own copy of the vDSO (the same image in every process
-on one kernel), as perf does (`__vdso_clock_gettime ([vdso])`), for launched and attached processes and for the
-in-process sampler."""
+on one kernel), as perf does (`__vdso_clock_gettime ([vdso])`), for launched and attached processes (perf_event and
+ptrace backends) and for the in-process sampler."""
 import os
 import re
 import subprocess
@@ -47,15 +47,17 @@ class VdsoFrames(TempDir):
             self.check(out, build)
 
     def test_attached_process(self):
-        p = subprocess.Popen([target("vdsoclock"), "5"], stdout=subprocess.DEVNULL)
-        try:
-            out = self.path("attach.folded")
-            r = plumb("record", "--pid", str(p.pid), "--seconds", "1", "--interval", "0.002", "-o", out)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            self.check(out, "attach")
-        finally:
-            p.kill()
-            p.wait()
+        for backend in ("perf_event", "ptrace"):
+            p = subprocess.Popen([target("vdsoclock"), "5"], stdout=subprocess.DEVNULL)
+            try:
+                out = self.path(backend + ".folded")
+                r = plumb("record", "--backend", backend, "--pid", str(p.pid), "--seconds", "1", "--interval",
+                          "0.005", "-o", out)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.check(out, "attach " + backend)
+            finally:
+                p.kill()
+                p.wait()
 
     def test_inprocess_sampler(self):
         out = self.path("inproc.folded")
