@@ -3,12 +3,14 @@
  * mapping (vaddr = addr - bias) is computed lazily from the file's program headers and cached per path. */
 #include "symbol/maps.h"
 
+#include <elf.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "base/hashmap.h"
@@ -107,9 +109,46 @@ static struct elf_info *elf_get(struct maps *m, const char *path)
 	return e;
 }
 
+const void *maps_vdso_image(size_t *size, uint64_t *load)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)getauxval(AT_SYSINFO_EHDR);
+	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_phentsize != sizeof(Elf64_Phdr))
+		return NULL;
+	size_t end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)eh + eh->e_phoff);
+	bool have_load = false;
+	*load = 0;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_offset + ph[i].p_filesz > end)
+			end = ph[i].p_offset + ph[i].p_filesz;
+		if (ph[i].p_type == PT_LOAD && !have_load) {
+			*load = ph[i].p_vaddr - ph[i].p_offset;
+			have_load = true;
+		}
+	}
+	if (!have_load)
+		return NULL;
+	*size = end;
+	return eh;
+}
+
 static void elf_load(struct elf_info *info)
 {
 	info->loaded = true;
+	if (strcmp(info->path, "[vdso]") == 0) {
+		/* the image is in memory, not in a file: one segment from offset 0 */
+		size_t size;
+		uint64_t load;
+		if (maps_vdso_image(&size, &load)) {
+			info->seg_off[0] = 0;
+			info->seg_vaddr[0] = load;
+			info->seg_filesz[0] = size;
+			info->nseg = 1;
+			info->ok = true;
+		}
+		return;
+	}
 	if (info->path[0] != '/')
 		return;
 	int fd = open(info->path, O_RDONLY | O_CLOEXEC);

@@ -39,4 +39,11 @@ const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr);
 /* ELF virtual address of addr within entry (for symbolization and CFI lookup). */
 uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr);
 
+/* plumb's own vDSO: the kernel maps the same image into every process, so this copy describes the target's
+ * "[vdso]" mapping too. Returns the image (read-only, lives as long as the process) and sets *size (bytes of
+ * the ELF image: headers, segments, section headers) and *load (ELF vaddr of the image's first byte); NULL when
+ * there is no vDSO or it is not a 64-bit ELF image. A "[vdso]" entry's bias follows this image, so
+ * maps_vaddr() gives the vaddr in it. */
+const void *maps_vdso_image(size_t *size, uint64_t *load);
+
 #endif

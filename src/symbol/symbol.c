@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/hashmap.h"
 #include "symbol/kallsyms.h"
+#include "symbol/maps.h"
 
 #define MAX_INLINE 32
 
@@ -31,7 +33,18 @@ struct jit_map {
 	size_t n;
 };
 
+/* plumb's own copy of the vDSO image, which is the target's too (one kernel): its code ranges (ELF vaddrs) tell
+ * where in the image an absolute address of a target's [vdso] mapping falls. */
+#define VDSO_MAX_CODE 8
+struct vdso_info {
+	bool tried, ok;
+	uint64_t load, size;
+	size_t ncode;
+	uint64_t code_lo[VDSO_MAX_CODE], code_hi[VDSO_MAX_CODE];
+};
+
 struct symbolizer {
+	struct vdso_info vdso;
 	struct module_info *mods;
 	size_t nmods, cap_mods;
 	struct hmap mod_index;
@@ -95,9 +108,50 @@ static struct module_info *module_get(struct symbolizer *s, const char *path)
 	return m;
 }
 
+/* libdw callback for the "[vdso]" module: the ELF is plumb's own in-memory image (libdw ends the Elf, not the
+ * memory under it). */
+static int vdso_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
+			 Elf **elfp)
+{
+	size_t size;
+	uint64_t load;
+	const void *image = maps_vdso_image(&size, &load);
+	*elfp = image ? elf_memory((char *)image, size) : NULL;
+	return -1;
+}
+
+static const Dwfl_Callbacks vdso_callbacks = {
+	.find_elf = vdso_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+static void module_open_vdso(struct module_info *m)
+{
+	size_t size;
+	uint64_t load;
+	if (!maps_vdso_image(&size, &load))
+		return;
+	m->dwfl = dwfl_begin(&vdso_callbacks);
+	if (!m->dwfl)
+		return;
+	/* reported at its own vaddrs: addresses given to libdw are vaddrs in the image, as for files */
+	m->mod = dwfl_report_module(m->dwfl, m->path, load, load + size);
+	dwfl_report_end(m->dwfl, NULL, NULL);
+	if (!m->mod || !dwfl_module_getelf(m->mod, &m->bias)) {
+		dwfl_end(m->dwfl);
+		m->dwfl = NULL;
+		m->mod = NULL;
+	}
+}
+
 static void module_open(struct module_info *m)
 {
 	m->tried = true;
+	if (strcmp(m->path, "[vdso]") == 0) {
+		module_open_vdso(m);
+		return;
+	}
 	if (m->path[0] != '/')
 		return;
 	m->dwfl = dwfl_begin(&offline_callbacks);
@@ -224,6 +278,80 @@ static size_t resolve_user(struct symbolizer *s, const char *path, uint64_t vadd
 	return n;
 }
 
+/* Reads the code ranges of the vDSO image: its executable sections, or its executable segments when it has no
+ * section headers. */
+static void vdso_init(struct vdso_info *v)
+{
+	v->tried = true;
+	size_t size;
+	const void *image = maps_vdso_image(&size, &v->load);
+	if (!image)
+		return;
+	v->size = size;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)image, size);
+	if (!elf)
+		return;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL && v->ncode < VDSO_MAX_CODE) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR) &&
+		    sh.sh_size > 0) {
+			v->code_lo[v->ncode] = sh.sh_addr;
+			v->code_hi[v->ncode++] = sh.sh_addr + sh.sh_size;
+		}
+	}
+	size_t nph;
+	if (v->ncode == 0 && elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph && v->ncode < VDSO_MAX_CODE; i++) {
+			GElf_Phdr ph;
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X) && ph.p_memsz > 0) {
+				v->code_lo[v->ncode] = ph.p_vaddr;
+				v->code_hi[v->ncode++] = ph.p_vaddr + ph.p_memsz;
+			}
+		}
+	}
+	elf_end(elf);
+	v->ok = v->ncode > 0;
+}
+
+static bool vdso_is_code(const struct vdso_info *v, uint64_t vaddr)
+{
+	for (size_t i = 0; i < v->ncode; i++)
+		if (vaddr >= v->code_lo[i] && vaddr < v->code_hi[i])
+			return true;
+	return false;
+}
+
+/* The vaddr in the vDSO image of a raw "[vdso]" frame's address `look` (the address to look up: the sampled
+ * one, or a return address - 1). A raw address inside the image's own range is taken as an image vaddr (what
+ * maps_vaddr() gives). Otherwise it is an absolute address in a target whose [vdso] mapping starts at an
+ * unknown page boundary: its offset in the page is known, the page is not. The candidates are one per page of
+ * the image; the address is resolved when exactly one of them falls in the image's code (true while the
+ * vDSO's code spans less than a page, as on x86_64), and left unknown otherwise — never guessed. */
+static bool vdso_vaddr(struct symbolizer *s, uint64_t look, uint64_t *vaddr)
+{
+	struct vdso_info *v = &s->vdso;
+	if (!v->tried)
+		vdso_init(v);
+	if (!v->ok)
+		return false;
+	if (look >= v->load && look - v->load < v->size) {
+		*vaddr = look;
+		return true;
+	}
+	long ps = sysconf(_SC_PAGESIZE);
+	uint64_t page = ps > 0 ? (uint64_t)ps : 4096;
+	uint64_t in_page = look & (page - 1);
+	size_t found = 0;
+	for (uint64_t off = in_page; off < v->size; off += page)
+		if (vdso_is_code(v, v->load + off)) {
+			*vaddr = v->load + off;
+			found++;
+		}
+	return found == 1;
+}
+
 static struct jit_map *jit_get(struct symbolizer *s, const char *path)
 {
 	for (size_t i = 0; i < s->njits; i++)
@@ -328,7 +456,13 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, con
 		return 1;
 	}
 	struct resolved r[MAX_INLINE];
-	size_t n = module[0] == '/' ? resolve_user(s, module, f->addr, f->line == 1, r, max < MAX_INLINE ? max : MAX_INLINE) : 0;
+	size_t n = 0, rmax = max < MAX_INLINE ? max : MAX_INLINE;
+	bool caller = f->line == 1;
+	uint64_t vaddr;
+	if (module[0] == '/')
+		n = resolve_user(s, module, f->addr, caller, r, rmax);
+	else if (strcmp(module, "[vdso]") == 0 && vdso_vaddr(s, f->addr - (caller ? 1 : 0), &vaddr))
+		n = resolve_user(s, module, vaddr + (caller ? 1 : 0), caller, r, rmax);
 	nf.module = profile_intern_cstr(out, module);
 	if (n == 0) { /* [unknown] (module) */
 		ids[0] = profile_frame(out, &nf);

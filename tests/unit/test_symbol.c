@@ -1,0 +1,314 @@
+/* test_symbol.c — the symbolizer's own tables: /proc/kallsyms-shaped files (sorting, module suffixes, hidden
+ * addresses, malformed lines) and vDSO frames, resolved through this process's own vDSO image at the page
+ * offsets a target's [vdso] mapping could have. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <gelf.h>
+#include <libelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "base/sbuf.h"
+#include "profile/label.h"
+#include "profile/profile.h"
+#include "symbol/kallsyms.h"
+#include "symbol/maps.h"
+#include "symbol/symbol.h"
+
+/* Writes `text` to a new temporary file; returns its malloc'd path. */
+static char *temp_file(const char *text, size_t len)
+{
+	char *path = strdup("/tmp/plumb-test-kallsyms-XXXXXX");
+	int fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, text, len), (ssize_t)len);
+	close(fd);
+	return path;
+}
+
+static struct kallsyms *load_text(const char *text)
+{
+	char *path = temp_file(text, strlen(text));
+	struct kallsyms *k = kallsyms_load_path(path);
+	unlink(path);
+	free(path);
+	return k;
+}
+
+static void test_symbol__kallsyms_sorted_lookup(void **state)
+{
+	/* out of order, as modules follow the core kernel; data symbols are not code and are left out */
+	struct kallsyms *k = load_text("ffffffff81002000 T second\n"
+				       "ffffffff81000000 T _text\n"
+				       "ffffffff81001000 t first_local\n"
+				       "ffffffff81001800 D some_data\n"
+				       "ffffffffc0200000 t mod_fn\t[e1000]\n"
+				       "ffffffffc0200100 T mod_fn2\t[e1000]\n"
+				       "ffffffff81003000 W weak_fn\n"
+				       "ffffffff81004000 b bss_sym\n");
+	assert_non_null(k);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000000ULL), "_text");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000fffULL), "_text");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81001000ULL), "first_local");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81001900ULL), "first_local"); /* D skipped */
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81002001ULL), "second");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81004010ULL), "weak_fn");    /* b skipped */
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0200010ULL), "mod_fn");     /* no "[e1000]" */
+	assert_string_equal(kallsyms_lookup(k, 0xffffffffc0200100ULL), "mod_fn2");
+	assert_null(kallsyms_lookup(k, 0xffffffff80ffffffULL));                      /* below the first */
+	assert_null(kallsyms_lookup(k, 0xffffffffc0200100ULL + (2 << 20)));          /* far past the last */
+	kallsyms_free(k);
+}
+
+static void test_symbol__kallsyms_hidden_addresses(void **state)
+{
+	/* kptr_restrict: every address reads as zero, which tells nothing */
+	assert_null(load_text("0000000000000000 T _text\n0000000000000000 t foo\n"));
+	assert_null(load_text(""));
+	assert_null(kallsyms_load_path("/nonexistent/kallsyms"));
+}
+
+static void test_symbol__kallsyms_malformed_lines_skipped(void **state)
+{
+	struct kallsyms *k = load_text("\n"
+				       "not-hex T bad_addr\n"
+				       "ffffffff81000000\n"
+				       "ffffffff81000100 T\n"
+				       "ffffffff81000200 T \n"
+				       "   \n"
+				       "ffffffff81001000 T good_one\n"
+				       "ffffffff81002000 t last_no_newline");
+	assert_non_null(k);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81001004ULL), "good_one");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81002004ULL), "last_no_newline");
+	assert_null(kallsyms_lookup(k, 0xffffffff81000100ULL));
+	assert_null(kallsyms_lookup(k, 0xffffffff81000204ULL));
+	kallsyms_free(k);
+}
+
+static void test_symbol__kallsyms_shared_address_and_long_name(void **state)
+{
+	/* aliases at one address: the first listed names it; names are kept whole (KSYM_NAME_LEN is 512) */
+	char longname[400];
+	memset(longname, 'x', sizeof longname - 1);
+	longname[sizeof longname - 1] = '\0';
+	char text[1024];
+	snprintf(text, sizeof text,
+		 "ffffffff81000000 T _text\n"
+		 "ffffffff81000000 T startup_64\n"
+		 "ffffffff81000100 t %s\t[mod]\n"
+		 "ffffffff81000200\tT\ttabs_between\n",
+		 longname);
+	struct kallsyms *k = load_text(text);
+	assert_non_null(k);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000010ULL), "_text");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000110ULL), longname);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000200ULL), "tabs_between");
+	kallsyms_free(k);
+}
+
+/* kallsyms_parse takes the text itself: a buffer with a NUL inside and no final newline */
+static void test_symbol__kallsyms_parse_buffer(void **state)
+{
+	static const char src[] = "ffffffff81000000 T a\n\0garbage\nffffffff81000100 T b";
+	char *text = malloc(sizeof src);
+	memcpy(text, src, sizeof src);
+	struct kallsyms *k = kallsyms_parse(text, sizeof src - 1);
+	assert_non_null(k);
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000004ULL), "a");
+	assert_string_equal(kallsyms_lookup(k, 0xffffffff81000104ULL), "b");
+	kallsyms_free(k);
+}
+
+static void test_symbol__kallsyms_real_file(void **state)
+{
+	/* the running kernel's table, when its addresses are visible: _text or startup code starts it */
+	struct kallsyms *k = kallsyms_load();
+	if (!k)
+		skip();
+	FILE *f = fopen("/proc/kallsyms", "re");
+	assert_non_null(f);
+	char line[1024];
+	int checked = 0;
+	/* several symbols may share an address (they are adjacent in the file): the name found must be one of them */
+	unsigned long long group_addr = 0;
+	char group[8][512];
+	int ngroup = 0;
+	bool more = true;
+	while (more && checked < 5000) {
+		unsigned long long addr = 0;
+		char type = 0, name[512];
+		more = fgets(line, sizeof line, f) != NULL;
+		if (more && (sscanf(line, "%llx %c %511s", &addr, &type, name) != 3 || (type != 'T' && type != 't')))
+			continue;
+		if (ngroup > 0 && (!more || addr != group_addr)) {
+			const char *got = kallsyms_lookup(k, group_addr);
+			assert_non_null(got);
+			bool match = false;
+			for (int i = 0; i < ngroup; i++)
+				match = match || strcmp(got, group[i]) == 0;
+			if (!match)
+				fail_msg("%#llx: got %s, want %s", group_addr, got, group[0]);
+			checked++;
+			ngroup = 0;
+		}
+		if (!more)
+			break;
+		group_addr = addr;
+		if (ngroup < 8)
+			strcpy(group[ngroup++], name);
+	}
+	fclose(f);
+	assert_true(checked > 0);
+	kallsyms_free(k);
+}
+
+/* --- vDSO frames --- */
+
+/* The value and size of `name` in this process's vDSO (its .dynsym). */
+static bool vdso_symbol(const char *name, uint64_t *value, uint64_t *size)
+{
+	size_t image_size;
+	uint64_t load;
+	const void *image = maps_vdso_image(&image_size, &load);
+	if (!image)
+		return false;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_memory((char *)image, image_size);
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	while (!found && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			if (gelf_getsym(d, (int)i, &sym) && strcmp(elf_strptr(elf, sh.sh_link, sym.st_name), name) == 0) {
+				*value = sym.st_value;
+				*size = sym.st_size;
+				found = true;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	return found;
+}
+
+/* Symbolizes one raw user frame (module, addr; caller = a return address) and returns its label. */
+static char *label_of(const char *module, uint64_t addr, bool caller)
+{
+	struct profile *raw = profile_new();
+	struct frame f = { 0 };
+	f.kind = FRAME_USER;
+	f.module = profile_intern_cstr(raw, module);
+	f.addr = addr;
+	f.line = caller ? 1 : 0;
+	uint32_t id = profile_frame(raw, &f);
+	uint32_t th = profile_thread(raw, 1, 1, "t");
+	assert_true(profile_add_sample(raw, profile_stack_from(raw, &id, 1), th, 0, 1));
+	struct profile *out = NULL;
+	struct perr e = { 0 };
+	assert_int_equal(sym_resolve_profile(raw, NULL, &out, &e), PLUMB_OK);
+	size_t n;
+	const struct profile_count *c = profile_counts(out, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(profile_stack_depth(out, c[0].stack), 1);
+	struct sbuf sb = SBUF_INIT;
+	label_append(&sb, out, profile_stack_frame(out, c[0].stack), 0);
+	char *label = strdup(sb.buf);
+	sbuf_release(&sb);
+	profile_free(out);
+	profile_free(raw);
+	return label;
+}
+
+static void assert_label(const char *module, uint64_t addr, bool caller, const char *want)
+{
+	char *got = label_of(module, addr, caller);
+	if (strcmp(got, want) != 0)
+		fail_msg("addr %#llx%s: got '%s', want '%s'", (unsigned long long)addr, caller ? " (caller)" : "", got,
+			 want);
+	free(got);
+}
+
+static void test_symbol__vdso_frames_named(void **state)
+{
+	uint64_t value = 0, size = 0;
+	if (!vdso_symbol("__vdso_clock_gettime", &value, &size))
+		skip();
+	size_t image_size;
+	uint64_t load;
+	assert_non_null(maps_vdso_image(&image_size, &load));
+	uint64_t own = getauxval(AT_SYSINFO_EHDR);
+	/* where the target's [vdso] starts is not in the frame: any page boundary must do */
+	uint64_t starts[] = { own, 0x7ffd4e3f1000ULL, 0x7f0000000000ULL, 0x10000ULL + 0x1000ULL * 37 };
+	for (size_t i = 0; i < sizeof starts / sizeof *starts; i++) {
+		uint64_t start = starts[i];
+		assert_label("[vdso]", start + value - load, false, "__vdso_clock_gettime ([vdso])");
+		assert_label("[vdso]", start + value - load + size / 2, false, "__vdso_clock_gettime ([vdso])");
+		/* a return address just past the function's end still belongs to it (the call is at addr - 1) */
+		assert_label("[vdso]", start + value - load + size, true, "__vdso_clock_gettime ([vdso])");
+	}
+	/* a vaddr in the image itself (what maps_vaddr gives for a [vdso] entry) */
+	assert_label("[vdso]", value + 1, false, "__vdso_clock_gettime ([vdso])");
+	/* other mappings without a file stay unknown */
+	assert_label("[anon]", own + value - load, false, "[unknown] ([anon])");
+}
+
+/* An absolute address whose page offset is code at no page of the image is not named. */
+static void test_symbol__vdso_non_code_unknown(void **state)
+{
+	size_t image_size;
+	uint64_t load;
+	const void *image = maps_vdso_image(&image_size, &load);
+	if (!image)
+		skip();
+	Elf *elf = elf_memory((char *)image, image_size);
+	uint64_t lo[16], hi[16];
+	size_t n = 0;
+	Elf_Scn *scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL && n < 16) {
+		GElf_Shdr sh;
+		if (gelf_getshdr(scn, &sh) && (sh.sh_flags & SHF_EXECINSTR)) {
+			lo[n] = sh.sh_addr - load;
+			hi[n++] = sh.sh_addr - load + sh.sh_size;
+		}
+	}
+	elf_end(elf);
+	long page = sysconf(_SC_PAGESIZE);
+	for (uint64_t in_page = 0; in_page < (uint64_t)page; in_page += 8) {
+		bool code = false;
+		for (uint64_t off = in_page; off < image_size && !code; off += (uint64_t)page)
+			for (size_t i = 0; i < n; i++)
+				code = code || (off >= lo[i] && off < hi[i]);
+		if (!code) {
+			assert_label("[vdso]", 0x7ffd4e3f1000ULL + in_page, false, "[unknown] ([vdso])");
+			return;
+		}
+	}
+	skip(); /* the image's code covers every page offset */
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_symbol__kallsyms_sorted_lookup),
+		cmocka_unit_test(test_symbol__kallsyms_hidden_addresses),
+		cmocka_unit_test(test_symbol__kallsyms_malformed_lines_skipped),
+		cmocka_unit_test(test_symbol__kallsyms_shared_address_and_long_name),
+		cmocka_unit_test(test_symbol__kallsyms_parse_buffer),
+		cmocka_unit_test(test_symbol__kallsyms_real_file),
+		cmocka_unit_test(test_symbol__vdso_frames_named),
+		cmocka_unit_test(test_symbol__vdso_non_code_unknown),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
