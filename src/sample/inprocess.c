@@ -198,7 +198,7 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 		struct frame f = { 0 };
 		f.kind = FRAME_USER;
 		f.line = k ? 1 : 0;
-		if (m && m->path[0] == '/') {
+		if (maps_is_image(m)) {
 			f.module = profile_intern_cstr(st->p, m->path);
 			f.addr = maps_vaddr(m, ips[k]);
 		} else {

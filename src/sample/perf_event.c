@@ -286,7 +286,7 @@ static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool c
 		m = maps_find(st->maps, pid, addr);
 	}
 	char jit[64];
-	if (m && m->path[0] == '/') {
+	if (maps_is_image(m)) {
 		f.module = profile_intern_cstr(st->p, m->path);
 		f.addr = maps_vaddr(m, addr);
 	} else if (has_jit_map(st, pid, jit, sizeof jit)) {

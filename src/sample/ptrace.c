@@ -243,7 +243,7 @@ static uint32_t user_frame(struct pt_state *st, uint64_t addr, bool caller)
 		maps_load_proc(st->maps, st->pid);
 		m = maps_find(st->maps, st->pid, look);
 	}
-	if (m && m->path[0] == '/') {
+	if (maps_is_image(m)) {
 		f.module = profile_intern_cstr(st->p, m->path);
 		f.addr = maps_vaddr(m, addr);
 	} else {

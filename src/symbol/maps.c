@@ -303,3 +303,8 @@ uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr)
 {
 	return addr - e->bias;
 }
+
+bool maps_is_image(const struct map_entry *e)
+{
+	return e && (e->path[0] == '/' || strcmp(e->path, "[vdso]") == 0);
+}

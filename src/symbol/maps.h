@@ -38,6 +38,9 @@ void maps_forget(struct maps *m, pid_t pid);
 const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr);
 /* ELF virtual address of addr within entry (for symbolization and CFI lookup). */
 uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr);
+/* True when frames in entry are kept as ELF vaddrs (maps_vaddr): a mapped file, or the vDSO (whose image is
+ * plumb's own copy, so its vaddrs name one frame in every process). NULL gives false. */
+bool maps_is_image(const struct map_entry *e);
 
 /* plumb's own vDSO: the kernel maps the same image into every process, so this copy describes the target's
  * "[vdso]" mapping too. Returns the image (read-only, lives as long as the process) and sets *size (bytes of
