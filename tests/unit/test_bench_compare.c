@@ -257,6 +257,21 @@ static void test_bench_compare__duration_policy_and_sample_lines(void **state)
 	bench_evidence_release(&ev);
 }
 
+/* Tags are free text a program attaches to a sample: every string in them (nested too) is redacted when the
+ * line is parsed, keys and numbers are kept. */
+static void test_bench_compare__sample_tags_redacted(void **state)
+{
+	(void)state;
+	struct bench_evidence ev;
+	bench_evidence_init(&ev);
+	const char *line = "{\"name\": \"t_ms\", \"value\": 1, \"tags\": {\"url\": \"https://u:hunter2@h.example/p?token=abc\", "
+			   "\"args\": [\"--password=hunter2\", 7], \"plain\": \"src/a.c\"}}";
+	assert_true(bench_parse_sample_line(&ev, "c", 0, line, strlen(line)));
+	assert_string_equal(ev.samples[0].tags, "{\"args\":[\"--password=[REDACTED]\",7],\"plain\":\"src/a.c\","
+						"\"url\":\"https://[REDACTED]@h.example/p?[REDACTED]\"}");
+	bench_evidence_release(&ev);
+}
+
 static void test_bench_compare__producer_flags(void **state)
 {
 	(void)state;
@@ -292,6 +307,7 @@ int main(void)
 		cmocka_unit_test(test_bench_compare__streaming_reader),
 		cmocka_unit_test(test_bench_compare__duration_policy_and_sample_lines),
 		cmocka_unit_test(test_bench_compare__producer_flags),
+		cmocka_unit_test(test_bench_compare__sample_tags_redacted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
