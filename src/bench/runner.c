@@ -353,7 +353,7 @@ static bool describe_case(const struct bench_case *c, struct bench_case_result *
 {
 	cr->name = strdup(c->name);
 	cr->command = redact_dup(c->run);
-	cr->cwd = redact_dup(c->cwd);
+	cr->cwd = bench_redact_path(c->cwd); /* a suite in the home directory itself runs there */
 	cr->timeout_s = c->timeout_s;
 	if (c->nenv) {
 		cr->env = calloc(c->nenv, sizeof *cr->env);

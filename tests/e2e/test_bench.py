@@ -644,6 +644,24 @@ class BenchRedaction(TempDir):
         self.assertIn("proj/missing.json", r.stderr)
         self.assert_clean("a missing artifact's error", r.stderr)
 
+    def test_home_directory_itself(self):
+        """The redactor drops the prefix "$HOME/"; a path that is the home directory itself (a suite kept there
+        runs its cases there, the doctor is run from there) is shown as ~, not whole."""
+        suite = os.path.join(self.home, "h.ini")
+        with open(suite, "w") as f:
+            f.write("[case h]\nrun = true\n")
+        out = os.path.join(self.home, "h.json")
+        r = self.bench("run", suite, "--repeats", "1", "--warmup", "0", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            raw = f.read()
+        self.assert_clean("the artifact", raw)
+        self.assertEqual(json.loads(raw)["cases"][0]["cwd"], "~")
+        r = plumb("bench", "doctor", "--min-free-bytes", "1", debug=False, extra_env=self.env, cwd=self.home)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^ok\s+disk\s.* free in ~ ")
+        self.assert_clean("the doctor's report", r.stdout + r.stderr)
+
     def test_producer_flags_redacted(self):
         """The DWARF producer string of the program under test holds compiler flags, paths among them."""
         cc = shutil.which("cc")

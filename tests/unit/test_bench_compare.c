@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/redact.h"
 #include "bench/compare.h"
 #include "bench/config.h"
 #include "bench/evidence.h"
@@ -272,6 +273,32 @@ static void test_bench_compare__sample_tags_redacted(void **state)
 	bench_evidence_release(&ev);
 }
 
+static void test_bench_compare__redact_path(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "/home/alice", "~" },            /* the home directory itself: the redactor alone leaves it whole */
+		{ "/home/alice/", "~" },
+		{ "/home/alice/proj", "proj" },    /* the prefix dropped, no slash added */
+		{ "/home/alice/proj/", "proj/" },
+		{ "/home/bob", "~" },              /* another user's home hides its name too */
+		{ "/srv/data", "/srv/data" },
+		{ "/", "/" },
+		{ "/srv/x?token=abc", "/srv/x?token=[REDACTED]" },
+	};
+	redact_set_home("/home/alice");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *r = bench_redact_path(cases[i].in);
+		assert_non_null(r);
+		if (strcmp(r, cases[i].want) != 0)
+			fail_msg("'%s' -> '%s', want '%s'", cases[i].in, r, cases[i].want);
+		free(r);
+	}
+	redact_set_home(NULL);
+}
+
 static void test_bench_compare__producer_flags(void **state)
 {
 	(void)state;
@@ -308,6 +335,7 @@ int main(void)
 		cmocka_unit_test(test_bench_compare__duration_policy_and_sample_lines),
 		cmocka_unit_test(test_bench_compare__producer_flags),
 		cmocka_unit_test(test_bench_compare__sample_tags_redacted),
+		cmocka_unit_test(test_bench_compare__redact_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
