@@ -107,6 +107,11 @@ int lib_metrics_start(const char *name)
 		memset(&rec, 0, sizeof rec); /* the parent's storage is abandoned, not freed mid-use */
 	}
 	struct perr e = PERR_INIT;
+	/* the recorder thread redacts process names, and the redactor reads $HOME: hand it $HOME now, in the
+	 * host's thread, so that our thread never calls getenv (unsafe against a host thread's setenv) */
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/' && home[1])
+		redact_set_home(home);
 	char file_name[METRICS_NAME_MAX];
 	if (name && *name) {
 		metrics_name_from(name, file_name, sizeof file_name);
