@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/opt.h"
+#include "base/redact.h"
 #include "base/sbuf.h"
 
 /* libinih's Debian build makes its options run-time variables: a heap line buffer that grows to 64 KiB (long
@@ -500,10 +501,18 @@ static int catalog_handler(void *user, const char *section, const char *key, con
 			return set_str(cx, &m->unit, section, key, value);
 		if (strcmp(key, "phase") == 0)
 			return set_str(cx, &m->phase, section, key, value);
-		if (strcmp(key, "owner") == 0)
-			return set_str(cx, &m->owner, section, key, value);
-		if (strcmp(key, "hint") == 0)
-			return set_str(cx, &m->hint, section, key, value);
+		/* owner (a source path or seam) and hint are printed by report, compare and owners: redacted
+		 * here, when the catalog is read, so every output of them shows the redacted text (DESIGN §1) */
+		if (strcmp(key, "owner") == 0 || strcmp(key, "hint") == 0) {
+			char *red = redact_dup(value);
+			if (!red) {
+				cx->oom = true;
+				return fail(cx, "out of memory");
+			}
+			bool ok = set_str(cx, key[0] == 'o' ? &m->owner : &m->hint, section, key, red);
+			free(red);
+			return ok;
+		}
 		if (strcmp(key, "better") == 0) {
 			if (strcmp(value, "lower") == 0)
 				m->better = BENCH_LOWER_IS_BETTER;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/redact.h"
 #include "base/sbuf.h"
 
 /* First line of a small file, trailing newline removed; false when unreadable. */
@@ -479,11 +480,16 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
 		unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
+		char *shown = bench_redact_path(dir); /* the doctor is often run from the home directory itself */
 		item(d, avail >= min_free_bytes ? BENCH_DOCTOR_OK : BENCH_DOCTOR_FAIL, "disk",
-		     "%.1f GiB free in %s (floor %.1f GiB, --min-free-bytes %llu)", (double)avail / (1 << 30), dir,
-		     (double)min_free_bytes / (1 << 30), min_free_bytes);
+		     "%.1f GiB free in %s (floor %.1f GiB, --min-free-bytes %llu)", (double)avail / (1 << 30),
+		     shown ? shown : "?", (double)min_free_bytes / (1 << 30), min_free_bytes);
+		free(shown);
 	} else {
-		item(d, BENCH_DOCTOR_FAIL, "disk", "cannot read free space of %s: %s", dir, strerror(errno));
+		int err = errno;
+		char *shown = bench_redact_path(dir);
+		item(d, BENCH_DOCTOR_FAIL, "disk", "cannot read free space of %s: %s", shown ? shown : "?", strerror(err));
+		free(shown);
 	}
 	double l[3];
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
@@ -538,4 +544,26 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		     "build", "%s%s", why,
 		     b == BENCH_BUILD_UNOPTIMIZED ? ": its runs are harness-only, never a baseline; rebuild with -O2" : "");
 	}
+}
+
+char *bench_redact_path(const char *path)
+{
+	size_t n = strlen(path);
+	bool add_slash = n == 0 || path[n - 1] != '/';
+	struct sbuf sb = SBUF_INIT;
+	sbuf_addstr(&sb, path);
+	if (add_slash)
+		sbuf_addch(&sb, '/'); /* so that "$HOME" itself has the "$HOME/" prefix the redactor drops */
+	char *r = sb.oom ? NULL : redact_dup(sbuf_str(&sb));
+	sbuf_release(&sb);
+	if (!r)
+		return NULL;
+	size_t m = strlen(r);
+	if (add_slash && m > 0 && r[m - 1] == '/')
+		r[--m] = '\0';
+	if (m == 0) { /* the home directory (or a /home/USER one) itself */
+		free(r);
+		return strdup("~");
+	}
+	return r;
 }

@@ -39,6 +39,32 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
+/* Redacts every string inside a tags value in place (tags are free text a program attaches to a sample: a URL,
+ * a path, an input file's name). Returns false when out of memory. */
+static bool redact_tags(json_t *v)
+{
+	if (json_is_string(v)) {
+		char *red = redact_dup(json_string_value(v));
+		bool ok = red && json_string_set(v, red) == 0;
+		free(red);
+		return ok;
+	}
+	if (json_is_object(v)) {
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x)
+			if (!redact_tags(x))
+				return false;
+	} else if (json_is_array(v)) {
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x)
+			if (!redact_tags(x))
+				return false;
+	}
+	return true;
+}
+
 bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, long run, const char *line, size_t len)
 {
 	json_t *o = json_loadb(line, len, 0, NULL);
@@ -53,9 +79,12 @@ bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, l
 	    (!unit || json_is_string(unit)) && (!tags || json_is_null(tags) || json_is_object(tags))) {
 		struct sbuf full = SBUF_INIT;
 		sbuf_addf(&full, "%s.%s", case_name, json_string_value(name));
-		char *tag_text = json_is_object(tags) && json_object_size(tags) ? json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS)
-										: NULL;
-		ok = !full.oom && bench_evidence_add_sample(ev, full.buf, kind ? json_string_value(kind) : "",
+		/* the tags are redacted here, where the sample is captured: the artifact holds only that form */
+		bool tags_ok = !json_is_object(tags) || redact_tags(tags);
+		char *tag_text = tags_ok && json_is_object(tags) && json_object_size(tags)
+					 ? json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS)
+					 : NULL;
+		ok = tags_ok && !full.oom && bench_evidence_add_sample(ev, full.buf, kind ? json_string_value(kind) : "",
 							    unit ? json_string_value(unit) : "", json_number_value(value),
 							    run, tag_text);
 		free(tag_text);
@@ -324,7 +353,7 @@ static bool describe_case(const struct bench_case *c, struct bench_case_result *
 {
 	cr->name = strdup(c->name);
 	cr->command = redact_dup(c->run);
-	cr->cwd = redact_dup(c->cwd);
+	cr->cwd = bench_redact_path(c->cwd); /* a suite in the home directory itself runs there */
 	cr->timeout_s = c->timeout_s;
 	if (c->nenv) {
 		cr->env = calloc(c->nenv, sizeof *cr->env);
@@ -338,8 +367,12 @@ static bool describe_case(const struct bench_case *c, struct bench_case_result *
 	enum bench_build b = BENCH_BUILD_UNKNOWN;
 	if (bin) {
 		char why[512];
-		b = bench_binary_build(bin, &cr->producer, why, sizeof why);
+		char *producer = NULL;
+		b = bench_binary_build(bin, &producer, why, sizeof why);
 		cr->binary = redacted_or_null(bin);
+		/* a DWARF producer string holds the compiler's flags, paths among them (-fdebug-prefix-map=...) */
+		cr->producer = redacted_or_null(producer);
+		free(producer);
 		free(bin);
 	}
 	cr->trust = strdup(bench_build_trust(b));
@@ -391,7 +424,9 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 	bool oom = false;
 	ev->suite = strdup(s->name);
 	ev->suite_path = redact_dup(s->path);
-	ev->catalog_path = s->catalog ? strdup(s->catalog) : NULL;
+	/* redacted like every path in the artifact; report and compare find a catalog under the home directory
+	 * again through its home-relative form (cmd/bench.c, load_catalog) */
+	ev->catalog_path = redacted_or_null(s->catalog);
 	ev->repeats = o->repeats;
 	ev->warmup = o->warmup;
 	ev->duration_s = o->duration_s;

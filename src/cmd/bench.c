@@ -49,23 +49,59 @@ static const char *fmt_num(char *buf, size_t len, double v)
 	return buf;
 }
 
+/* A copy of text for a message: every path and command line printed goes through the redactor (DESIGN §1). */
+static char *shown_text(const char *s)
+{
+	char *r = redact_dup(s);
+	return r ? r : strdup("?");
+}
+
+/* perr_report for messages that may name a path (a suite or catalog FILE:LINE, an artifact, an output). */
+static int report(struct perr *e)
+{
+	char *r = redact_dup(e->msg);
+	if (r) {
+		snprintf(e->msg, sizeof e->msg, "%s", r);
+		free(r);
+	}
+	return perr_report(e);
+}
+
+/* Where an artifact's catalog_path is: the path as written, which is redacted like every path in an artifact.
+ * The runner only stores absolute paths, so a relative one is one whose home-directory prefix the redactor
+ * dropped: it is looked for under $HOME again. Malloc'd, or NULL when out of memory. */
+static char *artifact_catalog_path(const char *stored)
+{
+	const char *home = getenv("HOME");
+	if (stored[0] == '/' || !home || home[0] != '/')
+		return strdup(stored);
+	struct sbuf sb = SBUF_INIT;
+	sbuf_addf(&sb, "%s%s%s", home, home[strlen(home) - 1] == '/' ? "" : "/", stored);
+	sbuf_str(&sb);
+	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+}
+
 /* Loads the catalog: --catalog when given (missing: exit 3), else the artifact's own when it still exists.
  * Returns an exit code (0 on success); *have says whether one was loaded. */
 static int load_catalog(const char *opt_path, const struct bench_evidence *ev, struct bench_catalog *cat, bool *have)
 {
 	*have = false;
 	struct perr e = PERR_INIT;
-	const char *path = opt_path ? opt_path : ev ? ev->catalog_path : NULL;
+	if (!opt_path && !(ev && ev->catalog_path))
+		return EXIT_DONE;
+	char *path = opt_path ? strdup(opt_path) : artifact_catalog_path(ev->catalog_path);
 	if (!path)
-		return EXIT_DONE;
-	if (!opt_path && access(path, R_OK) != 0) {
-		plumb_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)", path);
-		return EXIT_DONE;
-	}
-	if (bench_catalog_load(path, cat, &e) != PLUMB_OK)
-		return perr_report(&e);
-	*have = true;
-	return EXIT_DONE;
+		return plumb_fail(EXIT_FAILED, "out of memory");
+	int rc = EXIT_DONE;
+	if (!opt_path && access(path, R_OK) != 0) /* the stored path is redacted already */
+		plumb_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)",
+			   ev->catalog_path);
+	else if (bench_catalog_load(path, cat, &e) != PLUMB_OK)
+		rc = report(&e);
+	else
+		*have = true;
+	free(path);
+	return rc;
 }
 
 static char *plumb_home(void)
@@ -137,8 +173,12 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 	    (strlen(arg) > 5 && strcmp(arg + strlen(arg) - 5, ".json") == 0)) {
 		path = strdup(arg);
 	} else {
-		if (!valid_baseline_name(arg))
-			return plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", arg);
+		if (!valid_baseline_name(arg)) {
+			char *a = shown_text(arg);
+			int rc = plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", a);
+			free(a);
+			return rc;
+		}
 		path = baseline_path(arg);
 		if (!path)
 			return plumb_fail(EXIT_FAILED, "bench: cannot find the plumb home (set PLUMB_HOME or HOME)");
@@ -156,9 +196,12 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 		return plumb_fail(EXIT_FAILED, "out of memory");
 	if (bench_evidence_read(path, ev, &e) != PLUMB_OK) {
 		free(path);
-		if (e.code == PLUMB_ENOENT)
-			return plumb_fail(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", e.msg);
-		return perr_report(&e);
+		if (e.code != PLUMB_ENOENT)
+			return report(&e);
+		char *msg = shown_text(e.msg);
+		int rc = plumb_fail(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", msg);
+		free(msg);
+		return rc;
 	}
 	if (resolved)
 		*resolved = path;
@@ -464,7 +507,7 @@ static int sub_run(int argc, char **argv)
 	struct perr e = PERR_INIT;
 	if (bench_suite_load(res.pos[0], &suite, &e) != PLUMB_OK) {
 		opt_result_release(&res);
-		return perr_report(&e);
+		return report(&e);
 	}
 	struct bench_run_opts ro = { 0 };
 	if (seen_repeats) {
@@ -502,12 +545,12 @@ static int sub_run(int argc, char **argv)
 			free(out_path);
 			bench_suite_release(&suite);
 			opt_result_release(&res);
-			return perr_report(&e);
+			return report(&e);
 		}
 		have_cat = true;
 	}
 	if (strcmp(out_path, "-") != 0 && atomic_check_writable(out_path, &e) != PLUMB_OK) {
-		rc = perr_report(&e);
+		rc = report(&e);
 		goto done;
 	}
 	struct bench_evidence ev;
@@ -517,7 +560,7 @@ static int sub_run(int argc, char **argv)
 	if (ro.progress)
 		fputs("\r\033[K", stderr);
 	if (err != PLUMB_OK) {
-		rc = perr_report(&e);
+		rc = report(&e);
 		bench_evidence_release(&ev);
 		goto done;
 	}
@@ -527,7 +570,7 @@ static int sub_run(int argc, char **argv)
 		goto done;
 	}
 	if (bench_evidence_write(&ev, out_path, &e) != PLUMB_OK) {
-		rc = perr_report(&e);
+		rc = report(&e);
 		bench_evidence_release(&ev);
 		goto done;
 	}
@@ -794,10 +837,12 @@ static int baseline_save(int argc, char **argv)
 		for (size_t i = 0; i < ev.ncases; i++)
 			if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
 				which = ev.cases[i].name;
+		char *art = shown_text(res.pos[0]);
 		rc = plumb_fail(EXIT_FAILED,
 				"bench baseline save: %s is harness-only (case %s runs an unoptimized build); rebuild with -O2 "
 				"and rerun: a debug build never counts as a baseline",
-				res.pos[0], which);
+				art, which);
+		free(art);
 		goto out;
 	}
 	char *dir = baseline_dir(), *path = baseline_path(name);
@@ -816,7 +861,7 @@ static int baseline_save(int argc, char **argv)
 	} else {
 		struct perr e = PERR_INIT;
 		if (bench_evidence_write(&ev, path, &e) != PLUMB_OK) {
-			rc = perr_report(&e);
+			rc = report(&e);
 		} else {
 			char *shown = redact_dup(path);
 			printf("saved baseline %s (%zu samples, suite %s) to %s\n", name, ev.nsamples, ev.suite ? ev.suite : "?",
@@ -883,7 +928,9 @@ static int baseline_list(int argc, char **argv)
 			       ev.created ? ev.created : "?", commit, ev.trust ? ev.trust : "?", ev.nsamples);
 			bench_evidence_release(&ev);
 		} else {
-			printf("%-32s (unreadable: %s)\n", names[i], e.msg);
+			char *why = shown_text(e.msg);
+			printf("%-32s (unreadable: %s)\n", names[i], why);
+			free(why);
 		}
 		free(path);
 		free(names[i]);
@@ -1105,8 +1152,11 @@ static int sub_coverage(int argc, char **argv)
 		printf("\n%zu required metric%s, %zu with a problem\n", required, required == 1 ? "" : "s", problems);
 	}
 	rc = EXIT_DONE;
-	if (required == 0)
-		plumb_warn("bench coverage: the catalog %s has no metric with required = SETS", cat.path);
+	if (required == 0) {
+		char *cp = shown_text(cat.path);
+		plumb_warn("bench coverage: the catalog %s has no metric with required = SETS", cp);
+		free(cp);
+	}
 	if (strict && problems)
 		rc = plumb_fail(EXIT_FAILED, "bench coverage: %zu required metric%s missing or too weakly evidenced", problems,
 				problems == 1 ? " is" : "s are");
@@ -1155,7 +1205,7 @@ static int sub_owners(int argc, char **argv)
 	struct perr e = PERR_INIT;
 	if (bench_catalog_load(catalog, &cat, &e) != PLUMB_OK) {
 		opt_result_release(&res);
-		return perr_report(&e);
+		return report(&e);
 	}
 	if (json) {
 		json_t *arr = json_array();
@@ -1253,7 +1303,7 @@ static int sub_doctor(int argc, char **argv)
 	if (suite_path) {
 		struct perr e = PERR_INIT;
 		if (bench_suite_load(suite_path, &suite, &e) != PLUMB_OK) {
-			rc = perr_report(&e);
+			rc = report(&e);
 			goto done;
 		}
 		have_suite = true;

@@ -21,9 +21,41 @@
 #include "base/atomic.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/redact.h"
 #include "metrics/metrics.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
+
+/* ---------------------------------------------------------------- redaction */
+
+/* Every path and command word this command prints goes through the redactor (DESIGN §1): the recording's
+ * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
+ * made where the text is printed; the values the command works with (paths it opens) stay whole. */
+static char *shown_text(const char *s)
+{
+	char *r = redact_dup(s);
+	return r ? r : strdup("?");
+}
+
+/* perr_report for messages that may name a path (atomic writes, mkdir, reading a recording). */
+static int report(struct perr *e)
+{
+	char *r = redact_dup(e->msg);
+	if (r) {
+		snprintf(e->msg, sizeof e->msg, "%s", r);
+		free(r);
+	}
+	return perr_report(e);
+}
+
+/* A recording name derived from text the user did not choose as a name (a command's basename, a comm): from
+ * its redacted form, so that the file name and the artifact's name field cannot carry a secret either. */
+static void name_from_redacted(const char *text, char *buf, size_t cap)
+{
+	char *r = redact_dup(text);
+	metrics_name_from(r ? r : "process", buf, cap);
+	free(r);
+}
 
 /* ---------------------------------------------------------------- recording */
 
@@ -143,9 +175,12 @@ static int cmd_metrics_record(int argc, char **argv)
 	}
 	bool have_cmd = res.npos > 0;
 	if (have_cmd && res.dashdash != 0) {
+		char *word = shown_text(res.pos[0]);
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: put the command after `--` (plumb metrics record -- %s ...)",
-				  res.pos[0]);
+		int code = plumb_fail(EXIT_USAGE,
+				      "metrics record: put the command after `--` (plumb metrics record -- %s ...)", word);
+		free(word);
+		return code;
 	}
 	if (have_cmd == have_pid) {
 		opt_result_release(&res);
@@ -167,11 +202,11 @@ static int cmd_metrics_record(int argc, char **argv)
 		snprintf(file_name, sizeof file_name, "%s", name);
 	} else if (have_cmd) {
 		const char *base = strrchr(res.pos[0], '/');
-		metrics_name_from(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
+		name_from_redacted(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
 	} else {
 		char comm[MPROC_NAME_MAX];
-		metrics_name_from(pid_comm((int)pid_arg, comm, sizeof comm) ? comm : "process", file_name,
-				  sizeof file_name);
+		name_from_redacted(pid_comm((int)pid_arg, comm, sizeof comm) ? comm : "process", file_name,
+				   sizeof file_name);
 	}
 
 	struct perr e = PERR_INIT;
@@ -179,8 +214,9 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (metrics_dir(dir, sizeof dir, &e) || metrics_path_for(file_name, path, sizeof path, &e) ||
 	    metrics_mkdirs(dir, &e) || atomic_check_writable(path, &e)) {
 		opt_result_release(&res);
-		return perr_report(&e);
+		return report(&e);
 	}
+	char *path_shown = shown_text(path);
 
 	/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks */
 	struct sigaction sa = { 0 };
@@ -203,8 +239,10 @@ static int cmd_metrics_record(int argc, char **argv)
 		child = spawn(res.pos, &orig, &exec_errno);
 		if (child < 0) {
 			sigprocmask(SIG_SETMASK, &orig, NULL);
-			int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", res.pos[0],
-					      strerror(exec_errno));
+			char *word = shown_text(res.pos[0]);
+			int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(exec_errno));
+			free(word);
+			free(path_shown);
 			opt_result_release(&res);
 			return code;
 		}
@@ -215,10 +253,12 @@ static int cmd_metrics_record(int argc, char **argv)
 	struct metrics_recorder rec;
 	if (metrics_recorder_init(&rec, path, file_name, root, every, (size_t)keep, &e)) {
 		sigprocmask(SIG_SETMASK, &orig, NULL);
-		return perr_report(&e);
+		free(path_shown);
+		return report(&e);
 	}
+	/* rec.root_name is redacted already (the recorder keeps only that form) */
 	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
-		path);
+		path_shown);
 	int pidfd = pidfd_open_compat(root);
 	struct timespec next;
 	clock_gettime(CLOCK_MONOTONIC, &next);
@@ -228,13 +268,13 @@ static int cmd_metrics_record(int argc, char **argv)
 	for (;;) {
 		size_t n;
 		if (metrics_recorder_sample(&rec, &n, &e)) {
-			exit_code = perr_report(&e);
+			exit_code = report(&e);
 			break;
 		}
 		if (n == 0)
 			break; /* the root has exited */
 		if (metrics_recorder_write(&rec, "recording", &e)) {
-			exit_code = perr_report(&e);
+			exit_code = report(&e);
 			break;
 		}
 		long long ns = next.tv_nsec + step_ns;
@@ -270,18 +310,19 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (exit_code == EXIT_DONE || rec.count > 0) {
 		struct perr we = PERR_INIT;
 		if (metrics_recorder_write(&rec, "ended", &we) && exit_code == EXIT_DONE)
-			exit_code = perr_report(&we);
+			exit_code = report(&we);
 	}
 	if (exit_code == EXIT_DONE && rec.samples_taken == 0)
 		exit_code = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", (int)root);
 	if (exit_code == EXIT_DONE)
 		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
-			(unsigned long long)rec.samples_taken, rec.count, file_name, path,
+			(unsigned long long)rec.samples_taken, rec.count, file_name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
 	if (child > 0 && !stop_signal && waitpid(child, &child_status, 0) == child)
 		child = -1;
 	(void)child_status;
 	metrics_recorder_release(&rec);
+	free(path_shown);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	return exit_code;
 }
@@ -389,7 +430,9 @@ static void print_peak(const char *label, const struct metrics_peak *k, bool mem
 static int print_report(const struct metrics_doc *doc, const char *path, long top)
 {
 	char t0[64], t1[64], b1[32], b2[32];
-	printf("recording \"%s\": %s\n", doc->name, path);
+	char *path_shown = shown_text(path);
+	printf("recording \"%s\": %s\n", doc->name, path_shown);
+	free(path_shown);
 	char state[160];
 	double age_s = (double)(metrics_now_ms() - doc->updated_ms) / 1000.0;
 	if (doc->ended)
@@ -517,12 +560,17 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	struct perr e = PERR_INIT;
 	char dir[PATH_MAX];
 	if (metrics_dir(dir, sizeof dir, &e))
-		return perr_report(&e);
+		return report(&e);
+	char *dir_shown = shown_text(dir);
 	DIR *d = opendir(dir);
 	if (!d) {
-		if (errno == ENOENT)
-			return plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir);
-		return plumb_fail(EXIT_INPUT, "metrics: cannot read %s: %s", dir, strerror(errno));
+		int err = errno, code;
+		if (err == ENOENT)
+			code = plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
+		else
+			code = plumb_fail(EXIT_INPUT, "metrics: cannot read %s: %s", dir_shown, strerror(err));
+		free(dir_shown);
+		return code;
 	}
 	struct sbuf_names {
 		char name[METRICS_NAME_MAX];
@@ -547,7 +595,9 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 				nfiles--;
 				continue;
 			}
-			plumb_warn("metrics: skipping %s", ce.msg);
+			char *why = shown_text(ce.msg);
+			plumb_warn("metrics: skipping %s", why);
+			free(why);
 			if (!nbad++)
 				first_bad = ce;
 			continue;
@@ -580,13 +630,14 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	closedir(d);
 	if (!have) {
 		free(others);
-		if (nbad)
-			return perr_report(&first_bad);
-		return plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir);
+		int code = nbad ? report(&first_bad)
+				: plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
+		free(dir_shown);
+		return code;
 	}
 	if (nothers || nbad) {
 		FILE *out = quiet_stdout ? stderr : stdout;
-		fprintf(out, "newest of %zu recordings in %s: %s; others:", nfiles, dir, doc->name);
+		fprintf(out, "newest of %zu recordings in %s: %s; others:", nfiles, dir_shown, doc->name);
 		for (size_t i = 0; i < nothers; i++)
 			fprintf(out, "%s %s", i ? "," : "", others[i].name);
 		if (nbad)
@@ -594,6 +645,7 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 		fprintf(out, " (pick one with --name)\n%s", quiet_stdout ? "" : "\n");
 	}
 	free(others);
+	free(dir_shown);
 	return EXIT_DONE;
 }
 
@@ -620,8 +672,10 @@ static int cmd_metrics_read(int argc, char **argv)
 			       argc, argv, &res, &rc))
 		return rc;
 	if (res.npos > 0) {
+		char *arg = shown_text(res.pos[0]);
 		int code = plumb_fail(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
-				      res.pos[0]);
+				      arg);
+		free(arg);
 		opt_result_release(&res);
 		return code;
 	}
@@ -640,15 +694,18 @@ static int cmd_metrics_read(int argc, char **argv)
 	if (name || path_arg) {
 		if (name) {
 			if (metrics_path_for(name, path, sizeof path, &e))
-				return perr_report(&e);
+				return report(&e);
 		} else {
 			snprintf(path, sizeof path, "%s", path_arg);
 		}
 		if (metrics_doc_read_file(path, &doc, &raw, &raw_len, &e)) {
-			if (e.code == PLUMB_ENOENT)
-				return plumb_fail(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT,
-						  path);
-			return perr_report(&e);
+			if (e.code != PLUMB_ENOENT)
+				return report(&e);
+			char *path_shown = shown_text(path);
+			int code = plumb_fail(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT,
+					      path_shown);
+			free(path_shown);
+			return code;
 		}
 	} else {
 		int code = probe_folder(&doc, &raw, &raw_len, path, sizeof path, json);

@@ -17,6 +17,7 @@
 
 #include "base/err.h"
 #include "base/gate.h"
+#include "base/redact.h"
 #include "metrics/metrics.h"
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes start and stop */
@@ -106,8 +107,19 @@ int lib_metrics_start(const char *name)
 		memset(&rec, 0, sizeof rec); /* the parent's storage is abandoned, not freed mid-use */
 	}
 	struct perr e = PERR_INIT;
+	/* the recorder thread redacts process names, and the redactor reads $HOME: hand it $HOME now, in the
+	 * host's thread, so that our thread never calls getenv (unsafe against a host thread's setenv) */
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/' && home[1])
+		redact_set_home(home);
 	char file_name[METRICS_NAME_MAX];
-	metrics_name_from(name && *name ? name : program_invocation_short_name, file_name, sizeof file_name);
+	if (name && *name) {
+		metrics_name_from(name, file_name, sizeof file_name);
+	} else { /* derived from the program's name: from its redacted form, as `plumb metrics record` does */
+		char *red = redact_dup(program_invocation_short_name);
+		metrics_name_from(red ? red : "process", file_name, sizeof file_name);
+		free(red);
+	}
 	char dir[PATH_MAX], abs_dir[PATH_MAX], path[PATH_MAX];
 	enum plumb_err rc = metrics_dir(dir, sizeof dir, &e);
 	if (!rc)

@@ -97,7 +97,71 @@ static void add_json_text(struct sbuf *sb, const char *s)
 	sbuf_release(&clean);
 }
 
-/* Name of pid from /proc/pid/stat, and its redacted command line (malloc'd or NULL). */
+/* A process name as it goes into the artifact: redacted (DESIGN §1; a name is any bytes a program set with
+ * prctl or exec'd under), cut to fit dst. A cut "[REDACTED]" still shows nothing. */
+static void redact_name(char *dst, size_t cap, const char *src)
+{
+	struct sbuf sb = SBUF_INIT;
+	redact_append(&sb, src, strlen(src));
+	snprintf(dst, cap, "%s", sb.oom || !sb.buf ? "?" : sb.buf);
+	sbuf_release(&sb);
+}
+
+/* The longest command line kept in the artifact, after redaction; longer ones are cut and end in "...". */
+#define ROOT_COMMAND_MAX 4096
+
+/* The whole of /proc/PID/cmdline with its NULs turned into blanks (malloc'd), or NULL. Read whole, not into a
+ * fixed buffer: a secret cut in half at a buffer's end no longer has the shape the redactor knows. */
+static char *read_cmdline(int pid)
+{
+	char path[64];
+	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (len + 1 >= cap) {
+			char *nb = cap < (8u << 20) ? realloc(buf, cap * 2) : NULL; /* ARG_MAX is far below */
+			if (!nb) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		ssize_t n = read(fd, buf + len, cap - 1 - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			free(buf);
+			buf = NULL;
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	while (len > 0 && buf[len - 1] == '\0')
+		len--;
+	if (len == 0) {
+		free(buf);
+		return NULL;
+	}
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[len] = '\0';
+	return buf;
+}
+
+/* Name of pid from /proc/pid/stat and its command line, both redacted here, where they are captured: the
+ * recorder keeps only the redacted forms, so neither the artifact nor a message can show the raw ones. */
 static void read_root(int pid, char *name, size_t cap, char **command)
 {
 	char path[64], buf[4096];
@@ -111,23 +175,20 @@ static void read_root(int pid, char *name, size_t cap, char **command)
 		struct mproc p;
 		char state;
 		if (n > 0 && mproc_parse_stat(buf, (size_t)n, &p, &state))
-			snprintf(name, cap, "%s", p.name);
+			redact_name(name, cap, p.name);
 	}
-	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char *raw = read_cmdline(pid);
+	if (!raw)
 		return;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return;
-	while (n > 0 && buf[n - 1] == '\0')
-		n--;
-	for (ssize_t i = 0; i < n; i++)
-		if (buf[i] == '\0')
-			buf[i] = ' ';
-	buf[n] = '\0';
-	*command = redact_dup(buf);
+	char *red = redact_dup(raw);
+	free(raw);
+	if (red && strlen(red) > ROOT_COMMAND_MAX) { /* cut after redaction, so the cut cannot split a secret */
+		size_t n = ROOT_COMMAND_MAX;
+		while (n > 0 && ((unsigned char)red[n] & 0xc0) == 0x80)
+			n--; /* not inside a UTF-8 sequence */
+		memcpy(red + n, "...", 4);
+	}
+	*command = red;
 }
 
 enum plumb_err metrics_recorder_init(struct metrics_recorder *r, const char *path, const char *name, int root_pid,
@@ -175,10 +236,14 @@ void metrics_recorder_release(struct metrics_recorder *r)
 	memset(r, 0, sizeof *r);
 }
 
+/* One process of a sample. Its name is redacted here, when the sample is serialized (once: the ring keeps the
+ * text); /proc is read without allocating (proc.c), so this is the first place that can. */
 static void add_proc(struct sbuf *sb, const struct mproc *p)
 {
+	char name[2 * MPROC_NAME_MAX];
+	redact_name(name, sizeof name, p->name);
 	sbuf_addf(sb, "{\"pid\":%d,\"ppid\":%d,\"name\":", p->pid, p->ppid);
-	add_json_text(sb, p->name);
+	add_json_text(sb, name);
 	sbuf_addf(sb, ",\"role\":\"%s\",\"cpu_pct\":", p->main ? "main" : "child");
 	add_fixed2(sb, p->cpu_pct);
 	sbuf_addstr(sb, ",\"wakeups_per_s\":");
@@ -260,11 +325,11 @@ enum plumb_err metrics_recorder_add(struct metrics_recorder *r, int64_t t_ms, co
 	ent.mem = base;
 	if (top_cpu) {
 		ent.cpu.pid = top_cpu->pid;
-		snprintf(ent.cpu.name, sizeof ent.cpu.name, "%s", top_cpu->name);
+		redact_name(ent.cpu.name, sizeof ent.cpu.name, top_cpu->name); /* peaks keep the redacted name */
 		ent.cpu.cpu_pct = round2(top_cpu->cpu_pct);
 		ent.cpu.rss_bytes = top_cpu->rss_bytes;
 		ent.mem.pid = top_mem->pid;
-		snprintf(ent.mem.name, sizeof ent.mem.name, "%s", top_mem->name);
+		redact_name(ent.mem.name, sizeof ent.mem.name, top_mem->name);
 		ent.mem.cpu_pct = round2(top_mem->cpu_pct);
 		ent.mem.rss_bytes = top_mem->rss_bytes;
 	}

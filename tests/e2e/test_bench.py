@@ -547,6 +547,143 @@ class BenchGit(TempDir):
         self.assertEqual(load(out)["git"], {"commit": head, "dirty": True})
 
 
+GH_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "zz99"  # a GitHub token shape: ghp_ + 36 letters and digits
+SECRET_URL = "https://user:hunter2@example.com/x?token=abc123"
+SECRETS = ("hunter2", "abc123", GH_TOKEN, "user:")
+
+
+class BenchRedaction(TempDir):
+    """Case commands, env, cwd, program paths, tags a program attaches, catalog paths and owners go through the
+    redactor: no secret and no home-directory prefix in the evidence artifact or anything bench prints."""
+
+    def setUp(self):
+        super().setUp()
+        self.home = self.path("home")  # the redactor's $HOME; the suite lives under it
+        self.proj = os.path.join(self.home, "proj")
+        os.makedirs(self.proj)
+        self.env = {"HOME": self.home, "PLUMB_HOME": os.path.join(self.home, ".local", "state", "plumb")}
+
+    def write(self, name, text, mode=0o644):
+        p = os.path.join(self.proj, name)
+        with open(p, "w") as f:
+            f.write(text)
+        os.chmod(p, mode)
+        return p
+
+    def bench(self, *args):
+        return plumb("bench", *args, debug=False, extra_env=self.env)
+
+    def assert_clean(self, where, text):
+        for secret in SECRETS:
+            self.assertNotIn(secret, text, f"{secret!r} in {where}:\n{text[:3000]}")
+        self.assertNotIn(self.home, text, f"the home directory in {where}:\n{text[:3000]}")
+
+    def test_secrets_in_cases_stay_out_of_evidence_and_reports(self):
+        # a program that emits one sample tagged with a URL and a path, and fails when asked to (with a
+        # secret in its last stderr line, which the runner reports)
+        self.write("emit.sh", "#!/bin/sh\n"
+                   "printf '{\"name\": \"ready_ms\", \"value\": 1.5, \"unit\": \"ms\", \"tags\": "
+                   "{\"url\": \"%s\", \"input\": \"%s/data/in.txt\", \"n\": 3}}\\n' \"$2\" \"$HOME\" "
+                   ">> \"$PLUMB_SAMPLES\"\n"
+                   "if [ \"$1\" = fail ]; then echo \"cannot fetch $2\" >&2; exit 3; fi\n", 0o755)
+        self.write("catalog.ini", "[metric ok.ready_ms]\nrequired = smoke\nowner = %s/src/app.c\n"
+                   "hint = see %s\n" % (self.proj, SECRET_URL))
+        suite = self.write("suite.ini", "[suite]\ncatalog = catalog.ini\n"
+                           "[case ok]\nrun = ./emit.sh ok '%s' --password=hunter2 %s\n"
+                           "env = API_TOKEN=hunter2\nenv = PLAIN=1\n"
+                           "[case bad]\nrun = ./emit.sh fail '%s'\n" % (SECRET_URL, GH_TOKEN, SECRET_URL))
+        out = os.path.join(self.proj, "ev.json")
+        r = self.bench("run", suite, "--repeats", "2", "--warmup", "0", "--out", out)
+        self.assertEqual(r.returncode, 1, r.stderr)  # the `bad` case failed: recorded, and said
+        self.assertIn("case bad exited with status 3", r.stderr)
+        self.assertIn("cannot fetch https://[REDACTED]@example.com/x?[REDACTED]", r.stderr)
+        self.assert_clean("bench run's output", r.stdout + r.stderr)
+        self.assertIn("wrote proj/ev.json", r.stderr)  # the home prefix is dropped
+        with open(out, "rb") as f:
+            raw = f.read().decode()
+        self.assert_clean("the artifact", raw)
+        a = json.loads(raw)
+        ok = a["cases"][0]
+        self.assertEqual(ok["command"], "./emit.sh ok 'https://[REDACTED]@example.com/x?[REDACTED]' "
+                                        "--password=[REDACTED] [REDACTED]")
+        self.assertEqual(ok["env"], ["API_TOKEN=[REDACTED]", "PLAIN=1"])
+        self.assertEqual(ok["cwd"], "proj")
+        self.assertEqual(ok["binary"], "proj/./emit.sh")  # as resolved against the cwd
+        self.assertEqual(a["suite_path"], "proj/suite.ini")
+        self.assertEqual(a["catalog_path"], "proj/catalog.ini")
+        tagged = [s for s in a["samples"] if s["name"] == "ok.ready_ms"]
+        self.assertEqual(len(tagged), 2)
+        self.assertEqual(tagged[0]["tags"], {"url": "https://[REDACTED]@example.com/x?[REDACTED]",
+                                             "input": "data/in.txt", "n": 3})
+
+        # every reader of the artifact; the catalog is still found through its home-relative path
+        for args in (["report", out], ["report", out, "--json"], ["report", out, "--markdown"],
+                     ["coverage", "--artifact", out], ["compare", out, out], ["compare", out, out, "--json"],
+                     ["owners", "--catalog", os.path.join(self.proj, "catalog.ini")],
+                     ["owners", "--catalog", os.path.join(self.proj, "catalog.ini"), "--json"]):
+            r = self.bench(*args)
+            self.assertEqual(r.returncode, 0, (args, r.stderr))
+            self.assertNotIn("is gone", r.stderr, args)
+            self.assert_clean(" ".join(args[:1] + args[2:]), r.stdout + r.stderr)
+        r = self.bench("compare", out, out)
+        self.assertIn("proj/src/app.c", r.stdout)  # the owner, from the catalog found again
+        self.assertIn("see https://[REDACTED]@example.com/x?[REDACTED]", r.stdout)
+        r = self.bench("coverage", "--artifact", out)
+        self.assertRegex(r.stdout, r"ok\.ready_ms\s+smoke\s+2\s")
+        r = self.bench("baseline", "save", out, "--name", "b1")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("to .local/state/plumb/baselines/evidence/b1.json", r.stdout)
+        self.assert_clean("baseline save", r.stdout + r.stderr)
+        for args in (["baseline", "show", "b1"], ["baseline", "list"], ["compare", "b1", out]):
+            r = self.bench(*args)
+            self.assertEqual(r.returncode, 0, (args, r.stderr))
+            self.assert_clean(" ".join(args), r.stdout + r.stderr)
+        # errors name paths redacted too
+        r = self.bench("report", os.path.join(self.proj, "missing.json"))
+        self.assertEqual(r.returncode, 3)
+        self.assertIn("proj/missing.json", r.stderr)
+        self.assert_clean("a missing artifact's error", r.stderr)
+
+    def test_home_directory_itself(self):
+        """The redactor drops the prefix "$HOME/"; a path that is the home directory itself (a suite kept there
+        runs its cases there, the doctor is run from there) is shown as ~, not whole."""
+        suite = os.path.join(self.home, "h.ini")
+        with open(suite, "w") as f:
+            f.write("[case h]\nrun = true\n")
+        out = os.path.join(self.home, "h.json")
+        r = self.bench("run", suite, "--repeats", "1", "--warmup", "0", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            raw = f.read()
+        self.assert_clean("the artifact", raw)
+        self.assertEqual(json.loads(raw)["cases"][0]["cwd"], "~")
+        r = plumb("bench", "doctor", "--min-free-bytes", "1", debug=False, extra_env=self.env, cwd=self.home)
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        self.assertRegex(r.stdout, r"(?m)^ok\s+disk\s.* free in ~ ")
+        self.assert_clean("the doctor's report", r.stdout + r.stderr)
+
+    def test_producer_flags_redacted(self):
+        """The DWARF producer string of the program under test holds compiler flags, paths among them."""
+        cc = shutil.which("cc")
+        if not cc:
+            self.skipTest("no C compiler")
+        prog = os.path.join(self.proj, "prog")
+        src = self.write("prog.c", "int main(void) { return 0; }\n")
+        subprocess.run([cc, "-O2", "-g", "-fprofile-dir=" + os.path.join(self.home, "prof"), src, "-o", prog],
+                       check=True)
+        suite = self.write("p.ini", "[case p]\nrun = ./prog\n")
+        out = os.path.join(self.proj, "p.json")
+        r = self.bench("run", suite, "--repeats", "1", "--warmup", "0", "--out", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            raw = f.read()
+        self.assert_clean("the artifact", raw)
+        producer = json.loads(raw)["cases"][0]["producer"]
+        if "-fprofile-dir" not in producer:
+            self.skipTest("this compiler does not record -fprofile-dir in DW_AT_producer: " + producer)
+        self.assertIn("-fprofile-dir=prof", producer)
+
+
 class BenchExamples(unittest.TestCase):
     """The documented examples load: the catalog prints its owners, the doctor reads the suite."""
 

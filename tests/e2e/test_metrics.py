@@ -353,6 +353,121 @@ class MetricsExitCodes(TempDir):
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
 
 
+# Secret shapes the redactor knows (DESIGN §1); none may reach a recording or anything `plumb metrics` prints.
+GH_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "zz99"  # a GitHub token shape: ghp_ + 36 letters and digits
+SECRETS = ("hunter2", "abc123", GH_TOKEN, GH_TOKEN[:12], "user:")
+
+
+class MetricsRedaction(TempDir):
+    """Command lines, process names and paths of real processes go through the redactor: secrets become
+    [REDACTED] in the artifact, in `plumb metrics` and its --json, and the home-directory prefix is dropped."""
+
+    def setUp(self):
+        super().setUp()
+        self.home = self.path("home")  # the redactor's $HOME, and PLUMB_HOME under it as by default
+        os.makedirs(os.path.join(self.home, "bin"))
+        self.env = {"HOME": self.home, "PLUMB_HOME": os.path.join(self.home, ".local", "state", "plumb")}
+        # a program exec'd under a secret-shaped name: its comm (the process name) is "pwd=hunter2"
+        self.secret_sleep = os.path.join(self.home, "bin", "pwd=hunter2")
+        os.symlink("/bin/sleep", self.secret_sleep)
+
+    def outputs(self, r, name):
+        """Every byte a user can see of recording `name`: the artifact, the table, --json, and the messages."""
+        path = os.path.join(self.env["PLUMB_HOME"], "metrics", name + ".json")
+        with open(path, "rb") as f:
+            artifact = f.read().decode()
+        table = plumb("metrics", "--name", name, extra_env=self.env)
+        self.assertEqual(table.returncode, 0, table.stderr)
+        raw = plumb("metrics", "--name", name, "--json", extra_env=self.env)
+        self.assertEqual(raw.returncode, 0, raw.stderr)
+        newest = plumb("metrics", extra_env=self.env)  # the folder probe prints the folder's path
+        self.assertEqual(newest.returncode, 0, newest.stderr)
+        return {"artifact": artifact, "table": table.stdout + table.stderr, "json": raw.stdout + raw.stderr,
+                "newest": newest.stdout + newest.stderr, "record": r.stdout + r.stderr}
+
+    def assert_clean(self, outs):
+        for where, text in outs.items():
+            for secret in SECRETS:
+                self.assertNotIn(secret, text, f"{secret!r} in the {where}:\n{text[:3000]}")
+            self.assertNotIn(self.home, text, f"the home directory in the {where}")
+
+    def test_metrics__command_line_and_names_redacted(self):
+        r = plumb("metrics", "record", "--every", "0.1", "--keep", "5", "--name", "t", "--",
+                  "sh", "-c", '"$0" 0.6 & wait', self.secret_sleep, "--password=hunter2", GH_TOKEN,
+                  "https://user:hunter2@example.com/x?token=abc123", extra_env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        outs = self.outputs(r, "t")
+        self.assert_clean(outs)
+        doc = json.loads(outs["artifact"])
+        cmd = doc["root"]["command"]
+        self.assertTrue(cmd.startswith("sh -c "), cmd)
+        self.assertIn("--password=[REDACTED]", cmd)
+        self.assertIn("https://[REDACTED]@example.com/x?[REDACTED]", cmd)
+        self.assertIn(" [REDACTED] ", cmd)  # the token
+        self.assertIn(" bin/pwd=[REDACTED] ", cmd)  # $HOME/ dropped from the path
+        # the child exec'd under the secret name: redacted in the samples and in the memory peak it holds
+        names = {p["name"] for s in doc["samples"] for p in s["processes"]}
+        self.assertIn("pwd=[REDACTED]", names)
+        self.assertIn("sh", names)  # an ordinary name is left alone
+        self.assertIn("pwd=[REDACTED]", outs["table"])
+        self.assertIn("[REDACTED]", outs["json"])
+        self.assertEqual(json.loads(plumb("metrics", "--name", "t", "--json", extra_env=self.env).stdout), doc)
+        # the paths shown are relative to the home directory
+        self.assertIn(".local/state/plumb/metrics/t.json", outs["record"])
+        self.assertIn('recording "t": .local/state/plumb/metrics/t.json', outs["table"])
+
+    def test_metrics__name_derived_from_a_secret_command(self):
+        """Without --name the recording is named after the program, from its redacted form."""
+        r = plumb("metrics", "record", "--every", "0.1", "--", self.secret_sleep, "0.3", extra_env=self.env,
+                  timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = os.listdir(os.path.join(self.env["PLUMB_HOME"], "metrics"))
+        self.assertEqual(len(names), 1, names)
+        self.assertNotIn("hunter2", names[0])
+        name = names[0][: -len(".json")]
+        outs = self.outputs(r, name)
+        self.assert_clean(outs)
+        doc = json.loads(outs["artifact"])
+        self.assertEqual(doc["root"]["name"], "pwd=[REDACTED]")
+        self.assertEqual(doc["root"]["command"], "bin/pwd=[REDACTED] 0.3")
+
+    def test_metrics__long_command_line_redacted_whole(self):
+        """The command line is read whole and redacted before it is cut to what the artifact keeps: a token
+        straddling 4 KiB (where a fixed buffer would end) is not left half-visible, and a cut one ends in '...'."""
+        for pad_len, cut in ((4060, False), (6000, True)):
+            pad = "x" * pad_len
+            r = plumb("metrics", "record", "--every", "0.1", "--name", "long", "--",
+                      "sh", "-c", "sleep 0.2", pad, GH_TOKEN, "tail", extra_env=self.env, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            outs = self.outputs(r, "long")
+            self.assert_clean(outs)
+            cmd = json.loads(outs["artifact"])["root"]["command"]
+            if cut:
+                self.assertTrue(cmd.startswith("sh -c sleep 0.2 xxx") and cmd.endswith("x..."), cmd[-40:])
+                self.assertEqual(len(cmd), 4096 + 3)
+            else:
+                self.assertEqual(cmd, "sh -c sleep 0.2 " + pad + " [REDACTED] tail")
+
+    def test_metrics__libplumb_recorder_redacts(self):
+        """libplumb's own recorder (plumb_init in a linked program) writes the same redacted artifact."""
+        prog = os.path.join(self.home, "bin", "key=hunter2")
+        os.symlink(target("plumb_api"), prog)
+        e = env(True, **self.env, PLUMB_METRICS_EVERY="0.05", PLUMB_SAMPLES=self.path("s.jsonl"),
+                PLUMB_STAGES=self.path("st.jsonl"))
+        p = subprocess.run([prog, "check", "0.3", "--password=hunter2", GH_TOKEN,
+                            "https://user:hunter2@example.com/x?token=abc123"], env=e, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(json.loads(p.stdout)["init"], "ok")
+        outs = self.outputs(p, "apitest")
+        self.assert_clean(outs)
+        doc = json.loads(outs["artifact"])
+        self.assertEqual(doc["root"]["name"], "key=[REDACTED]")
+        self.assertEqual(doc["root"]["command"], "bin/key=[REDACTED] check 0.3 --password=[REDACTED] [REDACTED] "
+                                                 "https://[REDACTED]@example.com/x?[REDACTED]")
+        self.assertIn("key=[REDACTED]", {p["name"] for s in doc["samples"] for p in s["processes"]})
+
+
 class LibraryLoads(unittest.TestCase):
     def test_metrics__libplumb_resolves(self):
         """Every file the library's recorder needs is in LIB_SRC: libplumb.so loads with all symbols bound."""

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/redact.h"
 #include "bench/compare.h"
 #include "bench/config.h"
 #include "bench/evidence.h"
@@ -257,6 +258,47 @@ static void test_bench_compare__duration_policy_and_sample_lines(void **state)
 	bench_evidence_release(&ev);
 }
 
+/* Tags are free text a program attaches to a sample: every string in them (nested too) is redacted when the
+ * line is parsed, keys and numbers are kept. */
+static void test_bench_compare__sample_tags_redacted(void **state)
+{
+	(void)state;
+	struct bench_evidence ev;
+	bench_evidence_init(&ev);
+	const char *line = "{\"name\": \"t_ms\", \"value\": 1, \"tags\": {\"url\": \"https://u:hunter2@h.example/p?token=abc\", "
+			   "\"args\": [\"--password=hunter2\", 7], \"plain\": \"src/a.c\"}}";
+	assert_true(bench_parse_sample_line(&ev, "c", 0, line, strlen(line)));
+	assert_string_equal(ev.samples[0].tags, "{\"args\":[\"--password=[REDACTED]\",7],\"plain\":\"src/a.c\","
+						"\"url\":\"https://[REDACTED]@h.example/p?[REDACTED]\"}");
+	bench_evidence_release(&ev);
+}
+
+static void test_bench_compare__redact_path(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "/home/alice", "~" },            /* the home directory itself: the redactor alone leaves it whole */
+		{ "/home/alice/", "~" },
+		{ "/home/alice/proj", "proj" },    /* the prefix dropped, no slash added */
+		{ "/home/alice/proj/", "proj/" },
+		{ "/home/bob", "~" },              /* another user's home hides its name too */
+		{ "/srv/data", "/srv/data" },
+		{ "/", "/" },
+		{ "/srv/x?token=abc", "/srv/x?token=[REDACTED]" },
+	};
+	redact_set_home("/home/alice");
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *r = bench_redact_path(cases[i].in);
+		assert_non_null(r);
+		if (strcmp(r, cases[i].want) != 0)
+			fail_msg("'%s' -> '%s', want '%s'", cases[i].in, r, cases[i].want);
+		free(r);
+	}
+	redact_set_home(NULL);
+}
+
 static void test_bench_compare__producer_flags(void **state)
 {
 	(void)state;
@@ -292,6 +334,8 @@ int main(void)
 		cmocka_unit_test(test_bench_compare__streaming_reader),
 		cmocka_unit_test(test_bench_compare__duration_policy_and_sample_lines),
 		cmocka_unit_test(test_bench_compare__producer_flags),
+		cmocka_unit_test(test_bench_compare__sample_tags_redacted),
+		cmocka_unit_test(test_bench_compare__redact_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

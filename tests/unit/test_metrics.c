@@ -202,6 +202,42 @@ static void test_metrics__ring_bound_and_peaks(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
+/* Process names are any bytes a program chose (prctl, the name it was exec'd under): the writer redacts each
+ * one, in the samples and in the peaks, so no secret-shaped name reaches the artifact. */
+static void test_metrics__writer_redacts_names(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof path, "%s/names.json", tmpdir);
+	struct metrics_recorder r;
+	struct perr e = PERR_INIT;
+	assert_int_equal(metrics_recorder_init(&r, path, "names", getpid(), 1.0, 4, &e), PLUMB_OK);
+	struct mproc procs[2] = {
+		mk(200, true, "pwd=hunter2", 50.0, 100u << 20), /* the top process for CPU and memory: in both peaks */
+		mk(201, false, "plain-worker", 1.0, 1000),
+	};
+	assert_int_equal(metrics_recorder_add(&r, 5000, procs, 2, &e), PLUMB_OK);
+	assert_int_equal(metrics_recorder_write(&r, "ended", &e), PLUMB_OK);
+	metrics_recorder_release(&r);
+
+	FILE *f = fopen(path, "r");
+	assert_non_null(f);
+	char text[16384];
+	size_t n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	assert_null(strstr(text, "hunter2"));
+	assert_non_null(strstr(text, "\"name\":\"pwd=[REDACTED]\""));
+	assert_non_null(strstr(text, "\"name\":\"plain-worker\"")); /* an ordinary name is unchanged */
+
+	struct metrics_doc d;
+	assert_int_equal(metrics_doc_read_file(path, &d, NULL, NULL, &e), PLUMB_OK);
+	assert_string_equal(d.samples[0].procs[0].name, "pwd=[REDACTED]");
+	assert_string_equal(d.rec_cpu.name, "pwd=[REDACTED]");
+	assert_string_equal(d.rec_mem.name, "pwd=[REDACTED]");
+	metrics_doc_release(&d);
+}
+
 static const char *good_doc =
 	"{\"schema\":\"plumb.metrics.v1\",\"name\":\"a\",\"state\":\"recording\",\"root\":{\"pid\":5,\"name\":\"a\","
 	"\"command\":null},\"every_s\":5.000,\"keep\":2,\"started_ms\":1,\"updated_ms\":2,\"samples_taken\":1,"
@@ -369,6 +405,7 @@ int main(void)
 		cmocka_unit_test(test_metrics__parse_field),
 		cmocka_unit_test(test_metrics__names),
 		cmocka_unit_test(test_metrics__ring_bound_and_peaks),
+		cmocka_unit_test(test_metrics__writer_redacts_names),
 		cmocka_unit_test(test_metrics__reader_accepts_good),
 		cmocka_unit_test(test_metrics__reader_rejects),
 		cmocka_unit_test(test_metrics__read_file_errors),
