@@ -252,9 +252,18 @@ static size_t redact_url(struct sbuf *out, const char *s, size_t i, size_t len)
 	return end - i;
 }
 
-/* Drops a home prefix ("$HOME/" or "/home/USER/") at s[i] when it starts a path. */
-static size_t match_home(const char *s, size_t i, size_t len)
+/* Where a bare home directory ends: at the end of the text or before white space or punctuation that cannot
+ * continue a path ("cd /home/alice; make" or "(/home/alice)"). */
+static bool ends_path(const char *s, size_t at, size_t len)
 {
+	return at == len || isspace((unsigned char)s[at]) || strchr(";:,)'\"]}>|&", s[at]);
+}
+
+/* Drops a home prefix ("$HOME/" or "/home/USER/") at s[i] when it starts a path; a bare home directory is
+ * replaced by "~" (*tilde set). Returns the bytes consumed, 0 when there is none. */
+static size_t match_home(const char *s, size_t i, size_t len, bool *tilde)
+{
+	*tilde = false;
 	if (s[i] != '/' || (i > 0 && (is_word((unsigned char)s[i - 1]) || s[i - 1] == '.' || s[i - 1] == '/')))
 		return 0;
 	const char *home = home_dir();
@@ -262,15 +271,27 @@ static size_t match_home(const char *s, size_t i, size_t len)
 		size_t h = strlen(home);
 		while (h > 1 && home[h - 1] == '/')
 			h--;
-		if (len - i > h && memcmp(s + i, home, h) == 0 && s[i + h] == '/')
-			return h + 1;
+		if (h > 1 && len - i >= h && memcmp(s + i, home, h) == 0) {
+			if (len - i > h && s[i + h] == '/')
+				return h + 1;
+			if (ends_path(s, i + h, len)) {
+				*tilde = true;
+				return h;
+			}
+		}
 	}
 	if (starts(s, i, len, "/home/")) {
 		size_t u = i + 6;
-		while (u < len && s[u] != '/' && !isspace((unsigned char)s[u]))
+		while (u < len && (isalnum((unsigned char)s[u]) || s[u] == '.' || s[u] == '_' || s[u] == '-'))
 			u++;
-		if (u < len && s[u] == '/' && u > i + 6)
+		if (u == i + 6)
+			return 0;
+		if (u < len && s[u] == '/')
 			return u + 1 - i;
+		if (ends_path(s, u, len)) {
+			*tilde = true;
+			return u - i;
+		}
 	}
 	return 0;
 }
@@ -278,14 +299,17 @@ static size_t match_home(const char *s, size_t i, size_t len)
 void redact_append(struct sbuf *out, const char *s, size_t len)
 {
 	size_t i = 0, copy_from = 0;
+	bool tilde;
 	while (i < len) {
 		unsigned char c = (unsigned char)s[i];
 		size_t m = 0, keep = 0;
 		if (c == '-' && (m = match_private_key(s, i, len))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_addstr(out, REDACTED);
-		} else if (c == '/' && (m = match_home(s, i, len))) {
+		} else if (c == '/' && (m = match_home(s, i, len, &tilde))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
+			if (tilde)
+				sbuf_addch(out, '~');
 		} else if (isalpha(c) && (m = match_auth_scheme(s, i, len, &keep))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_add(out, s + i, keep);

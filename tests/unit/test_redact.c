@@ -114,6 +114,20 @@ static void test_redact__home_prefix_dropped(void **state)
 	r = redact("/homework/x.c");
 	assert_string_equal(r, "/homework/x.c");
 	free(r);
+	/* the home directory itself, bare: "~" (but not a longer name that starts like it) */
+	r = redact("cd /home/alice; make -C /home/alice/src (in /home/alice)");
+	assert_string_equal(r, "cd ~; make -C src (in ~)");
+	free(r);
+	r = redact("/home/bob");
+	assert_string_equal(r, "~");
+	free(r);
+	r = redact("/home/");
+	assert_string_equal(r, "/home/");
+	free(r);
+	redact_set_home("/srv/alice");
+	r = redact("/srv/alice.bak /srv/alicex /srv/alice:/srv/alice/x");
+	assert_string_equal(r, "/srv/alice.bak /srv/alicex ~:x");
+	free(r);
 	redact_set_home(NULL);
 }
 
