@@ -226,10 +226,23 @@ static void write_thread(struct sbuf *b, struct ctx *c, const struct profile_thr
 		       "\"phase\":[],\"startTime\":[]}");
 	sbuf_addstr(b, ",\"nativeSymbols\":{\"length\":0,\"address\":[],\"functionSize\":[],\"libIndex\":[],"
 		       "\"name\":[]}");
-	sbuf_addf(b, ",\"samples\":{\"length\":%zu,\"weightType\":\"samples\"", nsamples);
+	/* the Firefox Profiler knows three weight types: a time weight goes out as "tracing-ms" (milliseconds,
+	 * written with every nanosecond), bytes as "bytes", any other unit as a count of samples */
+	const char *unit = profile_str(c->p, profile_meta_const(c->p)->weight_unit);
+	bool ms = strcmp(unit, "nanoseconds") == 0;
+	sbuf_addf(b, ",\"samples\":{\"length\":%zu,\"weightType\":\"%s\"", nsamples,
+		  ms ? "tracing-ms" : strcmp(unit, "bytes") == 0 ? "bytes" : "samples");
 	put_vec(b, "stack", &t->s_stack);
 	sbuf_addf(b, ",\"time\":[%s]", t->s_time.buf ? t->s_time.buf : "");
-	put_vec(b, "weight", &t->s_weight);
+	if (ms) {
+		sbuf_addstr(b, ",\"weight\":[");
+		for (size_t i = 0; i < t->s_weight.n; i++)
+			sbuf_addf(b, "%s%llu.%06llu", i ? "," : "", (unsigned long long)(t->s_weight.v[i] / 1000000),
+				  (unsigned long long)(t->s_weight.v[i] % 1000000));
+		sbuf_addch(b, ']');
+	} else {
+		put_vec(b, "weight", &t->s_weight);
+	}
 	sbuf_addch(b, '}');
 	sbuf_addf(b, ",\"stackTable\":{\"length\":%zu", t->st_frame.n);
 	put_vec(b, "prefix", &t->st_prefix);

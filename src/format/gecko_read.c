@@ -1581,6 +1581,8 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 	}
 	double t = 0;
 	const double *stk = th->s_stack.v, *w = th->s_weight.present ? th->s_weight.v : NULL;
+	/* "tracing-ms" weights are milliseconds: kept as nanoseconds, the model's time unit */
+	double scale = th->weight_type && strcmp(th->weight_type, "tracing-ms") == 0 ? 1e6 : 1;
 	/* without a timeline, sum per stack row first: one model update per distinct stack, not per sample */
 	if (!timed) {
 		agg = calloc(nstacks + 1, sizeof *agg);
@@ -1608,6 +1610,7 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 			double wv = w[i];
 			if (isnan(wv))
 				wv = 1;
+			wv *= scale;
 			if (!(wv >= 0 && wv < 1.8e19)) {
 				RES_FAIL(r, "threads[%zu]: samples.weight[%zu] is negative or too large", ti, i);
 				goto out;
@@ -1758,7 +1761,7 @@ enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read
 		}
 		const char *wt = d.threads[i].weight_type;
 		if (wt && wt[0] && strcmp(wt, "samples") != 0)
-			meta->weight_unit = profile_intern_cstr(p, wt);
+			meta->weight_unit = profile_intern_cstr(p, strcmp(wt, "tracing-ms") == 0 ? "nanoseconds" : wt);
 	}
 	rc = PLUMB_OK;
 out:

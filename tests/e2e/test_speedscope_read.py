@@ -1,6 +1,7 @@
 """`plumb hot` reads speedscope files: a recording of the split target (50/30/20 across path_a/b/c), converted
 to speedscope, gives the same top functions and shares as the folded recording it came from; an evented
-speedscope file (as other tools write) is read with its time weights; a malformed one is refused with exit 5
+speedscope file (as other tools write) is read with its time weights, which survive a trip through the Firefox
+Profiler format; a malformed one is refused with exit 5
 and a message naming the key."""
 import json
 import os
@@ -56,6 +57,16 @@ class SpeedscopeRead(TempDir):
         self.assertEqual(leaf["work"], 7_000_000)
         self.assertEqual(leaf["idle"], 1_000_000)
         self.assertEqual(leaf["main (src/m.c)"], 2_000_000)
+        # through the Firefox Profiler format and back: time weights go out as "tracing-ms" and come back as the
+        # same nanoseconds (not as a count of samples)
+        gecko = self.path("e.json.gz")
+        r = plumb("convert", path, "-o", gecko, "--to", "gecko")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        g = self.hot_json(gecko)
+        self.assertEqual(g["weight_unit"], "nanoseconds")
+        self.assertEqual(g["total"], h["total"])
+        self.assertEqual(sorted((x["name"], x["count"]) for x in g["leaf"]),
+                         sorted((x["name"], x["count"]) for x in h["leaf"]))
 
     def test_malformed_is_exit_5_with_where(self):
         path = self.path("bad.speedscope.json")
