@@ -49,23 +49,8 @@ static const char *fmt_num(char *buf, size_t len, double v)
 	return buf;
 }
 
-/* A copy of text for a message: every path and command line printed goes through the redactor (DESIGN §1). */
-static char *shown_text(const char *s)
-{
-	char *r = redact_dup(s);
-	return r ? r : strdup("?");
-}
-
-/* perr_report for messages that may name a path (a suite or catalog FILE:LINE, an artifact, an output). */
-static int report(struct perr *e)
-{
-	char *r = redact_dup(e->msg);
-	if (r) {
-		snprintf(e->msg, sizeof e->msg, "%s", r);
-		free(r);
-	}
-	return perr_report(e);
-}
+/* Paths and command lines in messages (a suite or catalog FILE:LINE, an artifact, an output) are printed through
+ * the redactor: cmd_shown_text, cmd_report_redacted. */
 
 /* Where an artifact's catalog_path is: the path as written, which is redacted like every path in an artifact.
  * The runner only stores absolute paths, so a relative one is one whose home-directory prefix the redactor
@@ -97,7 +82,7 @@ static int load_catalog(const char *opt_path, const struct bench_evidence *ev, s
 		plumb_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)",
 			   ev->catalog_path);
 	else if (bench_catalog_load(path, cat, &e) != PLUMB_OK)
-		rc = report(&e);
+		rc = cmd_report_redacted(&e);
 	else
 		*have = true;
 	free(path);
@@ -174,7 +159,7 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 		path = strdup(arg);
 	} else {
 		if (!valid_baseline_name(arg)) {
-			char *a = shown_text(arg);
+			char *a = cmd_shown_text(arg);
 			int rc = plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", a);
 			free(a);
 			return rc;
@@ -197,8 +182,8 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 	if (bench_evidence_read(path, ev, &e) != PLUMB_OK) {
 		free(path);
 		if (e.code != PLUMB_ENOENT)
-			return report(&e);
-		char *msg = shown_text(e.msg);
+			return cmd_report_redacted(&e);
+		char *msg = cmd_shown_text(e.msg);
 		int rc = plumb_fail(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", msg);
 		free(msg);
 		return rc;
@@ -507,7 +492,7 @@ static int sub_run(int argc, char **argv)
 	struct perr e = PERR_INIT;
 	if (bench_suite_load(res.pos[0], &suite, &e) != PLUMB_OK) {
 		opt_result_release(&res);
-		return report(&e);
+		return cmd_report_redacted(&e);
 	}
 	struct bench_run_opts ro = { 0 };
 	if (seen_repeats) {
@@ -545,12 +530,12 @@ static int sub_run(int argc, char **argv)
 			free(out_path);
 			bench_suite_release(&suite);
 			opt_result_release(&res);
-			return report(&e);
+			return cmd_report_redacted(&e);
 		}
 		have_cat = true;
 	}
 	if (strcmp(out_path, "-") != 0 && atomic_check_writable(out_path, &e) != PLUMB_OK) {
-		rc = report(&e);
+		rc = cmd_report_redacted(&e);
 		goto done;
 	}
 	struct bench_evidence ev;
@@ -560,7 +545,7 @@ static int sub_run(int argc, char **argv)
 	if (ro.progress)
 		fputs("\r\033[K", stderr);
 	if (err != PLUMB_OK) {
-		rc = report(&e);
+		rc = cmd_report_redacted(&e);
 		bench_evidence_release(&ev);
 		goto done;
 	}
@@ -570,7 +555,7 @@ static int sub_run(int argc, char **argv)
 		goto done;
 	}
 	if (bench_evidence_write(&ev, out_path, &e) != PLUMB_OK) {
-		rc = report(&e);
+		rc = cmd_report_redacted(&e);
 		bench_evidence_release(&ev);
 		goto done;
 	}
@@ -837,7 +822,7 @@ static int baseline_save(int argc, char **argv)
 		for (size_t i = 0; i < ev.ncases; i++)
 			if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
 				which = ev.cases[i].name;
-		char *art = shown_text(res.pos[0]);
+		char *art = cmd_shown_text(res.pos[0]);
 		rc = plumb_fail(EXIT_FAILED,
 				"bench baseline save: %s is harness-only (case %s runs an unoptimized build); rebuild with -O2 "
 				"and rerun: a debug build never counts as a baseline",
@@ -861,7 +846,7 @@ static int baseline_save(int argc, char **argv)
 	} else {
 		struct perr e = PERR_INIT;
 		if (bench_evidence_write(&ev, path, &e) != PLUMB_OK) {
-			rc = report(&e);
+			rc = cmd_report_redacted(&e);
 		} else {
 			char *shown = redact_dup(path);
 			printf("saved baseline %s (%zu samples, suite %s) to %s\n", name, ev.nsamples, ev.suite ? ev.suite : "?",
@@ -928,7 +913,7 @@ static int baseline_list(int argc, char **argv)
 			       ev.created ? ev.created : "?", commit, ev.trust ? ev.trust : "?", ev.nsamples);
 			bench_evidence_release(&ev);
 		} else {
-			char *why = shown_text(e.msg);
+			char *why = cmd_shown_text(e.msg);
 			printf("%-32s (unreadable: %s)\n", names[i], why);
 			free(why);
 		}
@@ -1153,7 +1138,7 @@ static int sub_coverage(int argc, char **argv)
 	}
 	rc = EXIT_DONE;
 	if (required == 0) {
-		char *cp = shown_text(cat.path);
+		char *cp = cmd_shown_text(cat.path);
 		plumb_warn("bench coverage: the catalog %s has no metric with required = SETS", cp);
 		free(cp);
 	}
@@ -1205,7 +1190,7 @@ static int sub_owners(int argc, char **argv)
 	struct perr e = PERR_INIT;
 	if (bench_catalog_load(catalog, &cat, &e) != PLUMB_OK) {
 		opt_result_release(&res);
-		return report(&e);
+		return cmd_report_redacted(&e);
 	}
 	if (json) {
 		json_t *arr = json_array();
@@ -1303,7 +1288,7 @@ static int sub_doctor(int argc, char **argv)
 	if (suite_path) {
 		struct perr e = PERR_INIT;
 		if (bench_suite_load(suite_path, &suite, &e) != PLUMB_OK) {
-			rc = report(&e);
+			rc = cmd_report_redacted(&e);
 			goto done;
 		}
 		have_suite = true;

@@ -19,4 +19,11 @@ struct opt_result;
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code);
 
+/* Text for a message: a redacted copy (every path and command line printed goes through the redactor, DESIGN
+ * §1), "?" when out of memory. The caller frees it. */
+char *cmd_shown_text(const char *s);
+/* perr_report() of a message that may name a path or a command: redacted first. Returns the exit code. */
+struct perr;
+int cmd_report_redacted(struct perr *e);
+
 #endif

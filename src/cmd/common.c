@@ -2,9 +2,12 @@
 #include "cmd/cmd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/redact.h"
 
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code)
@@ -24,4 +27,20 @@ bool cmd_parse_options(const struct opt *opts, const char *usage, const char *de
 		*exit_code = perr_report(&e);
 		return false;
 	}
+}
+
+char *cmd_shown_text(const char *s)
+{
+	char *r = redact_dup(s);
+	return r ? r : strdup("?");
+}
+
+int cmd_report_redacted(struct perr *e)
+{
+	char *r = redact_dup(e->msg);
+	if (r) {
+		snprintf(e->msg, sizeof e->msg, "%s", r);
+		free(r);
+	}
+	return perr_report(e);
 }

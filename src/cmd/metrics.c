@@ -30,23 +30,8 @@
 
 /* Every path and command word this command prints goes through the redactor (DESIGN §1): the recording's
  * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
- * made where the text is printed; the values the command works with (paths it opens) stay whole. */
-static char *shown_text(const char *s)
-{
-	char *r = redact_dup(s);
-	return r ? r : strdup("?");
-}
-
-/* perr_report for messages that may name a path (atomic writes, mkdir, reading a recording). */
-static int report(struct perr *e)
-{
-	char *r = redact_dup(e->msg);
-	if (r) {
-		snprintf(e->msg, sizeof e->msg, "%s", r);
-		free(r);
-	}
-	return perr_report(e);
-}
+ * made where the text is printed (cmd_shown_text, cmd_report_redacted); the values the command works with
+ * (paths it opens) stay whole. */
 
 /* A recording name derived from text the user did not choose as a name (a command's basename, a comm): from
  * its redacted form, so that the file name and the artifact's name field cannot carry a secret either. */
@@ -175,7 +160,7 @@ static int cmd_metrics_record(int argc, char **argv)
 	}
 	bool have_cmd = res.npos > 0;
 	if (have_cmd && res.dashdash != 0) {
-		char *word = shown_text(res.pos[0]);
+		char *word = cmd_shown_text(res.pos[0]);
 		opt_result_release(&res);
 		int code = plumb_fail(EXIT_USAGE,
 				      "metrics record: put the command after `--` (plumb metrics record -- %s ...)", word);
@@ -214,9 +199,9 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (metrics_dir(dir, sizeof dir, &e) || metrics_path_for(file_name, path, sizeof path, &e) ||
 	    metrics_mkdirs(dir, &e) || atomic_check_writable(path, &e)) {
 		opt_result_release(&res);
-		return report(&e);
+		return cmd_report_redacted(&e);
 	}
-	char *path_shown = shown_text(path);
+	char *path_shown = cmd_shown_text(path);
 
 	/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks */
 	struct sigaction sa = { 0 };
@@ -239,7 +224,7 @@ static int cmd_metrics_record(int argc, char **argv)
 		child = spawn(res.pos, &orig, &exec_errno);
 		if (child < 0) {
 			sigprocmask(SIG_SETMASK, &orig, NULL);
-			char *word = shown_text(res.pos[0]);
+			char *word = cmd_shown_text(res.pos[0]);
 			int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(exec_errno));
 			free(word);
 			free(path_shown);
@@ -254,7 +239,7 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (metrics_recorder_init(&rec, path, file_name, root, every, (size_t)keep, &e)) {
 		sigprocmask(SIG_SETMASK, &orig, NULL);
 		free(path_shown);
-		return report(&e);
+		return cmd_report_redacted(&e);
 	}
 	/* rec.root_name is redacted already (the recorder keeps only that form) */
 	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
@@ -268,13 +253,13 @@ static int cmd_metrics_record(int argc, char **argv)
 	for (;;) {
 		size_t n;
 		if (metrics_recorder_sample(&rec, &n, &e)) {
-			exit_code = report(&e);
+			exit_code = cmd_report_redacted(&e);
 			break;
 		}
 		if (n == 0)
 			break; /* the root has exited */
 		if (metrics_recorder_write(&rec, "recording", &e)) {
-			exit_code = report(&e);
+			exit_code = cmd_report_redacted(&e);
 			break;
 		}
 		long long ns = next.tv_nsec + step_ns;
@@ -310,7 +295,7 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (exit_code == EXIT_DONE || rec.count > 0) {
 		struct perr we = PERR_INIT;
 		if (metrics_recorder_write(&rec, "ended", &we) && exit_code == EXIT_DONE)
-			exit_code = report(&we);
+			exit_code = cmd_report_redacted(&we);
 	}
 	if (exit_code == EXIT_DONE && rec.samples_taken == 0)
 		exit_code = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", (int)root);
@@ -430,7 +415,7 @@ static void print_peak(const char *label, const struct metrics_peak *k, bool mem
 static int print_report(const struct metrics_doc *doc, const char *path, long top)
 {
 	char t0[64], t1[64], b1[32], b2[32];
-	char *path_shown = shown_text(path);
+	char *path_shown = cmd_shown_text(path);
 	printf("recording \"%s\": %s\n", doc->name, path_shown);
 	free(path_shown);
 	char state[160];
@@ -560,8 +545,8 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	struct perr e = PERR_INIT;
 	char dir[PATH_MAX];
 	if (metrics_dir(dir, sizeof dir, &e))
-		return report(&e);
-	char *dir_shown = shown_text(dir);
+		return cmd_report_redacted(&e);
+	char *dir_shown = cmd_shown_text(dir);
 	DIR *d = opendir(dir);
 	if (!d) {
 		int err = errno, code;
@@ -595,7 +580,7 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 				nfiles--;
 				continue;
 			}
-			char *why = shown_text(ce.msg);
+			char *why = cmd_shown_text(ce.msg);
 			plumb_warn("metrics: skipping %s", why);
 			free(why);
 			if (!nbad++)
@@ -630,7 +615,7 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	closedir(d);
 	if (!have) {
 		free(others);
-		int code = nbad ? report(&first_bad)
+		int code = nbad ? cmd_report_redacted(&first_bad)
 				: plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
 		free(dir_shown);
 		return code;
@@ -672,7 +657,7 @@ static int cmd_metrics_read(int argc, char **argv)
 			       argc, argv, &res, &rc))
 		return rc;
 	if (res.npos > 0) {
-		char *arg = shown_text(res.pos[0]);
+		char *arg = cmd_shown_text(res.pos[0]);
 		int code = plumb_fail(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
 				      arg);
 		free(arg);
@@ -694,14 +679,14 @@ static int cmd_metrics_read(int argc, char **argv)
 	if (name || path_arg) {
 		if (name) {
 			if (metrics_path_for(name, path, sizeof path, &e))
-				return report(&e);
+				return cmd_report_redacted(&e);
 		} else {
 			snprintf(path, sizeof path, "%s", path_arg);
 		}
 		if (metrics_doc_read_file(path, &doc, &raw, &raw_len, &e)) {
 			if (e.code != PLUMB_ENOENT)
-				return report(&e);
-			char *path_shown = shown_text(path);
+				return cmd_report_redacted(&e);
+			char *path_shown = cmd_shown_text(path);
 			int code = plumb_fail(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT,
 					      path_shown);
 			free(path_shown);

@@ -9,6 +9,7 @@
 #include "base/redact.h"
 #include "base/hashmap.h"
 #include "base/sbuf.h"
+#include "base/u32vec.h"
 #include "format/textcache.h"
 #include "profile/label.h"
 
@@ -195,10 +196,7 @@ struct folded_writer {
 	uint32_t *piece_len;
 	size_t npieces, cap_pieces;
 	uint32_t *frame_first, *frame_npieces; /* per frame: its pieces in piece_list */
-	struct u32buf {
-		uint32_t *v;
-		size_t n, cap;
-	} piece_list, scratch;
+	struct u32vec piece_list, scratch;
 	char **owned;                     /* thread-root texts the writer made */
 	size_t nowned;
 	/* the tree of pieces: node 0 is the root */
@@ -209,25 +207,6 @@ struct folded_writer {
 	uint32_t *memo_node, *memo_gen;
 	bool oom;
 };
-
-static bool u32buf_grow(struct u32buf *b)
-{
-	size_t nc = b->cap ? b->cap * 2 : 64;
-	uint32_t *nv = realloc(b->v, nc * sizeof *nv);
-	if (!nv)
-		return false;
-	b->v = nv;
-	b->cap = nc;
-	return true;
-}
-
-static inline bool u32buf_push(struct u32buf *b, uint32_t x)
-{
-	if (b->n == b->cap && !u32buf_grow(b))
-		return false;
-	b->v[b->n++] = x;
-	return true;
-}
 
 static uint32_t piece_intern(struct folded_writer *w, const char *text, size_t len)
 {
@@ -262,7 +241,7 @@ static bool split_label(struct folded_writer *w, const char *text, size_t len)
 		const char *semi = memchr(text, ';', len);
 		size_t n = semi ? (size_t)(semi - text) : len;
 		uint32_t id = piece_intern(w, text, n);
-		if (id == UINT32_MAX || !u32buf_push(&w->piece_list, id))
+		if (id == UINT32_MAX || !u32vec_push(&w->piece_list, id))
 			return false;
 		if (!semi)
 			return true;
@@ -303,7 +282,7 @@ static uint32_t stack_node(struct folded_writer *w, uint32_t stack, uint32_t roo
 	w->scratch.n = 0;
 	uint32_t s = stack;
 	while (s != PROFILE_ROOT && w->memo_gen[s] != gen) {
-		if (!u32buf_push(&w->scratch, s))
+		if (!u32vec_push(&w->scratch, s))
 			return UINT32_MAX;
 		s = profile_stack_parent(w->p, s);
 	}
@@ -364,7 +343,7 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 	uint32_t *fill = malloc(n * sizeof *fill);
 	uint8_t *has_kids = calloc(n, 1);
 	struct child_entry *ent = malloc(2 * n * sizeof *ent);
-	struct u32buf todo = { NULL, 0, 0 };
+	struct u32vec todo = U32VEC_INIT;
 	bool ok = line_of && first && fill && has_kids && ent;
 	if (ok) {
 		for (size_t i = 0; i < n; i++)
@@ -392,7 +371,7 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 		/* depth-first: todo holds entry positions still to visit, the next one on top */
 		uint32_t rank = 0;
 		for (uint32_t k = first[1]; k-- > first[0];)
-			ok = ok && u32buf_push(&todo, k);
+			ok = ok && u32vec_push(&todo, k);
 		while (ok && todo.n) {
 			const struct child_entry *e = &ent[todo.v[--todo.n]];
 			if (!e->cont) {
@@ -400,10 +379,10 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 				continue;
 			}
 			for (uint32_t k = first[e->node + 1]; k-- > first[e->node];)
-				ok = ok && u32buf_push(&todo, k);
+				ok = ok && u32vec_push(&todo, k);
 		}
 	}
-	free(todo.v);
+	u32vec_release(&todo);
 	free(ent);
 	free(has_kids);
 	free(fill);
@@ -445,7 +424,7 @@ static void write_line(struct folded_writer *w, struct block_out *b, const struc
 {
 	w->scratch.n = 0;
 	for (uint32_t node = l->node; node; node = w->node_parent[node])
-		if (!u32buf_push(&w->scratch, w->node_piece[node])) {
+		if (!u32vec_push(&w->scratch, w->node_piece[node])) {
 			w->oom = true;
 			return;
 		}
@@ -471,8 +450,8 @@ static void writer_release(struct folded_writer *w)
 	free(w->piece_len);
 	free(w->frame_first);
 	free(w->frame_npieces);
-	free(w->piece_list.v);
-	free(w->scratch.v);
+	u32vec_release(&w->piece_list);
+	u32vec_release(&w->scratch);
 	for (size_t i = 0; i < w->nowned; i++)
 		free(w->owned[i]);
 	free(w->owned);

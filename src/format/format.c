@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "base/atomic.h"
+#include "base/readall.h"
 
 static const struct {
 	enum fmt_kind kind;
@@ -99,38 +100,15 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 
 static enum plumb_err read_all_fd(int fd, const char *path, struct fmt_input *in, struct perr *e)
 {
-	size_t cap = 1 << 16, len = 0;
+	size_t cap = 1 << 16;
 	struct stat st;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
 		cap = (size_t)st.st_size + 1;
-	char *buf = malloc(cap);
-	if (!buf)
+	int err = read_fd_whole(fd, cap, 0, &in->data, &in->len);
+	if (err == ENOMEM)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
-	for (;;) {
-		if (len + 1 >= cap) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - len - 1);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			int err = errno;
-			free(buf);
-			return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
-	buf[len] = '\0';
-	in->data = buf;
-	in->len = len;
+	if (err)
+		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
 	return PLUMB_OK;
 }
 

@@ -17,31 +17,8 @@
 
 #include "base/hashmap.h"
 #include "base/sbuf.h"
+#include "base/u32vec.h"
 #include "format/textcache.h"
-
-struct u32vec {
-	uint32_t *v;
-	size_t n, cap;
-};
-
-static bool u32_grow(struct u32vec *a)
-{
-	size_t nc = a->cap ? a->cap * 2 : 256;
-	uint32_t *nv = realloc(a->v, nc * sizeof *nv);
-	if (!nv)
-		return false;
-	a->v = nv;
-	a->cap = nc;
-	return true;
-}
-
-static inline bool u32_push(struct u32vec *a, uint32_t x)
-{
-	if (a->n == a->cap && !u32_grow(a))
-		return false;
-	a->v[a->n++] = x;
-	return true;
-}
 
 #define WARN_MAX 400
 
@@ -301,7 +278,7 @@ static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const 
 			     const char *mod, size_t mod_len)
 {
 	uint32_t rec = (uint32_t)s->groups.n;
-	if (!u32_push(&s->groups, 0)) {
+	if (!u32vec_push(&s->groups, 0)) {
 		s->oom = true;
 		return rec;
 	}
@@ -371,7 +348,7 @@ static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const 
 		fr.module = module;
 		fr.func = profile_intern(s->p, f->buf, f->len);
 		uint32_t id = fr.func == PROFILE_NOMEM ? PROFILE_NOMEM : profile_frame(s->p, &fr);
-		if (id == PROFILE_NOMEM || !u32_push(&s->groups, id)) {
+		if (id == PROFILE_NOMEM || !u32vec_push(&s->groups, id)) {
 			s->oom = true;
 			return rec;
 		}
@@ -470,7 +447,7 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 	}
 	uint32_t n = s->groups.v[rec];
 	for (uint32_t i = n; i > 0; i--)
-		if (!u32_push(&s->stack, s->groups.v[rec + i])) {
+		if (!u32vec_push(&s->stack, s->groups.v[rec + i])) {
 			s->oom = true;
 			return;
 		}
@@ -862,14 +839,14 @@ static void ps_release(struct ps *s)
 	}
 	tc_release(&s->lines);
 	tc_release(&s->headers);
-	free(s->groups.v);
+	u32vec_release(&s->groups);
 	for (size_t i = 0; i < s->nhdrs; i++) {
 		free(s->last[i].frames);
 		free(s->last[i].nodes);
 	}
 	free(s->last);
 	free(s->hdrs);
-	free(s->stack.v);
+	u32vec_release(&s->stack);
 	sbuf_release(&s->scratch);
 	sbuf_release(&s->scratch2);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/readall.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 
@@ -119,33 +120,11 @@ static char *read_cmdline(int pid)
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	size_t cap = 4096, len = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (len + 1 >= cap) {
-			char *nb = cap < (8u << 20) ? realloc(buf, cap * 2) : NULL; /* ARG_MAX is far below */
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	char *buf = NULL;
+	size_t len = 0;
+	int err = read_fd_whole(fd, 4096, (size_t)8 << 20, &buf, &len); /* ARG_MAX is far below 8 MiB */
 	close(fd);
-	if (!buf)
+	if (err)
 		return NULL;
 	while (len > 0 && buf[len - 1] == '\0')
 		len--;

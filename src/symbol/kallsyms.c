@@ -11,6 +11,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/readall.h"
+
 struct ksym {
 	uint64_t addr;
 	uint32_t name_off;
@@ -32,46 +34,20 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-/* Reads a whole file into a NUL-terminated malloc'd buffer. /proc files report size 0: read until EOF. */
+/* Reads a whole file into a NUL-terminated malloc'd buffer. /proc files report size 0: the first buffer is sized
+ * for /proc/kallsyms (~8 MB on a distribution kernel). */
 static char *read_all(const char *path, size_t *len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return NULL;
-	size_t cap = 1 << 23, n = 0;
-	char *buf = malloc(cap);
-	while (buf) {
-		if (cap - n < (1 << 16)) {
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			free(buf);
-			buf = NULL;
-			break;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
+	char *buf = NULL;
+	int err = read_fd_whole(fd, (size_t)1 << 23, 0, &buf, len);
 	close(fd);
-	if (buf) {
-		buf[n] = '\0';
-		*len = n;
-		char *fit = realloc(buf, n + 1); /* the names stay in it: give back the slack */
-		if (fit)
-			buf = fit;
-	}
-	return buf;
+	if (err)
+		return NULL;
+	char *fit = realloc(buf, *len + 1); /* the names stay in it: give back the slack */
+	return fit ? fit : buf;
 }
 
 static inline int hex_digit(unsigned char c)

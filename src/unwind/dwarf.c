@@ -14,7 +14,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -146,34 +145,13 @@ void unwinder_stats(const struct unwinder *u, struct unwind_stats *out)
 	*out = u->stats;
 }
 
-/* Size of an in-memory ELF image (the vDSO): the end of its section headers or segments. */
-static size_t vdso_image(const void *base, uint64_t *load)
-{
-	const Elf64_Ehdr *eh = base;
-	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return 0;
-	size_t end = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	const Elf64_Phdr *ph = (const Elf64_Phdr *)((const char *)base + eh->e_phoff);
-	*load = 0;
-	bool first = true;
-	for (int i = 0; i < eh->e_phnum; i++) {
-		if (ph[i].p_offset + ph[i].p_filesz > end)
-			end = ph[i].p_offset + ph[i].p_filesz;
-		if (ph[i].p_type == PT_LOAD && first) {
-			*load = ph[i].p_vaddr - ph[i].p_offset;
-			first = false;
-		}
-	}
-	return end;
-}
-
 static void module_open(struct module *m)
 {
 	m->fd = -1;
 	if (strcmp(m->path, "[vdso]") == 0) {
-		const void *base = (const void *)getauxval(AT_SYSINFO_EHDR);
-		size_t size = base ? vdso_image(base, &m->vdso_load) : 0;
-		if (!size)
+		size_t size = 0;
+		const void *base = maps_vdso_image(&size, &m->vdso_load);
+		if (!base)
 			return;
 		m->is_vdso = true;
 		m->elf = elf_memory((char *)base, size);
