@@ -241,6 +241,8 @@ static void on_thread(void *ctx, const struct py_thread *t)
 		return;
 	}
 	bt->seen = st->tick;
+	if (bt->stat_fd < 0 && st->cur != &st->root)
+		return; /* not a thread of this descendant: a vfork child reads its parent's memory until it execs */
 	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval))
 		return;
 	if (t->nframes == 0 && !st->opts->idle)

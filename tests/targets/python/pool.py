@@ -1,7 +1,8 @@
 """Two multiprocessing workers (fork context) each burn CPU in worker_burn while the parent waits in
 Pool.map. Each worker spins until its own CPU clock advanced by SECONDS, whatever the load, and returns its
 pid and the CPU time it used; the parent prints one line per worker, "pid cpu_seconds", then its own CPU time
-as "parent cpu_seconds". Usage: pool.py [SECONDS] (default 1.5)."""
+as "parent cpu_seconds". Usage: pool.py [SECONDS [DELAY]] (default 1.5 s of CPU per worker; with DELAY, it
+prints "ready" and sleeps DELAY seconds before starting the pool, so that a profiler can attach first)."""
 import multiprocessing
 import os
 import sys
@@ -18,6 +19,9 @@ def worker_burn(seconds):
 
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 1.5
+    if len(sys.argv) > 2:
+        print("ready", flush=True)
+        time.sleep(float(sys.argv[2]))
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(2) as pool:
         results = pool.map(worker_burn, [seconds, seconds], chunksize=1)
