@@ -75,6 +75,7 @@ struct pyb_state {
 	struct pyb_proc **kids;  /* descendants of the target */
 	size_t nkids, capkids;
 	uint64_t scans, last_scan_ns;
+	long last_pid;           /* /proc/loadavg's last pid at the last scan */
 	unsigned kids_sampled;   /* descendants that gave at least one sample (gone ones included) */
 	uint32_t *frame_ids;
 	uint64_t samples;
@@ -380,8 +381,49 @@ static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
 		pr->state = KID_SKIP;
 }
 
-/* Reads the process tree and brings the list of descendants up to date. */
-static void scan_kids(struct pyb_state *st)
+/* A process found below the target at this scan: a new one is added, a known one is checked for an exec. */
+static void kid_found(struct pyb_state *st, const struct proc_entry *e)
+{
+	struct pyb_proc *pr = kid_find(st, e->pid);
+	if (pr && pr->start != e->start) { /* the pid was reused: a new process */
+		proc_release(pr);
+		pr->start = e->start;
+		pr->sampled = false;
+		memset(pr->image, 0xff, sizeof pr->image);
+	}
+	if (pr && memcmp(pr->image, e->image, sizeof pr->image) != 0) { /* it exec'd: read it afresh */
+		proc_release(pr);
+		memcpy(pr->image, e->image, sizeof pr->image);
+		pr->found_ns = st->now;
+		pr->state = KID_TRY;
+	}
+	if (!pr && st->nkids < PYB_MAX_KIDS)
+		pr = kid_add(st, e);
+	if (!pr)
+		return;
+	pr->scan = st->scans;
+	if (pr->state == KID_TRY)
+		kid_open(st, pr);
+}
+
+/* The last pid the kernel handed out (/proc/loadavg's last field), -1 when unknown. */
+static long last_pid(void)
+{
+	char buf[128];
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *sp = strrchr(buf, ' ');
+	return sp ? strtol(sp + 1, NULL, 10) : -1;
+}
+
+/* Walks /proc and calls kid_found for every descendant of the target. */
+static void walk_tree(struct pyb_state *st)
 {
 	DIR *d = opendir("/proc");
 	if (!d)
@@ -402,39 +444,43 @@ static void scan_kids(struct pyb_state *st)
 			ents = ne;
 			cap = nc;
 		}
-		if (pid > 0 && pid != st->pid && read_proc_entry(pid, &ents[n]) && hmap_put(&index, (uint64_t)pid, (uint32_t)n))
+		if (pid > 0 && pid != st->pid && read_proc_entry(pid, &ents[n]) &&
+		    hmap_put(&index, (uint64_t)pid, (uint32_t)n))
 			n++;
 	}
 	closedir(d);
-	st->scans++;
 	for (size_t i = 0; i < n; i++) {
 		/* a descendant: following ppid links reaches the target (bounded: a tree being re-parented may loop) */
 		pid_t up = ents[i].ppid;
 		uint32_t j;
 		for (int depth = 0; up != st->pid && depth < 64 && hmap_get(&index, (uint64_t)up, &j); depth++)
 			up = ents[j].ppid;
-		if (up != st->pid)
-			continue;
-		struct pyb_proc *pr = kid_find(st, ents[i].pid);
-		if (pr && pr->start != ents[i].start) { /* the pid was reused: a new process */
-			proc_release(pr);
-			pr->start = ents[i].start;
-			pr->sampled = false;
-			memset(pr->image, 0xff, sizeof pr->image);
+		if (up == st->pid)
+			kid_found(st, &ents[i]);
+	}
+	hmap_release(&index);
+	free(ents);
+}
+
+/* Brings the list of descendants up to date. The whole of /proc is read only when a process was created
+ * anywhere since the last scan (the kernel's last pid moved); otherwise only the known descendants are
+ * re-read, for an exit or an exec. */
+static void scan_kids(struct pyb_state *st)
+{
+	long last = last_pid();
+	bool walk = last < 0 || st->scans == 0 || last != st->last_pid;
+	st->last_pid = last;
+	st->scans++;
+	if (walk) {
+		walk_tree(st);
+	} else {
+		for (size_t i = 0; i < st->nkids; i++) {
+			struct proc_entry e;
+			struct pyb_proc *pr = st->kids[i];
+			bool in_tree = read_proc_entry(pr->pid, &e) && (e.ppid == st->pid || kid_find(st, e.ppid));
+			if (in_tree)
+				kid_found(st, &e);
 		}
-		if (pr && memcmp(pr->image, ents[i].image, sizeof pr->image) != 0) { /* it exec'd: read it afresh */
-			proc_release(pr);
-			memcpy(pr->image, ents[i].image, sizeof pr->image);
-			pr->found_ns = st->now;
-			pr->state = KID_TRY;
-		}
-		if (!pr && st->nkids < PYB_MAX_KIDS)
-			pr = kid_add(st, &ents[i]);
-		if (!pr)
-			continue;
-		pr->scan = st->scans;
-		if (pr->state == KID_TRY)
-			kid_open(st, pr);
 	}
 	/* the ones not found have exited (or left the tree): drop them quietly */
 	size_t k = 0;
@@ -447,8 +493,6 @@ static void scan_kids(struct pyb_state *st)
 		}
 	}
 	st->nkids = k;
-	hmap_release(&index);
-	free(ents);
 }
 
 /* One round over the descendants: each readable one's threads, like the target's. */
