@@ -59,6 +59,7 @@ struct pyb_proc {
 	uint64_t found_ns;         /* when it was found, or last exec'd */
 	uint64_t scan;             /* the last scan that found it */
 	enum { KID_TRY, KID_OPEN, KID_SKIP } state;
+	bool noted;                /* counted among the CPython children that could not be sampled */
 };
 
 #define PYB_SCAN_NS 100000000ULL /* how often the process tree is read */
@@ -77,6 +78,8 @@ struct pyb_state {
 	uint64_t scans, last_scan_ns;
 	long last_pid;           /* /proc/loadavg's last pid at the last scan */
 	unsigned kids_sampled;   /* descendants that gave at least one sample (gone ones included) */
+	unsigned kids_unsupported, kids_unreadable; /* CPython descendants left alone: no layout, memory refused */
+	char unsupported_version[16];              /* the first such version, e.g. "3.10" */
 	uint32_t *frame_ids;
 	uint64_t samples;
 	uint64_t interval;
@@ -375,10 +378,28 @@ static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = py_open(pr->pid, &pr->py, &e);
 	uint64_t age = st->now - pr->found_ns;
-	if (rc == PLUMB_OK)
+	if (rc == PLUMB_OK) {
 		pr->state = KID_OPEN;
-	else if (!((rc == PLUMB_ENOENT && age < 5000000000ULL) || (rc == PLUMB_EUNSUPPORTED && age < 500000000ULL)))
-		pr->state = KID_SKIP;
+		return;
+	}
+	/* a CPython of a version without a layout is final at once (and worth a word in the summary) */
+	struct py_binary_info info;
+	bool no_layout = rc == PLUMB_EUNSUPPORTED && py_probe_pid(pr->pid, &info) && info.is_python && !info.supported;
+	bool may_come = (rc == PLUMB_ENOENT && age < 5000000000ULL) || (rc == PLUMB_EUNSUPPORTED && age < 500000000ULL);
+	if (may_come && !no_layout)
+		return; /* tried again at the next scan */
+	pr->state = KID_SKIP;
+	if (pr->noted)
+		return;
+	if (rc == PLUMB_EPERM) {
+		st->kids_unreadable++;
+		pr->noted = true;
+	} else if (no_layout) {
+		if (!st->kids_unsupported++)
+			snprintf(st->unsupported_version, sizeof st->unsupported_version, "%u.%u", info.major,
+				 info.minor);
+		pr->noted = true;
+	}
 }
 
 /* A process found below the target at this scan: a new one is added, a known one is checked for an exec. */
@@ -505,7 +526,8 @@ static void read_kids(struct pyb_state *st)
 		struct perr re = PERR_INIT;
 		st->cur = pr;
 		if (py_read_threads(pr->py, on_thread, st, &re) != PLUMB_OK) {
-			proc_release(pr); /* gone or unreadable: the next scan drops it or reads it again after an exec */
+			/* gone or unreadable: the next scan drops it, or reads it again after an exec */
+			proc_release(pr);
 			pr->state = KID_SKIP;
 		} else if (st->tick % 64 == 0) {
 			forget_gone_threads(st, pr);
@@ -693,6 +715,16 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	if (py && rc == PLUMB_OK && native_failed[0])
 		snprintf(res->limits, sizeof res->limits, "CPython %s frames only: --native unavailable (%s)",
 			 py_version(py), native_failed);
+	size_t used_len = strlen(res->limits);
+	if (py && rc == PLUMB_OK && st.kids_unsupported)
+		used_len += (size_t)snprintf(res->limits + used_len, sizeof res->limits - used_len,
+					     "; %u CPython child process%s not sampled (no layout for CPython %s%s)",
+					     st.kids_unsupported, st.kids_unsupported > 1 ? "es" : "",
+					     st.unsupported_version, st.kids_unsupported > 1 ? ", ..." : "");
+	if (py && rc == PLUMB_OK && st.kids_unreadable && used_len < sizeof res->limits)
+		snprintf(res->limits + used_len, sizeof res->limits - used_len,
+			 "; %u CPython child process%s not sampled (memory not readable)", st.kids_unreadable,
+			 st.kids_unreadable > 1 ? "es" : "");
 	st.root.py = py;
 	proc_release(&st.root);
 	for (size_t i = 0; i < st.nkids; i++) {

@@ -2,6 +2,7 @@
 backend samples the CPython processes its target starts — multiprocessing workers forked from it, and
 interpreters it runs with subprocess — under their own pids and threads, each checked against the CPU time
 the worker itself measured. Run on Debian's python3 (3.11), the interpreter a fresh machine has."""
+import glob
 import os
 import re
 import subprocess
@@ -25,6 +26,14 @@ def debian_python():
     out = subprocess.run([exe, "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
                          capture_output=True, text=True, timeout=30)
     return exe if out.stdout.strip() == "3.11" else None
+
+
+def pyenv_pythons(minor):
+    """pyenv's CPython X.Y interpreters on this machine, by their real path."""
+    found = set()
+    for home in {os.path.expanduser("~"), "/root"}:
+        found.update(glob.glob(os.path.join(home, ".pyenv", "versions", minor + ".*", "bin", "python" + minor)))
+    return sorted(e for e in found if os.access(e, os.X_OK))
 
 
 def reported(stdout):
@@ -102,6 +111,35 @@ class PythonSubprocesses(TempDir):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("with python/python (2 processes)", r.stderr)
         self.check_workers(r, out, "child_burn", 1)
+
+    def test_python__exec_child_of_its_own_version(self):
+        """A 3.11 parent runs a 3.12 child: the child is detected on its own and read with its own layout."""
+        exes = pyenv_pythons("3.12")
+        if not exes:
+            self.skipTest("no CPython 3.12 on this machine (pyenv under ~/.pyenv/versions/3.12*)")
+        out = self.path("spawn312.folded")
+        r = plumb("record", "--threads", "--interval", str(INTERVAL), "-o", out, "--", self.exe, SPAWN, "1.0",
+                  exes[0], cwd=self.tmp, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("with python/python (2 processes)", r.stderr)
+        self.check_workers(r, out, "child_burn", 1)
+
+    def test_python__unsupported_child_is_named(self):
+        """A child interpreter without a layout is not sampled, and the summary says so instead of staying
+        silent about it."""
+        exes = pyenv_pythons("3.10") or pyenv_pythons("3.13")
+        if not exes:
+            self.skipTest("no CPython 3.10 or 3.13 on this machine (pyenv)")
+        out = self.path("spawn-unsupported.folded")
+        r = plumb("record", "--threads", "--interval", str(INTERVAL), "-o", out, "--", self.exe, SPAWN, "0.5",
+                  exes[0], cwd=self.tmp, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        workers, _ = reported(r.stdout)
+        self.assertEqual(len(workers), 1, r.stdout)
+        self.assertRegex(r.stderr, r"1 CPython child process not sampled \(no layout for CPython 3\.1[03]\)")
+        self.assertNotIn("processes)", r.stderr)
+        hits, totals = by_root(read_folded(out), "child_burn")
+        self.assertFalse(set(workers) & set(totals), totals)
 
     def test_python__attach_follows_new_workers(self):
         target = subprocess.Popen([self.exe, POOL, "1.5", "1.0"], stdout=subprocess.PIPE, text=True)

@@ -1,7 +1,7 @@
 """A parent that runs a second interpreter with subprocess.run([sys.executable, ...]) (fork + exec: the child
 has its own address space, found and read on its own) and waits for it. The child burns CPU in child_burn
 until its own CPU clock advanced by SECONDS and prints "pid cpu_seconds"; the parent passes that line on and
-then prints "parent cpu_seconds". Usage: spawn.py [SECONDS] (default 1.0)."""
+then prints "parent cpu_seconds". Usage: spawn.py [SECONDS [CHILD_PYTHON]] (default 1.0 s, this interpreter)."""
 import os
 import subprocess
 import sys
@@ -22,7 +22,8 @@ def main():
         print(os.getpid(), "%.3f" % cpu)
         return 0
     seconds = sys.argv[1] if len(sys.argv) > 1 else "1.0"
-    out = subprocess.run([sys.executable, __file__, "--child", seconds], capture_output=True, text=True, check=True)
+    child = sys.argv[2] if len(sys.argv) > 2 else sys.executable
+    out = subprocess.run([child, __file__, "--child", seconds], capture_output=True, text=True, check=True)
     sys.stdout.write(out.stdout)
     print("parent", "%.3f" % time.process_time())
     return 0
