@@ -14,7 +14,8 @@
  * process tree under the target is read from /proc/N/stat (ppid links), and each descendant that is a CPython
  * we can read (a forked worker has its parent's binary; an exec'd one is detected on its own) is sampled the
  * same way into the same profile, under its own pid and threads. A process that execs is read again; one that
- * exits is dropped quietly (its samples stay). --native follows the target process only. */
+ * exits is dropped quietly (its samples stay). With --native each child gets its own native sampler, polled
+ * together with the target's. */
 #include "sample/backend.h"
 
 #include <dirent.h>
@@ -49,6 +50,7 @@ struct pyb_thread {
 struct pyb_proc {
 	pid_t pid;
 	struct py_proc *py;      /* NULL while not readable (yet) */
+	struct pyn_sampler *native; /* --native: a descendant's own perf_event sampler (the target's is apart) */
 	struct hmap tid_index;   /* tid -> index in threads */
 	struct pyb_thread *threads;
 	size_t nthreads, capthreads;
@@ -79,6 +81,10 @@ struct pyb_state {
 	long last_pid;           /* /proc/loadavg's last pid at the last scan */
 	unsigned kids_sampled;   /* descendants that gave at least one sample (gone ones included) */
 	unsigned kids_unsupported, kids_unreadable; /* CPython descendants left alone: no layout, memory refused */
+	unsigned kids_native_failed;               /* --native could not open a descendant's events */
+	bool native_active;                        /* --native is sampling the target: children get it too */
+	struct pyn_sampler **pollset;              /* --native: the samplers polled at this tick */
+	size_t cappollset;
 	char unsupported_version[16];              /* the first such version, e.g. "3.10" */
 	uint32_t *frame_ids;
 	uint64_t samples;
@@ -277,9 +283,21 @@ static void forget_gone_threads(struct pyb_state *st, struct pyb_proc *pr)
 	}
 }
 
-/* Closes a process's reader and thread files (the profile keeps its threads and samples). */
-static void proc_release(struct pyb_proc *pr)
+/* Closes a process's reader and thread files (the profile keeps its threads and samples). A --native sampler
+ * is drained first: its samples count as ticks, like the target's. */
+static void proc_release(struct pyb_state *st, struct pyb_proc *pr)
 {
+	if (pr->native) {
+		uint64_t n = 0;
+		pyn_finish(pr->native, &n);
+		pyn_close(pr->native);
+		pr->native = NULL;
+		st->tick += n;
+		if (n && !pr->sampled && pr != &st->root) {
+			pr->sampled = true;
+			st->kids_sampled++;
+		}
+	}
 	py_close(pr->py);
 	pr->py = NULL;
 	for (size_t i = 0; i < pr->nthreads; i++) {
@@ -378,6 +396,16 @@ static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = py_open(pr->pid, &pr->py, &e);
 	uint64_t age = st->now - pr->found_ns;
+	if (rc == PLUMB_OK && st->native_active) {
+		struct perr ne = PERR_INIT;
+		if (pyn_open(&pr->native, pr->py, pr->pid, st->opts, st->p, &ne) != PLUMB_OK) {
+			py_close(pr->py);
+			pr->py = NULL;
+			pr->state = KID_SKIP;
+			st->kids_native_failed++;
+			return;
+		}
+	}
 	if (rc == PLUMB_OK) {
 		pr->state = KID_OPEN;
 		return;
@@ -407,13 +435,13 @@ static void kid_found(struct pyb_state *st, const struct proc_entry *e)
 {
 	struct pyb_proc *pr = kid_find(st, e->pid);
 	if (pr && pr->start != e->start) { /* the pid was reused: a new process */
-		proc_release(pr);
+		proc_release(st, pr);
 		pr->start = e->start;
 		pr->sampled = false;
 		memset(pr->image, 0xff, sizeof pr->image);
 	}
 	if (pr && memcmp(pr->image, e->image, sizeof pr->image) != 0) { /* it exec'd: read it afresh */
-		proc_release(pr);
+		proc_release(st, pr);
 		memcpy(pr->image, e->image, sizeof pr->image);
 		pr->found_ns = st->now;
 		pr->state = KID_TRY;
@@ -509,7 +537,7 @@ static void scan_kids(struct pyb_state *st)
 		if (st->kids[i]->scan == st->scans) {
 			st->kids[k++] = st->kids[i];
 		} else {
-			proc_release(st->kids[i]);
+			proc_release(st, st->kids[i]);
 			free(st->kids[i]);
 		}
 	}
@@ -527,7 +555,7 @@ static void read_kids(struct pyb_state *st)
 		st->cur = pr;
 		if (py_read_threads(pr->py, on_thread, st, &re) != PLUMB_OK) {
 			/* gone or unreadable: the next scan drops it, or reads it again after an exec */
-			proc_release(pr);
+			proc_release(st, pr);
 			pr->state = KID_SKIP;
 		} else if (st->tick % 64 == 0) {
 			forget_gone_threads(st, pr);
@@ -658,7 +686,28 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		}
 		st.now = t;
 		if (native) {
-			pyn_poll(native, next + interval);
+			st.native_active = true;
+			if (t - st.last_scan_ns >= PYB_SCAN_NS) {
+				st.last_scan_ns = t;
+				scan_kids(&st);
+			}
+			size_t nset = 0;
+			if (st.cappollset < st.nkids + 1) {
+				struct pyn_sampler **ps = realloc(st.pollset, (st.nkids + 1) * sizeof *ps);
+				if (ps) {
+					st.pollset = ps;
+					st.cappollset = st.nkids + 1;
+				}
+			}
+			if (st.pollset) {
+				st.pollset[nset++] = native;
+				for (size_t i = 0; i < st.nkids && nset < st.cappollset; i++)
+					if (st.kids[i]->native)
+						st.pollset[nset++] = st.kids[i]->native;
+				pyn_poll_many(st.pollset, nset, next + interval);
+			} else {
+				pyn_poll(native, next + interval);
+			}
 		} else if (py) {
 			st.tick++;
 			struct perr re = PERR_INIT;
@@ -683,6 +732,14 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 			sleep_until(next);
 	}
 	res->end_ns = now_ns();
+	/* the children first: a --native child's last samples are drained and counted */
+	for (size_t i = 0; i < st.nkids; i++) {
+		proc_release(&st, st.kids[i]);
+		free(st.kids[i]);
+	}
+	free(st.kids);
+	free(st.pollset);
+	st.nkids = 0;
 	if (native) {
 		pyn_finish(native, &st.tick);
 		pyn_close(native);
@@ -699,7 +756,8 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	char unwinder[64];
 	snprintf(unwinder, sizeof unwinder, "%s", used_native ? "python+dwarf" : "python");
 	if (st.kids_sampled)
-		snprintf(unwinder, sizeof unwinder, "python (%u processes)", st.kids_sampled + 1);
+		snprintf(unwinder, sizeof unwinder, "%s (%u processes)", used_native ? "python+dwarf" : "python",
+			 st.kids_sampled + 1);
 	meta->unwinder = profile_intern_cstr(p, unwinder);
 	if (rc == PLUMB_OK && !py) {
 		/* Launched but never readable: the command already ran, so no other backend may run it again. */
@@ -707,9 +765,8 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 			      open_err.msg[0] ? open_err.msg : "the target ended before its interpreter could be read");
 	}
 	if (py && rc == PLUMB_OK)
-		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s%s%s",
+		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s%s",
 			 py_version(py), opts->native ? " merged with native stacks" : " only",
-			 opts->native ? "; child processes not sampled with --native" : "",
 			 opts->native && (opts->mode == MODE_WALL || opts->idle)
 				 ? "; --native samples threads while on a CPU only (no idle stacks)" : "");
 	if (py && rc == PLUMB_OK && native_failed[0])
@@ -722,16 +779,15 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 					     st.kids_unsupported, st.kids_unsupported > 1 ? "es" : "",
 					     st.unsupported_version, st.kids_unsupported > 1 ? ", ..." : "");
 	if (py && rc == PLUMB_OK && st.kids_unreadable && used_len < sizeof res->limits)
+		used_len += (size_t)snprintf(res->limits + used_len, sizeof res->limits - used_len,
+					     "; %u CPython child process%s not sampled (memory not readable)",
+					     st.kids_unreadable, st.kids_unreadable > 1 ? "es" : "");
+	if (py && rc == PLUMB_OK && st.kids_native_failed && used_len < sizeof res->limits)
 		snprintf(res->limits + used_len, sizeof res->limits - used_len,
-			 "; %u CPython child process%s not sampled (memory not readable)", st.kids_unreadable,
-			 st.kids_unreadable > 1 ? "es" : "");
+			 "; %u CPython child process%s not sampled (--native could not open its events)",
+			 st.kids_native_failed, st.kids_native_failed > 1 ? "es" : "");
 	st.root.py = py;
-	proc_release(&st.root);
-	for (size_t i = 0; i < st.nkids; i++) {
-		proc_release(st.kids[i]);
-		free(st.kids[i]);
-	}
-	free(st.kids);
+	proc_release(&st, &st.root);
 	return rc;
 }
 

@@ -112,6 +112,21 @@ class PythonSubprocesses(TempDir):
         self.assertIn("with python/python (2 processes)", r.stderr)
         self.check_workers(r, out, "child_burn", 1)
 
+    def test_python__native_pool_workers(self):
+        """--native: each worker gets its own perf_event sampler, merged with its Python frames."""
+        out = self.path("native-pool.folded")
+        r = plumb("record", "--native", "--threads", "--interval", str(INTERVAL), "-o", out, "--", self.exe, POOL,
+                  "1.5", cwd=self.tmp, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        if "--native unavailable" in r.stderr:
+            self.skipTest("perf_event_open refused here: " + r.stderr.strip().splitlines()[-2])
+        self.assertIn("with python/python+dwarf (3 processes)", r.stderr)
+        rows = self.check_workers(r, out, "worker_burn", 2)
+        # the workers' stacks are native too: the interpreter's entry above the Python frames
+        merged = sum(c for fr, c in rows if any(f.startswith("worker_burn (") for f in fr) and
+                     any(f.startswith(("Py_BytesMain ", "Py_RunMain ")) for f in fr))
+        self.assertGreater(merged, 0.5 * sum(c for fr, c in rows if any(f.startswith("worker_burn (") for f in fr)))
+
     def test_python__exec_child_of_its_own_version(self):
         """A 3.11 parent runs a 3.12 child: the child is detected on its own and read with its own layout."""
         exes = pyenv_pythons("3.12")
