@@ -741,7 +741,9 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	free(st.pollset);
 	st.nkids = 0;
 	if (native) {
+		uint64_t before = st.tick;
 		pyn_finish(native, &st.tick);
+		st.root.sampled |= st.tick > before;
 		pyn_close(native);
 		used_native = true;
 	}
@@ -755,9 +757,10 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	/* the summary line says how many processes were sampled when there were more than one */
 	char unwinder[64];
 	snprintf(unwinder, sizeof unwinder, "%s", used_native ? "python+dwarf" : "python");
+	unsigned nprocs = st.kids_sampled + (st.root.sampled ? 1 : 0);
 	if (st.kids_sampled)
-		snprintf(unwinder, sizeof unwinder, "%s (%u processes)", used_native ? "python+dwarf" : "python",
-			 st.kids_sampled + 1);
+		snprintf(unwinder, sizeof unwinder, "%s (%u process%s)", used_native ? "python+dwarf" : "python",
+			 nprocs, nprocs > 1 ? "es" : "");
 	meta->unwinder = profile_intern_cstr(p, unwinder);
 	if (rc == PLUMB_OK && !py) {
 		/* Launched but never readable: the command already ran, so no other backend may run it again. */
