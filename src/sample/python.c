@@ -8,9 +8,17 @@
  * is credited each tick, and a sample is taken for each interval's worth of credit, so a thread running X% of
  * the time gets X% of the ticks (a thread merely runnable, or waking briefly from sleep, does not); without
  * schedstat, the scheduler state ('R' in .../stat) decides. --idle keeps idle threads too; --mode wall samples
- * every thread at every tick. */
+ * every thread at every tick.
+ *
+ * Child processes are followed like perf's inherit (DESIGN §2: "sample it and its children"): every ~100 ms the
+ * process tree under the target is read from /proc/N/stat (ppid links), and each descendant that is a CPython
+ * we can read (a forked worker has its parent's binary; an exec'd one is detected on its own) is sampled the
+ * same way into the same profile, under its own pid and threads. A process that execs is read again; one that
+ * exits is dropped quietly (its samples stay). With --native each child gets its own native sampler, polled
+ * together with the target's. */
 #include "sample/backend.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -32,11 +40,32 @@ struct pyb_thread {
 	int stat_fd;     /* /proc/PID/task/TID/stat, kept open (pread re-reads it) */
 	int sched_fd;    /* /proc/PID/task/TID/schedstat: on-CPU nanoseconds */
 	uint64_t oncpu;  /* on-CPU time at the last tick (0: not read yet) */
-	uint64_t credit; /* on-CPU time not yet turned into samples */
+	int64_t credit;  /* on-CPU time not yet turned into samples (negative: sampled ahead of it) */
 	uint32_t thread; /* profile thread id */
 	uint64_t seen;   /* last tick the thread was seen */
 	bool py_named;   /* named from threading (not just the OS name) */
 };
+
+/* One sampled process: the target, or one of its descendants. */
+struct pyb_proc {
+	pid_t pid;
+	struct py_proc *py;      /* NULL while not readable (yet) */
+	struct pyn_sampler *native; /* --native: a descendant's own perf_event sampler (the target's is apart) */
+	struct hmap tid_index;   /* tid -> index in threads */
+	struct pyb_thread *threads;
+	size_t nthreads, capthreads;
+	bool sampled;            /* at least one sample came from it */
+	/* descendants only */
+	unsigned long long start;  /* start time (/proc/PID/stat field 22): a reused pid is another process */
+	unsigned long image[3];    /* startcode, endcode, startstack: they change when the process execs */
+	uint64_t found_ns;         /* when it was found, or last exec'd */
+	uint64_t scan;             /* the last scan that found it */
+	enum { KID_TRY, KID_OPEN, KID_SKIP } state;
+	bool noted;                /* counted among the CPython children that could not be sampled */
+};
+
+#define PYB_SCAN_NS 100000000ULL /* how often the process tree is read */
+#define PYB_MAX_KIDS 1024
 
 struct pyb_state {
 	const struct record_opts *opts;
@@ -44,9 +73,19 @@ struct pyb_state {
 	pid_t pid;
 	uint64_t tick;
 	uint64_t now;            /* time of this tick (profile clock) */
-	struct hmap tid_index;   /* tid -> index in threads */
-	struct pyb_thread *threads;
-	size_t nthreads, capthreads;
+	struct pyb_proc root;
+	struct pyb_proc *cur;    /* the process being read */
+	struct pyb_proc **kids;  /* descendants of the target */
+	size_t nkids, capkids;
+	uint64_t scans, last_scan_ns;
+	long last_pid;           /* /proc/loadavg's last pid at the last scan */
+	unsigned kids_sampled;   /* descendants that gave at least one sample (gone ones included) */
+	unsigned kids_unsupported, kids_unreadable; /* CPython descendants left alone: no layout, memory refused */
+	unsigned kids_native_failed;               /* --native could not open a descendant's events */
+	bool native_active;                        /* --native is sampling the target: children get it too */
+	struct pyn_sampler **pollset;              /* --native: the samplers polled at this tick */
+	size_t cappollset;
+	char unsupported_version[16];              /* the first such version, e.g. "3.10" */
 	uint32_t *frame_ids;
 	uint64_t samples;
 	uint64_t interval;
@@ -95,36 +134,36 @@ static void read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
 	buf[strcspn(buf, "\n")] = 0;
 }
 
-static struct pyb_thread *thread_get(struct pyb_state *st, pid_t tid, const char *py_name)
+static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, pid_t tid, const char *py_name)
 {
 	uint32_t idx;
-	if (hmap_get(&st->tid_index, (uint64_t)tid, &idx)) {
-		struct pyb_thread *known = &st->threads[idx];
+	if (hmap_get(&pr->tid_index, (uint64_t)tid, &idx)) {
+		struct pyb_thread *known = &pr->threads[idx];
 		if (py_name && !known->py_named) { /* threading named it after we first saw it */
-			profile_thread(st->p, (uint32_t)st->pid, (uint32_t)tid, py_name);
+			profile_thread(st->p, (uint32_t)pr->pid, (uint32_t)tid, py_name);
 			known->py_named = true;
 		}
 		return known;
 	}
-	if (st->nthreads == st->capthreads) {
-		size_t cap = st->capthreads ? st->capthreads * 2 : 16;
-		struct pyb_thread *nt = realloc(st->threads, cap * sizeof *nt);
+	if (pr->nthreads == pr->capthreads) {
+		size_t cap = pr->capthreads ? pr->capthreads * 2 : 16;
+		struct pyb_thread *nt = realloc(pr->threads, cap * sizeof *nt);
 		if (!nt)
 			return NULL;
-		st->threads = nt;
-		st->capthreads = cap;
+		pr->threads = nt;
+		pr->capthreads = cap;
 	}
 	char path[64], comm[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)st->pid, (int)tid);
-	read_comm(st->pid, tid, comm, sizeof comm);
-	uint32_t th = profile_thread(st->p, (uint32_t)st->pid, (uint32_t)tid, py_name ? py_name : comm);
-	if (th == PROFILE_NOMEM || !hmap_put(&st->tid_index, (uint64_t)tid, (uint32_t)st->nthreads))
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pr->pid, (int)tid);
+	read_comm(pr->pid, tid, comm, sizeof comm);
+	uint32_t th = profile_thread(st->p, (uint32_t)pr->pid, (uint32_t)tid, py_name ? py_name : comm);
+	if (th == PROFILE_NOMEM || !hmap_put(&pr->tid_index, (uint64_t)tid, (uint32_t)pr->nthreads))
 		return NULL;
-	struct pyb_thread *t = &st->threads[st->nthreads++];
+	struct pyb_thread *t = &pr->threads[pr->nthreads++];
 	t->tid = tid;
 	t->py_named = py_name != NULL;
 	t->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)st->pid, (int)tid);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pr->pid, (int)tid);
 	t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
 	t->oncpu = 0;
 	t->credit = 0;
@@ -172,12 +211,15 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
 	}
 	uint64_t used = now > t->oncpu ? now - t->oncpu : 0;
 	t->oncpu = now;
-	t->credit += used;
-	if (t->credit > 2 * interval)
-		t->credit = 2 * interval; /* time we slept through is not made up for in a burst */
-	if (used == 0 || t->credit < interval / 2)
+	int64_t iv = (int64_t)interval;
+	t->credit += (int64_t)used;
+	if (t->credit > 2 * iv)
+		t->credit = 2 * iv; /* time we slept through is not made up for in a burst */
+	if (used == 0 || t->credit < iv / 2)
 		return false;
-	t->credit = t->credit > interval ? t->credit - interval : 0;
+	/* The rounding is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
+	 * processes) is sampled at 2 ticks in 3, not at every tick. */
+	t->credit -= iv;
 	return true;
 }
 
@@ -203,12 +245,14 @@ uint32_t pyb_push_frames(struct profile *p, uint32_t parent, const struct py_fra
 static void on_thread(void *ctx, const struct py_thread *t)
 {
 	struct pyb_state *st = ctx;
-	struct pyb_thread *bt = thread_get(st, t->tid, t->name);
+	struct pyb_thread *bt = thread_get(st, st->cur, t->tid, t->name);
 	if (!bt) {
 		st->oom = true;
 		return;
 	}
 	bt->seen = st->tick;
+	if (bt->stat_fd < 0 && st->cur != &st->root)
+		return; /* not a thread of this descendant: a vfork child reads its parent's memory until it execs */
 	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval))
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
@@ -219,13 +263,16 @@ static void on_thread(void *ctx, const struct py_thread *t)
 		return;
 	}
 	st->samples++;
+	if (!st->cur->sampled && st->cur != &st->root)
+		st->kids_sampled++;
+	st->cur->sampled = true;
 }
 
-static void forget_gone_threads(struct pyb_state *st)
+static void forget_gone_threads(struct pyb_state *st, struct pyb_proc *pr)
 {
 	/* Threads not seen for a while have exited: close their stat files (the profile keeps their samples). */
-	for (size_t i = 0; i < st->nthreads; i++) {
-		struct pyb_thread *t = &st->threads[i];
+	for (size_t i = 0; i < pr->nthreads; i++) {
+		struct pyb_thread *t = &pr->threads[i];
 		if (t->stat_fd >= 0 && st->tick - t->seen > 100) {
 			close(t->stat_fd);
 			t->stat_fd = -1;
@@ -234,6 +281,287 @@ static void forget_gone_threads(struct pyb_state *st)
 			t->sched_fd = -1;
 		}
 	}
+}
+
+/* Closes a process's reader and thread files (the profile keeps its threads and samples). A --native sampler
+ * is drained first: its samples count as ticks, like the target's. */
+static void proc_release(struct pyb_state *st, struct pyb_proc *pr)
+{
+	if (pr->native) {
+		uint64_t n = 0;
+		pyn_finish(pr->native, &n);
+		pyn_close(pr->native);
+		pr->native = NULL;
+		st->tick += n;
+		if (n && !pr->sampled && pr != &st->root) {
+			pr->sampled = true;
+			st->kids_sampled++;
+		}
+	}
+	py_close(pr->py);
+	pr->py = NULL;
+	for (size_t i = 0; i < pr->nthreads; i++) {
+		if (pr->threads[i].stat_fd >= 0)
+			close(pr->threads[i].stat_fd);
+		if (pr->threads[i].sched_fd >= 0)
+			close(pr->threads[i].sched_fd);
+	}
+	free(pr->threads);
+	pr->threads = NULL;
+	pr->nthreads = pr->capthreads = 0;
+	hmap_release(&pr->tid_index);
+}
+
+/* ---- descendants ---- */
+
+struct proc_entry {
+	pid_t pid, ppid;
+	unsigned long long start;
+	unsigned long image[3];
+};
+
+/* Reads the fields of /proc/PID/stat we need; false when the process is gone or the line is odd. */
+static bool read_proc_entry(pid_t pid, struct proc_entry *out)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	const char *p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return false;
+	/* after "pid (comm) ": field 3 (state) is token 0; ppid 4, starttime 22, startcode 26, endcode 27,
+	 * startstack 28 */
+	p += 2;
+	memset(out, 0, sizeof *out);
+	out->pid = pid;
+	for (int tok = 0; tok <= 25 && *p; tok++) {
+		char *end;
+		unsigned long long v = strtoull(p, &end, 10);
+		if (tok == 1)
+			out->ppid = (pid_t)v;
+		else if (tok == 19)
+			out->start = v;
+		else if (tok >= 23)
+			out->image[tok - 23] = (unsigned long)v;
+		p = strchr(p, ' ');
+		if (!p)
+			return tok >= 19;
+		p++;
+	}
+	return true;
+}
+
+static struct pyb_proc *kid_find(struct pyb_state *st, pid_t pid)
+{
+	for (size_t i = 0; i < st->nkids; i++)
+		if (st->kids[i]->pid == pid)
+			return st->kids[i];
+	return NULL;
+}
+
+static struct pyb_proc *kid_add(struct pyb_state *st, const struct proc_entry *e)
+{
+	if (st->nkids == st->capkids) {
+		size_t cap = st->capkids ? st->capkids * 2 : 8;
+		struct pyb_proc **nk = realloc(st->kids, cap * sizeof *nk);
+		if (!nk)
+			return NULL;
+		st->kids = nk;
+		st->capkids = cap;
+	}
+	struct pyb_proc *pr = calloc(1, sizeof *pr);
+	if (!pr)
+		return NULL;
+	pr->pid = e->pid;
+	pr->start = e->start;
+	memcpy(pr->image, e->image, sizeof pr->image);
+	pr->found_ns = st->now;
+	pr->state = KID_TRY;
+	st->kids[st->nkids++] = pr;
+	return pr;
+}
+
+/* Tries to read a descendant's interpreter. A forked worker is readable at once; a process that just exec'd
+ * Python may not be initialized yet (or its libpython not mapped yet), so those are tried again for a while;
+ * anything else (not CPython, a version without a layout, memory we may not read) is left alone. */
+static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
+{
+	struct perr e = PERR_INIT;
+	enum plumb_err rc = py_open(pr->pid, &pr->py, &e);
+	uint64_t age = st->now - pr->found_ns;
+	if (rc == PLUMB_OK && st->native_active) {
+		struct perr ne = PERR_INIT;
+		if (pyn_open(&pr->native, pr->py, pr->pid, st->opts, st->p, &ne) != PLUMB_OK) {
+			py_close(pr->py);
+			pr->py = NULL;
+			pr->state = KID_SKIP;
+			st->kids_native_failed++;
+			return;
+		}
+	}
+	if (rc == PLUMB_OK) {
+		pr->state = KID_OPEN;
+		return;
+	}
+	/* a CPython of a version without a layout is final at once (and worth a word in the summary) */
+	struct py_binary_info info;
+	bool no_layout = rc == PLUMB_EUNSUPPORTED && py_probe_pid(pr->pid, &info) && info.is_python && !info.supported;
+	bool may_come = (rc == PLUMB_ENOENT && age < 5000000000ULL) || (rc == PLUMB_EUNSUPPORTED && age < 500000000ULL);
+	if (may_come && !no_layout)
+		return; /* tried again at the next scan */
+	pr->state = KID_SKIP;
+	if (pr->noted)
+		return;
+	if (rc == PLUMB_EPERM) {
+		st->kids_unreadable++;
+		pr->noted = true;
+	} else if (no_layout) {
+		if (!st->kids_unsupported++)
+			snprintf(st->unsupported_version, sizeof st->unsupported_version, "%u.%u", info.major,
+				 info.minor);
+		pr->noted = true;
+	}
+}
+
+/* A process found below the target at this scan: a new one is added, a known one is checked for an exec. */
+static void kid_found(struct pyb_state *st, const struct proc_entry *e)
+{
+	struct pyb_proc *pr = kid_find(st, e->pid);
+	if (pr && pr->start != e->start) { /* the pid was reused: a new process */
+		proc_release(st, pr);
+		pr->start = e->start;
+		pr->sampled = false;
+		memset(pr->image, 0xff, sizeof pr->image);
+	}
+	if (pr && memcmp(pr->image, e->image, sizeof pr->image) != 0) { /* it exec'd: read it afresh */
+		proc_release(st, pr);
+		memcpy(pr->image, e->image, sizeof pr->image);
+		pr->found_ns = st->now;
+		pr->state = KID_TRY;
+	}
+	if (!pr && st->nkids < PYB_MAX_KIDS)
+		pr = kid_add(st, e);
+	if (!pr)
+		return;
+	pr->scan = st->scans;
+	if (pr->state == KID_TRY)
+		kid_open(st, pr);
+}
+
+/* The last pid the kernel handed out (/proc/loadavg's last field), -1 when unknown. */
+static long last_pid(void)
+{
+	char buf[128];
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	const char *sp = strrchr(buf, ' ');
+	return sp ? strtol(sp + 1, NULL, 10) : -1;
+}
+
+/* Walks /proc and calls kid_found for every descendant of the target. */
+static void walk_tree(struct pyb_state *st)
+{
+	DIR *d = opendir("/proc");
+	if (!d)
+		return;
+	struct proc_entry *ents = NULL;
+	size_t n = 0, cap = 0;
+	struct hmap index = HMAP_INIT;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+		if (n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			struct proc_entry *ne = realloc(ents, nc * sizeof *ne);
+			if (!ne)
+				break;
+			ents = ne;
+			cap = nc;
+		}
+		if (pid > 0 && pid != st->pid && read_proc_entry(pid, &ents[n]) &&
+		    hmap_put(&index, (uint64_t)pid, (uint32_t)n))
+			n++;
+	}
+	closedir(d);
+	for (size_t i = 0; i < n; i++) {
+		/* a descendant: following ppid links reaches the target (bounded: a tree being re-parented may loop) */
+		pid_t up = ents[i].ppid;
+		uint32_t j;
+		for (int depth = 0; up != st->pid && depth < 64 && hmap_get(&index, (uint64_t)up, &j); depth++)
+			up = ents[j].ppid;
+		if (up == st->pid)
+			kid_found(st, &ents[i]);
+	}
+	hmap_release(&index);
+	free(ents);
+}
+
+/* Brings the list of descendants up to date. The whole of /proc is read only when a process was created
+ * anywhere since the last scan (the kernel's last pid moved); otherwise only the known descendants are
+ * re-read, for an exit or an exec. */
+static void scan_kids(struct pyb_state *st)
+{
+	long last = last_pid();
+	bool walk = last < 0 || st->scans == 0 || last != st->last_pid;
+	st->last_pid = last;
+	st->scans++;
+	if (walk) {
+		walk_tree(st);
+	} else {
+		for (size_t i = 0; i < st->nkids; i++) {
+			struct proc_entry e;
+			struct pyb_proc *pr = st->kids[i];
+			bool in_tree = read_proc_entry(pr->pid, &e) && (e.ppid == st->pid || kid_find(st, e.ppid));
+			if (in_tree)
+				kid_found(st, &e);
+		}
+	}
+	/* the ones not found have exited (or left the tree): drop them quietly */
+	size_t k = 0;
+	for (size_t i = 0; i < st->nkids; i++) {
+		if (st->kids[i]->scan == st->scans) {
+			st->kids[k++] = st->kids[i];
+		} else {
+			proc_release(st, st->kids[i]);
+			free(st->kids[i]);
+		}
+	}
+	st->nkids = k;
+}
+
+/* One round over the descendants: each readable one's threads, like the target's. */
+static void read_kids(struct pyb_state *st)
+{
+	for (size_t i = 0; i < st->nkids && !st->oom; i++) {
+		struct pyb_proc *pr = st->kids[i];
+		if (pr->state != KID_OPEN)
+			continue;
+		struct perr re = PERR_INIT;
+		st->cur = pr;
+		if (py_read_threads(pr->py, on_thread, st, &re) != PLUMB_OK) {
+			/* gone or unreadable: the next scan drops it, or reads it again after an exec */
+			proc_release(st, pr);
+			pr->state = KID_SKIP;
+		} else if (st->tick % 64 == 0) {
+			forget_gone_threads(st, pr);
+		}
+	}
+	st->cur = &st->root;
 }
 
 static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, struct perr *e)
@@ -284,6 +612,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	struct pyb_state st = { 0 };
 	st.opts = opts;
 	st.p = p;
+	st.cur = &st.root;
 	pid_t child = -1;
 	enum plumb_err rc = PLUMB_OK;
 	struct py_proc *py = NULL;
@@ -294,7 +623,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	st.interval = interval;
 
 	if (opts->target == TARGET_PID) {
-		st.pid = opts->pid;
+		st.pid = st.root.pid = opts->pid;
 		rc = py_open(st.pid, &py, e);
 		if (rc == PLUMB_EPERM) {
 			char why[512];
@@ -308,7 +637,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		rc = spawn(opts, &child, e);
 		if (rc)
 			return rc;
-		st.pid = child;
+		st.pid = st.root.pid = child;
 		res->start_ns = now_ns();
 	} else {
 		return perr_set(e, PLUMB_EUNSUPPORTED, "the python backend cannot run --call");
@@ -357,17 +686,43 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		}
 		st.now = t;
 		if (native) {
-			pyn_poll(native, next + interval);
+			st.native_active = true;
+			if (t - st.last_scan_ns >= PYB_SCAN_NS) {
+				st.last_scan_ns = t;
+				scan_kids(&st);
+			}
+			size_t nset = 0;
+			if (st.cappollset < st.nkids + 1) {
+				struct pyn_sampler **ps = realloc(st.pollset, (st.nkids + 1) * sizeof *ps);
+				if (ps) {
+					st.pollset = ps;
+					st.cappollset = st.nkids + 1;
+				}
+			}
+			if (st.pollset) {
+				st.pollset[nset++] = native;
+				for (size_t i = 0; i < st.nkids && nset < st.cappollset; i++)
+					if (st.kids[i]->native)
+						st.pollset[nset++] = st.kids[i]->native;
+				pyn_poll_many(st.pollset, nset, next + interval);
+			} else {
+				pyn_poll(native, next + interval);
+			}
 		} else if (py) {
 			st.tick++;
 			struct perr re = PERR_INIT;
 			py_read_threads(py, on_thread, &st, &re);
+			if (t - st.last_scan_ns >= PYB_SCAN_NS) {
+				st.last_scan_ns = t;
+				scan_kids(&st);
+			}
+			read_kids(&st);
 			if (st.oom) {
 				rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 				break;
 			}
 			if (st.tick % 64 == 0)
-				forget_gone_threads(&st);
+				forget_gone_threads(&st, &st.root);
 		}
 		next += interval;
 		t = now_ns();
@@ -377,8 +732,18 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 			sleep_until(next);
 	}
 	res->end_ns = now_ns();
+	/* the children first: a --native child's last samples are drained and counted */
+	for (size_t i = 0; i < st.nkids; i++) {
+		proc_release(&st, st.kids[i]);
+		free(st.kids[i]);
+	}
+	free(st.kids);
+	free(st.pollset);
+	st.nkids = 0;
 	if (native) {
+		uint64_t before = st.tick;
 		pyn_finish(native, &st.tick);
+		st.root.sampled |= st.tick > before;
 		pyn_close(native);
 		used_native = true;
 	}
@@ -389,29 +754,43 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.tick;
 	meta->backend = profile_intern_cstr(p, "python");
-	meta->unwinder = profile_intern_cstr(p, used_native ? "python+dwarf" : "python");
+	/* the summary line says how many processes were sampled when there were more than one */
+	char unwinder[64];
+	snprintf(unwinder, sizeof unwinder, "%s", used_native ? "python+dwarf" : "python");
+	unsigned nprocs = st.kids_sampled + (st.root.sampled ? 1 : 0);
+	if (st.kids_sampled)
+		snprintf(unwinder, sizeof unwinder, "%s (%u process%s)", used_native ? "python+dwarf" : "python",
+			 nprocs, nprocs > 1 ? "es" : "");
+	meta->unwinder = profile_intern_cstr(p, unwinder);
 	if (rc == PLUMB_OK && !py) {
 		/* Launched but never readable: the command already ran, so no other backend may run it again. */
 		rc = perr_set(e, opts->target == TARGET_COMMAND ? PLUMB_EINVAL : open_err.code, "%s",
 			      open_err.msg[0] ? open_err.msg : "the target ended before its interpreter could be read");
 	}
 	if (py && rc == PLUMB_OK)
-		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s; child processes not sampled%s",
+		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s%s",
 			 py_version(py), opts->native ? " merged with native stacks" : " only",
 			 opts->native && (opts->mode == MODE_WALL || opts->idle)
 				 ? "; --native samples threads while on a CPU only (no idle stacks)" : "");
 	if (py && rc == PLUMB_OK && native_failed[0])
 		snprintf(res->limits, sizeof res->limits, "CPython %s frames only: --native unavailable (%s)",
 			 py_version(py), native_failed);
-	py_close(py);
-	for (size_t i = 0; i < st.nthreads; i++) {
-		if (st.threads[i].stat_fd >= 0)
-			close(st.threads[i].stat_fd);
-		if (st.threads[i].sched_fd >= 0)
-			close(st.threads[i].sched_fd);
-	}
-	free(st.threads);
-	hmap_release(&st.tid_index);
+	size_t used_len = strlen(res->limits);
+	if (py && rc == PLUMB_OK && st.kids_unsupported)
+		used_len += (size_t)snprintf(res->limits + used_len, sizeof res->limits - used_len,
+					     "; %u CPython child process%s not sampled (no layout for CPython %s%s)",
+					     st.kids_unsupported, st.kids_unsupported > 1 ? "es" : "",
+					     st.unsupported_version, st.kids_unsupported > 1 ? ", ..." : "");
+	if (py && rc == PLUMB_OK && st.kids_unreadable && used_len < sizeof res->limits)
+		used_len += (size_t)snprintf(res->limits + used_len, sizeof res->limits - used_len,
+					     "; %u CPython child process%s not sampled (memory not readable)",
+					     st.kids_unreadable, st.kids_unreadable > 1 ? "es" : "");
+	if (py && rc == PLUMB_OK && st.kids_native_failed && used_len < sizeof res->limits)
+		snprintf(res->limits + used_len, sizeof res->limits - used_len,
+			 "; %u CPython child process%s not sampled (--native could not open its events)",
+			 st.kids_native_failed, st.kids_native_failed > 1 ? "es" : "");
+	st.root.py = py;
+	proc_release(&st, &st.root);
 	return rc;
 }
 

@@ -416,41 +416,69 @@ static void drain(struct pyn_sampler *s)
 	}
 }
 
-void pyn_poll(struct pyn_sampler *s, uint64_t until_ns)
+/* The thread behind fd exited: its event is done. */
+static void ring_done(struct pyn_sampler *s, int fd)
 {
-	struct pollfd pfds[PYN_MAX_THREADS];
+	for (size_t k = 0; k < s->nrings; k++)
+		if (s->rings[k].fd == fd && s->rings[k].meta) {
+			munmap(s->rings[k].meta, s->rings[k].data_size + (size_t)sysconf(_SC_PAGESIZE));
+			s->rings[k].meta = NULL;
+			close(s->rings[k].fd);
+			s->rings[k].fd = -1;
+		}
+}
+
+void pyn_poll_many(struct pyn_sampler *const *ss, size_t nss, uint64_t until_ns)
+{
+	size_t cap = 0;
+	for (size_t j = 0; j < nss; j++)
+		cap += ss[j]->nrings;
+	struct pollfd *pfds = malloc((cap ? cap : 1) * sizeof *pfds);
+	size_t *owner = malloc((cap ? cap : 1) * sizeof *owner);
+	if (!pfds || !owner) {
+		free(pfds);
+		free(owner);
+		return;
+	}
 	for (;;) {
 		uint64_t t = now_ns();
-		if (t - s->last_scan > 100000000ULL) {
-			scan_threads(s, NULL);
-			s->last_scan = t;
-		}
 		size_t n = 0;
-		for (size_t i = 0; i < s->nrings; i++)
-			if (s->rings[i].meta)
-				pfds[n++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+		for (size_t j = 0; j < nss; j++) {
+			struct pyn_sampler *s = ss[j];
+			if (t - s->last_scan > 100000000ULL) {
+				scan_threads(s, NULL);
+				s->last_scan = t;
+			}
+			for (size_t i = 0; i < s->nrings; i++)
+				if (s->rings[i].meta && n < cap) { /* threads found since this call wait for the next one */
+					owner[n] = j;
+					pfds[n++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+				}
+		}
 		int timeout = t >= until_ns ? 0 : (int)((until_ns - t + 999999) / 1000000);
 		int rc = poll(pfds, n, timeout);
 		if (rc > 0) {
-			drain(s);
+			for (size_t j = 0; j < nss; j++) {
+				bool ready = false;
+				for (size_t i = 0; i < n && !ready; i++)
+					ready = owner[i] == j && pfds[i].revents;
+				if (ready)
+					drain(ss[j]);
+			}
 			for (size_t i = 0; i < n; i++)
-				if (pfds[i].revents & (POLLHUP | POLLERR)) {
-					/* the thread exited: its event is done */
-					for (size_t k = 0; k < s->nrings; k++)
-						if (s->rings[k].fd == pfds[i].fd && s->rings[k].meta) {
-							munmap(s->rings[k].meta,
-							       s->rings[k].data_size + (size_t)sysconf(_SC_PAGESIZE));
-							s->rings[k].meta = NULL;
-							close(s->rings[k].fd);
-							s->rings[k].fd = -1;
-						}
-				}
+				if (pfds[i].revents & (POLLHUP | POLLERR))
+					ring_done(ss[owner[i]], pfds[i].fd);
 		}
-		if (rc < 0 && errno != EINTR)
-			return;
-		if (now_ns() >= until_ns || (rc < 0 && errno == EINTR))
-			return;
+		if ((rc < 0 && errno != EINTR) || now_ns() >= until_ns || (rc < 0 && errno == EINTR))
+			break;
 	}
+	free(pfds);
+	free(owner);
+}
+
+void pyn_poll(struct pyn_sampler *s, uint64_t until_ns)
+{
+	pyn_poll_many(&s, 1, until_ns);
 }
 
 void pyn_finish(struct pyn_sampler *s, uint64_t *ticks)

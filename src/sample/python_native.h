@@ -6,6 +6,7 @@
 #ifndef PLUMB_SAMPLE_PYTHON_NATIVE_H
 #define PLUMB_SAMPLE_PYTHON_NATIVE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -21,6 +22,9 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 			struct profile *p, struct perr *e);
 /* Waits for samples until until_ns (CLOCK_MONOTONIC) and adds each as a merged stack; picks up new threads. */
 void pyn_poll(struct pyn_sampler *s, uint64_t until_ns);
+/* The same for several samplers at once (the target's and its child processes'), each drained as its samples
+ * arrive. */
+void pyn_poll_many(struct pyn_sampler *const *s, size_t n, uint64_t until_ns);
 /* Drains what is left; adds the number of samples taken to *ticks. */
 void pyn_finish(struct pyn_sampler *s, uint64_t *ticks);
 void pyn_close(struct pyn_sampler *s);
