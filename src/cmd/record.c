@@ -413,11 +413,13 @@ int cmd_record(int argc, char **argv)
 
 	double secs = meta->duration_s;
 	uint64_t ticks = meta->ticks;
-	char summary[768];
+	char summary[768], procs[48] = "";
+	if (meta->processes)
+		snprintf(procs, sizeof procs, " (%u process%s)", meta->processes, meta->processes > 1 ? "es" : "");
 	snprintf(summary, sizeof summary,
-		 "Sampled %llu ticks over %.2fs (%.0f/s effective, %gs requested) with %s/%s; %llu lost.",
+		 "Sampled %llu ticks over %.2fs (%.0f/s effective, %gs requested) with %s/%s%s; %llu lost.",
 		 (unsigned long long)ticks, secs, secs > 0 ? (double)ticks / secs : 0.0, (double)opts.interval_ns / 1e9,
-		 profile_str(raw, meta->backend), profile_str(raw, meta->unwinder), (unsigned long long)meta->lost);
+		 profile_str(raw, meta->backend), profile_str(raw, meta->unwinder), procs, (unsigned long long)meta->lost);
 	if (profile_total_weight(raw) == 0) {
 		fprintf(stderr, "%s\n", summary);
 		if (res.ended[0])

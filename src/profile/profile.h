@@ -73,6 +73,7 @@ struct profile_meta {
 	str_id mode;                /* "cpu" or "wall" */
 	str_id ended;               /* how a --call or a command ended ("returned 0", "killed by SIGSEGV") */
 	str_id weight_unit;         /* "samples" (default) or e.g. "nanoseconds" */
+	uint32_t processes;         /* processes that gave samples when a backend follows several, else 0 */
 };
 
 struct profile;

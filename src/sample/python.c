@@ -754,14 +754,9 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.tick;
 	meta->backend = profile_intern_cstr(p, "python");
-	/* the summary line says how many processes were sampled when there were more than one */
-	char unwinder[64];
-	snprintf(unwinder, sizeof unwinder, "%s", used_native ? "python+dwarf" : "python");
-	unsigned nprocs = st.kids_sampled + (st.root.sampled ? 1 : 0);
-	if (st.kids_sampled)
-		snprintf(unwinder, sizeof unwinder, "%s (%u process%s)", used_native ? "python+dwarf" : "python",
-			 nprocs, nprocs > 1 ? "es" : "");
-	meta->unwinder = profile_intern_cstr(p, unwinder);
+	meta->unwinder = profile_intern_cstr(p, used_native ? "python+dwarf" : "python");
+	if (st.kids_sampled) /* the summary line says how many processes were sampled */
+		meta->processes = st.kids_sampled + (st.root.sampled ? 1 : 0);
 	if (rc == PLUMB_OK && !py) {
 		/* Launched but never readable: the command already ran, so no other backend may run it again. */
 		rc = perr_set(e, opts->target == TARGET_COMMAND ? PLUMB_EINVAL : open_err.code, "%s",
