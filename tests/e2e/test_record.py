@@ -76,7 +76,9 @@ class RecordLaunch(TempDir):
 
     def test_nothing_sampled_is_exit_1(self):
         out = self.path("none.folded")
-        r = plumb("record", "-o", out, "--", "true")
+        # one sample per second of CPU: `true` never gets there (at the default 5 ms, a slow exec on a loaded
+        # CI machine once took 10 ms and was sampled)
+        r = plumb("record", "--interval", "1", "-o", out, "--", "true")
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertIn("nothing was sampled", r.stderr)
         self.assertFalse(os.path.exists(out))
