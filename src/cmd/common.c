@@ -8,6 +8,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
+#include "format/format.h"
 
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code)
@@ -43,4 +44,13 @@ int cmd_report_redacted(struct perr *e)
 		free(r);
 	}
 	return perr_report(e);
+}
+
+void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro)
+{
+	ro->pid = c->pid;
+	ro->tid = c->tid;
+	ro->kernel = c->kernel || c->all;
+	ro->jit = c->jit || c->all;
+	ro->addrs = c->addrs;
 }

@@ -20,7 +20,8 @@ static void warn_to_stderr(void *ctx, const char *msg)
 int cmd_convert(int argc, char **argv)
 {
 	const char *output = NULL, *from = NULL, *to = NULL;
-	bool pid = false, tid = false, kernel = false, jit = false, all = false, addrs = false, no_lines = false;
+	struct cmd_collapse collapse = { 0 };
+	bool no_lines = false;
 	bool threads = false;
 	const struct opt opts[] = {
 		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (`-` for stdout)", NULL },
@@ -28,12 +29,7 @@ int cmd_convert(int argc, char **argv)
 						       "(default: sniffed from the content)", NULL },
 		{ "to", 0, OPT_STRING, &to, "FMT", "output format: folded, gecko, speedscope, pprof, svg "
 						   "(default: from the output's extension)", NULL },
-		{ "pid", 0, OPT_FLAG, &pid, NULL, "perf script: append -PID to the process name frame", NULL },
-		{ "tid", 0, OPT_FLAG, &tid, NULL, "perf script: append -PID/TID to the process name frame", NULL },
-		{ "kernel", 0, OPT_FLAG, &kernel, NULL, "perf script: suffix kernel frames with _[k]", NULL },
-		{ "jit", 0, OPT_FLAG, &jit, NULL, "perf script: suffix JIT frames with _[j]", NULL },
-		{ "all", 0, OPT_FLAG, &all, NULL, "perf script: --kernel and --jit", NULL },
-		{ "addrs", 0, OPT_FLAG, &addrs, NULL, "perf script: show addresses of unknown symbols", NULL },
+		CMD_COLLAPSE_OPTS(collapse),
 		{ "threads", 0, OPT_FLAG, &threads, NULL, "folded output: a root frame per thread", NULL },
 		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers from labels", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
@@ -75,11 +71,7 @@ int cmd_convert(int argc, char **argv)
 		}
 	}
 	struct fmt_read_opts ro = { 0 };
-	ro.pid = pid;
-	ro.tid = tid;
-	ro.kernel = kernel || all;
-	ro.jit = jit || all;
-	ro.addrs = addrs;
+	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = out_kind == FMT_GECKO || out_kind == FMT_SPEEDSCOPE;
 	ro.warn = warn_to_stderr;
 	struct profile *p = NULL;

@@ -47,7 +47,7 @@ int cmd_flame(int argc, char **argv)
 {
 	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot";
 	bool reverse = false, flamechart = false, no_lines = false;
-	bool pid = false, tid = false, kernel = false, jit = false, all = false, addrs = false;
+	struct cmd_collapse collapse = { 0 };
 	long width = 1200;
 	double min_width = 0.1;
 	const struct opt opts[] = {
@@ -63,12 +63,7 @@ int cmd_flame(int argc, char **argv)
 		{ "colors", 0, OPT_STRING, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, perl, "
 							       "red, green, blue, aqua, yellow, purple, orange", NULL },
 		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers so one function is one frame", NULL },
-		{ "pid", 0, OPT_FLAG, &pid, NULL, "perf script input: append -PID to the process frame", NULL },
-		{ "tid", 0, OPT_FLAG, &tid, NULL, "perf script input: append -PID/TID to the process frame", NULL },
-		{ "kernel", 0, OPT_FLAG, &kernel, NULL, "perf script input: suffix kernel frames with _[k]", NULL },
-		{ "jit", 0, OPT_FLAG, &jit, NULL, "perf script input: suffix JIT frames with _[j]", NULL },
-		{ "all", 0, OPT_FLAG, &all, NULL, "perf script input: --kernel and --jit", NULL },
-		{ "addrs", 0, OPT_FLAG, &addrs, NULL, "perf script input: addresses for unknown symbols", NULL },
+		CMD_COLLAPSE_OPTS(collapse),
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;
@@ -99,11 +94,7 @@ int cmd_flame(int argc, char **argv)
 		return code;
 	}
 	struct fmt_read_opts ro = { 0 };
-	ro.pid = pid;
-	ro.tid = tid;
-	ro.kernel = kernel || all;
-	ro.jit = jit || all;
-	ro.addrs = addrs;
+	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = flamechart;
 	ro.lenient = true;
 	ro.warn = warn_to_stderr;
