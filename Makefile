@@ -80,6 +80,12 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
+# The two files that state the release number get it as PLUMB_VERSION and are rebuilt when VERSION changes.
+VERSION_DEF := -DPLUMB_VERSION='"$(VERSION)"'
+$(BUILD)/obj/src/main.o: ALL_CFLAGS += $(VERSION_DEF)
+$(BUILD)/pic/src/lib/plumb.o: LIB_CFLAGS += $(VERSION_DEF)
+$(BUILD)/obj/src/main.o $(BUILD)/pic/src/lib/plumb.o: VERSION
+
 $(BUILD)/libplumbcore.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^

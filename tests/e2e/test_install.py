@@ -45,6 +45,9 @@ class Install(TempDir):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assert_layout(prefix)
         pc_env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(prefix, "lib", "pkgconfig"))
+        modversion = subprocess.run(["pkg-config", "--modversion", "plumb"], env=pc_env, capture_output=True,
+                                    text=True, check=True).stdout.strip()
+        self.assertEqual(modversion, VERSION)
         flags = subprocess.run(["pkg-config", "--cflags", "--libs", "plumb"], env=pc_env, capture_output=True,
                                text=True, check=True).stdout.split()
         prog = self.path("api")
@@ -59,7 +62,10 @@ class Install(TempDir):
                            capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn('"sample": "ok"', p.stdout)
+        self.assertIn('"version": "%s"' % VERSION, p.stdout)
         installed = os.path.join(prefix, "bin", "plumb")
+        p = subprocess.run([installed, "--version"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.stdout, "plumb %s\n" % VERSION)
         out = self.path("p.folded")
         p = subprocess.run([installed, "record", "--backend", "inprocess", "-o", out, "--", target("split"), "0.5"],
                            env=clean_env(True), capture_output=True, text=True, timeout=120)
