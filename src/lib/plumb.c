@@ -40,6 +40,15 @@ bool lib_switch_on(void)
 	return s == 1;
 }
 
+#ifndef PLUMB_VERSION
+#error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"
+#endif
+
+const char *plumb_version(void)
+{
+	return PLUMB_VERSION;
+}
+
 const char *plumb_status_str(enum plumb_status status)
 {
 	switch (status) {
