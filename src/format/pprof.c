@@ -12,7 +12,7 @@
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/strtab.h"
-#include "format/utf8.h"
+#include "base/utf8.h"
 #include "profile/label.h"
 
 /* ---- protobuf encoding ---- */

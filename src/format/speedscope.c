@@ -9,7 +9,7 @@
 
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "format/utf8.h"
+#include "base/utf8.h"
 #include "profile/label.h"
 
 /* Writes a JSON string literal for s (redacted when `redact`). */

@@ -13,7 +13,7 @@
 
 #include "base/hashmap.h"
 #include "base/sbuf.h"
-#include "format/utf8.h"
+#include "base/utf8.h"
 #include "profile/label.h"
 
 #define FRAME_H 16
