@@ -5,7 +5,6 @@
 #include "analyze/analyze.h"
 
 #include <ftw.h>
-#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/json_tree.h"
 #include "base/redact.h"
 #include "profile/label.h"
 
@@ -929,11 +929,14 @@ void hot_stages_free(struct hot_stage *stages, size_t n)
 
 enum plumb_err hot_stages_load(const char *path, struct hot_stage **out, size_t *nout, struct perr *e)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	if (!root)
-		return perr_set(e, strstr(je.text, "unable to open") ? PLUMB_EIO : PLUMB_EFORMAT,
-				"stage file %s: %s (line %d)", path, je.text, je.line);
+	struct jr_error je;
+	json_t *root = jr_parse_file(path, 0, &je);
+	if (!root) {
+		if (je.line < 1) /* could not open or read it */
+			return perr_set(e, PLUMB_EIO, "cannot read the stage file %s: %s", path, je.text);
+		return perr_set(e, PLUMB_EFORMAT, "stage file %s: %s (line %zu, column %zu)", path, je.text, je.line,
+				je.column);
+	}
 	enum plumb_err rc = PLUMB_OK;
 	json_t *schema = json_object_get(root, "schema"), *unit = json_object_get(root, "time_unit");
 	json_t *stages = json_object_get(root, "stages");

@@ -5,12 +5,13 @@
  * each weight, so totals do not drift. Files are small enough for a jansson DOM. */
 #include "format/format.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/json_tree.h"
 
 #define SS_MAX_POS 9.0e18 /* positions (after unit scaling) must fit in uint64 */
 
@@ -322,10 +323,11 @@ static enum plumb_err read_evented(struct ss_reader *r, json_t *prof, size_t idx
 enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				   struct perr *e)
 {
-	json_error_t jerr;
-	json_t *root = json_loadb(buf, len, 0, &jerr);
+	struct jr_error jerr;
+	json_t *root = jr_parse(buf, len, 0, &jerr);
 	if (!root)
-		return ss_fail(e, "not valid JSON at line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		return ss_fail(e, "not valid JSON at line %zu column %zu (byte %zu): %s", jerr.line, jerr.column,
+			       jerr.offset, jerr.text);
 	struct ss_reader r = { .p = p, .e = e };
 	enum plumb_err rc;
 	if (!json_is_object(root)) {

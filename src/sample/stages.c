@@ -3,12 +3,12 @@
 #include "sample/stages.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/json_tree.h"
 #include "base/sbuf.h"
 
 struct stage {
@@ -42,8 +42,7 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 	size_t lcap = 0;
 	ssize_t len;
 	while (f && (len = getline(&line, &lcap, f)) > 0) {
-		json_error_t jerr;
-		json_t *o = json_loadb(line, (size_t)len, JSON_DISABLE_EOF_CHECK, &jerr);
+		json_t *o = jr_parse(line, (size_t)len, JR_TREE_FIRST_VALUE, NULL);
 		json_t *name = o ? json_object_get(o, "name") : NULL;
 		json_t *js = o ? json_object_get(o, "start_ns") : NULL, *je = o ? json_object_get(o, "end_ns") : NULL;
 		if (json_is_string(name) && json_is_integer(js) && json_is_integer(je) &&
