@@ -11,7 +11,7 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
-PKGS    := libdw libelf zlib jansson yajl inih
+PKGS    := libdw libelf zlib jansson inih
 OPT     ?= -O2
 SAN     ?=
 CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes \
