@@ -350,3 +350,15 @@ char *redact_dup(const char *s)
 	}
 	return sbuf_detach(&sb, NULL);
 }
+
+void redact_add_json(struct sbuf *out, const char *in, size_t len)
+{
+	struct sbuf r = SBUF_INIT;
+	redact_append(&r, in, len);
+	const char *s = sbuf_str(&r);
+	if (s)
+		sbuf_add_json_text(out, s, r.len);
+	else
+		out->oom = true;
+	sbuf_release(&r);
+}

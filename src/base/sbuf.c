@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/utf8.h"
+
 bool sbuf_grow(struct sbuf *sb, size_t extra)
 {
 	if (sb->oom)
@@ -67,7 +69,9 @@ void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
-void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
+/* The one JSON string writer: quotes, backslashes and control characters are escaped (\n \t \r by name,
+ * the rest as \u00XX); with `sanitize`, every byte that is not part of valid UTF-8 becomes '?'. */
+static void add_json(struct sbuf *sb, const char *s, size_t len, bool sanitize)
 {
 	static const char hex[] = "0123456789abcdef";
 	if (!sbuf_grow(sb, len + 2))
@@ -76,6 +80,17 @@ void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
 	size_t start = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x80 && sanitize) {
+			size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
+			if (n) {
+				i += n - 1;
+				continue;
+			}
+			sbuf_add(sb, s + start, i - start);
+			sbuf_addch(sb, '?');
+			start = i + 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		sbuf_add(sb, s + start, i - start);
@@ -94,6 +109,16 @@ void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
 	}
 	sbuf_add(sb, s + start, len - start);
 	sbuf_addch(sb, '"');
+}
+
+void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
+{
+	add_json(sb, s, len, false);
+}
+
+void sbuf_add_json_text(struct sbuf *sb, const char *s, size_t len)
+{
+	add_json(sb, s, len, true);
 }
 
 void sbuf_reset(struct sbuf *sb)

@@ -21,8 +21,12 @@ void sbuf_addstr(struct sbuf *sb, const char *s);
 void sbuf_addch(struct sbuf *sb, char c);
 void sbuf_addf(struct sbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_vaddf(struct sbuf *sb, const char *fmt, va_list ap);
-/* Appends s as a JSON string literal, quotes included. */
+/* Appends s as a JSON string literal, quotes included: the one JSON string writer (quotes, backslashes and
+ * control characters escaped; other bytes as they are, so s must be UTF-8 for the result to be JSON). */
 void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len);
+/* The same for any bytes: each byte that is not part of valid UTF-8 is written as '?', so the result always
+ * parses (labels from perf script text and symbol tables are not guaranteed to be UTF-8). */
+void sbuf_add_json_text(struct sbuf *sb, const char *s, size_t len);
 void sbuf_reset(struct sbuf *sb);
 /* Returns the NUL-terminated string ("" when empty); never NULL unless out of memory. */
 const char *sbuf_str(struct sbuf *sb);

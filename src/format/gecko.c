@@ -13,7 +13,6 @@
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/strtab.h"
-#include "base/utf8.h"
 #include "profile/label.h"
 
 struct vec {
@@ -64,16 +63,10 @@ static void put_repeat(struct sbuf *b, const char *key, const char *value, size_
 
 static void json_string(struct sbuf *b, const char *s, size_t n, bool redact)
 {
-	struct sbuf r = SBUF_INIT, u = SBUF_INIT;
-	if (redact) {
-		redact_append(&r, s, n);
-		s = r.buf ? r.buf : "";
-		n = r.len;
-	}
-	utf8_sanitize(&u, s, n);
-	sbuf_add_json_str(b, u.buf ? u.buf : "", u.len);
-	sbuf_release(&r);
-	sbuf_release(&u);
+	if (redact)
+		redact_add_json(b, s, n);
+	else
+		sbuf_add_json_text(b, s, n);
 }
 
 /* One thread's string array. */

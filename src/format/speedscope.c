@@ -9,23 +9,16 @@
 
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/utf8.h"
 #include "profile/label.h"
 
 /* Writes a JSON string literal for s (redacted when `redact`). */
 static void json_str(FILE *out, struct sbuf *tmp, const char *s, size_t n, bool redact)
 {
-	struct sbuf r = SBUF_INIT, u = SBUF_INIT;
 	sbuf_reset(tmp);
-	if (redact) {
-		redact_append(&r, s, n);
-		s = r.buf ? r.buf : "";
-		n = r.len;
-	}
-	utf8_sanitize(&u, s, n);
-	sbuf_add_json_str(tmp, u.buf ? u.buf : "", u.len);
-	sbuf_release(&r);
-	sbuf_release(&u);
+	if (redact)
+		redact_add_json(tmp, s, n);
+	else
+		sbuf_add_json_text(tmp, s, n);
 	fwrite(tmp->buf ? tmp->buf : "\"\"", 1, tmp->buf ? tmp->len : 2, out);
 }
 
