@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
-#include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/json_tree.h"
 #include "base/readall.h"
 #include "base/sbuf.h"
@@ -125,8 +125,7 @@ const struct bench_case_result *bench_evidence_case_of(const struct bench_eviden
 }
 
 struct bench_metric_index {
-	struct hmap map;     /* hash of the name (probed on a collision) -> metric number */
-	const char **names;  /* metric number -> name (points into the samples) */
+	struct interner names; /* metric name <-> metric number (borrowed: the names point into the samples) */
 	size_t n;
 	size_t *start;       /* the samples of metric m are order[start[m] .. start[m + 1]) */
 	size_t *order;
@@ -136,27 +135,17 @@ static void index_free(struct bench_metric_index *ix)
 {
 	if (!ix)
 		return;
-	hmap_release(&ix->map);
-	free(ix->names);
+	interner_release(&ix->names);
 	free(ix->start);
 	free(ix->order);
 	free(ix);
 }
 
-/* Metric number of name, or (size_t)-1; *key receives the slot key where it is or would go. */
-static size_t index_find(const struct bench_metric_index *ix, const char *name, uint64_t *key)
+/* Metric number of name, or (size_t)-1. */
+static size_t index_find(const struct bench_metric_index *ix, const char *name)
 {
-	uint64_t k = hash_bytes(name, strlen(name));
-	uint32_t v;
-	while (hmap_get(&ix->map, k, &v)) {
-		if (strcmp(ix->names[v], name) == 0) {
-			*key = k;
-			return v;
-		}
-		k = hash_u64(k + 1); /* a 64-bit collision: probe on */
-	}
-	*key = k;
-	return (size_t)-1;
+	uint32_t m = intern_find(&ix->names, name, strlen(name));
+	return m == IDTAB_NONE ? (size_t)-1 : m;
 }
 
 /* The index, built when missing (the cache is not part of the artifact's value, hence the cast). */
@@ -167,19 +156,17 @@ static const struct bench_metric_index *get_index(const struct bench_evidence *c
 		return ev->index;
 	struct bench_metric_index *ix = calloc(1, sizeof *ix);
 	size_t *metric_of = malloc((ev->nsamples + 1) * sizeof *metric_of);
-	if (!ix || !metric_of || !(ix->names = malloc((ev->nsamples + 1) * sizeof *ix->names)))
+	if (!ix || !metric_of)
 		goto oom;
+	ix->names = (struct interner)INTERNER_BORROW_INIT;
 	for (size_t i = 0; i < ev->nsamples; i++) {
-		uint64_t key;
-		size_t m = index_find(ix, ev->samples[i].name, &key);
-		if (m == (size_t)-1) {
-			m = ix->n++;
-			ix->names[m] = ev->samples[i].name;
-			if (!hmap_put(&ix->map, key, (uint32_t)m))
-				goto oom;
-		}
+		const char *name = ev->samples[i].name;
+		uint32_t m = intern(&ix->names, name, strlen(name), NULL);
+		if (m == INTERN_NOMEM)
+			goto oom;
 		metric_of[i] = m;
 	}
+	ix->n = intern_count(&ix->names);
 	ix->start = calloc(ix->n + 1, sizeof *ix->start);
 	ix->order = malloc((ev->nsamples + 1) * sizeof *ix->order);
 	if (!ix->start || !ix->order)
@@ -215,7 +202,8 @@ const char **bench_evidence_metrics(const struct bench_evidence *ev, size_t *n)
 	const char **out = malloc((ix->n + 1) * sizeof *out);
 	if (!out)
 		return NULL;
-	memcpy(out, ix->names, ix->n * sizeof *out);
+	for (size_t m = 0; m < ix->n; m++)
+		out[m] = intern_str(&ix->names, (uint32_t)m);
 	*n = ix->n;
 	return out;
 }
@@ -224,8 +212,7 @@ double *bench_evidence_values(const struct bench_evidence *ev, const char *metri
 {
 	*n = 0;
 	const struct bench_metric_index *ix = get_index(ev);
-	uint64_t key;
-	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	size_t m = ix ? index_find(ix, metric) : (size_t)-1;
 	if (m == (size_t)-1)
 		return NULL;
 	size_t count = ix->start[m + 1] - ix->start[m];
@@ -241,8 +228,7 @@ double *bench_evidence_values(const struct bench_evidence *ev, const char *metri
 const struct bench_sample *bench_evidence_first(const struct bench_evidence *ev, const char *metric)
 {
 	const struct bench_metric_index *ix = get_index(ev);
-	uint64_t key;
-	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	size_t m = ix ? index_find(ix, metric) : (size_t)-1;
 	if (m == (size_t)-1)
 		return NULL;
 	return &ev->samples[ix->order[ix->start[m]]];

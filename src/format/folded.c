@@ -54,7 +54,7 @@ enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fm
 				    struct perr *e)
 {
 	uint32_t thread = profile_thread(p, 0, 0, "all");
-	struct tcache labels = { NULL, 0, 0 };
+	struct tcache labels = { 0 };
 	uint32_t *nodes = NULL; /* previous line: node after frame k */
 	size_t *ends = NULL;    /* previous line: offset (from its start) where frame k ends */
 	size_t depth = 0, cap = 0, prev_len = 0;

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/strtab.h"
 #include "profile/label.h"
 
 struct vec {
@@ -71,15 +71,15 @@ static void json_string(struct sbuf *b, const char *s, size_t n, bool redact)
 
 /* One thread's string array. */
 struct strings {
-	struct str_table tab;
+	struct interner tab; /* zeroed: INTERNER_INIT */
 	struct sbuf json; /* the array's elements, comma separated */
 };
 
 static uint64_t gstr_id(struct strings *t, const char *s, size_t n)
 {
 	bool added;
-	uint32_t id = str_table_intern(&t->tab, s, n, &added);
-	if (id == UINT32_MAX) {
+	uint32_t id = intern(&t->tab, s, n, &added);
+	if (id == INTERN_NOMEM) {
 		t->json.oom = true;
 		return 0;
 	}
@@ -93,7 +93,7 @@ static uint64_t gstr_id(struct strings *t, const char *s, size_t n)
 
 static void strings_release(struct strings *t)
 {
-	str_table_release(&t->tab);
+	interner_release(&t->tab);
 	sbuf_release(&t->json);
 }
 

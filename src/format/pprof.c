@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/strtab.h"
 #include "base/utf8.h"
 #include "profile/label.h"
 
@@ -58,14 +58,14 @@ static void pb_msg(struct sbuf *b, unsigned field, const struct sbuf *msg)
 
 struct strtab {
 	struct sbuf out; /* encoded string_table entries (field 6) */
-	struct str_table tab;
+	struct interner tab; /* zeroed: INTERNER_INIT */
 };
 
 static uint64_t st_id(struct strtab *t, const char *s, size_t n)
 {
 	bool added;
-	uint32_t id = str_table_intern(&t->tab, s, n, &added);
-	if (id == UINT32_MAX) {
+	uint32_t id = intern(&t->tab, s, n, &added);
+	if (id == INTERN_NOMEM) {
 		t->out.oom = true;
 		return 0;
 	}
@@ -95,7 +95,7 @@ static uint64_t st_redacted(struct strtab *t, const char *s)
 
 static void st_release(struct strtab *t)
 {
-	str_table_release(&t->tab);
+	interner_release(&t->tab);
 	sbuf_release(&t->out);
 }
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/sbuf.h"
 #include "base/utf8.h"
 #include "profile/label.h"
@@ -25,41 +26,12 @@
 
 /* ---- labels shared by both profiles ---- */
 
-struct labels {
-	struct hmap index;
-	const char **s;
-	size_t *len;
-	size_t n, cap;
-};
-
-static uint32_t lab_intern(struct labels *L, const char *s, size_t len)
+/* Labels are interned without copies (INTERNER_BORROW_INIT): they point into the profiles' label tables, which
+ * outlive the interner. */
+static uint32_t lab_intern(struct interner *L, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
-	uint32_t id;
-	while (hmap_get(&L->index, h, &id)) {
-		if (L->len[id] == len && memcmp(L->s[id], s, len) == 0)
-			return id;
-		h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
-	}
-	if (L->n == L->cap) {
-		size_t nc = L->cap ? L->cap * 2 : 1024;
-		const char **ns = realloc(L->s, nc * sizeof *ns);
-		if (!ns)
-			return UINT32_MAX;
-		L->s = ns;
-		size_t *nl = realloc(L->len, nc * sizeof *nl);
-		if (!nl)
-			return UINT32_MAX;
-		L->len = nl;
-		L->cap = nc;
-	}
-	id = (uint32_t)L->n;
-	if (!hmap_put(&L->index, h, id))
-		return UINT32_MAX;
-	L->s[id] = s;
-	L->len[id] = len;
-	L->n++;
-	return id;
+	uint32_t id = intern(L, s, len, NULL);
+	return id == INTERN_NOMEM ? UINT32_MAX : id;
 }
 
 /* ---- the merged trie ---- */
@@ -126,7 +98,7 @@ static void trie_release(struct trie *T)
 
 /* Maps every stack node of p to its trie node (parents come before children in both). Returns a malloc'd
  * array indexed by stack id, or NULL when out of memory. */
-static uint32_t *map_profile(struct trie *T, struct labels *L, const struct profile *p, struct label_table **lt_out,
+static uint32_t *map_profile(struct trie *T, struct interner *L, const struct profile *p, struct label_table **lt_out,
 			     unsigned flags, bool allow_direct)
 {
 	struct label_table *lt = label_table_build(p, flags);
@@ -142,7 +114,7 @@ static uint32_t *map_profile(struct trie *T, struct labels *L, const struct prof
 		if ((flab[f] = lab_intern(L, lt->labels[f], lt->lens[f])) == UINT32_MAX)
 			goto fail;
 	map[0] = 0;
-	if (T->n == 1 && L->n == nf && allow_direct) {
+	if (T->n == 1 && intern_count(L) == nf && allow_direct) {
 		/* the first profile and every frame has its own label: its prefix tree is the trie, no merging */
 		while (T->cap < ns)
 			if (!trie_grow(T))
@@ -206,13 +178,13 @@ static bool box_add(struct boxes *B, uint64_t x, uint64_t w, uint64_t wb, uint32
 	return true;
 }
 
-static const struct labels *sort_labels;
+static const struct interner *sort_labels;
 
 static int cmp_label_ids(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	size_t lx = sort_labels->len[x], ly = sort_labels->len[y];
-	int c = memcmp(sort_labels->s[x], sort_labels->s[y], lx < ly ? lx : ly);
+	size_t lx = intern_len(sort_labels, x), ly = intern_len(sort_labels, y);
+	int c = memcmp(intern_str(sort_labels, x), intern_str(sort_labels, y), lx < ly ? lx : ly);
 	if (c)
 		return c;
 	return lx < ly ? -1 : lx > ly;
@@ -228,12 +200,12 @@ static int cmp_children(const void *a, const void *b)
 }
 
 /* Flame graph layout: children in label order, depth-first; narrow subtrees pruned. */
-static bool layout_graph(struct trie *T, struct labels *L, double min_units, struct boxes *B)
+static bool layout_graph(struct trie *T, struct interner *L, double min_units, struct boxes *B)
 {
 	size_t N = T->n;
 	bool ok = false;
-	uint32_t *rank = malloc((L->n ? L->n : 1) * sizeof *rank);
-	uint32_t *order = malloc((L->n ? L->n : 1) * sizeof *order);
+	uint32_t *rank = malloc((intern_count(L) ? intern_count(L) : 1) * sizeof *rank);
+	uint32_t *order = malloc((intern_count(L) ? intern_count(L) : 1) * sizeof *order);
 	uint32_t *first = calloc(N + 1, sizeof *first);
 	uint32_t *kids = malloc((N ? N : 1) * sizeof *kids);
 	uint32_t *fill = NULL;
@@ -243,11 +215,11 @@ static bool layout_graph(struct trie *T, struct labels *L, double min_units, str
 	} *stack = NULL;
 	if (!rank || !order || !first || !kids)
 		goto out;
-	for (size_t i = 0; i < L->n; i++)
+	for (size_t i = 0; i < intern_count(L); i++)
 		order[i] = (uint32_t)i;
 	sort_labels = L;
-	qsort(order, L->n, sizeof *order, cmp_label_ids);
-	for (size_t i = 0; i < L->n; i++)
+	qsort(order, intern_count(L), sizeof *order, cmp_label_ids);
+	for (size_t i = 0; i < intern_count(L); i++)
 		rank[order[i]] = (uint32_t)i;
 	for (size_t n = 1; n < N; n++)
 		first[T->parent[n] + 1]++;
@@ -588,7 +560,7 @@ static double pct(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
-static void write_svg(FILE *out, const struct flame_opts *o, const struct labels *L, const struct boxes *B,
+static void write_svg(FILE *out, const struct flame_opts *o, const struct interner *L, const struct boxes *B,
 		      uint64_t total, uint64_t total_b, const char *unit, const char *title, const char *subtitle)
 {
 	unsigned W = o->width ? o->width : 1200;
@@ -642,8 +614,8 @@ static void write_svg(FILE *out, const struct flame_opts *o, const struct labels
 	char nbuf[40], bbuf[40];
 	for (size_t i = 0; i < B->n; i++) {
 		const struct box *b = &B->v[i];
-		const char *s = b->label == UINT32_MAX ? "all" : L->s[b->label];
-		size_t sl = b->label == UINT32_MAX ? 3 : L->len[b->label];
+		const char *s = b->label == UINT32_MAX ? "all" : intern_str(L, b->label);
+		size_t sl = b->label == UINT32_MAX ? 3 : intern_len(L, b->label);
 		double x = XPAD + (double)b->x * ppu, w = (double)b->w * ppu;
 		unsigned y = o->reverse ? YPAD_TOP + b->depth * FRAME_H
 					: H - YPAD_BOTTOM - (b->depth + 1) * FRAME_H;
@@ -688,7 +660,7 @@ static void write_svg(FILE *out, const struct flame_opts *o, const struct labels
 
 enum plumb_err flame_write_svg(const struct profile *after, FILE *out, const struct flame_opts *o, struct perr *e)
 {
-	struct labels L = { HMAP_INIT, NULL, NULL, 0, 0 };
+	struct interner L = INTERNER_BORROW_INIT;
 	struct trie T = { 0 };
 	struct boxes B = { 0 };
 	struct label_table *lt_a = NULL, *lt_b = NULL;
@@ -781,9 +753,7 @@ done:
 	free(map_b);
 	label_table_free(lt_a);
 	label_table_free(lt_b);
-	free(L.s);
-	free(L.len);
-	hmap_release(&L.index);
+	interner_release(&L);
 	trie_release(&T);
 	free(B.v);
 	return rc;

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/hashmap.h"
+#include "base/idtab.h"
 
 struct proc_maps {
 	pid_t pid;
@@ -35,7 +36,7 @@ struct maps {
 	struct hmap proc_index; /* pid -> index in procs */
 	struct elf_info *elfs;
 	size_t nelfs, cap_elfs;
-	struct hmap elf_index;  /* hash(path) -> index in elfs */
+	struct idtab elf_index; /* path -> index in elfs */
 };
 
 struct maps *maps_new(void)
@@ -55,7 +56,7 @@ void maps_free(struct maps *m)
 	for (size_t i = 0; i < m->nelfs; i++)
 		free(m->elfs[i].path);
 	free(m->elfs);
-	hmap_release(&m->elf_index);
+	idtab_release(&m->elf_index);
 	free(m);
 }
 
@@ -82,15 +83,17 @@ static struct proc_maps *proc_get(struct maps *m, pid_t pid, bool create)
 }
 
 /* Interns a path: returns the stable copy held by its elf_info. */
+static bool elf_eq(const void *ctx, uint32_t id, const void *path)
+{
+	return strcmp(((const struct maps *)ctx)->elfs[id].path, path) == 0;
+}
+
 static struct elf_info *elf_get(struct maps *m, const char *path)
 {
 	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx;
-	while (hmap_get(&m->elf_index, h, &idx)) {
-		if (strcmp(m->elfs[idx].path, path) == 0)
-			return &m->elfs[idx];
-		h = hash_u64(h + 1);
-	}
+	uint32_t idx = idtab_find(&m->elf_index, h, elf_eq, m, path);
+	if (idx != IDTAB_NONE)
+		return &m->elfs[idx];
 	if (m->nelfs == m->cap_elfs) {
 		size_t nc = m->cap_elfs ? m->cap_elfs * 2 : 64;
 		struct elf_info *ne = realloc(m->elfs, nc * sizeof *ne);
@@ -103,7 +106,7 @@ static struct elf_info *elf_get(struct maps *m, const char *path)
 	struct elf_info *e = &m->elfs[m->nelfs];
 	memset(e, 0, sizeof *e);
 	e->path = strdup(path);
-	if (!e->path || !hmap_put(&m->elf_index, h, (uint32_t)m->nelfs))
+	if (!e->path || !idtab_add(&m->elf_index, h, (uint32_t)m->nelfs))
 		return NULL;
 	m->nelfs++;
 	return e;

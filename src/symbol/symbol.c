@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/hashmap.h"
+#include "base/idtab.h"
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
 
@@ -47,7 +48,7 @@ struct symbolizer {
 	struct vdso_info vdso;
 	struct module_info *mods;
 	size_t nmods, cap_mods;
-	struct hmap mod_index;
+	struct idtab mod_index; /* path -> index in mods */
 	struct jit_map *jits;
 	size_t njits;
 	struct kallsyms *kernel;
@@ -82,15 +83,17 @@ char *sym_demangle(const char *name)
 	return d;
 }
 
+static bool module_eq(const void *ctx, uint32_t id, const void *path)
+{
+	return strcmp(((const struct symbolizer *)ctx)->mods[id].path, path) == 0;
+}
+
 static struct module_info *module_get(struct symbolizer *s, const char *path)
 {
 	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx;
-	while (hmap_get(&s->mod_index, h, &idx)) {
-		if (strcmp(s->mods[idx].path, path) == 0)
-			return &s->mods[idx];
-		h = hash_u64(h + 1);
-	}
+	uint32_t idx = idtab_find(&s->mod_index, h, module_eq, s, path);
+	if (idx != IDTAB_NONE)
+		return &s->mods[idx];
 	if (s->nmods == s->cap_mods) {
 		size_t nc = s->cap_mods ? s->cap_mods * 2 : 32;
 		struct module_info *nm = realloc(s->mods, nc * sizeof *nm);
@@ -102,7 +105,7 @@ static struct module_info *module_get(struct symbolizer *s, const char *path)
 	struct module_info *m = &s->mods[s->nmods];
 	memset(m, 0, sizeof *m);
 	m->path = strdup(path);
-	if (!m->path || !hmap_put(&s->mod_index, h, (uint32_t)s->nmods))
+	if (!m->path || !idtab_add(&s->mod_index, h, (uint32_t)s->nmods))
 		return NULL;
 	s->nmods++;
 	return m;
@@ -410,7 +413,7 @@ static void symbolizer_free(struct symbolizer *s)
 		free(s->mods[i].path);
 	}
 	free(s->mods);
-	hmap_release(&s->mod_index);
+	idtab_release(&s->mod_index);
 	for (size_t i = 0; i < s->njits; i++) {
 		for (size_t k = 0; k < s->jits[i].n; k++)
 			free(s->jits[i].syms[k].name);
