@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/grow.h"
 #include "base/idtab.h"
 #include "base/opt.h"
 #include "base/sbuf.h"
@@ -51,14 +52,8 @@ static bool dt_add(struct dtable *t, const char *s, size_t len, uint64_t count, 
 			d->b += count;
 		return true;
 	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		struct dstack *nv = realloc(t->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		t->v = nv;
-		t->cap = nc;
-	}
+	if (!ALLOC_GROW(t->v, t->n + 1, t->cap))
+		return false;
 	struct dstack *d = &t->v[t->n];
 	d->off = t->all.len;
 	d->len = len;

@@ -4,6 +4,8 @@
 
 #include <stdlib.h>
 
+#include "base/grow.h"
+
 #define CHUNK_SIZE ((size_t)256 * 1024)
 
 struct intern_chunk {
@@ -40,17 +42,9 @@ static char *chunk_alloc(struct interner *in, size_t n)
 
 static bool grow(struct interner *in)
 {
-	size_t nc = in->cap ? in->cap * 2 : 256;
-	if (nc > SIZE_MAX / sizeof *in->strs)
+	size_t nc = grow_cap(in->n + 1, in->cap);
+	if (!REALLOC_ARRAY(in->strs, nc) || !REALLOC_ARRAY(in->lens, nc))
 		return false;
-	const char **ns = realloc(in->strs, nc * sizeof *ns);
-	if (!ns)
-		return false;
-	in->strs = ns;
-	uint32_t *nl = realloc(in->lens, nc * sizeof *nl);
-	if (!nl)
-		return false;
-	in->lens = nl;
 	in->cap = nc;
 	return true;
 }

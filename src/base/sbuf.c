@@ -5,23 +5,25 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/utf8.h"
 
 bool sbuf_grow(struct sbuf *sb, size_t extra)
 {
+	size_t need;
 	if (sb->oom)
 		return false;
-	if (sb->len + extra + 1 <= sb->cap)
-		return true;
-	size_t cap = sb->cap ? sb->cap : 64;
-	while (cap < sb->len + extra + 1)
-		cap *= 2;
-	char *nb = realloc(sb->buf, cap);
-	if (!nb) {
+	if (__builtin_add_overflow(sb->len, extra, &need) || need == SIZE_MAX) { /* refused like any failed grow */
 		sb->oom = true;
 		return false;
 	}
-	sb->buf = nb;
+	if (++need <= sb->cap)
+		return true;
+	size_t cap = grow_cap(need < 64 ? 64 : need, sb->cap);
+	if (!REALLOC_ARRAY(sb->buf, cap)) {
+		sb->oom = true;
+		return false;
+	}
 	sb->cap = cap;
 	sb->buf[sb->len] = '\0';
 	return true;

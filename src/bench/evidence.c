@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/grow.h"
 #include "base/intern.h"
 #include "base/json_tree.h"
 #include "base/readall.h"
@@ -84,14 +85,8 @@ static char *dup_or_null(const char *s, bool *oom)
 bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, const char *kind, const char *unit,
 			       double value, long run, const char *tags)
 {
-	if (ev->nsamples == ev->samples_cap) {
-		size_t cap = ev->samples_cap ? ev->samples_cap * 2 : 64;
-		struct bench_sample *ns = realloc(ev->samples, cap * sizeof *ns);
-		if (!ns)
-			return false;
-		ev->samples = ns;
-		ev->samples_cap = cap;
-	}
+	if (!ALLOC_GROW(ev->samples, ev->nsamples + 1, ev->samples_cap))
+		return false;
 	bool oom = false;
 	struct bench_sample s = {
 		.name = dup_or_null(name, &oom),

@@ -16,6 +16,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/grow.h"
 #include "base/home.h"
 #include "base/gate.h"
 #include "base/opt.h"
@@ -887,10 +888,8 @@ static int baseline_list(int argc, char **argv)
 			size_t len = strlen(de->d_name);
 			if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
 				continue;
-			char **nn = realloc(names, (n + 1) * sizeof *nn);
-			if (!nn)
+			if (!REALLOC_ARRAY(names, n + 1))
 				break;
-			names = nn;
 			if ((names[n] = strndup(de->d_name, len - 5)))
 				n++;
 		}
@@ -1056,10 +1055,8 @@ static int sub_coverage(int argc, char **argv)
 	}
 	/* positionals are accepted as artifacts too */
 	for (int i = 0; i < res.npos; i++) {
-		const char **nv = realloc(artifacts.v, sizeof *nv * (size_t)(artifacts.n + 1));
-		if (!nv)
+		if (!REALLOC_ARRAY(artifacts.v, (size_t)artifacts.n + 1))
 			break;
-		artifacts.v = nv;
 		artifacts.v[artifacts.n++] = res.pos[i];
 	}
 	if (artifacts.n == 0) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/redact.h"
@@ -22,14 +23,8 @@ struct vec {
 
 static bool vpush(struct vec *a, uint64_t x)
 {
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 256;
-		uint64_t *nv = realloc(a->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		a->v = nv;
-		a->cap = nc;
-	}
+	if (!ALLOC_GROW(a->v, a->n + 1, a->cap))
+		return false;
 	a->v[a->n++] = x;
 	return true;
 }

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/json.h"
 #include "base/json_tree.h"
 #include "base/sbuf.h"
@@ -187,14 +188,8 @@ static bool gk_col(struct json_reader *j, struct col *c)
 				return false;
 			}
 		}
-		if (c->n == c->cap) {
-			size_t nc = c->cap ? c->cap * 2 : 256;
-			double *nv = realloc(c->v, nc * sizeof *nv);
-			if (!nv)
-				return jr_oom(j);
-			c->v = nv;
-			c->cap = nc;
-		}
+		if (!ALLOC_GROW(c->v, c->n + 1, c->cap))
+			return jr_oom(j);
 		c->v[c->n++] = v;
 	}
 }
@@ -225,15 +220,9 @@ static bool gk_strarr(struct json_reader *j, struct strarr *s)
 	int r;
 	while ((r = jr_arr_next(j, &first)) == 1) {
 		if (s->n == s->cap) {
-			size_t nc = s->cap ? s->cap * 2 : 64;
-			size_t *no = realloc(s->off, nc * sizeof *no);
-			if (!no)
+			size_t nc = grow_cap(s->n + 1, s->cap);
+			if (!REALLOC_ARRAY(s->off, nc) || !REALLOC_ARRAY(s->len, nc))
 				return jr_oom(j);
-			s->off = no;
-			size_t *nl = realloc(s->len, nc * sizeof *nl);
-			if (!nl)
-				return jr_oom(j);
-			s->len = nl;
 			s->cap = nc;
 		}
 		size_t before = s->text.len;
@@ -319,9 +308,9 @@ struct gdoc {
 	bool has_meta;
 	struct gtables shared;
 	struct gthread *threads;
-	size_t nthreads;
+	size_t nthreads, cap_threads;
 	struct glib *libs;
-	size_t nlibs;
+	size_t nlibs, cap_libs;
 };
 
 static void gtables_release(struct gtables *t)
@@ -588,23 +577,19 @@ static bool gk_document(struct json_reader *j, struct gdoc *d)
 			bool f2 = true;
 			int r2;
 			while ((r2 = jr_arr_next(j, &f2)) == 1) {
-				size_t *n = threads ? &d->nthreads : &d->nlibs;
-				void **arr = threads ? (void **)&d->threads : (void **)&d->libs;
-				size_t elem = threads ? sizeof(struct gthread) : sizeof(struct glib);
-				if (*n == 0 || (*n & (*n - 1)) == 0) { /* capacity doubles at each power of two */
-					size_t nc = *n ? *n * 2 : 1;
-					void *na = realloc(*arr, nc * elem);
-					if (!na)
+				if (threads) {
+					if (!ALLOC_GROW(d->threads, d->nthreads + 1, d->cap_threads))
 						return jr_oom(j);
-					*arr = na;
+					struct gthread *t = &d->threads[d->nthreads++];
+					memset(t, 0, sizeof *t);
+					ok = gk_thread(j, t, d->nthreads - 1, d->want_times);
+				} else {
+					if (!ALLOC_GROW(d->libs, d->nlibs + 1, d->cap_libs))
+						return jr_oom(j);
+					struct glib *l = &d->libs[d->nlibs++];
+					memset(l, 0, sizeof *l);
+					ok = gk_lib(j, l);
 				}
-				char *slot = (char *)*arr + *n * elem;
-				memset(slot, 0, elem);
-				(*n)++;
-				if (threads)
-					ok = gk_thread(j, (struct gthread *)slot, *n - 1, d->want_times);
-				else
-					ok = gk_lib(j, (struct glib *)slot);
 				if (!ok)
 					return false;
 			}
@@ -1122,17 +1107,9 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 			size_t n = 0;
 			if (!resolve_frame(r, ti, &view, S, SRC, f, chain, &n))
 				goto out;
-			if (nchains + n > capchains) {
-				size_t nc = capchains ? capchains * 2 : 256;
-				while (nc < nchains + n)
-					nc *= 2;
-				uint32_t *nchn = realloc(chains, nc * sizeof *nchn);
-				if (!nchn) {
-					perr_set(r->e, PLUMB_ENOMEM, "out of memory");
-					goto out;
-				}
-				chains = nchn;
-				capchains = nc;
+			if (!ALLOC_GROW(chains, nchains + n, capchains)) {
+				perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+				goto out;
 			}
 			memcpy(chains + nchains, chain, n * sizeof *chain);
 			fstart[f] = (uint32_t)nchains;

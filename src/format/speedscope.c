@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
@@ -26,13 +27,8 @@ static void json_str(FILE *out, struct sbuf *tmp, const char *s, size_t n, bool 
 static bool write_stack(FILE *out, const struct profile *p, uint32_t stack, uint32_t **scratch, size_t *cap)
 {
 	uint32_t depth = profile_stack_depth(p, stack);
-	if (depth > *cap) {
-		uint32_t *ns = realloc(*scratch, depth * 2 * sizeof *ns);
-		if (!ns)
-			return false;
-		*scratch = ns;
-		*cap = depth * 2;
-	}
+	if (!ALLOC_GROW(*scratch, depth, *cap))
+		return false;
 	uint32_t i = depth;
 	for (uint32_t s = stack; s != PROFILE_ROOT; s = profile_stack_parent(p, s))
 		(*scratch)[--i] = profile_stack_frame(p, s);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/idtab.h"
 
@@ -96,14 +97,8 @@ static inline bool tc_get2(const struct tcache *c, uint64_t h, const char *key, 
 static inline bool tc_put2(struct tcache *c, uint64_t h, const char *key, uint32_t len, const char *key2,
 			   uint32_t len2, uint32_t val)
 {
-	if (c->n == c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		struct tc_ent *ne = c->n < IDTAB_NONE ? realloc(c->e, ncap * sizeof *ne) : NULL;
-		if (!ne)
-			return false;
-		c->e = ne;
-		c->cap = ncap;
-	}
+	if (c->n >= IDTAB_NONE || !ALLOC_GROW(c->e, c->n + 1, c->cap))
+		return false;
 	if (!idtab_add(&c->index, h, (uint32_t)c->n))
 		return false;
 	c->e[c->n++] = (struct tc_ent){ key, len, val, key2, len2 };

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/json_tree.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
@@ -320,14 +321,13 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 		if (len + 1 >= cap) {
 			if (cap > METRICS_READ_MAX)
 				break;
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
+			size_t nc = grow_cap(cap + 1, cap);
+			if (!REALLOC_ARRAY(buf, nc)) {
 				free(buf);
 				close(fd);
 				return perr_set(e, PLUMB_ENOMEM, "out of memory");
 			}
-			buf = nb;
-			cap *= 2;
+			cap = nc;
 		}
 		ssize_t n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0) {

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/idtab.h"
 #include "base/intern.h"
@@ -33,20 +34,6 @@ struct profile {
 	uint64_t total_weight;
 	struct profile_meta meta;
 };
-
-/* Grows an array to hold one more element. */
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return true;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *na = realloc(*arr, nc * elem);
-	if (!na)
-		return false;
-	*arr = na;
-	*cap = nc;
-	return true;
-}
 
 struct profile *profile_new(void)
 {
@@ -129,7 +116,7 @@ uint32_t profile_frame(struct profile *p, const struct frame *f)
 	uint32_t id = idtab_find(&p->frame_index, h, frame_eq, p, &key);
 	if (id != IDTAB_NONE)
 		return id;
-	if (p->nframes >= PROFILE_NOMEM || !grow((void **)&p->frames, &p->cap_frames, p->nframes, sizeof *p->frames))
+	if (p->nframes >= PROFILE_NOMEM || !ALLOC_GROW(p->frames, p->nframes + 1, p->cap_frames))
 		return PROFILE_NOMEM;
 	id = (uint32_t)p->nframes;
 	if (!idtab_add(&p->frame_index, h, id))
@@ -157,19 +144,10 @@ uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
 	if (hmap_get(&p->stack_index, key, &id))
 		return id;
 	if (p->nstacks == p->cap_stacks) {
-		size_t nc = p->cap_stacks * 2;
-		uint32_t *a = realloc(p->stack_parent, nc * sizeof *a);
-		if (!a)
+		size_t nc = grow_cap(p->nstacks + 1, p->cap_stacks);
+		if (p->nstacks >= PROFILE_NOMEM || !REALLOC_ARRAY(p->stack_parent, nc) ||
+		    !REALLOC_ARRAY(p->stack_frame, nc) || !REALLOC_ARRAY(p->stack_depth, nc))
 			return PROFILE_NOMEM;
-		p->stack_parent = a;
-		a = realloc(p->stack_frame, nc * sizeof *a);
-		if (!a)
-			return PROFILE_NOMEM;
-		p->stack_frame = a;
-		a = realloc(p->stack_depth, nc * sizeof *a);
-		if (!a)
-			return PROFILE_NOMEM;
-		p->stack_depth = a;
 		p->cap_stacks = nc;
 	}
 	id = (uint32_t)p->nstacks;
@@ -227,7 +205,7 @@ uint32_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		return id;
 	}
 	str_id n = profile_intern_cstr(p, name);
-	if (n == PROFILE_NOMEM || !grow((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads))
+	if (n == PROFILE_NOMEM || !ALLOC_GROW(p->threads, p->nthreads + 1, p->cap_threads))
 		return PROFILE_NOMEM;
 	id = (uint32_t)p->nthreads;
 	if (!hmap_put(&p->thread_index, key, id))
@@ -265,7 +243,7 @@ bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint
 	if (hmap_get(&p->count_index, key, &idx)) {
 		p->counts[idx].weight += weight;
 	} else {
-		if (!grow((void **)&p->counts, &p->cap_counts, p->ncounts, sizeof *p->counts))
+		if (!ALLOC_GROW(p->counts, p->ncounts + 1, p->cap_counts))
 			return false;
 		idx = (uint32_t)p->ncounts;
 		if (!hmap_put(&p->count_index, key, idx))
@@ -273,7 +251,7 @@ bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint
 		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight };
 	}
 	if (p->keep_timeline) {
-		if (!grow((void **)&p->timeline, &p->cap_timeline, p->ntimeline, sizeof *p->timeline))
+		if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
 			return false;
 		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight };
 	}

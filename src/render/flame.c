@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/sbuf.h"
@@ -44,26 +45,13 @@ struct trie {
 	bool direct;       /* built from one profile's tree without the index: no further profile may join */
 };
 
-static bool trie_grow(struct trie *T)
+/* Makes room for `need` nodes. */
+static bool trie_grow(struct trie *T, size_t need)
 {
-	size_t nc = T->cap ? T->cap * 2 : 4096;
-	uint32_t *a;
-	uint64_t *b;
-	if (!(a = realloc(T->parent, nc * sizeof *a)))
+	size_t nc = grow_cap(need, T->cap);
+	if (!REALLOC_ARRAY(T->parent, nc) || !REALLOC_ARRAY(T->label, nc) || !REALLOC_ARRAY(T->depth, nc) ||
+	    !REALLOC_ARRAY(T->tot_a, nc) || !REALLOC_ARRAY(T->tot_b, nc))
 		return false;
-	T->parent = a;
-	if (!(a = realloc(T->label, nc * sizeof *a)))
-		return false;
-	T->label = a;
-	if (!(a = realloc(T->depth, nc * sizeof *a)))
-		return false;
-	T->depth = a;
-	if (!(b = realloc(T->tot_a, nc * sizeof *b)))
-		return false;
-	T->tot_a = b;
-	if (!(b = realloc(T->tot_b, nc * sizeof *b)))
-		return false;
-	T->tot_b = b;
 	T->cap = nc;
 	return true;
 }
@@ -74,7 +62,7 @@ static uint32_t trie_child(struct trie *T, uint32_t parent, uint32_t label)
 	uint32_t id;
 	if (hmap_get(&T->index, key, &id))
 		return id;
-	if (T->n == T->cap && !trie_grow(T))
+	if (T->n == T->cap && !trie_grow(T, T->n + 1))
 		return UINT32_MAX;
 	id = (uint32_t)T->n++;
 	T->parent[id] = parent;
@@ -116,9 +104,8 @@ static uint32_t *map_profile(struct trie *T, struct interner *L, const struct pr
 	map[0] = 0;
 	if (T->n == 1 && intern_count(L) == nf && allow_direct) {
 		/* the first profile and every frame has its own label: its prefix tree is the trie, no merging */
-		while (T->cap < ns)
-			if (!trie_grow(T))
-				goto fail;
+		if (T->cap < ns && !trie_grow(T, ns))
+			goto fail;
 		for (size_t s = 1; s < ns; s++) {
 			uint32_t par = profile_stack_parent(p, (uint32_t)s);
 			uint32_t fr = profile_stack_frame(p, (uint32_t)s);
@@ -164,14 +151,8 @@ struct boxes {
 
 static bool box_add(struct boxes *B, uint64_t x, uint64_t w, uint64_t wb, uint32_t depth, uint32_t label)
 {
-	if (B->n == B->cap) {
-		size_t nc = B->cap ? B->cap * 2 : 1024;
-		struct box *nv = realloc(B->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		B->v = nv;
-		B->cap = nc;
-	}
+	if (!ALLOC_GROW(B->v, B->n + 1, B->cap))
+		return false;
 	B->v[B->n++] = (struct box){ x, w, wb, depth, label };
 	if (depth > B->max_depth)
 		B->max_depth = depth;
@@ -300,15 +281,10 @@ static bool layout_chart(struct trie *T, struct seq *seq, size_t nseq, double mi
 	for (size_t i = 0; i < nseq; i++) {
 		uint32_t d = T->depth[seq[i].node];
 		if (d > cap) {
-			while (cap < d)
-				cap *= 2;
-			void *no = realloc(open, cap * sizeof *open), *np = realloc(path, cap * sizeof *path);
-			if (no)
-				open = no;
-			if (np)
-				path = np;
-			if (!no || !np)
+			size_t nc = grow_cap(d, cap);
+			if (!REALLOC_ARRAY(open, nc) || !REALLOC_ARRAY(path, nc))
 				goto out;
+			cap = nc;
 		}
 		uint32_t k = d;
 		for (uint32_t n = seq[i].node; n; n = T->parent[n])
@@ -670,7 +646,7 @@ enum plumb_err flame_write_svg(const struct profile *after, FILE *out, const str
 	unsigned W = o->width ? o->width : 1200;
 	double minw = o->min_width < 0 ? 0.1 : o->min_width;
 
-	if (!trie_grow(&T))
+	if (!trie_grow(&T, 4096))
 		goto oom;
 	T.n = 1;
 	T.parent[0] = 0;

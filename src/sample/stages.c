@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/grow.h"
 #include "base/json_tree.h"
 #include "base/sbuf.h"
 
@@ -49,15 +50,10 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 		    json_integer_value(js) >= 0 && json_integer_value(je) >= json_integer_value(js)) {
 			uint64_t s = (uint64_t)json_integer_value(js), en = (uint64_t)json_integer_value(je);
 			if (en >= origin_ns) {
-				if (nv == cap) {
-					cap = cap ? 2 * cap : 16;
-					struct stage *nvp = realloc(v, cap * sizeof *v);
-					if (!nvp) {
-						json_decref(o);
-						rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
-						goto out;
-					}
-					v = nvp;
+				if (!ALLOC_GROW(v, nv + 1, cap)) {
+					json_decref(o);
+					rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
+					goto out;
 				}
 				v[nv].name = strdup(json_string_value(name));
 				v[nv].start_ms = s >= origin_ns ? ms_from(s, origin_ns) : 0.0;

@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/idtab.h"
 
@@ -67,14 +68,8 @@ static struct proc_maps *proc_get(struct maps *m, pid_t pid, bool create)
 		return &m->procs[idx];
 	if (!create)
 		return NULL;
-	if (m->nprocs == m->cap_procs) {
-		size_t nc = m->cap_procs ? m->cap_procs * 2 : 16;
-		struct proc_maps *np = realloc(m->procs, nc * sizeof *np);
-		if (!np)
-			return NULL;
-		m->procs = np;
-		m->cap_procs = nc;
-	}
+	if (!ALLOC_GROW(m->procs, m->nprocs + 1, m->cap_procs))
+		return NULL;
 	idx = (uint32_t)m->nprocs;
 	if (!hmap_put(&m->proc_index, (uint64_t)pid, idx))
 		return NULL;
@@ -94,15 +89,9 @@ static struct elf_info *elf_get(struct maps *m, const char *path)
 	uint32_t idx = idtab_find(&m->elf_index, h, elf_eq, m, path);
 	if (idx != IDTAB_NONE)
 		return &m->elfs[idx];
-	if (m->nelfs == m->cap_elfs) {
-		size_t nc = m->cap_elfs ? m->cap_elfs * 2 : 64;
-		struct elf_info *ne = realloc(m->elfs, nc * sizeof *ne);
-		if (!ne)
-			return NULL;
-		/* entries point at elf paths, which are separately allocated: moving the array is safe */
-		m->elfs = ne;
-		m->cap_elfs = nc;
-	}
+	/* entries point at elf paths, which are separately allocated: moving the array is safe */
+	if (!ALLOC_GROW(m->elfs, m->nelfs + 1, m->cap_elfs))
+		return NULL;
 	struct elf_info *e = &m->elfs[m->nelfs];
 	memset(e, 0, sizeof *e);
 	e->path = strdup(path);
@@ -184,14 +173,8 @@ static void proc_insert(struct proc_maps *pm, const struct map_entry *e)
 		if (pm->entries[i].end <= e->start || pm->entries[i].start >= e->end)
 			pm->entries[w++] = pm->entries[i];
 	pm->n = w;
-	if (pm->n == pm->cap) {
-		size_t nc = pm->cap ? pm->cap * 2 : 32;
-		struct map_entry *ne = realloc(pm->entries, nc * sizeof *ne);
-		if (!ne)
-			return;
-		pm->entries = ne;
-		pm->cap = nc;
-	}
+	if (!ALLOC_GROW(pm->entries, pm->n + 1, pm->cap))
+		return;
 	size_t pos = pm->n;
 	while (pos > 0 && pm->entries[pos - 1].start > e->start) {
 		pm->entries[pos] = pm->entries[pos - 1];

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/idtab.h"
 
@@ -198,14 +199,8 @@ static uint32_t module_get(struct unwinder *u, const char *path)
 	uint32_t idx = idtab_find(&u->mod_by_path, h, module_eq, u, path);
 	if (idx != IDTAB_NONE)
 		return idx + 1;
-	if (u->nmods == u->capmods) {
-		size_t cap = u->capmods ? u->capmods * 2 : 16;
-		struct module **n = realloc(u->mods, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		u->mods = n;
-		u->capmods = cap;
-	}
+	if (!ALLOC_GROW(u->mods, u->nmods + 1, u->capmods))
+		return 0;
 	struct module *m = calloc(1, sizeof(*m));
 	if (!m)
 		return 0;
