@@ -151,7 +151,7 @@ static enum plumb_err read_side(const char *path, struct dtable *t, bool first, 
 			const char *s = line;
 			if (hex) {
 				strip_hex(&tmp, line, sl);
-				s = tmp.buf ? tmp.buf : "";
+				s = tmp.buf;
 				sl = tmp.len;
 			}
 			if (!dt_add(t, s, sl, count, first)) {

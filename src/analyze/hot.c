@@ -414,7 +414,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 				if (!keep) {
 					sbuf_reset(&tmp);
 					sbuf_add(&tmp, file, filelen);
-					const char *sp = label_short_path(sbuf_str(&tmp));
+					const char *sp = label_short_path(tmp.buf);
 					keep = repo_has(&rf, sp, strlen(sp));
 				}
 			}
@@ -432,7 +432,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 			sbuf_reset(&tmp);
 			sbuf_add(&tmp, file, filelen);
 			sbuf_addstr(&raw, " (");
-			sbuf_addstr(&raw, label_short_path(sbuf_str(&tmp)));
+			sbuf_addstr(&raw, label_short_path(tmp.buf));
 			sbuf_addch(&raw, ')');
 		} else if (modlen) {
 			size_t bl;
@@ -446,8 +446,8 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 		else if (kind == FRAME_JIT)
 			sbuf_addstr(&raw, "_[j]");
 		sbuf_reset(&red);
-		redact_append(&red, sbuf_str(&raw), raw.len);
-		uint32_t fr = rowset_add(&fm->funcs, sbuf_str(&red), red.len);
+		redact_append(&red, raw.buf, raw.len);
+		uint32_t fr = rowset_add(&fm->funcs, red.buf, red.len);
 		/* group row */
 		sbuf_reset(&key);
 		const char *dfile = file;
@@ -455,7 +455,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 		if (filelen) {
 			sbuf_reset(&tmp);
 			sbuf_add(&tmp, file, filelen);
-			const char *d = display_path(sbuf_str(&tmp), o, root_len);
+			const char *d = display_path(tmp.buf, o, root_len);
 			dfile = file + (d - tmp.buf);
 			dfilelen = filelen - (size_t)(d - tmp.buf);
 		}
@@ -501,8 +501,8 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 			gr = fr;
 		} else {
 			sbuf_reset(&red);
-			redact_append(&red, sbuf_str(&key), key.len);
-			gr = rowset_add(&fm->groups, sbuf_str(&red), red.len);
+			redact_append(&red, key.buf, key.len);
+			gr = rowset_add(&fm->groups, red.buf, red.len);
 		}
 		if (fr == UINT32_MAX || gr == UINT32_MAX || raw.oom || red.oom || key.oom || tmp.oom) {
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");

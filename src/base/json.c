@@ -466,12 +466,8 @@ int jr_obj_next(struct json_reader *j, bool *first, const char **key, size_t *kl
 		if (!jr_string(j, &j->scratch, NULL, NULL, NULL))
 			return -1;
 		j->p = after;
-		*key = sbuf_str(&j->scratch);
+		*key = j->scratch.buf;
 		*klen = j->scratch.len;
-		if (!*key) {
-			jr_oom(j);
-			return -1;
-		}
 	}
 	if (jr_peek(j) != ':') {
 		jr_fail(j, "expected ':'");

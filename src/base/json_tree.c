@@ -28,9 +28,7 @@ static bool read_text(struct builder *b)
 	const char *at = b->j->p;
 	if (!jr_string(b->j, &b->text, NULL, NULL, NULL))
 		return false;
-	const char *s = sbuf_str(&b->text);
-	if (!s)
-		return jr_oom(b->j);
+	const char *s = b->text.buf;
 	bool nul = memchr(s, '\0', b->text.len) != NULL;
 	if (nul || !utf8_valid(s, b->text.len)) {
 		b->j->p = at;

@@ -1,4 +1,5 @@
-/* sbuf.c — growable buffer; grows geometrically so appends are amortized O(1). */
+/* sbuf.c — growable buffer; grows geometrically so appends are amortized O(1). The shared empty string is
+ * only ever read: every write goes to storage the buffer owns (cap > 0). */
 #include "base/sbuf.h"
 
 #include <stdio.h>
@@ -7,6 +8,13 @@
 
 #include "base/grow.h"
 #include "base/utf8.h"
+
+char sbuf_slopbuf[1];
+
+void sbuf_init(struct sbuf *sb)
+{
+	*sb = (struct sbuf)SBUF_INIT;
+}
 
 bool sbuf_grow(struct sbuf *sb, size_t extra)
 {
@@ -20,10 +28,14 @@ bool sbuf_grow(struct sbuf *sb, size_t extra)
 	if (++need <= sb->cap)
 		return true;
 	size_t cap = grow_cap(need < 64 ? 64 : need, sb->cap);
-	if (!REALLOC_ARRAY(sb->buf, cap)) {
+	char *nb = realloc_array(sb->cap ? sb->buf : NULL, cap, 1);
+	if (!nb) {
 		sb->oom = true;
 		return false;
 	}
+	if (!sb->cap) /* the text was the shared "" (or a zeroed buffer): nothing to keep */
+		sb->len = 0;
+	sb->buf = nb;
 	sb->cap = cap;
 	sb->buf[sb->len] = '\0';
 	return true;
@@ -31,7 +43,7 @@ bool sbuf_grow(struct sbuf *sb, size_t extra)
 
 void sbuf_add(struct sbuf *sb, const void *data, size_t len)
 {
-	if (!sbuf_grow(sb, len))
+	if (!len || !sbuf_grow(sb, len))
 		return;
 	memcpy(sb->buf + sb->len, data, len);
 	sb->len += len;
@@ -125,35 +137,39 @@ void sbuf_add_json_text(struct sbuf *sb, const char *s, size_t len)
 
 void sbuf_reset(struct sbuf *sb)
 {
-	sb->len = 0;
-	if (sb->buf)
-		sb->buf[0] = '\0';
+	sbuf_setlen(sb, 0);
 }
 
-const char *sbuf_str(struct sbuf *sb)
+void sbuf_setlen(struct sbuf *sb, size_t len)
 {
-	if (!sb->buf && !sbuf_grow(sb, 0))
-		return NULL;
-	return sb->buf;
+	if (!sb->cap) /* the shared "" stays as it is */
+		return;
+	sb->len = len < sb->len ? len : sb->len;
+	sb->buf[sb->len] = '\0';
+}
+
+enum plumb_err sbuf_done(const struct sbuf *sb, struct perr *e)
+{
+	return sb->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory") : PLUMB_OK;
 }
 
 char *sbuf_detach(struct sbuf *sb, size_t *len)
 {
-	if (!sb->buf)
+	if (!sb->cap)
 		sbuf_grow(sb, 0);
-	char *b = sb->buf;
+	char *b = sb->oom ? NULL : sb->buf;
 	if (len)
-		*len = sb->len;
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
-	sb->oom = false;
+		*len = b ? sb->len : 0;
+	if (!b)
+		sbuf_release(sb);
+	else
+		sbuf_init(sb);
 	return b;
 }
 
 void sbuf_release(struct sbuf *sb)
 {
-	free(sb->buf);
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
-	sb->oom = false;
+	if (sb->cap)
+		free(sb->buf);
+	sbuf_init(sb);
 }

@@ -48,11 +48,6 @@ static enum plumb_err read_text(const char *path, const char *what, char **text,
 		sbuf_release(&sb);
 		return perr_set(e, PLUMB_EIO, "cannot read %s %s", what, path);
 	}
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
-	sbuf_str(&sb);
 	*text = sbuf_detach(&sb, NULL);
 	return *text ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
 }
@@ -72,11 +67,6 @@ static char *abs_dir_of(const char *path)
 	}
 	if (slash)
 		sbuf_add(&sb, path, (size_t)(slash - path) + (slash == path ? 1 : 0));
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return NULL;
-	}
-	sbuf_str(&sb);
 	return sbuf_detach(&sb, NULL);
 }
 
@@ -90,11 +80,6 @@ static char *resolve(const char *dir, const char *p)
 		sbuf_addch(&sb, '/');
 		sbuf_addstr(&sb, p);
 	}
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return NULL;
-	}
-	sbuf_str(&sb);
 	return sbuf_detach(&sb, NULL);
 }
 

@@ -63,8 +63,7 @@ static char *artifact_catalog_path(const char *stored)
 		return strdup(stored);
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s%s%s", home, home[strlen(home) - 1] == '/' ? "" : "/", stored);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* Loads the catalog: --catalog when given (missing: exit 3), else the artifact's own when it still exists.
@@ -104,8 +103,7 @@ static char *baseline_dir(void)
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s/%s", home, BASELINE_SUBDIR);
 	free(home);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 static bool valid_baseline_name(const char *n)
@@ -128,8 +126,7 @@ static char *baseline_path(const char *name)
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s/%s.json", dir, name);
 	free(dir);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* mkdir -p with mode 0700 */
@@ -338,12 +335,12 @@ static int report_artifact(const struct bench_evidence *ev, const char *shown, c
 				printf("| %s | %zu | %s | %s | %s | %s | %s | %.1f%% | %s | %s |\n", metrics[i], sum[i].n,
 				       fmt_num(a, 32, sum[i].min), fmt_num(b, 32, sum[i].p50), fmt_num(c, 32, sum[i].p95),
 				       fmt_num(e, 32, sum[i].max), fmt_num(g, 32, sum[i].mean), sum[i].cv * 100, f->unit,
-				       sbuf_str(&slo));
+				       slo.buf);
 			else
 				printf("%-*s %5zu %11s %11s %11s %11s %11s %6.1f  %-6s %s\n", (int)w, metrics[i], sum[i].n,
 				       fmt_num(a, 32, sum[i].min), fmt_num(b, 32, sum[i].p50), fmt_num(c, 32, sum[i].p95),
 				       fmt_num(e, 32, sum[i].max), fmt_num(g, 32, sum[i].mean), sum[i].cv * 100, f->unit,
-				       sbuf_str(&slo));
+				       slo.buf);
 			sbuf_release(&slo);
 		}
 		if (nm == 0)
@@ -407,8 +404,7 @@ static char *default_out(const char *suite_name)
 {
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s.evidence.json", suite_name);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* A case whose program links libplumb but ran without PLUMB_DEBUG wrote none of its plumb_sample() lines: say
@@ -760,7 +756,7 @@ static int sub_compare(int argc, char **argv)
 			}
 			printf("%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", (int)w, r->metric, fmt_num(a, 32, r->base.p50),
 			       fmt_num(b, 32, r->cur.p50), fmt_num(c, 32, r->base.p95), fmt_num(d, 32, r->cur.p95), ch, p,
-			       r->verdict, sbuf_str(&own));
+			       r->verdict, own.buf);
 			sbuf_release(&own);
 		}
 	}
@@ -1097,7 +1093,7 @@ static int sub_coverage(int argc, char **argv)
 		for (size_t k = 0; k < m->nrequired; k++)
 			sbuf_addf(&sets, "%s%s", k ? "," : "", m->required[k]);
 		if (!strpbrk(m->name, "*?[")) {
-			coverage_row(&cat, evs, artifacts.n, m->name, sbuf_str(&sets), rows, &required, &problems);
+			coverage_row(&cat, evs, artifacts.n, m->name, sets.buf, rows, &required, &problems);
 		} else {
 			/* a pattern requires every metric it matches (that has no exact entry of its own), and at least one */
 			size_t matched = 0;
@@ -1113,12 +1109,12 @@ static int sub_coverage(int argc, char **argv)
 					if (seen)
 						continue;
 					matched++;
-					coverage_row(&cat, evs, artifacts.n, names[k], sbuf_str(&sets), rows, &required, &problems);
+					coverage_row(&cat, evs, artifacts.n, names[k], sets.buf, rows, &required, &problems);
 				}
 				free(names);
 			}
 			if (!matched)
-				coverage_row(&cat, evs, artifacts.n, m->name, sbuf_str(&sets), rows, &required, &problems);
+				coverage_row(&cat, evs, artifacts.n, m->name, sets.buf, rows, &required, &problems);
 		}
 		sbuf_release(&sets);
 	}

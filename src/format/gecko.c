@@ -221,7 +221,7 @@ static void write_thread(struct sbuf *b, struct ctx *c, const struct profile_thr
 	sbuf_addf(b, ",\"samples\":{\"length\":%zu,\"weightType\":\"%s\"", nsamples,
 		  ms ? "tracing-ms" : strcmp(unit, "bytes") == 0 ? "bytes" : "samples");
 	put_vec(b, "stack", &t->s_stack);
-	sbuf_addf(b, ",\"time\":[%s]", t->s_time.buf ? t->s_time.buf : "");
+	sbuf_addf(b, ",\"time\":[%s]", t->s_time.buf);
 	if (ms) {
 		sbuf_addstr(b, ",\"weight\":[");
 		for (size_t i = 0; i < t->s_weight.n; i++)
@@ -265,7 +265,7 @@ static void write_thread(struct sbuf *b, struct ctx *c, const struct profile_thr
 	put_repeat(b, "host", "null", t->rs_lib.n);
 	put_repeat(b, "type", "1", t->rs_lib.n);
 	sbuf_addch(b, '}');
-	sbuf_addf(b, ",\"stringArray\":[%s]}", t->strs.json.buf ? t->strs.json.buf : "");
+	sbuf_addf(b, ",\"stringArray\":[%s]}", t->strs.json.buf);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -332,6 +332,8 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
 	bool first_thread = true;
 	for (size_t th = 0; th < nthreads; th++) {
 		memset(&c.t, 0, sizeof c.t);
+		sbuf_init(&c.t.s_time);
+		sbuf_init(&c.t.strs.json);
 		hmap_release(&c.func_index);
 		memset(c.stack_map, 0, nstacks * sizeof *c.stack_map);
 		memset(c.frame_map, 0, (nframes ? nframes : 1) * sizeof *c.frame_map);

@@ -202,12 +202,14 @@ struct strarr {
 	bool present;
 };
 
+/* Frees what s holds and leaves it empty (also the way to start one: a zeroed strarr is released, then read). */
 static void strarr_release(struct strarr *s)
 {
 	sbuf_release(&s->text);
 	free(s->off);
 	free(s->len);
 	memset(s, 0, sizeof *s);
+	sbuf_init(&s->text);
 }
 
 static bool gk_strarr(struct json_reader *j, struct strarr *s)
@@ -232,8 +234,6 @@ static bool gk_strarr(struct json_reader *j, struct strarr *s)
 		} else if (!jr_string(j, &s->text, NULL, NULL, NULL)) {
 			return false;
 		}
-		if (s->text.oom)
-			return jr_oom(j);
 		s->off[s->n] = before;
 		s->len[s->n] = s->text.len - before;
 		s->n++;
@@ -254,8 +254,6 @@ static bool gk_scalar_str(struct json_reader *j, char **out)
 			return false;
 		}
 		*out = sbuf_detach(&sb, NULL);
-		if (!*out)
-			*out = strdup("");
 		return *out != NULL || jr_oom(j);
 	}
 	if (c == '-' || (c >= '0' && c <= '9')) {
@@ -911,7 +909,7 @@ static bool idx_ok(const struct col *c, size_t row, size_t limit, size_t *out)
 static const char *tbl_str(const struct strarr *s, size_t i, size_t *len)
 {
 	*len = s->len[i];
-	return s->text.buf ? s->text.buf + s->off[i] : ""; /* no text at all when every string is empty */
+	return s->text.buf + s->off[i];
 }
 
 static bool looks_like_address(const char *s, size_t n)

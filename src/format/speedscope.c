@@ -20,7 +20,10 @@ static void json_str(FILE *out, struct sbuf *tmp, const char *s, size_t n, bool 
 		redact_add_json(tmp, s, n);
 	else
 		sbuf_add_json_text(tmp, s, n);
-	fwrite(tmp->buf ? tmp->buf : "\"\"", 1, tmp->buf ? tmp->len : 2, out);
+	if (tmp->oom) /* out of memory: an empty name keeps the document valid */
+		fputs("\"\"", out);
+	else
+		fwrite(tmp->buf, 1, tmp->len, out);
 }
 
 /* Appends the stack's frame ids outermost first to out as a JSON array. */

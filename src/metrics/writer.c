@@ -56,7 +56,7 @@ static void redact_name(char *dst, size_t cap, const char *src)
 {
 	struct sbuf sb = SBUF_INIT;
 	redact_append(&sb, src, strlen(src));
-	snprintf(dst, cap, "%s", sb.oom || !sb.buf ? "?" : sb.buf);
+	snprintf(dst, cap, "%s", sb.oom ? "?" : sb.buf);
 	sbuf_release(&sb);
 }
 
@@ -242,10 +242,6 @@ enum plumb_err metrics_recorder_add(struct metrics_recorder *r, int64_t t_ms, co
 		add_proc(&sb, &procs[i]);
 	}
 	sbuf_addstr(&sb, "]}");
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
 
 	struct metrics_ring_entry ent = { 0 };
 	ent.json = sbuf_detach(&sb, &ent.len);
@@ -336,13 +332,11 @@ enum plumb_err metrics_recorder_write(struct metrics_recorder *r, const char *st
 	sbuf_addstr(&head, ",\"memory\":");
 	add_peak(&head, &r->rec_mem);
 	sbuf_addstr(&head, "},\"samples\":[\n");
-	if (head.oom) {
-		sbuf_release(&head);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
 
 	struct atomic_file af;
-	enum plumb_err rc = atomic_open(&af, r->path, e);
+	enum plumb_err rc = sbuf_done(&head, e);
+	if (!rc)
+		rc = atomic_open(&af, r->path, e);
 	if (rc) {
 		sbuf_release(&head);
 		return rc;

@@ -78,9 +78,8 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 		sbuf_addf(&sb, ", \"start_ms\": %.3f, \"end_ms\": %.3f}", v[i].start_ms, v[i].end_ms);
 	}
 	sbuf_addstr(&sb, "\n]}\n");
-	if (sb.oom)
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory writing stages");
-	else
+	rc = sbuf_done(&sb, e);
+	if (!rc)
 		rc = atomic_write_file(out_path, sb.buf, sb.len, e);
 	sbuf_release(&sb);
 out:

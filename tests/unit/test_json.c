@@ -82,7 +82,7 @@ static char *decode(const char *lit, char *why, size_t whylen)
 	struct sbuf s = SBUF_INIT;
 	char *out = NULL;
 	if (jr_string(&j, &s, NULL, NULL, NULL))
-		out = strdup(sbuf_str(&s));
+		out = strdup(s.buf);
 	else
 		snprintf(why, whylen, "%s", j.err.text);
 	sbuf_release(&s);
