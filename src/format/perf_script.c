@@ -327,8 +327,7 @@ static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const 
 			return rec;
 		}
 		size_t n = tidy_generic(f->buf, f->len);
-		f->len = n;
-		f->buf[n] = '\0';
+		sbuf_setlen(f, n);
 		if (s->java && n && f->buf[0] == 'L' && memchr(f->buf, '/', n)) {
 			memmove(f->buf, f->buf + 1, n);
 			f->len = --n;
