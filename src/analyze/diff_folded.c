@@ -172,13 +172,13 @@ static enum plumb_err read_side(const char *path, struct dtable *t, bool first, 
 	return rc;
 }
 
-static const struct dtable *sort_table;
-
-static int cmp_dstack(const void *x, const void *y)
+/* Stacks in byte order of their text (ctx: the table holding the text). */
+static int cmp_dstack(const void *x, const void *y, void *ctx)
 {
+	const struct dtable *t = ctx;
 	const struct dstack *a = x, *b = y;
 	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(sort_table->all.buf + a->off, sort_table->all.buf + b->off, n);
+	int c = memcmp(t->all.buf + a->off, t->all.buf + b->off, n);
 	return c ? c : (a->len < b->len ? -1 : a->len > b->len);
 }
 
@@ -215,8 +215,7 @@ int diff_folded_main(int argc, char **argv)
 			t.v[i].a = (uint64_t)((double)t.v[i].a * (double)total2 / (double)total1);
 	struct atomic_file af = ATOMIC_FILE_INIT;
 	if (!rc) {
-		sort_table = &t;
-		qsort(t.v, t.n, sizeof *t.v, cmp_dstack);
+		qsort_r(t.v, t.n, sizeof *t.v, cmp_dstack, &t);
 		rc = atomic_open(&af, output, &e);
 	}
 	if (!rc) {

@@ -159,24 +159,28 @@ static bool box_add(struct boxes *B, uint64_t x, uint64_t w, uint64_t wb, uint32
 	return true;
 }
 
-static const struct interner *sort_labels;
-
-static int cmp_label_ids(const void *a, const void *b)
+/* Label ids in byte order of their text (ctx: the interner). */
+static int cmp_label_ids(const void *a, const void *b, void *ctx)
 {
+	const struct interner *L = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	size_t lx = intern_len(sort_labels, x), ly = intern_len(sort_labels, y);
-	int c = memcmp(intern_str(sort_labels, x), intern_str(sort_labels, y), lx < ly ? lx : ly);
+	size_t lx = intern_len(L, x), ly = intern_len(L, y);
+	int c = memcmp(intern_str(L, x), intern_str(L, y), lx < ly ? lx : ly);
 	if (c)
 		return c;
 	return lx < ly ? -1 : lx > ly;
 }
 
-static const uint32_t *sort_rank;
-static const uint32_t *sort_tlabel;
+struct children_order {
+	const uint32_t *rank;  /* label id -> rank in byte order */
+	const uint32_t *label; /* trie node -> label id */
+};
 
-static int cmp_children(const void *a, const void *b)
+/* Trie nodes by their label's rank (ctx: a struct children_order). */
+static int cmp_children(const void *a, const void *b, void *ctx)
 {
-	uint32_t x = sort_rank[sort_tlabel[*(const uint32_t *)a]], y = sort_rank[sort_tlabel[*(const uint32_t *)b]];
+	const struct children_order *o = ctx;
+	uint32_t x = o->rank[o->label[*(const uint32_t *)a]], y = o->rank[o->label[*(const uint32_t *)b]];
 	return x < y ? -1 : x > y;
 }
 
@@ -198,8 +202,7 @@ static bool layout_graph(struct trie *T, struct interner *L, double min_units, s
 		goto out;
 	for (size_t i = 0; i < intern_count(L); i++)
 		order[i] = (uint32_t)i;
-	sort_labels = L;
-	qsort(order, intern_count(L), sizeof *order, cmp_label_ids);
+	qsort_r(order, intern_count(L), sizeof *order, cmp_label_ids, L);
 	for (size_t i = 0; i < intern_count(L); i++)
 		rank[order[i]] = (uint32_t)i;
 	for (size_t n = 1; n < N; n++)
@@ -211,11 +214,10 @@ static bool layout_graph(struct trie *T, struct interner *L, double min_units, s
 	memcpy(fill, first, N * sizeof *fill);
 	for (size_t n = 1; n < N; n++)
 		kids[fill[T->parent[n]]++] = (uint32_t)n;
-	sort_rank = rank;
-	sort_tlabel = T->label;
+	struct children_order co = { rank, T->label };
 	for (size_t n = 0; n < N; n++)
 		if (first[n + 1] - first[n] > 1)
-			qsort(kids + first[n], first[n + 1] - first[n], sizeof *kids, cmp_children);
+			qsort_r(kids + first[n], first[n + 1] - first[n], sizeof *kids, cmp_children, &co);
 	if (!(stack = malloc((N ? N : 1) * sizeof *stack)))
 		goto out;
 	size_t sp = 0;
