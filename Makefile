@@ -14,7 +14,7 @@ PREFIX  ?= /usr/local
 # The release number, written once in the file VERSION: plumb --version, plumb_version(), plumb.pc and the name
 # of libplumb's real file take it from here.
 VERSION := $(shell cat VERSION)
-PKGS    := libdw libelf zlib jansson yajl inih
+PKGS    := libdw libelf zlib jansson inih
 OPT     ?= -O2
 SAN     ?=
 CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes \
