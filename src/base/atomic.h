@@ -36,4 +36,9 @@ enum plumb_err atomic_check_writable(const char *path, struct perr *e);
  * sample by up to a second. */
 enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e);
 
+/* atomic_commit that never replaces: when `path` exists the old file stays, the temporary one is removed and the
+ * result is PLUMB_EINVAL (errno's text "File exists" in e); other failures are PLUMB_EOUTPUT. The check and the
+ * rename are one step (renameat2 RENAME_NOREPLACE, or a hard link where the file system lacks it). */
+enum plumb_err atomic_commit_excl(struct atomic_file *af, struct perr *e);
+
 #endif
