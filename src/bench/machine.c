@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 
@@ -422,15 +423,13 @@ static void check_busy(struct bench_doctor *d)
 		item(d, BENCH_DOCTOR_WARN, "busy", "out of memory reading /proc");
 		return;
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = mono_ns();
 	size_t na = read_procs(a, CAP);
 	struct timespec nap = { 0, 300 * 1000 * 1000 };
 	while (nanosleep(&nap, &nap) != 0 && errno == EINTR)
 		;
 	size_t nb = read_procs(b, CAP);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double secs = (double)(mono_ns() - t0) / 1e9;
 	double hz = (double)sysconf(_SC_CLK_TCK);
 	struct sbuf list = SBUF_INIT;
 	int busy = 0;

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "bench/machine.h"
@@ -163,8 +164,7 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 		snprintf(r->err, sizeof r->err, "cannot reset the stderr file: %s", strerror(errno));
 		return;
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = mono_ns();
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(r->err, sizeof r->err, "cannot fork: %s", strerror(errno));
@@ -198,9 +198,7 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 		for (;;) {
 			int timeout_ms = -1;
 			if (c->timeout_s > 0) {
-				struct timespec now;
-				clock_gettime(CLOCK_MONOTONIC, &now);
-				double left = c->timeout_s - ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9);
+				double left = c->timeout_s - (double)(mono_ns() - t0) / 1e9;
 				timeout_ms = left <= 0 ? 0 : (int)ceil(left * 1000);
 			}
 			struct pollfd pfd = { pidfd, POLLIN, 0 };
@@ -228,8 +226,7 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 		else if (w < 0 && interrupted)
 			kill(-pid, SIGKILL);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	r->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	r->wall_ms = (double)(mono_ns() - t0) / 1e6;
 	if (!reaped)
 		snprintf(r->err, sizeof r->err, "cannot wait for the command: %s", strerror(errno));
 	last_line(stderr_fd, r->stderr_tail, sizeof r->stderr_tail);

@@ -19,9 +19,11 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
+#include "base/str.h"
 #include "metrics/metrics.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
@@ -245,9 +247,8 @@ static int cmd_metrics_record(int argc, char **argv)
 	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
 		path_shown);
 	int pidfd = pidfd_open_compat(root);
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	long long step_ns = (long long)(every * 1e9);
+	uint64_t next = mono_ns();
+	uint64_t step_ns = (uint64_t)(every * 1e9);
 	int exit_code = EXIT_DONE;
 	int child_status = -1;
 	for (;;) {
@@ -262,18 +263,13 @@ static int cmd_metrics_record(int argc, char **argv)
 			exit_code = cmd_report_redacted(&e);
 			break;
 		}
-		long long ns = next.tv_nsec + step_ns;
-		next.tv_sec += ns / 1000000000LL;
-		next.tv_nsec = ns % 1000000000LL;
+		next += step_ns;
 		bool root_gone = false;
 		while (!stop_signal && !root_gone) {
-			struct timespec now, wait;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			long long left = (long long)(next.tv_sec - now.tv_sec) * 1000000000LL + (next.tv_nsec - now.tv_nsec);
-			if (left <= 0)
+			uint64_t now = mono_ns();
+			if (now >= next)
 				break;
-			wait.tv_sec = left / 1000000000LL;
-			wait.tv_nsec = left % 1000000000LL;
+			struct timespec wait = ns_timespec(next - now);
 			struct pollfd pfd = { pidfd, POLLIN, 0 };
 			int pr = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, &orig);
 			if (pr > 0)
@@ -285,9 +281,8 @@ static int cmd_metrics_record(int argc, char **argv)
 		}
 		if (stop_signal || root_gone)
 			break;
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+		uint64_t now = mono_ns();
+		if (now > next)
 			next = now; /* fell behind: no burst of catch-up samples */
 	}
 	if (pidfd >= 0)
@@ -532,12 +527,6 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 	return EXIT_DONE;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* Probes every NAME.json of the metrics folder; picks the newest recording into *doc / *raw / path. */
 static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, char *path, size_t cap,
 			bool quiet_stdout)
@@ -566,7 +555,7 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	struct perr first_bad = PERR_INIT;
 	struct dirent *de;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json"))
+		if (de->d_name[0] == '.' || !str_ends_with(de->d_name, ".json"))
 			continue;
 		nfiles++;
 		char p[PATH_MAX];

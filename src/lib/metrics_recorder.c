@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/gate.h"
 #include "base/redact.h"
@@ -57,9 +58,8 @@ static size_t env_keep(void)
 static void *recorder_main(void *arg)
 {
 	(void)arg;
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	long long step_ns = (long long)(rec.every_s * 1e9);
+	uint64_t next = mono_ns();
+	uint64_t step_ns = (uint64_t)(rec.every_s * 1e9);
 	pthread_mutex_lock(&rec_lock);
 	while (!rec_stopping) {
 		pthread_mutex_unlock(&rec_lock);
@@ -68,16 +68,14 @@ static void *recorder_main(void *arg)
 		/* failures are not fatal: a full disk may clear, and the host must never notice us */
 		if (metrics_recorder_sample(&rec, &n, &e) == PLUMB_OK && n > 0)
 			metrics_recorder_write(&rec, "recording", &e);
-		long long ns = next.tv_nsec + step_ns;
-		next.tv_sec += ns / 1000000000LL;
-		next.tv_nsec = ns % 1000000000LL;
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+		next += step_ns;
+		uint64_t now = mono_ns();
+		if (now > next)
 			next = now; /* fell behind (a stopped process, a slow disk): no burst of catch-up samples */
+		struct timespec until = ns_timespec(next);
 		pthread_mutex_lock(&rec_lock);
 		while (!rec_stopping) {
-			int rc = pthread_cond_timedwait(&rec_wake, &rec_lock, &next);
+			int rc = pthread_cond_timedwait(&rec_wake, &rec_lock, &until);
 			if (rc == ETIMEDOUT)
 				break;
 		}

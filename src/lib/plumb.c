@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/gate.h"
 #include "base/home.h"
 #include "lib/lib_internal.h"
@@ -192,13 +193,6 @@ struct plumb_stage {
 	uint64_t start_ns;
 	char name[];
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 struct plumb_stage *plumb_stage_begin(const char *name)
 {

@@ -12,10 +12,13 @@
 #include <time.h>
 #include <unistd.h>
 
-static double clock_seconds(clockid_t id)
+#include "base/clock.h"
+
+/* CLOCK_BOOTTIME in seconds: start times in /proc count from boot. */
+static double boot_seconds(void)
 {
 	struct timespec ts;
-	if (clock_gettime(id, &ts) != 0)
+	if (clock_gettime(CLOCK_BOOTTIME, &ts) != 0)
 		return 0;
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
@@ -373,8 +376,8 @@ enum plumb_err mproc_sample(struct mproc_tracker *t, struct perr *e)
 	enum plumb_err rc = scan_links(t, &root_alive, e);
 	if (rc)
 		return rc;
-	double now_mono = clock_seconds(CLOCK_MONOTONIC);
-	double now_boot = clock_seconds(CLOCK_BOOTTIME);
+	double now_mono = mono_seconds();
+	double now_boot = boot_seconds();
 	if (!root_alive) {
 		t->prev_mono = now_mono;
 		return PLUMB_OK;

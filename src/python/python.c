@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "python/layout.h"
 
@@ -474,13 +475,6 @@ bool py_eval_range(const struct py_proc *py, const char **module, uint64_t *vadd
 	*vaddr_start = py->eval_start;
 	*vaddr_end = py->eval_end;
 	return true;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Appends code point cp as UTF-8. */

@@ -32,13 +32,6 @@ const struct backend *backend_find(const char *name)
 	return NULL;
 }
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void describe_wait_status(int status, char *buf, size_t n)
 {
 	if (WIFEXITED(status))

@@ -72,7 +72,6 @@ extern const struct backend backend_python;    /* CPython frames read from outsi
 extern const struct backend backend_pyspy;     /* py-spy, only when forced (sample/pyspy.c) */
 
 /* Helpers shared by backends. */
-uint64_t now_ns(void); /* CLOCK_MONOTONIC */
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "sample/inproc_ring.h"
 #include "symbol/maps.h"
@@ -131,7 +132,7 @@ static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t
 	if (!m && !*reloaded) {
 		/* a library loaded since we last read the maps */
 		*reloaded = true;
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (now - st->last_reload_ns >= 20000000ull) {
 			st->last_reload_ns = now;
 			maps_load_proc(st->maps, pid);
@@ -389,7 +390,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	st.s_unknown = profile_intern_cstr(p, "[unknown]");
 
 	fflush(NULL);
-	res->start_ns = now_ns();
+	res->start_ns = mono_ns();
 	st.origin_ns = res->start_ns;
 	child = fork();
 	if (child < 0) {
@@ -428,7 +429,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 			res->wait_status = status;
 			break;
 		}
-		if ((opts->stop && *opts->stop) || (deadline && now_ns() >= deadline)) {
+		if ((opts->stop && *opts->stop) || (deadline && mono_ns() >= deadline)) {
 			stopped = true;
 			break;
 		}
@@ -439,7 +440,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 			nanosleep(&nap, NULL);
 		}
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	atomic_store(&st.h->enabled, 0);
 	if (stopped) {
 		if (opts->target == TARGET_CALL) {

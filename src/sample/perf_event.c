@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "symbol/maps.h"
 #include "sample/wall.h"
@@ -561,7 +562,7 @@ static void drain_ring(struct pe_state *st, struct ring *r, char *buf, size_t bu
 
 static void drain_all(struct pe_state *st, char *buf, size_t bufsize)
 {
-	uint64_t round = now_ns();
+	uint64_t round = mono_ns();
 	for (size_t i = 0; i < st->nrings; i++)
 		drain_ring(st, &st->rings[i], buf, bufsize);
 	/* Every event stamped before this round began is read now (1 ms of slack for records still being
@@ -791,7 +792,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 			child = -1;
 			goto out;
 		}
-		res->start_ns = now_ns();
+		res->start_ns = mono_ns();
 		if (write(go_fd, "g", 1) != 1) {
 			rc = perr_set(e, PLUMB_EIO, "cannot start the command: %s", strerror(errno));
 			goto out;
@@ -815,7 +816,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 		rc = attach_threads(&st, opts->pid, e);
 		if (rc)
 			goto out;
-		res->start_ns = now_ns();
+		res->start_ns = mono_ns();
 		enable_all(&st);
 		if (st.wall)
 			wall_seed_blocked(&st, opts->pid, res->start_ns);
@@ -834,7 +835,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		if (deadline && now_ns() >= deadline)
+		if (deadline && mono_ns() >= deadline)
 			break;
 		if (child > 0) {
 			int status;
@@ -856,7 +857,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 		drain_all(&st, buf, bufsize);
 	}
 	free(pfds);
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	for (size_t i = 0; i < st.nfds; i++)
 		ioctl(st.fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	drain_all(&st, buf, bufsize);

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -135,7 +136,7 @@ static void copy_sample(struct pt_state *st, struct pt_thread *t)
 		n = process_vm_readv(st->pid, &local, 1, &remote, 1, 0);
 	}
 	t->stack_len = n > 0 ? (size_t)n : 0;
-	t->time_ns = now_ns();
+	t->time_ns = mono_ns();
 	t->sampled = true;
 }
 
@@ -201,14 +202,14 @@ static size_t poll_events(struct pt_state *st)
 /* Waits until no thread has an unanswered interrupt, or the deadline passes. */
 static void wait_wanted(struct pt_state *st)
 {
-	uint64_t deadline = now_ns() + STOP_WAIT_NS;
+	uint64_t deadline = mono_ns() + STOP_WAIT_NS;
 	for (;;) {
 		poll_events(st);
 		bool pending = false;
 		for (size_t i = 0; i < st->nt; i++)
 			if (st->t[i].want && !st->t[i].gone)
 				pending = true;
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (!pending || now >= deadline)
 			break;
 		if (st->sigchld_fd >= 0) {
@@ -318,8 +319,8 @@ static void detach_all(struct pt_state *st)
 	for (size_t i = 0; i < st->nt; i++)
 		if (!st->t[i].gone && ptrace(PTRACE_INTERRUPT, st->t[i].tid, NULL, NULL) != 0)
 			st->t[i].gone = true;
-	uint64_t deadline = now_ns() + 1000000000ull;
-	while (now_ns() < deadline) {
+	uint64_t deadline = mono_ns() + 1000000000ull;
+	while (mono_ns() < deadline) {
 		bool left = false;
 		for (size_t i = 0; i < st->nt; i++)
 			left |= !st->t[i].gone;
@@ -377,7 +378,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	if (rc)
 		goto out;
 	maps_load_proc(st.maps, st.pid);
-	res->start_ns = now_ns();
+	res->start_ns = mono_ns();
 	for (size_t i = 0; i < st.nt; i++)
 		st.t[i].runtime = thread_runtime(st.pid, st.t[i].tid);
 
@@ -387,7 +388,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (deadline && now >= deadline)
 			break;
 		poll_events(&st);
@@ -428,9 +429,9 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 		}
 		if (!want)
 			continue;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = mono_ns();
 		wait_wanted(&st);
-		st.stopped_ns += now_ns() - t0;
+		st.stopped_ns += mono_ns() - t0;
 		st.stops++;
 		for (size_t i = 0; i < st.nt; i++)
 			if (st.t[i].sampled) {
@@ -447,7 +448,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 		}
 		st.nt = k;
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.ticks;
 	meta->lost += st.lost;

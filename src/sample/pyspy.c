@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "sample/pyspy.h"
@@ -227,7 +228,7 @@ static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *
 	for (size_t i = 0; i < ncmd; i++)
 		full[na + i] = opts->argv[i];
 
-	res->start_ns = now_ns();
+	res->start_ns = mono_ns();
 	pid_t child = fork();
 	if (child < 0) {
 		free(full);
@@ -264,7 +265,7 @@ static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *
 			kill(child, SIGINT); /* py-spy writes what it has on SIGINT */
 			stopped = true;
 		}
-		if (limit && now_ns() > limit) {
+		if (limit && mono_ns() > limit) {
 			kill(child, SIGKILL);
 			waitpid(child, &status, 0);
 			timed_out = true;
@@ -273,7 +274,7 @@ static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *
 		struct timespec ts = { 0, 20000000 };
 		nanosleep(&ts, NULL);
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	enum plumb_err rc = PLUMB_OK;
 	char *text = NULL;
 	size_t len = 0;

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "python/python.h"
 #include "sample/python_native.h"
@@ -601,7 +602,7 @@ static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, struct p
 
 static void sleep_until(uint64_t t)
 {
-	struct timespec ts = { (time_t)(t / 1000000000ULL), (long)(t % 1000000000ULL) };
+	struct timespec ts = ns_timespec(t);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		break; /* a signal (Ctrl-C) ends the wait; the loop checks *stop */
 }
@@ -632,13 +633,13 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		}
 		if (rc)
 			return rc;
-		res->start_ns = now_ns();
+		res->start_ns = mono_ns();
 	} else if (opts->target == TARGET_COMMAND) {
 		rc = spawn(opts, &child, e);
 		if (rc)
 			return rc;
 		st.pid = st.root.pid = child;
-		res->start_ns = now_ns();
+		res->start_ns = mono_ns();
 	} else {
 		return perr_set(e, PLUMB_EUNSUPPORTED, "the python backend cannot run --call");
 	}
@@ -650,7 +651,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		if (deadline && t >= deadline)
 			break;
 		if (child > 0) {
@@ -725,13 +726,13 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 				forget_gone_threads(&st, &st.root);
 		}
 		next += interval;
-		t = now_ns();
+		t = mono_ns();
 		if (next < t)
 			next = t; /* behind: drop the missed ticks instead of bursting */
 		if (!native)
 			sleep_until(next);
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	/* the children first: a --native child's last samples are drained and counted */
 	for (size_t i = 0; i < st.nkids; i++) {
 		proc_release(&st, st.kids[i]);

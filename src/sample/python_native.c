@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -211,7 +212,7 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 	}
 	s->has_eval = py_eval_range(py, &s->eval_module, &s->eval_start, &s->eval_end);
 	maps_load_proc(s->maps, pid);
-	s->last_maps_reload = now_ns();
+	s->last_maps_reload = mono_ns();
 	struct perr se = PERR_INIT;
 	scan_threads(s, &se);
 	if (s->nrings == 0) {
@@ -222,7 +223,7 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 		}
 		return perr_set(e, PLUMB_EINVAL, "process %d has no threads to sample", (int)pid);
 	}
-	s->last_scan = now_ns();
+	s->last_scan = mono_ns();
 	*out = s;
 	return PLUMB_OK;
 }
@@ -277,10 +278,10 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		uint64_t ip = s->ips[i];
 		uint64_t look = i > 0 && ip ? ip - 1 : ip;
 		const struct map_entry *me = maps_find(s->maps, s->pid, look);
-		if (!me && now_ns() - s->last_maps_reload > 100000000ULL) {
+		if (!me && mono_ns() - s->last_maps_reload > 100000000ULL) {
 			/* a library loaded since we last looked (ctypes, an extension module) */
 			maps_load_proc(s->maps, s->pid);
-			s->last_maps_reload = now_ns();
+			s->last_maps_reload = mono_ns();
 			me = maps_find(s->maps, s->pid, look);
 		}
 		struct frame f = { 0 };
@@ -441,7 +442,7 @@ void pyn_poll_many(struct pyn_sampler *const *ss, size_t nss, uint64_t until_ns)
 		return;
 	}
 	for (;;) {
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		size_t n = 0;
 		for (size_t j = 0; j < nss; j++) {
 			struct pyn_sampler *s = ss[j];
@@ -469,7 +470,7 @@ void pyn_poll_many(struct pyn_sampler *const *ss, size_t nss, uint64_t until_ns)
 				if (pfds[i].revents & (POLLHUP | POLLERR))
 					ring_done(ss[owner[i]], pfds[i].fd);
 		}
-		if ((rc < 0 && errno != EINTR) || now_ns() >= until_ns || (rc < 0 && errno == EINTR))
+		if ((rc < 0 && errno != EINTR) || mono_ns() >= until_ns || (rc < 0 && errno == EINTR))
 			break;
 	}
 	free(pfds);
