@@ -30,8 +30,9 @@ CORE_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/lib/%,$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_SRC  := $(wildcard src/lib/*.c)
-LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/metrics/paths.c src/base/home.c src/base/atomic.c src/base/err.c \
-	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c src/base/clock.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
+LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/base/home.c src/base/atomic.c src/base/err.c \
+	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c src/base/clock.c \
+	src/base/store.c src/base/fs.c src/base/str.c src/base/announce.c src/base/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -3,7 +3,6 @@
  * whole (temp + rename) and validated before anything is printed. */
 #include "cmd/cmd.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -23,7 +22,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
-#include "base/str.h"
+#include "base/store.h"
 #include "metrics/metrics.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
@@ -40,7 +39,7 @@
 static void name_from_redacted(const char *text, char *buf, size_t cap)
 {
 	char *r = redact_dup(text);
-	metrics_name_from(r ? r : "process", buf, cap);
+	store_name_from(r ? r : "process", buf, cap);
 	free(r);
 }
 
@@ -178,9 +177,9 @@ static int cmd_metrics_record(int argc, char **argv)
 		return plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
 	}
 
-	char file_name[METRICS_NAME_MAX];
+	char file_name[STORE_NAME_MAX + 1];
 	if (name) {
-		if (!metrics_name_valid(name)) {
+		if (!store_name_valid(name)) {
 			opt_result_release(&res);
 			return plumb_fail(EXIT_USAGE,
 					  "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
@@ -197,9 +196,10 @@ static int cmd_metrics_record(int argc, char **argv)
 	}
 
 	struct perr e = PERR_INIT;
-	char dir[PATH_MAX], path[PATH_MAX];
-	if (metrics_dir(dir, sizeof dir, &e) || metrics_path_for(file_name, path, sizeof path, &e) ||
-	    metrics_mkdirs(dir, &e) || atomic_check_writable(path, &e)) {
+	char path[PATH_MAX];
+	/* a recording of the same name is replaced, as it always was (force) */
+	if (store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e) ||
+	    atomic_check_writable(path, &e)) {
 		opt_result_release(&res);
 		return cmd_report_redacted(&e);
 	}
@@ -533,19 +533,11 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 {
 	struct perr e = PERR_INIT;
 	char dir[PATH_MAX];
-	if (metrics_dir(dir, sizeof dir, &e))
+	char **names;
+	size_t nnames;
+	if (store_dir(&STORE_METRICS, dir, sizeof dir, &e) || store_list(&STORE_METRICS, &names, &nnames, &e))
 		return cmd_report_redacted(&e);
 	char *dir_shown = cmd_shown_text(dir);
-	DIR *d = opendir(dir);
-	if (!d) {
-		int err = errno, code;
-		if (err == ENOENT)
-			code = plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
-		else
-			code = plumb_fail(EXIT_INPUT, "metrics: cannot read %s: %s", dir_shown, strerror(err));
-		free(dir_shown);
-		return code;
-	}
 	struct sbuf_names {
 		char name[METRICS_NAME_MAX];
 	} *others = NULL;
@@ -553,13 +545,11 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	int64_t best_t = 0;
 	bool have = false;
 	struct perr first_bad = PERR_INIT;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !str_ends_with(de->d_name, ".json"))
+	for (size_t i = 0; i < nnames; i++) {
+		char p[PATH_MAX];
+		if (store_path(&STORE_METRICS, names[i], p, sizeof p, &e))
 			continue;
 		nfiles++;
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
 		struct metrics_doc cand;
 		char *cand_raw = NULL;
 		size_t cand_len = 0;
@@ -601,7 +591,7 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 			free(cand_raw);
 		}
 	}
-	closedir(d);
+	store_list_free(names, nnames);
 	if (!have) {
 		free(others);
 		int code = nbad ? cmd_report_redacted(&first_bad)
@@ -667,7 +657,7 @@ static int cmd_metrics_read(int argc, char **argv)
 	memset(&doc, 0, sizeof doc);
 	if (name || path_arg) {
 		if (name) {
-			if (metrics_path_for(name, path, sizeof path, &e))
+			if (store_path(&STORE_METRICS, name, path, sizeof path, &e))
 				return cmd_report_redacted(&e);
 		} else {
 			snprintf(path, sizeof path, "%s", path_arg);

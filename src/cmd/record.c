@@ -17,6 +17,7 @@
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/store.h"
 #include "format/format.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
@@ -221,8 +222,9 @@ int cmd_record(int argc, char **argv)
 		snprintf(target_pid, sizeof target_pid, "%d", (int)pid);
 		a.pid = target_pid;
 	}
-	if (a.save_baseline && !baseline_name_valid(a.save_baseline)) {
-		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-', not '%s'",
+	if (a.save_baseline && !store_name_valid(a.save_baseline)) {
+		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-' (not "
+				       "starting with '.' or '-'), not '%s'",
 			   a.save_baseline);
 		goto out;
 	}

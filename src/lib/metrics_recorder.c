@@ -19,6 +19,7 @@
 #include "base/err.h"
 #include "base/gate.h"
 #include "base/redact.h"
+#include "base/store.h"
 #include "metrics/metrics.h"
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes start and stop */
@@ -110,20 +111,18 @@ int lib_metrics_start(const char *name)
 	const char *home = getenv("HOME");
 	if (home && home[0] == '/' && home[1])
 		redact_set_home(home);
-	char file_name[METRICS_NAME_MAX];
+	char file_name[STORE_NAME_MAX + 1];
 	if (name && *name) {
-		metrics_name_from(name, file_name, sizeof file_name);
+		store_name_from(name, file_name, sizeof file_name);
 	} else { /* derived from the program's name: from its redacted form, as `plumb metrics record` does */
 		char *red = redact_dup(program_invocation_short_name);
-		metrics_name_from(red ? red : "process", file_name, sizeof file_name);
+		store_name_from(red ? red : "process", file_name, sizeof file_name);
 		free(red);
 	}
 	char dir[PATH_MAX], abs_dir[PATH_MAX], path[PATH_MAX];
-	enum plumb_err rc = metrics_dir(dir, sizeof dir, &e);
+	enum plumb_err rc = store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e);
 	if (!rc)
-		rc = metrics_path_for(file_name, path, sizeof path, &e);
-	if (!rc)
-		rc = metrics_mkdirs(dir, &e);
+		rc = store_dir(&STORE_METRICS, dir, sizeof dir, &e);
 	/* absolute, so that the host changing its working directory does not move the recording */
 	if (!rc && realpath(dir, abs_dir) &&
 	    (size_t)snprintf(path, sizeof path, "%s/%s.json", abs_dir, file_name) >= sizeof path)

@@ -1,4 +1,4 @@
-/* test_metrics.c — the /proc parsers, recording names and paths, the bounded writer (ring, peaks, 0600), and the
+/* test_metrics.c — the /proc parsers, the bounded writer (ring, peaks, 0600), and the
  * reader's refusal of every kind of bad document; plus one real sample of this process and a child. */
 #include <fcntl.h>
 #include <setjmp.h>
@@ -54,51 +54,6 @@ static void test_metrics__parse_field(void **state)
 	assert_int_equal(v, 77); /* not the nonvoluntary line */
 	assert_false(mproc_parse_field(status, strlen(status), "VmSwap:", &v));
 	assert_false(mproc_parse_field("Name:\tx\n", 8, "Name:", &v)); /* not a number */
-}
-
-static void test_metrics__names(void **state)
-{
-	(void)state;
-	static const struct {
-		const char *name;
-		bool ok;
-	} cases[] = {
-		{ "app", true }, { "my-app_2.0", true }, { "", false }, { ".hidden", false }, { "a/b", false },
-		{ "..", false }, { "a b", false }, { "caf\xc3\xa9", false },
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_int_equal(metrics_name_valid(cases[i].name), cases[i].ok);
-	char buf[METRICS_NAME_MAX];
-	metrics_name_from("my app/../x", buf, sizeof buf);
-	assert_string_equal(buf, "my-app-..-x");
-	assert_true(metrics_name_valid(buf));
-	metrics_name_from(".bashrc", buf, sizeof buf);
-	assert_true(metrics_name_valid(buf));
-	metrics_name_from("", buf, sizeof buf);
-	assert_true(metrics_name_valid(buf));
-}
-
-static void test_metrics__paths(void **state)
-{
-	(void)state;
-	char buf[4096];
-	struct perr e = PERR_INIT;
-	setenv("HOME", "/home/u", 1);
-	unsetenv("PLUMB_HOME");
-	unsetenv("XDG_STATE_HOME");
-	assert_int_equal(metrics_home(buf, sizeof buf, &e), PLUMB_OK);
-	assert_string_equal(buf, "/home/u/.local/state/plumb");
-	setenv("XDG_STATE_HOME", "/xdg", 1);
-	assert_int_equal(metrics_home(buf, sizeof buf, &e), PLUMB_OK);
-	assert_string_equal(buf, "/xdg/plumb");
-	setenv("PLUMB_HOME", "/ph", 1);
-	assert_int_equal(metrics_path_for("app", buf, sizeof buf, &e), PLUMB_OK);
-	assert_string_equal(buf, "/ph/metrics/app.json");
-	assert_int_equal(metrics_path_for("../etc/passwd", buf, sizeof buf, &e), PLUMB_EINVAL);
-	unsetenv("PLUMB_HOME");
-	unsetenv("XDG_STATE_HOME");
-	unsetenv("HOME");
-	assert_int_equal(metrics_home(buf, sizeof buf, &e), PLUMB_ENOENT);
 }
 
 static struct mproc mk(int pid, bool main, const char *name, double cpu, uint64_t rss)
@@ -403,14 +358,12 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_metrics__parse_stat),
 		cmocka_unit_test(test_metrics__parse_field),
-		cmocka_unit_test(test_metrics__names),
 		cmocka_unit_test(test_metrics__ring_bound_and_peaks),
 		cmocka_unit_test(test_metrics__writer_redacts_names),
 		cmocka_unit_test(test_metrics__reader_accepts_good),
 		cmocka_unit_test(test_metrics__reader_rejects),
 		cmocka_unit_test(test_metrics__read_file_errors),
 		cmocka_unit_test(test_metrics__sample_self_and_child),
-		cmocka_unit_test(test_metrics__paths), /* last: it changes HOME */
 	};
 	return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
 }

@@ -90,6 +90,10 @@ static void test_store__paths(void **state)
 	unsetenv("XDG_STATE_HOME");
 	assert_int_equal(store_path(&STORE_BENCH_BASELINES, "b", buf, sizeof buf, &e), PLUMB_OK);
 	assert_string_equal(buf, "/home/u/.local/state/plumb/baselines/evidence/b.json");
+	setenv("XDG_STATE_HOME", "/xdg", 1);
+	assert_int_equal(store_dir(&STORE_METRICS, buf, sizeof buf, &e), PLUMB_OK);
+	assert_string_equal(buf, "/xdg/plumb/metrics");
+	unsetenv("XDG_STATE_HOME");
 	unsetenv("HOME");
 	assert_int_equal(store_dir(&STORE_METRICS, buf, sizeof buf, &e), PLUMB_ENOENT);
 	setenv("PLUMB_HOME", home, 1);
