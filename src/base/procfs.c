@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,25 @@ ssize_t procfs_pread(int fd, char *buf, size_t cap)
 		return -1;
 	buf[n] = '\0';
 	return n;
+}
+
+bool procfs_sysctl(const char *name, long *value)
+{
+	char path[256], buf[64];
+	int w = snprintf(path, sizeof path, "/proc/sys/%s", name);
+	if (w < 0 || (size_t)w >= sizeof path || procfs_read_path(path, buf, sizeof buf) <= 0)
+		return false;
+	const char *s = buf, *end = buf + strlen(buf);
+	while (s < end && (*s == ' ' || *s == '\t'))
+		s++;
+	bool neg = s < end && *s == '-';
+	uint64_t v;
+	if (neg)
+		s++;
+	if (!parse_u64(&s, end, &v) || v > (uint64_t)INT64_MAX)
+		return false;
+	*value = neg ? -(long)v : (long)v;
+	return true;
 }
 
 /* ---- stat ---- */

@@ -40,6 +40,8 @@ ssize_t procfs_read(pid_t pid, pid_t tid, const char *name, char *buf, size_t ca
 ssize_t procfs_read_path(const char *path, char *buf, size_t cap);
 /* Re-reads an open /proc file from its start into buf (cap-1 bytes at most, NUL-terminated); -1 on failure. */
 ssize_t procfs_pread(int fd, char *buf, size_t cap);
+/* The integer setting /proc/sys/NAME ("kernel/perf_event_paranoid"). False when absent or not a number. */
+bool procfs_sysctl(const char *name, long *value);
 
 /* ---- /proc/PID/stat ---- */
 

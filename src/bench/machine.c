@@ -3,7 +3,6 @@
 #include "bench/machine.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -22,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 
@@ -384,32 +384,20 @@ struct proc_cpu {
 
 static size_t read_procs(struct proc_cpu *out, size_t cap)
 {
-	DIR *dir = opendir("/proc");
-	if (!dir)
+	struct procfs_dir dir;
+	if (!procfs_pids_open(&dir))
 		return 0;
 	size_t n = 0;
-	struct dirent *de;
-	while ((de = readdir(dir)) != NULL && n < cap) {
-		if (!isdigit((unsigned char)de->d_name[0]))
+	for (pid_t pid; n < cap && (pid = procfs_dir_next(&dir)) > 0;) {
+		struct procfs_stat st;
+		if (!procfs_stat_read(pid, 0, &st))
 			continue;
-		char path[64], buf[1024];
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		if (!read_line(path, buf, sizeof buf))
-			continue;
-		char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-		if (!lp || !rp || rp < lp)
-			continue;
-		struct proc_cpu *p = &out[n];
-		p->pid = atoi(de->d_name);
-		snprintf(p->comm, sizeof p->comm, "%.*s", (int)(rp - lp - 1), lp + 1);
-		/* after ") ": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15) */
-		unsigned long long ut = 0, st = 0;
-		if (sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-			continue;
-		p->ticks = ut + st;
-		n++;
+		struct proc_cpu *p = &out[n++];
+		p->pid = pid;
+		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
+		p->ticks = st.utime + st.stime;
 	}
-	closedir(dir);
+	procfs_dir_close(&dir);
 	return n;
 }
 
@@ -460,16 +448,8 @@ static void check_busy(struct bench_doctor *d)
 
 static bool has_cap(int bit)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return false;
-	char line[256];
-	unsigned long long caps = 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	fclose(f);
-	return (caps >> bit) & 1;
+	struct procfs_status st;
+	return procfs_status_read(PROCFS_SELF, 0, &st) && ((st.cap_effective >> bit) & 1);
 }
 
 void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long long min_free_bytes,
@@ -509,12 +489,11 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		     "%s%s%s", gov, same ? "" : " on cpu0 (others differ)",
 		     strcmp(gov, "performance") == 0 ? "" : " (frequency scaling adds noise; `performance` is steadier)");
 	free(gov);
-	char buf[64];
+	long lv, sc;
 	bool perfmon = has_cap(38) || has_cap(21); /* CAP_PERFMON, CAP_SYS_ADMIN */
-	if (read_line("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf)) {
-		int lv = atoi(buf);
+	if (procfs_sysctl("kernel/perf_event_paranoid", &lv)) {
 		item(d, lv <= 1 || perfmon ? BENCH_DOCTOR_OK : BENCH_DOCTOR_WARN, "perf_event",
-		     "perf_event_paranoid = %d%s", lv,
+		     "perf_event_paranoid = %ld%s", lv,
 		     perfmon ? " (this process has CAP_PERFMON or CAP_SYS_ADMIN: all events allowed)"
 		     : lv <= 1 ? " (user-space and kernel sampling allowed)"
 		     : lv == 2 ? " (user-space sampling of own processes only; kernel frames hidden)"
@@ -523,10 +502,9 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		item(d, BENCH_DOCTOR_WARN, "perf_event", "no /proc/sys/kernel/perf_event_paranoid: perf events unavailable");
 	}
 	bool ptrace_cap = has_cap(19); /* CAP_SYS_PTRACE */
-	if (read_line("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf)) {
-		int sc = atoi(buf);
+	if (procfs_sysctl("kernel/yama/ptrace_scope", &sc)) {
 		item(d, sc == 0 || (sc < 3 && ptrace_cap) ? BENCH_DOCTOR_OK : BENCH_DOCTOR_WARN, "ptrace",
-		     "yama ptrace_scope = %d%s", sc,
+		     "yama ptrace_scope = %ld%s", sc,
 		     sc == 0 ? " (any process of the same user can be attached)"
 		     : sc == 3 ? " (attaching is disabled)"
 		     : ptrace_cap ? " (this process has CAP_SYS_PTRACE)"

@@ -21,6 +21,7 @@
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/store.h"
 #include "metrics/metrics.h"
@@ -112,23 +113,6 @@ static pid_t spawn(const char **argv, const sigset_t *mask, int *exec_errno)
 	return pid;
 }
 
-static bool pid_comm(int pid, char *buf, size_t cap)
-{
-	char path[64], text[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, text, sizeof text - 1);
-	close(fd);
-	struct mproc p;
-	char state;
-	if (n <= 0 || !mproc_parse_stat(text, (size_t)n, &p, &state))
-		return false;
-	snprintf(buf, cap, "%s", p.name);
-	return true;
-}
-
 static int cmd_metrics_record(int argc, char **argv)
 {
 	const char *every_arg = NULL, *name = NULL;
@@ -172,7 +156,7 @@ static int cmd_metrics_record(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
 	}
-	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !mproc_alive((int)pid_arg))) {
+	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !procfs_alive((pid_t)pid_arg))) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
 	}
@@ -190,8 +174,8 @@ static int cmd_metrics_record(int argc, char **argv)
 		const char *base = strrchr(res.pos[0], '/');
 		name_from_redacted(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
 	} else {
-		char comm[MPROC_NAME_MAX];
-		name_from_redacted(pid_comm((int)pid_arg, comm, sizeof comm) ? comm : "process", file_name,
+		struct procfs_stat st;
+		name_from_redacted(procfs_stat_read((pid_t)pid_arg, 0, &st) ? st.comm : "process", file_name,
 				   sizeof file_name);
 	}
 

@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
+
 static const struct backend *const backends[] = {
 	&backend_python,
 	&backend_perf_event,
@@ -43,43 +45,20 @@ void describe_wait_status(int status, char *buf, size_t n)
 		snprintf(buf, n, "ended (status 0x%x)", status);
 }
 
-static int read_int_file(const char *path, int *v)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int ok = fscanf(f, "%d", v) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
-}
-
 int perf_event_paranoid(void)
 {
-	int v;
-	return read_int_file("/proc/sys/kernel/perf_event_paranoid", &v) == 0 ? v : -1;
+	long v;
+	return procfs_sysctl("kernel/perf_event_paranoid", &v) ? (int)v : -1;
 }
 
 void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n)
 {
-	char path[64], line[256];
-	int tracer = 0;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-				break;
-		fclose(f);
-	}
+	struct procfs_status st;
+	int tracer = procfs_status_read(pid, 0, &st) ? (int)st.tracer_pid : 0;
 	if (tracer > 0) {
-		char comm[64] = "?";
-		snprintf(path, sizeof path, "/proc/%d/comm", tracer);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof comm, f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
+		char comm[PROCFS_COMM_MAX];
+		if (!procfs_comm(tracer, 0, comm, sizeof comm))
+			snprintf(comm, sizeof comm, "?");
 		snprintf(buf, n,
 			 "%s on pid %d refused: it is already traced by pid %d (%s), and Linux admits only one tracer "
 			 "per process; detach that tracer or try again when it is done",

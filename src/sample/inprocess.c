@@ -23,6 +23,7 @@
 
 #include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "sample/inproc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -59,10 +60,8 @@ static bool find_libplumb(char *out, size_t n)
 	if (env && *env)
 		return realpath(env, out) != NULL;
 	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (len <= 0)
+	if (procfs_exe(PROCFS_SELF, exe, sizeof exe) <= 0)
 		return false;
-	exe[len] = 0;
 	char *slash = strrchr(exe, '/');
 	if (!slash)
 		return false;
@@ -311,15 +310,14 @@ static void sanitizer_runtimes(char *buf, size_t n)
 {
 	static const char *const runtimes[] = { "libasan.so", "libubsan.so" }; /* ASan insists on being first */
 	for (size_t r = 0; r < sizeof runtimes / sizeof runtimes[0]; r++) {
-		FILE *f = fopen("/proc/self/maps", "re");
-		if (!f)
+		struct procfs_maps it;
+		struct procfs_map m;
+		if (!procfs_maps_open(&it, PROCFS_SELF))
 			return;
-		char line[PATH_MAX + 128];
-		while (fgets(line, sizeof line, f)) {
-			char *path = strchr(line, '/');
-			if (!path)
+		while (procfs_maps_next(&it, &m)) {
+			const char *path = m.path;
+			if (path[0] != '/')
 				continue;
-			path[strcspn(path, "\n")] = 0;
 			const char *base = strrchr(path, '/') + 1;
 			if (strncmp(base, runtimes[r], strlen(runtimes[r])) == 0 && !strstr(buf, path) &&
 			    strlen(buf) + strlen(path) + 2 < n) {
@@ -327,7 +325,7 @@ static void sanitizer_runtimes(char *buf, size_t n)
 				strcat(buf, ":");
 			}
 		}
-		fclose(f);
+		procfs_maps_close(&it);
 	}
 }
 
@@ -370,10 +368,8 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 				"inprocess: libplumb.so not found beside plumb or in its install prefix (set "
 				"PLUMB_LIBPLUMB to its path)");
 	char self[PATH_MAX];
-	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (sl <= 0)
+	if (procfs_exe(PROCFS_SELF, self, sizeof self) <= 0)
 		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: cannot read /proc/self/exe: %s", strerror(errno));
-	self[sl] = 0;
 	if (opts->target == TARGET_CALL && access(opts->call_lib, F_OK) != 0 && strchr(opts->call_lib, '/'))
 		return perr_set(e, PLUMB_EINVAL, "--call: %s: %s", opts->call_lib, strerror(errno));
 

@@ -5,7 +5,6 @@
  * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
 #include "sample/backend.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -24,6 +23,8 @@
 
 #include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
+#include "base/str.h"
 #include "symbol/maps.h"
 #include "sample/wall.h"
 #include "unwind/unwind.h"
@@ -215,38 +216,10 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 	return PLUMB_OK;
 }
 
-/* True while pid exists and is not a zombie (an exited child of someone else is still "there" for kill). */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-}
-
 static void enable_all(struct pe_state *st)
 {
 	for (size_t i = 0; i < st->nfds; i++)
 		ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
-}
-
-static void thread_name(pid_t pid, pid_t tid, char *buf, size_t n)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	buf[0] = '\0';
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)n, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
 }
 
 static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
@@ -255,8 +228,8 @@ static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
 	uint32_t id;
 	if (hmap_get(&st->comm_seen, key, &id))
 		return id;
-	char name[64];
-	thread_name((pid_t)pid, (pid_t)tid, name, sizeof name);
+	char name[PROCFS_COMM_MAX];
+	procfs_comm((pid_t)pid, (pid_t)tid, name, sizeof name);
 	id = profile_thread(st->p, pid, tid, name);
 	hmap_put(&st->comm_seen, key, id);
 	return id;
@@ -630,26 +603,17 @@ static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, int *go_
  * give the kernel part of a sleeping thread's stack here). */
 static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 {
-	char path[96], line[512];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	char line[512];
+	struct procfs_dir d;
+	if (!procfs_tasks_open(&d, pid))
 		return;
 	size_t cap = st->opts->stack_bytes ? st->opts->stack_bytes : 16384;
 	uint8_t *copy = malloc(cap);
-	struct dirent *de;
-	while (copy && st->unwinder && (de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+	pid_t tid;
+	while (copy && st->unwinder && (tid = procfs_dir_next(&d)) > 0) {
+		if (procfs_read(pid, tid, "syscall", line, sizeof line) <= 0 || str_starts_with(line, "running"))
 			continue;
-		pid_t tid = (pid_t)atoi(de->d_name);
-		snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		bool ok = fgets(line, sizeof line, f) != NULL;
-		fclose(f);
-		if (!ok || strncmp(line, "running", 7) == 0)
-			continue;
+		line[strcspn(line, "\n")] = '\0';
 		/* "NR ARG1 ... ARG6 SP PC", or "-1 SP PC" outside a system call; the last two are the ones */
 		char *last = strrchr(line, ' ');
 		if (!last)
@@ -686,23 +650,17 @@ static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 			wall_switch_out(st->wall, (uint32_t)tid, thread, stack, start);
 	}
 	free(copy);
-	closedir(d);
+	procfs_dir_close(&d);
 }
 
 static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr *e)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	struct procfs_dir d;
+	if (!procfs_tasks_open(&d, pid))
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
-	struct dirent *de;
 	enum plumb_err rc = PLUMB_OK;
 	size_t opened = 0;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		pid_t tid = (pid_t)atoi(de->d_name);
+	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
 		struct perr te = PERR_INIT;
 		enum plumb_err trc = open_task(st, tid, false, &te);
 		if (trc == PLUMB_OK) {
@@ -713,7 +671,7 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 			break;
 		}
 	}
-	closedir(d);
+	procfs_dir_close(&d);
 	if (rc == PLUMB_OK && opened == 0)
 		rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
 	return rc;
@@ -847,7 +805,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 				child = -1;
 				break;
 			}
-		} else if (opts->target == TARGET_PID && !process_alive(opts->pid)) {
+		} else if (opts->target == TARGET_PID && !procfs_alive(opts->pid)) {
 			res->target_exited = true;
 			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)opts->pid);
 			break;

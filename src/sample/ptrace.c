@@ -7,7 +7,6 @@
  * (the kernel detaches and resumes the threads too if plumb itself dies). */
 #include "sample/backend.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/procfs.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -86,34 +86,6 @@ static struct pt_thread *add_thread(struct pt_state *st, pid_t tid)
 	t->tid = tid;
 	st->nt++;
 	return t;
-}
-
-/* Nanoseconds thread tid has run (first field of /proc/PID/task/TID/schedstat); 0 when unknown. */
-static uint64_t thread_runtime(pid_t pid, pid_t tid)
-{
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	unsigned long long ns = 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
-}
-
-static void thread_name(pid_t pid, pid_t tid, char *buf, size_t n)
-{
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	buf[0] = 0;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)n, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
 }
 
 static void copy_sample(struct pt_state *st, struct pt_thread *t)
@@ -267,8 +239,8 @@ static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t ori
 	uint32_t frames[MAX_FRAMES];
 	for (size_t i = 0; i < n; i++)
 		frames[n - 1 - i] = user_frame(st, ips[i], i > 0);
-	char name[64];
-	thread_name(st->pid, t->tid, name, sizeof name);
+	char name[PROCFS_COMM_MAX];
+	procfs_comm(st->pid, t->tid, name, sizeof name);
 	uint32_t thread = profile_thread(st->p, (uint32_t)st->pid, (uint32_t)t->tid, name[0] ? name : NULL);
 	uint32_t stack = profile_stack_from(st->p, frames, n);
 	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, 1);
@@ -278,34 +250,30 @@ static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t ori
 /* Seizes every thread of the process (again until no new one shows up). */
 static enum plumb_err seize_all(struct pt_state *st, struct perr *e)
 {
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/%d/task", (int)st->pid);
 	for (int round = 0; round < 10; round++) {
-		DIR *d = opendir(dir);
-		if (!d)
+		struct procfs_dir d;
+		if (!procfs_tasks_open(&d, st->pid))
 			return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)st->pid);
 		bool added = false;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-			if (tid <= 0 || find_thread(st, tid))
+		for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
+			if (find_thread(st, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(uintptr_t)PTRACE_O_TRACECLONE) != 0) {
 				int err = errno;
 				if (err == ESRCH)
 					continue; /* the thread ended meanwhile */
-				closedir(d);
+				procfs_dir_close(&d);
 				char why[512];
 				describe_attach_refusal(st->pid, "ptrace", err, why, sizeof why);
 				return perr_set(e, err == EPERM || err == EACCES ? PLUMB_EPERM : PLUMB_EUNSUPPORTED, "%s", why);
 			}
 			if (!add_thread(st, tid)) {
-				closedir(d);
+				procfs_dir_close(&d);
 				return perr_set(e, PLUMB_ENOMEM, "ptrace: out of memory");
 			}
 			added = true;
 		}
-		closedir(d);
+		procfs_dir_close(&d);
 		if (!added)
 			break;
 	}
@@ -380,7 +348,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	maps_load_proc(st.maps, st.pid);
 	res->start_ns = mono_ns();
 	for (size_t i = 0; i < st.nt; i++)
-		st.t[i].runtime = thread_runtime(st.pid, st.t[i].tid);
+		st.t[i].runtime = procfs_runtime_ns(st.pid, st.t[i].tid);
 
 	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
 	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
@@ -416,7 +384,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 			if (t->gone)
 				continue;
 			if (opts->mode == MODE_CPU) {
-				uint64_t rt = thread_runtime(st.pid, t->tid);
+				uint64_t rt = procfs_runtime_ns(st.pid, t->tid);
 				bool ran = rt > t->runtime;
 				t->runtime = rt;
 				if (!ran)

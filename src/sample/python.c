@@ -18,7 +18,6 @@
  * together with the target's. */
 #include "sample/backend.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -31,6 +30,7 @@
 
 #include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "python/python.h"
 #include "sample/python_native.h"
 
@@ -119,22 +119,6 @@ static bool pyb_wants(const struct record_opts *opts)
 	return false;
 }
 
-static void read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
-{
-	char path[64];
-	buf[0] = 0;
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t r = read(fd, buf, n - 1);
-	close(fd);
-	if (r <= 0)
-		r = 0;
-	buf[r] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-}
-
 static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, pid_t tid, const char *py_name)
 {
 	uint32_t idx;
@@ -154,18 +138,16 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 		pr->threads = nt;
 		pr->capthreads = cap;
 	}
-	char path[64], comm[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pr->pid, (int)tid);
-	read_comm(pr->pid, tid, comm, sizeof comm);
+	char comm[PROCFS_COMM_MAX];
+	procfs_comm(pr->pid, tid, comm, sizeof comm);
 	uint32_t th = profile_thread(st->p, (uint32_t)pr->pid, (uint32_t)tid, py_name ? py_name : comm);
 	if (th == PROFILE_NOMEM || !hmap_put(&pr->tid_index, (uint64_t)tid, (uint32_t)pr->nthreads))
 		return NULL;
 	struct pyb_thread *t = &pr->threads[pr->nthreads++];
 	t->tid = tid;
 	t->py_named = py_name != NULL;
-	t->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pr->pid, (int)tid);
-	t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+	t->stat_fd = procfs_open(pr->pid, tid, "stat");
+	t->sched_fd = procfs_open(pr->pid, tid, "schedstat");
 	t->oncpu = 0;
 	t->credit = 0;
 	t->thread = th;
@@ -176,28 +158,18 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 /* The scheduler state letter of a thread ('R' running or runnable, 'S' sleeping, ...), '?' when unknown. */
 static char thread_state(struct pyb_thread *t)
 {
-	char buf[512];
-	if (t->stat_fd < 0)
-		return '?';
-	ssize_t n = pread(t->stat_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return '?';
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' ? paren[2] : '?';
+	char buf[PROCFS_STAT_MAX];
+	struct procfs_stat st;
+	ssize_t n = procfs_pread(t->stat_fd, buf, sizeof buf);
+	return n > 0 && procfs_stat_parse(buf, (size_t)n, &st) ? st.state : '?';
 }
 
 /* The thread's total on-CPU time in nanoseconds, 0 when unknown. */
 static uint64_t thread_oncpu(struct pyb_thread *t)
 {
 	char buf[128];
-	if (t->sched_fd < 0)
-		return 0;
-	ssize_t n = pread(t->sched_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
+	uint64_t ns;
+	return procfs_pread(t->sched_fd, buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
 }
 
 /* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
@@ -324,38 +296,16 @@ struct proc_entry {
 /* Reads the fields of /proc/PID/stat we need; false when the process is gone or the line is odd. */
 static bool read_proc_entry(pid_t pid, struct proc_entry *out)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct procfs_stat st;
+	if (!procfs_stat_read(pid, 0, &st))
 		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	/* after "pid (comm) ": field 3 (state) is token 0; ppid 4, starttime 22, startcode 26, endcode 27,
-	 * startstack 28 */
-	p += 2;
 	memset(out, 0, sizeof *out);
 	out->pid = pid;
-	for (int tok = 0; tok <= 25 && *p; tok++) {
-		char *end;
-		unsigned long long v = strtoull(p, &end, 10);
-		if (tok == 1)
-			out->ppid = (pid_t)v;
-		else if (tok == 19)
-			out->start = v;
-		else if (tok >= 23)
-			out->image[tok - 23] = (unsigned long)v;
-		p = strchr(p, ' ');
-		if (!p)
-			return tok >= 19;
-		p++;
-	}
+	out->ppid = st.ppid;
+	out->start = st.starttime;
+	out->image[0] = (unsigned long)st.startcode;
+	out->image[1] = (unsigned long)st.endcode;
+	out->image[2] = (unsigned long)st.startstack;
 	return true;
 }
 
@@ -460,14 +410,8 @@ static void kid_found(struct pyb_state *st, const struct proc_entry *e)
 static long last_pid(void)
 {
 	char buf[128];
-	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (procfs_read_path("/proc/loadavg", buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	const char *sp = strrchr(buf, ' ');
 	return sp ? strtol(sp + 1, NULL, 10) : -1;
 }
@@ -475,17 +419,13 @@ static long last_pid(void)
 /* Walks /proc and calls kid_found for every descendant of the target. */
 static void walk_tree(struct pyb_state *st)
 {
-	DIR *d = opendir("/proc");
-	if (!d)
+	struct procfs_dir d;
+	if (!procfs_pids_open(&d))
 		return;
 	struct proc_entry *ents = NULL;
 	size_t n = 0, cap = 0;
 	struct hmap index = HMAP_INIT;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+	for (pid_t pid; (pid = procfs_dir_next(&d)) > 0;) {
 		if (n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
 			struct proc_entry *ne = realloc(ents, nc * sizeof *ne);
@@ -494,11 +434,10 @@ static void walk_tree(struct pyb_state *st)
 			ents = ne;
 			cap = nc;
 		}
-		if (pid > 0 && pid != st->pid && read_proc_entry(pid, &ents[n]) &&
-		    hmap_put(&index, (uint64_t)pid, (uint32_t)n))
+		if (pid != st->pid && read_proc_entry(pid, &ents[n]) && hmap_put(&index, (uint64_t)pid, (uint32_t)n))
 			n++;
 	}
-	closedir(d);
+	procfs_dir_close(&d);
 	for (size_t i = 0; i < n; i++) {
 		/* a descendant: following ppid links reaches the target (bounded: a tree being re-parented may loop) */
 		pid_t up = ents[i].ppid;

@@ -6,7 +6,6 @@
  * frames it was evaluating. Nothing stops or traces the target; closing the events detaches. */
 #include "sample/python_native.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -21,6 +20,7 @@
 
 #include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -175,20 +175,15 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 
 static void scan_threads(struct pyn_sampler *s, struct perr *e)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)s->pid);
-	DIR *d = opendir(path);
-	if (!d)
+	struct procfs_dir d;
+	if (!procfs_tasks_open(&d, s->pid))
 		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
+	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
 		struct perr te = PERR_INIT;
-		if (open_thread(s, (pid_t)atoi(de->d_name), &te) && e && !e->code)
+		if (open_thread(s, tid, &te) && e && !e->code)
 			*e = te;
 	}
-	closedir(d);
+	procfs_dir_close(&d);
 }
 
 enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid, const struct record_opts *opts,
@@ -318,17 +313,10 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		if (node == PROFILE_NOMEM)
 			return;
 	}
-	char comm[64] = "", path[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)s->pid, (int)tid);
+	char comm[PROCFS_COMM_MAX];
 	uint32_t th;
-	FILE *f = NULL;
 	if (!hmap_get(&s->tid_seen, (uint64_t)tid | (1ULL << 63), &th)) {
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof comm, f))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(f);
-		}
+		procfs_comm(s->pid, tid, comm, sizeof comm);
 		th = profile_thread(s->p, (uint32_t)s->pid, (uint32_t)tid, comm);
 		if (th == PROFILE_NOMEM || !hmap_put(&s->tid_seen, (uint64_t)tid | (1ULL << 63), th))
 			return;
