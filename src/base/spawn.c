@@ -172,7 +172,7 @@ static void __attribute__((noreturn)) run_child(const struct child *c, const str
 		close(rep);
 		_exit(c->fn(c->fn_arg));
 	}
-	execvp(c->argv[0], (char *const *)c->argv);
+	execvp(c->path ? c->path : c->argv[0], (char *const *)c->argv);
 	child_fail(rep, STEP_EXEC, errno);
 }
 
@@ -180,7 +180,7 @@ static void __attribute__((noreturn)) run_child(const struct child *c, const str
 
 static const char *child_name(const struct child *c)
 {
-	return c->argv && c->argv[0] ? c->argv[0] : "a worker process";
+	return c->path ? c->path : c->argv && c->argv[0] ? c->argv[0] : "a worker process";
 }
 
 static enum plumb_err code_of(int err)
@@ -341,7 +341,15 @@ enum plumb_err child_release(struct child *c, struct perr *e)
 	do
 		n = send(c->hold_fd, "g", 1, MSG_NOSIGNAL);
 	while (n < 0 && errno == EINTR);
+	int err = errno;
 	close_fd(&c->hold_fd);
+	if (n != 1) {
+		close_fd(&c->report_fd);
+		reap(c);
+		close_streams(c);
+		return perr_set(e, PLUMB_EIO, "cannot run '%s': it ended before it could start: %s", child_name(c),
+				strerror(err));
+	}
 	return wait_report(c, e);
 }
 

@@ -32,6 +32,7 @@ struct child_stream {
 struct child {
 	/* ---- set by the caller ---- */
 	const char *const *argv;  /* NULL-terminated; argv[0] is looked up on PATH unless it holds a '/' */
+	const char *path;         /* the program to run when it is not argv[0] (argv[0] is then only its name) */
 	const char *const *env;   /* NULL or NULL-terminated: "NAME=value" sets, "NAME" unsets, over our environ */
 	const char *cwd;          /* directory to run in, or NULL */
 	struct child_stream in, out, err;
@@ -70,7 +71,8 @@ struct child {
  * PLUMB_EIO when the pipe or fork itself failed. */
 enum plumb_err child_start(struct child *c, struct perr *e);
 
-/* Lets a held child go on to exec and reports the exec as child_start does. No-op without a hold. */
+/* Lets a held child go on to exec and reports the exec as child_start does; PLUMB_EIO when the held child is
+ * gone (it is reaped). No-op without a hold. */
 enum plumb_err child_release(struct child *c, struct perr *e);
 
 /* Waits for the child to end (retrying after EINTR) and reaps it. Returns its wait status (WIFEXITED...), or -1

@@ -24,6 +24,7 @@
 #include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/spawn.h"
 
 /* First line of a small file, trailing newline removed; false when unreadable. */
 static bool read_line(const char *path, char *buf, size_t len)
@@ -101,51 +102,34 @@ void bench_machine_fill(struct bench_evidence *ev)
 }
 
 /* Runs argv with stdout captured into out (stderr discarded); returns the exit status or -1. */
-static int capture(char *const argv[], const char *dir, struct sbuf *out)
+static int capture(const char *const argv[], const char *dir, struct sbuf *out)
 {
-	int fd[2];
-	if (pipe2(fd, O_CLOEXEC) != 0)
+	struct child c = CHILD_INIT;
+	struct perr e = PERR_INIT;
+	c.argv = argv;
+	c.cwd = dir;
+	c.in.how = c.err.how = CHILD_IO_NULL;
+	c.out.how = CHILD_IO_PIPE;
+	if (child_start(&c, &e) != PLUMB_OK)
 		return -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 2);
-		}
-		dup2(fd[1], 1);
-		if (dir && chdir(dir) != 0)
-			_exit(127);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fd[1]);
 	char buf[4096];
 	ssize_t n;
-	while ((n = read(fd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+	while ((n = read(c.out.fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
 		if (n > 0)
 			sbuf_add(out, buf, (size_t)n);
-	close(fd[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	close(c.out.fd);
+	int status = child_finish(&c);
+	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void bench_git_fill(struct bench_evidence *ev, const char *dir)
 {
 	struct sbuf out = SBUF_INIT;
-	char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD", NULL };
+	const char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD", NULL };
 	if (capture(head, dir, &out) == 0 && out.len >= 40) {
 		ev->git_commit = strndup(sbuf_str(&out), strcspn(out.buf, "\n"));
 		sbuf_reset(&out);
-		char *status[] = { "git", "status", "--porcelain", "--untracked-files=no", NULL };
+		const char *status[] = { "git", "status", "--porcelain", "--untracked-files=no", NULL };
 		if (capture(status, dir, &out) == 0)
 			ev->git_dirty = out.len > 0;
 	}

@@ -4,7 +4,6 @@
 #include "cmd/cmd.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -13,7 +12,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -23,6 +21,7 @@
 #include "base/opt.h"
 #include "base/procfs.h"
 #include "base/redact.h"
+#include "base/spawn.h"
 #include "base/store.h"
 #include "metrics/metrics.h"
 
@@ -67,50 +66,6 @@ static int pidfd_open_compat(pid_t pid)
 	errno = ENOSYS;
 	return -1;
 #endif
-}
-
-/* Starts argv with the caller's signal mask `mask`; returns the pid, or -1 with *exec_errno set when the command
- * could not be run (a CLOEXEC pipe carries execvp's errno back). */
-static pid_t spawn(const char **argv, const sigset_t *mask, int *exec_errno)
-{
-	int pipefd[2];
-	*exec_errno = 0;
-	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		*exec_errno = errno;
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		*exec_errno = errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		sigprocmask(SIG_SETMASK, mask, NULL);
-		close(pipefd[0]);
-		execvp(argv[0], (char *const *)argv);
-		int err = errno;
-		ssize_t w = write(pipefd[1], &err, sizeof err);
-		(void)w;
-		_exit(127);
-	}
-	close(pipefd[1]);
-	int err = 0;
-	ssize_t n;
-	do
-		n = read(pipefd[0], &err, sizeof err);
-	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == (ssize_t)sizeof err) {
-		waitpid(pid, NULL, 0);
-		*exec_errno = err;
-		return -1;
-	}
-	return pid;
 }
 
 static int cmd_metrics_record(int argc, char **argv)
@@ -203,21 +158,25 @@ static int cmd_metrics_record(int argc, char **argv)
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 
-	pid_t root = (pid_t)pid_arg, child = -1;
+	pid_t root = (pid_t)pid_arg;
+	struct child child = CHILD_INIT;
 	if (have_cmd) {
-		int exec_errno;
 		/* res.pos is NULL-terminated: calloc'd with argc + 1 slots */
-		child = spawn(res.pos, &orig, &exec_errno);
-		if (child < 0) {
+		child.argv = (const char *const *)res.pos;
+		child.sigmask = &orig; /* not the one blocking SIGINT/SIGTERM/SIGCHLD here */
+		struct perr se = PERR_INIT;
+		if (child_start(&child, &se) != PLUMB_OK) {
 			sigprocmask(SIG_SETMASK, &orig, NULL);
-			char *word = cmd_shown_text(res.pos[0]);
-			int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(exec_errno));
+			char *word = cmd_shown_text(child.exec_errno ? res.pos[0] : se.msg);
+			int code = child.exec_errno ? plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word,
+								 strerror(child.exec_errno))
+						    : plumb_fail(EXIT_USAGE, "metrics record: %s", word);
 			free(word);
 			free(path_shown);
 			opt_result_release(&res);
 			return code;
 		}
-		root = child;
+		root = child.pid;
 	}
 	opt_result_release(&res);
 
@@ -258,10 +217,8 @@ static int cmd_metrics_record(int argc, char **argv)
 			int pr = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, &orig);
 			if (pr > 0)
 				root_gone = true;
-			if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
-				child = -1;
+			if (child.pid > 0 && child_poll(&child, &child_status, NULL) == 1)
 				root_gone = true;
-			}
 		}
 		if (stop_signal || root_gone)
 			break;
@@ -282,8 +239,8 @@ static int cmd_metrics_record(int argc, char **argv)
 		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
 			(unsigned long long)rec.samples_taken, rec.count, file_name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
-	if (child > 0 && !stop_signal && waitpid(child, &child_status, 0) == child)
-		child = -1;
+	if (child.pid > 0 && !stop_signal)
+		child_status = child_finish(&child);
 	(void)child_status;
 	metrics_recorder_release(&rec);
 	free(path_shown);

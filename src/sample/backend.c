@@ -45,6 +45,38 @@ void describe_wait_status(int status, char *buf, size_t n)
 		snprintf(buf, n, "ended (status 0x%x)", status);
 }
 
+void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env)
+{
+	c->argv = (const char *const *)opts->argv;
+	c->env = NULL;
+	if (opts->stages_path) {
+		snprintf(env->stages, sizeof env->stages, "PLUMB_STAGES=%s", opts->stages_path);
+		env->vars[0] = env->stages;
+		env->vars[1] = NULL;
+		c->env = env->vars;
+	}
+}
+
+/* An exec that failed names the command as a target that cannot be resolved. */
+static enum plumb_err exec_failure(const struct child *c, enum plumb_err rc, struct perr *e)
+{
+	if (rc != PLUMB_OK && c->exec_errno) {
+		e->code = PLUMB_EINVAL;
+		return PLUMB_EINVAL;
+	}
+	return rc;
+}
+
+enum plumb_err backend_start(struct child *c, struct perr *e)
+{
+	return exec_failure(c, child_start(c, e), e);
+}
+
+enum plumb_err backend_release(struct child *c, struct perr *e)
+{
+	return exec_failure(c, child_release(c, e), e);
+}
+
 int perf_event_paranoid(void)
 {
 	long v;

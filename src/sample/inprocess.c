@@ -329,9 +329,14 @@ static void sanitizer_runtimes(char *buf, size_t n)
 	}
 }
 
-/* The environment of the target: ours, plus the preload, the ring and (when asked) the stage file. */
-static void child_env(const struct ip_state *st, int fd)
+/* The environment of the target on top of ours: the preload, the ring and (when asked) the stage file, as
+ * "NAME=value" strings (malloc'd, NULL-terminated; env_free releases them). NULL when out of memory. */
+#define IP_ENV_MAX 8
+static char **child_env(const struct ip_state *st, int fd)
 {
+	char **env = calloc(IP_ENV_MAX, sizeof *env);
+	if (!env)
+		return NULL;
 	char v[PATH_MAX * 4 + 16] = "";
 	if (st->opts->target == TARGET_CALL)
 		sanitizer_runtimes(v, sizeof v / 2);
@@ -341,16 +346,30 @@ static void child_env(const struct ip_state *st, int fd)
 		snprintf(v + used, sizeof v - used, "%s:%s", st->lib_path, old);
 	else
 		snprintf(v + used, sizeof v - used, "%s", st->lib_path);
-	setenv("LD_PRELOAD", v, 1);
-	snprintf(v, sizeof v, "%d", fd);
-	setenv(INPROC_ENV_FD, v, 1);
-	setenv("PLUMB_DEBUG", "1", 1); /* record runs gated; the library reads the same switch */
+	int n = 0, bad = 0;
+	bad |= asprintf(&env[n++], "LD_PRELOAD=%s", v) < 0;
+	bad |= asprintf(&env[n++], "%s=%d", INPROC_ENV_FD, fd) < 0;
+	bad |= asprintf(&env[n++], "PLUMB_DEBUG=1") < 0; /* record runs gated; the library reads the same switch */
 	if (st->opts->stages_path)
-		setenv("PLUMB_STAGES", st->opts->stages_path, 1);
+		bad |= asprintf(&env[n++], "PLUMB_STAGES=%s", st->opts->stages_path) < 0;
 	if (st->opts->target == TARGET_CALL) {
-		setenv(INPROC_ENV_CALL_LIB, st->opts->call_lib, 1);
-		setenv(INPROC_ENV_CALL_SYM, st->opts->call_sym, 1);
+		bad |= asprintf(&env[n++], "%s=%s", INPROC_ENV_CALL_LIB, st->opts->call_lib) < 0;
+		bad |= asprintf(&env[n++], "%s=%s", INPROC_ENV_CALL_SYM, st->opts->call_sym) < 0;
 	}
+	if (bad) { /* asprintf leaves its pointer undefined on failure */
+		for (int i = 0; i < n; i++)
+			env[i] = NULL;
+		free(env);
+		return NULL;
+	}
+	return env;
+}
+
+static void env_free(char **env)
+{
+	for (int i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
 }
 
 static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
@@ -360,7 +379,8 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		return perr_set(e, PLUMB_EUNSUPPORTED,
 				"the inprocess backend samples commands it launches and --call, not a running process");
 	struct ip_state st = { 0 };
-	pid_t child = -1;
+	struct child child = CHILD_INIT;
+	bool stopped = false;
 	st.opts = opts;
 	st.p = p;
 	if (!find_libplumb(st.lib_path, sizeof st.lib_path))
@@ -386,41 +406,41 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	st.s_unknown = profile_intern_cstr(p, "[unknown]");
 
 	fflush(NULL);
-	res->start_ns = mono_ns();
-	st.origin_ns = res->start_ns;
-	child = fork();
-	if (child < 0) {
-		rc = perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: fork: %s", strerror(errno));
+	char **env = child_env(&st, fd);
+	if (!env) {
+		rc = perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
 		goto out;
 	}
-	if (child == 0) {
-		child_env(&st, fd);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->target == TARGET_CALL) {
-			/* plumb itself hosts the call: libplumb's constructor runs it and exits before main(). */
-			char *argv[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
-			execv(self, argv);
-		} else {
-			execvp(opts->argv[0], opts->argv);
-		}
-		atomic_store(&st.h->exec_errno, (uint32_t)(errno ? errno : ENOEXEC));
-		_exit(127);
+	/* plumb itself hosts a --call: libplumb's constructor runs it and exits before main() */
+	static const char *const call_host[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
+	child.env = (const char *const *)env;
+	if (opts->target == TARGET_CALL) {
+		child.path = self;
+		child.argv = call_host;
+	} else {
+		child.argv = (const char *const *)opts->argv;
+	}
+	res->start_ns = mono_ns();
+	st.origin_ns = res->start_ns;
+	rc = opts->target == TARGET_CALL ? child_start(&child, e) : backend_start(&child, e);
+	env_free(env);
+	if (rc) {
+		if (rc != PLUMB_EINVAL)
+			perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: %s", e->msg);
+		rc = e->code;
+		goto out;
 	}
 
 	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
-	bool stopped = false;
 	int status = 0;
 	for (;;) {
 		if (opts->target == TARGET_CALL && !atomic_load(&st.h->ack) &&
 		    atomic_load(&st.h->call_state) == CALL_READY) {
-			ensure_maps(&st, child, true);
+			ensure_maps(&st, child.pid, true);
 			atomic_store_explicit(&st.h->ack, 1, memory_order_release);
 		}
 		size_t got = drain(&st);
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child) {
+		if (child_poll(&child, &status, NULL) == 1) {
 			res->target_exited = true;
 			res->wait_status = status;
 			break;
@@ -440,22 +460,18 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	atomic_store(&st.h->enabled, 0);
 	if (stopped) {
 		if (opts->target == TARGET_CALL) {
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
+			child_signal(&child, SIGKILL);
+			status = child_finish(&child);
 			snprintf(res->ended, sizeof res->ended, "stopped before it returned");
 		} else {
 			/* like perf_event: the command goes on without us */
-			snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
+			snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
+			child_detach(&child);
 		}
 	}
 	drain_final(&st);
 
-	uint32_t exec_err = atomic_load(&st.h->exec_errno);
 	uint32_t call_state = atomic_load(&st.h->call_state);
-	if (exec_err && opts->target == TARGET_COMMAND) {
-		rc = perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror((int)exec_err));
-		goto out;
-	}
 	if (opts->target == TARGET_CALL && call_state == CALL_FAILED) {
 		st.h->call_error[sizeof st.h->call_error - 1] = 0;
 		rc = perr_set(e, PLUMB_EINVAL, "--call %s:%s: %s", opts->call_lib, opts->call_sym, st.h->call_error);
@@ -499,9 +515,9 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		 terr ? "; some threads could not get a timer" : "");
 	rc = PLUMB_OK;
 out:
-	if (rc && child > 0 && !res->target_exited && !stopped) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+	if (rc && child.pid > 0 && !res->target_exited && !stopped) {
+		child_signal(&child, SIGKILL);
+		child_finish(&child);
 	}
 	unwinder_free(st.unw);
 	maps_free(st.maps);

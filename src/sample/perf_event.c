@@ -564,38 +564,6 @@ static void cleanup(struct pe_state *st)
 	maps_free(st->maps);
 }
 
-/* Forks the command stopped before exec; the caller opens events on it, then writes to *go_fd. */
-static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, int *go_fd, int *err_fd, struct perr *e)
-{
-	int go[2], ep[2];
-	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0)
-		return perr_set(e, PLUMB_EIO, "pipe: %s", strerror(errno));
-	pid_t child = fork();
-	if (child < 0)
-		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(errno));
-	if (child == 0) {
-		char c;
-		close(go[1]);
-		close(ep[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->stages_path)
-			setenv("PLUMB_STAGES", opts->stages_path, 1);
-		execvp(opts->argv[0], opts->argv);
-		int err = errno;
-		if (write(ep[1], &err, sizeof err) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ep[1]);
-	*pid = child;
-	*go_fd = go[1];
-	*err_fd = ep[0];
-	return PLUMB_OK;
-}
-
 /* --mode wall with --pid: a thread already blocked when sampling starts would only be seen once it wakes
  * up. /proc/PID/task/TID/syscall gives the user stack and instruction pointers of a thread that is not
  * running; its stack is read from the process (process_vm_readv, the access an attach has anyway) and
@@ -704,8 +672,8 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	}
 	size_t bufsize = 70000;
 	char *buf = malloc(bufsize);
-	pid_t child = -1;
-	int go_fd = -1, err_fd = -1;
+	struct child child = CHILD_INIT;
+	struct backend_env env;
 	enum plumb_err rc = PLUMB_OK;
 	if (!st.maps || !st.rings || !st.ips || !st.frames || !buf ||
 	    (opts->unwind == UNWIND_DWARF && !st.unwinder) || (opts->mode == MODE_WALL && !st.wall)) {
@@ -739,32 +707,20 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	}
 
 	if (opts->target == TARGET_COMMAND) {
-		rc = spawn(opts, &child, &go_fd, &err_fd, e);
+		/* held before exec: the events are opened on the child, enabled when it execs */
+		backend_command(opts, &child, &env);
+		child.hold = true;
+		rc = backend_start(&child, e);
 		if (rc)
 			goto out;
-		maps_load_proc(st.maps, child);
-		rc = open_task(&st, child, true, e);
-		if (rc) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			child = -1;
+		maps_load_proc(st.maps, child.pid);
+		rc = open_task(&st, child.pid, true, e);
+		if (rc)
 			goto out;
-		}
 		res->start_ns = mono_ns();
-		if (write(go_fd, "g", 1) != 1) {
-			rc = perr_set(e, PLUMB_EIO, "cannot start the command: %s", strerror(errno));
+		rc = backend_release(&child, e);
+		if (rc)
 			goto out;
-		}
-		close(go_fd);
-		go_fd = -1;
-		int exec_err;
-		ssize_t n = read(err_fd, &exec_err, sizeof exec_err);
-		if (n == (ssize_t)sizeof exec_err) {
-			waitpid(child, NULL, 0);
-			child = -1;
-			rc = perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror(exec_err));
-			goto out;
-		}
 	} else if (opts->target == TARGET_PID) {
 		if (kill(opts->pid, 0) != 0 && errno == ESRCH) {
 			rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
@@ -795,14 +751,12 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 			break;
 		if (deadline && mono_ns() >= deadline)
 			break;
-		if (child > 0) {
+		if (child.pid > 0) {
 			int status;
-			pid_t w = waitpid(child, &status, WNOHANG);
-			if (w == child) {
+			if (child_poll(&child, &status, NULL) == 1) {
 				res->target_exited = true;
 				res->wait_status = status;
 				describe_wait_status(status, res->ended, sizeof res->ended);
-				child = -1;
 				break;
 			}
 		} else if (opts->target == TARGET_PID && !procfs_alive(opts->pid)) {
@@ -821,9 +775,9 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	drain_all(&st, buf, bufsize);
 	if (st.wall) /* threads still waiting when sampling stopped wait until the end */
 		st.ticks += wall_finish(st.wall, res->end_ns);
-	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
-		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
-		child = -1;
+	if (child.pid > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
+		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
+		child_detach(&child);
 	}
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.ticks;
@@ -833,13 +787,9 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	if (!st.kernel && opts->kernel)
 		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
 out:
-	if (go_fd >= 0)
-		close(go_fd);
-	if (err_fd >= 0)
-		close(err_fd);
-	if (child > 0 && rc) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+	if (child.pid > 0 && rc) {
+		child_signal(&child, SIGKILL);
+		child_finish(&child);
 	}
 	free(buf);
 	cleanup(&st);

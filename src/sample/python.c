@@ -19,12 +19,10 @@
 #include "sample/backend.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -504,41 +502,6 @@ static void read_kids(struct pyb_state *st)
 	st->cur = &st->root;
 }
 
-static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, struct perr *e)
-{
-	int ep[2];
-	if (pipe2(ep, O_CLOEXEC) != 0)
-		return perr_set(e, PLUMB_EIO, "pipe: %s", strerror(errno));
-	pid_t child = fork();
-	if (child < 0) {
-		int err = errno;
-		close(ep[0]);
-		close(ep[1]);
-		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(err));
-	}
-	if (child == 0) {
-		close(ep[0]);
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->stages_path)
-			setenv("PLUMB_STAGES", opts->stages_path, 1);
-		execvp(opts->argv[0], opts->argv);
-		int err = errno;
-		if (write(ep[1], &err, sizeof err) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(ep[1]);
-	int exec_err;
-	ssize_t n = read(ep[0], &exec_err, sizeof exec_err);
-	close(ep[0]);
-	if (n == (ssize_t)sizeof exec_err) {
-		waitpid(child, NULL, 0);
-		return perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror(exec_err));
-	}
-	*pid = child;
-	return PLUMB_OK;
-}
-
 static void sleep_until(uint64_t t)
 {
 	struct timespec ts = ns_timespec(t);
@@ -553,7 +516,8 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	st.opts = opts;
 	st.p = p;
 	st.cur = &st.root;
-	pid_t child = -1;
+	struct child child = CHILD_INIT;
+	struct backend_env env;
 	enum plumb_err rc = PLUMB_OK;
 	struct py_proc *py = NULL;
 	struct pyn_sampler *native = NULL;
@@ -574,10 +538,11 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 			return rc;
 		res->start_ns = mono_ns();
 	} else if (opts->target == TARGET_COMMAND) {
-		rc = spawn(opts, &child, e);
+		backend_command(opts, &child, &env);
+		rc = backend_start(&child, e);
 		if (rc)
 			return rc;
-		st.pid = st.root.pid = child;
+		st.pid = st.root.pid = child.pid;
 		res->start_ns = mono_ns();
 	} else {
 		return perr_set(e, PLUMB_EUNSUPPORTED, "the python backend cannot run --call");
@@ -593,13 +558,12 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		uint64_t t = mono_ns();
 		if (deadline && t >= deadline)
 			break;
-		if (child > 0) {
+		if (child.pid > 0) {
 			int status;
-			if (waitpid(child, &status, WNOHANG) == child) {
+			if (child_poll(&child, &status, NULL) == 1) {
 				res->target_exited = true;
 				res->wait_status = status;
 				describe_wait_status(status, res->ended, sizeof res->ended);
-				child = -1;
 				break;
 			}
 		} else if (opts->target == TARGET_PID && kill(st.pid, 0) != 0 && errno == ESRCH) {
@@ -687,9 +651,9 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		pyn_close(native);
 		used_native = true;
 	}
-	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
-		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
-		child = -1;
+	if (child.pid > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
+		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
+		child_detach(&child);
 	}
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.tick;

@@ -146,6 +146,25 @@ static void test_spawn__streams_env_cwd(void **state)
 	assert_string_equal(out, "got hello\n");
 }
 
+static void test_spawn__path_and_name(void **state)
+{
+	(void)state;
+	/* the program comes from path; argv[0] is only the name it is given */
+	const char *argv[] = { "custom-name", "-c", "echo \"$0\"", NULL };
+	struct child c = CHILD_INIT;
+	c.path = "/bin/sh";
+	c.argv = argv;
+	char out[64];
+	assert_int_equal(run_capture(&c, out, sizeof out), 0);
+	assert_string_equal(out, "custom-name\n");
+	struct child bad = CHILD_INIT;
+	struct perr e = PERR_INIT;
+	bad.path = "/nonexistent/sh";
+	bad.argv = argv;
+	assert_int_equal(child_start(&bad, &e), PLUMB_ENOENT);
+	assert_string_equal(e.msg, "cannot run '/nonexistent/sh': No such file or directory");
+}
+
 static void test_spawn__signals_reset_and_mask(void **state)
 {
 	(void)state;
@@ -210,6 +229,18 @@ static void test_spawn__hold_and_release(void **state)
 	assert_int_equal(child_release(&b, &e), PLUMB_ENOENT);
 	assert_int_equal(b.exec_errno, ENOENT);
 	assert_int_equal(b.pid, -1);
+
+	/* the held child was killed meanwhile: release says so */
+	struct child k = CHILD_INIT;
+	k.argv = argv;
+	k.hold = true;
+	assert_int_equal(child_start(&k, &e), PLUMB_OK);
+	assert_int_equal(child_signal(&k, SIGKILL), 0);
+	siginfo_t si;
+	assert_int_equal(waitid(P_PID, (id_t)k.pid, &si, WEXITED | WNOWAIT), 0); /* dead, not reaped */
+	assert_int_equal(child_release(&k, &e), PLUMB_EIO);
+	assert_non_null(strstr(e.msg, "it ended before it could start"));
+	assert_int_equal(k.pid, -1);
 
 	/* given up without a release: the held child exits 127 and never runs the program */
 	struct child g = CHILD_INIT;
@@ -373,6 +404,7 @@ int main(void)
 		cmocka_unit_test(test_spawn__exit_status),
 		cmocka_unit_test(test_spawn__exec_failure),
 		cmocka_unit_test(test_spawn__streams_env_cwd),
+		cmocka_unit_test(test_spawn__path_and_name),
 		cmocka_unit_test(test_spawn__signals_reset_and_mask),
 		cmocka_unit_test(test_spawn__hold_and_release),
 		cmocka_unit_test(test_spawn__pdeathsig),
