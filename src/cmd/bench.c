@@ -96,7 +96,8 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 	struct perr e = PERR_INIT;
 	struct stat st;
 	char *path = NULL;
-	if (stat(arg, &st) == 0 || strchr(arg, '/') || !may_be_baseline || str_ends_with(arg, ".json")) {
+	if (stat(arg, &st) == 0 || strchr(arg, '/') || !may_be_baseline ||
+	    (strlen(arg) > 5 && str_ends_with(arg, ".json"))) {
 		path = strdup(arg);
 	} else {
 		if (!store_name_valid(arg)) {

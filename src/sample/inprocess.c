@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -329,12 +330,34 @@ static void sanitizer_runtimes(char *buf, size_t n)
 	}
 }
 
+static void env_free(char **env)
+{
+	for (int i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* Appends one "NAME=value" to env (which has room and stays NULL-terminated). */
+static bool env_add(char **env, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool env_add(char **env, int *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vasprintf(&env[*n], fmt, ap);
+	va_end(ap);
+	if (w < 0) {
+		env[*n] = NULL; /* vasprintf leaves it undefined */
+		return false;
+	}
+	(*n)++;
+	return true;
+}
+
 /* The environment of the target on top of ours: the preload, the ring and (when asked) the stage file, as
  * "NAME=value" strings (malloc'd, NULL-terminated; env_free releases them). NULL when out of memory. */
-#define IP_ENV_MAX 8
 static char **child_env(const struct ip_state *st, int fd)
 {
-	char **env = calloc(IP_ENV_MAX, sizeof *env);
+	char **env = calloc(8, sizeof *env);
 	if (!env)
 		return NULL;
 	char v[PATH_MAX * 4 + 16] = "";
@@ -346,30 +369,19 @@ static char **child_env(const struct ip_state *st, int fd)
 		snprintf(v + used, sizeof v - used, "%s:%s", st->lib_path, old);
 	else
 		snprintf(v + used, sizeof v - used, "%s", st->lib_path);
-	int n = 0, bad = 0;
-	bad |= asprintf(&env[n++], "LD_PRELOAD=%s", v) < 0;
-	bad |= asprintf(&env[n++], "%s=%d", INPROC_ENV_FD, fd) < 0;
-	bad |= asprintf(&env[n++], "PLUMB_DEBUG=1") < 0; /* record runs gated; the library reads the same switch */
-	if (st->opts->stages_path)
-		bad |= asprintf(&env[n++], "PLUMB_STAGES=%s", st->opts->stages_path) < 0;
-	if (st->opts->target == TARGET_CALL) {
-		bad |= asprintf(&env[n++], "%s=%s", INPROC_ENV_CALL_LIB, st->opts->call_lib) < 0;
-		bad |= asprintf(&env[n++], "%s=%s", INPROC_ENV_CALL_SYM, st->opts->call_sym) < 0;
-	}
-	if (bad) { /* asprintf leaves its pointer undefined on failure */
-		for (int i = 0; i < n; i++)
-			env[i] = NULL;
-		free(env);
+	int n = 0;
+	bool ok = env_add(env, &n, "LD_PRELOAD=%s", v) && env_add(env, &n, "%s=%d", INPROC_ENV_FD, fd) &&
+		  env_add(env, &n, "PLUMB_DEBUG=1"); /* record runs gated; the library reads the same switch */
+	if (ok && st->opts->stages_path)
+		ok = env_add(env, &n, "PLUMB_STAGES=%s", st->opts->stages_path);
+	if (ok && st->opts->target == TARGET_CALL)
+		ok = env_add(env, &n, "%s=%s", INPROC_ENV_CALL_LIB, st->opts->call_lib) &&
+		     env_add(env, &n, "%s=%s", INPROC_ENV_CALL_SYM, st->opts->call_sym);
+	if (!ok) {
+		env_free(env);
 		return NULL;
 	}
 	return env;
-}
-
-static void env_free(char **env)
-{
-	for (int i = 0; env && env[i]; i++)
-		free(env[i]);
-	free(env);
 }
 
 static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
@@ -424,12 +436,13 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	st.origin_ns = res->start_ns;
 	rc = opts->target == TARGET_CALL ? child_start(&child, e) : backend_start(&child, e);
 	env_free(env);
-	if (rc) {
-		if (rc != PLUMB_EINVAL)
-			perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: %s", e->msg);
-		rc = e->code;
-		goto out;
+	if (rc && rc != PLUMB_EINVAL) { /* not the command's fault: another backend may do better */
+		char why[PERR_MSG_MAX];
+		snprintf(why, sizeof why, "%s", e->msg);
+		rc = perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: %s", why);
 	}
+	if (rc)
+		goto out;
 
 	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
 	int status = 0;
