@@ -170,7 +170,8 @@ bool procfs_maps_open(struct procfs_maps *m, pid_t pid);
  * are skipped. */
 bool procfs_maps_next(struct procfs_maps *m, struct procfs_map *out);
 void procfs_maps_close(struct procfs_maps *m);
-/* Parses one maps line (without its newline; the path points into line). */
+/* Parses one maps line of len bytes (without its newline). path points into line: it ends at line + len, and
+ * is NUL-terminated only when line is (the iterator's lines are). */
 bool procfs_maps_parse_line(const char *line, size_t len, struct procfs_map *out);
 
 /* ---- a process's own view of files ---- */
