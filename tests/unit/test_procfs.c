@@ -320,6 +320,49 @@ static void test_procfs__exec_with_hostile_name(void **state)
 	unlink(prog);
 }
 
+/* A process in its own pid namespace is pid 1 there: procfs_ns_pid gives that, NSpid both levels. */
+static void test_procfs__ns_pid_in_a_new_namespace(void **state)
+{
+	(void)state;
+	const char *argv[] = { "unshare", "--pid", "--fork", "--kill-child", "sleep", "30", NULL };
+	struct child c = CHILD_INIT;
+	struct perr e = PERR_INIT;
+	c.argv = argv;
+	c.err.how = CHILD_IO_NULL;
+	if (child_start(&c, &e) != PLUMB_OK) {
+		print_message("skipped: util-linux's unshare is not installed\n");
+		skip();
+	}
+	pid_t inner = 0;
+	for (int i = 0; i < 2000 && !inner; i++) { /* unshare's child, once it forked */
+		struct procfs_dir d;
+		assert_true(procfs_pids_open(&d));
+		for (pid_t pid; (pid = procfs_dir_next(&d)) > 0;) {
+			struct procfs_stat st;
+			if (procfs_stat_read(pid, 0, &st) && st.ppid == c.pid && strcmp(st.comm, "sleep") == 0)
+				inner = pid;
+		}
+		procfs_dir_close(&d);
+		int status;
+		if (!inner && child_poll(&c, &status, NULL) == 1) {
+			assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
+			print_message("skipped: a new pid namespace needs CAP_SYS_ADMIN\n");
+			skip();
+		}
+		usleep(1000);
+	}
+	assert_true(inner > 0);
+	struct procfs_status st;
+	assert_true(procfs_status_read(inner, 0, &st));
+	assert_int_equal(st.nnspid, 2);
+	assert_int_equal(st.nspid[0], inner);
+	assert_int_equal(st.nspid[1], 1);
+	assert_int_equal(procfs_ns_pid(inner), 1);
+	assert_int_equal(procfs_ns_pid(c.pid), c.pid); /* unshare itself stays in ours */
+	child_signal(&c, SIGKILL); /* --kill-child takes the sleep along */
+	child_finish(&c);
+}
+
 static void test_procfs__maps_lines(void **state)
 {
 	(void)state;
@@ -409,8 +452,9 @@ static void test_procfs__root_and_map_files(void **state)
 		 (unsigned long long)end);
 	assert_string_equal(mf, want);
 	fd = procfs_open_map_file(getpid(), start, end);
-	if (fd < 0 && errno == EPERM) { /* needs CAP_SYS_ADMIN; the path above is still checked */
+	if (fd < 0 && errno == EPERM) { /* the path above is still checked */
 		munmap(map, 4096);
+		print_message("skipped: opening /proc/PID/map_files needs CAP_SYS_ADMIN\n");
 		skip();
 	}
 	assert_true(fd >= 0);
@@ -482,8 +526,9 @@ static void test_procfs__root_of_a_chrooted_process(void **state)
 	snprintf(path, sizeof path, "%s/etc", jail_dir);
 	rmdir(path);
 	rmdir(jail_dir);
-	if (!jailed) { /* chroot needs CAP_SYS_CHROOT */
+	if (!jailed) {
 		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+		print_message("skipped: chroot needs CAP_SYS_CHROOT\n");
 		skip();
 	}
 	assert_int_equal(err, 0);
@@ -502,6 +547,7 @@ int main(void)
 		cmocka_unit_test(test_procfs__tasks_and_pids),
 		cmocka_unit_test(test_procfs__child_with_hostile_comm),
 		cmocka_unit_test(test_procfs__exec_with_hostile_name),
+		cmocka_unit_test(test_procfs__ns_pid_in_a_new_namespace),
 		cmocka_unit_test(test_procfs__maps_lines),
 		cmocka_unit_test(test_procfs__root_and_map_files),
 		cmocka_unit_test(test_procfs__root_of_a_chrooted_process),
