@@ -116,7 +116,7 @@ void atomic_abort(struct atomic_file *af)
 	atomic_free(af);
 }
 
-enum plumb_err atomic_write_file(const char *path, const void *data, size_t len, struct perr *e)
+static enum plumb_err write_file(const char *path, const void *data, size_t len, bool excl, struct perr *e)
 {
 	struct atomic_file af;
 	enum plumb_err rc = atomic_open(&af, path, e);
@@ -127,7 +127,17 @@ enum plumb_err atomic_write_file(const char *path, const void *data, size_t len,
 		atomic_abort(&af);
 		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(err));
 	}
-	return atomic_commit(&af, e);
+	return commit(&af, true, excl, e);
+}
+
+enum plumb_err atomic_write_file(const char *path, const void *data, size_t len, struct perr *e)
+{
+	return write_file(path, data, len, false, e);
+}
+
+enum plumb_err atomic_write_file_excl(const char *path, const void *data, size_t len, struct perr *e)
+{
+	return write_file(path, data, len, true, e);
 }
 
 enum plumb_err atomic_check_writable(const char *path, struct perr *e)
@@ -150,7 +160,3 @@ enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e)
 	return commit(af, false, false, e);
 }
 
-enum plumb_err atomic_commit_excl(struct atomic_file *af, struct perr *e)
-{
-	return commit(af, true, true, e);
-}

@@ -128,18 +128,9 @@ enum plumb_err store_save(const struct store_kind *k, const char *name, const vo
 	enum plumb_err rc = prepare(k, name, path, sizeof path, e);
 	if (rc)
 		return rc;
-	struct atomic_file af;
-	rc = atomic_open(&af, path, e);
-	if (rc)
-		return rc;
-	if (len && fwrite(data, 1, len, af.fp) != len) {
-		int err = errno;
-		atomic_abort(&af);
-		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(err));
-	}
 	if (force)
-		return atomic_commit(&af, e);
-	rc = atomic_commit_excl(&af, e);
+		return atomic_write_file(path, data, len, e);
+	rc = atomic_write_file_excl(path, data, len, e);
 	return rc == PLUMB_EINVAL ? exists_error(k, name, e) : rc;
 }
 

@@ -77,6 +77,23 @@ enum plumb_err backend_release(struct child *c, struct perr *e)
 	return exec_failure(c, child_release(c, e), e);
 }
 
+bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t pid, struct record_result *res)
+{
+	if (c->pid > 0) {
+		int status;
+		if (child_poll(c, &status, NULL) != 1)
+			return false;
+		res->wait_status = status;
+		describe_wait_status(status, res->ended, sizeof res->ended);
+	} else if (opts->target == TARGET_PID && !procfs_alive(pid)) {
+		snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)pid);
+	} else {
+		return false;
+	}
+	res->target_exited = true;
+	return true;
+}
+
 int perf_event_paranoid(void)
 {
 	long v;

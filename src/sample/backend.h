@@ -84,6 +84,9 @@ void backend_command(const struct record_opts *opts, struct child *c, struct bac
  * ("cannot run 'X': <errno text>"), an unresolvable target (DESIGN §1, exit 2), whatever the errno. */
 enum plumb_err backend_start(struct child *c, struct perr *e);
 enum plumb_err backend_release(struct child *c, struct perr *e);
+/* True when the target has ended: the launched command c (reaped here; res->wait_status and res->ended filled),
+ * or, with --pid, process pid (gone or a zombie). Sets res->target_exited. */
+bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t pid, struct record_result *res);
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */

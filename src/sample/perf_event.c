@@ -751,19 +751,8 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 			break;
 		if (deadline && mono_ns() >= deadline)
 			break;
-		if (child.pid > 0) {
-			int status;
-			if (child_poll(&child, &status, NULL) == 1) {
-				res->target_exited = true;
-				res->wait_status = status;
-				describe_wait_status(status, res->ended, sizeof res->ended);
-				break;
-			}
-		} else if (opts->target == TARGET_PID && !procfs_alive(opts->pid)) {
-			res->target_exited = true;
-			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)opts->pid);
+		if (backend_target_ended(opts, &child, opts->pid, res))
 			break;
-		}
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(&st, buf, bufsize);

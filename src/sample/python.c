@@ -558,19 +558,8 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		uint64_t t = mono_ns();
 		if (deadline && t >= deadline)
 			break;
-		if (child.pid > 0) {
-			int status;
-			if (child_poll(&child, &status, NULL) == 1) {
-				res->target_exited = true;
-				res->wait_status = status;
-				describe_wait_status(status, res->ended, sizeof res->ended);
-				break;
-			}
-		} else if (opts->target == TARGET_PID && kill(st.pid, 0) != 0 && errno == ESRCH) {
-			res->target_exited = true;
-			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)st.pid);
+		if (backend_target_ended(opts, &child, st.pid, res))
 			break;
-		}
 		/* A launched interpreter needs a moment to exec and initialize before its state can be read. */
 		if (!py && !gave_up) {
 			open_err = (struct perr)PERR_INIT;
