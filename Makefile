@@ -35,10 +35,11 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 # libplumb.so is the public API (include/plumb.h) that programs link with -lplumb; libplumb-preload.so is the
 # in-process sampler that `plumb record` preloads (it wraps pthread_create, so it never rides along with -lplumb).
 LIB_SRC  := src/lib/plumb.c src/lib/metrics_recorder.c
-LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/metrics/paths.c src/base/home.c src/base/atomic.c src/base/err.c \
-	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
+LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/base/home.c src/base/atomic.c src/base/err.c \
+	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c src/base/clock.c \
+	src/base/store.c src/base/fs.c src/base/str.c src/base/announce.c src/base/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
-PRELOAD_SRC := src/lib/sampler.c src/base/gate.c
+PRELOAD_SRC := src/lib/sampler.c src/base/gate.c src/base/clock.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
 # The library's ABI number (its soname, libplumb.so.$(LIB_ABI)): raised when a plumb.h change breaks programs
 # built against the old one. It is not the release number (VERSION), which the real file's name carries.

@@ -58,7 +58,8 @@ PLUMB_API struct plumb_stage *plumb_stage_begin(const char *name);
  * `plumb record --stages FILE` turns those lines into a plumb.stages.v1 file. */
 PLUMB_API enum plumb_status plumb_stage_end(struct plumb_stage *stage);
 
-/* Announces this process as the profiling target NAME (letters, digits, '.', '_', '-'; at most 64 bytes):
+/* Announces this process as the profiling target NAME (letters, digits, '.', '_', '-', not starting with '.' or
+ * '-'; at most 100 bytes):
  * writes $PLUMB_HOME/targets/NAME.lock (PLUMB_HOME defaults to ${XDG_STATE_HOME:-~/.local/state}/plumb)
  * holding this process's pid, so `plumb record --target NAME` finds it. The lock is removed at exit; a lock
  * left by a dead process is stale and replaced. PLUMB_STATUS_BUSY when a live process holds NAME. */

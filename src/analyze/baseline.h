@@ -9,14 +9,14 @@
 
 #include "base/err.h"
 
-/* A baseline name is 1-100 characters of [A-Za-z0-9._-], not starting with '.'. */
-bool baseline_name_valid(const char *name);
+/* Names follow the store's rule (store_name_valid in base/store.h). */
 
 /* The path of baseline NAME (whether or not it exists); malloc'd, caller frees. PLUMB_EINVAL for a bad
  * name, PLUMB_ENOENT when no home directory can be found. */
 enum plumb_err baseline_profile_path(const char *name, char **path, struct perr *e);
 
-/* Saves a plumb.hot.v1 document as baseline NAME (directories created 0700, file written atomically, 0600). */
+/* Saves a plumb.hot.v1 document as baseline NAME (directories created 0700, file written atomically, 0600),
+ * replacing one of that name. */
 enum plumb_err baseline_profile_save(const char *name, const char *summary_json, size_t len, struct perr *e);
 
 /* Finds baseline NAME: *path is malloc'd. PLUMB_ENOENT (exit 3) when there is none; the message lists the

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <libgen.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,8 +54,23 @@ enum plumb_err atomic_open(struct atomic_file *af, const char *path, struct perr
 	return PLUMB_OK;
 }
 
-/* Flushes (and with `sync`, fsyncs) the temporary file, then renames it over the target. */
-static enum plumb_err commit(struct atomic_file *af, bool sync, struct perr *e)
+/* Puts the temporary file in place only when nothing is there: rename without replacing where the file system
+ * supports it, else a hard link (which fails on an existing name too). */
+static int rename_noreplace(const char *from, const char *to)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(from, to) != 0)
+		return -1;
+	unlink(from);
+	return 0;
+}
+
+/* Flushes (and with `sync`, fsyncs) the temporary file, then renames it over the target (or, with `excl`, to
+ * the target only when it does not exist: PLUMB_EINVAL then). */
+static enum plumb_err commit(struct atomic_file *af, bool sync, bool excl, struct perr *e)
 {
 	if (!af->fp)
 		return perr_set(e, PLUMB_EOUTPUT, "output was not opened");
@@ -71,15 +87,16 @@ static enum plumb_err commit(struct atomic_file *af, bool sync, struct perr *e)
 		err = errno;
 	}
 	af->fp = NULL;
-	if (!bad && rename(af->tmp_path, af->path) != 0) {
+	if (!bad && (excl ? rename_noreplace(af->tmp_path, af->path) : rename(af->tmp_path, af->path)) != 0) {
 		bad = 1;
 		err = errno;
 	}
 	if (bad) {
 		unlink(af->tmp_path);
-		perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", af->path, strerror(err ? err : EIO));
+		enum plumb_err code = excl && err == EEXIST ? PLUMB_EINVAL : PLUMB_EOUTPUT;
+		perr_set(e, code, "cannot write %s: %s", af->path, strerror(err ? err : EIO));
 		atomic_free(af);
-		return PLUMB_EOUTPUT;
+		return code;
 	}
 	atomic_free(af);
 	return PLUMB_OK;
@@ -87,7 +104,7 @@ static enum plumb_err commit(struct atomic_file *af, bool sync, struct perr *e)
 
 enum plumb_err atomic_commit(struct atomic_file *af, struct perr *e)
 {
-	return commit(af, true, e);
+	return commit(af, true, false, e);
 }
 
 void atomic_abort(struct atomic_file *af)
@@ -99,7 +116,7 @@ void atomic_abort(struct atomic_file *af)
 	atomic_free(af);
 }
 
-enum plumb_err atomic_write_file(const char *path, const void *data, size_t len, struct perr *e)
+static enum plumb_err write_file(const char *path, const void *data, size_t len, bool excl, struct perr *e)
 {
 	struct atomic_file af;
 	enum plumb_err rc = atomic_open(&af, path, e);
@@ -110,7 +127,17 @@ enum plumb_err atomic_write_file(const char *path, const void *data, size_t len,
 		atomic_abort(&af);
 		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(err));
 	}
-	return atomic_commit(&af, e);
+	return commit(&af, true, excl, e);
+}
+
+enum plumb_err atomic_write_file(const char *path, const void *data, size_t len, struct perr *e)
+{
+	return write_file(path, data, len, false, e);
+}
+
+enum plumb_err atomic_write_file_excl(const char *path, const void *data, size_t len, struct perr *e)
+{
+	return write_file(path, data, len, true, e);
 }
 
 enum plumb_err atomic_check_writable(const char *path, struct perr *e)
@@ -130,5 +157,6 @@ enum plumb_err atomic_check_writable(const char *path, struct perr *e)
 
 enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e)
 {
-	return commit(af, false, e);
+	return commit(af, false, false, e);
 }
+

@@ -26,6 +26,10 @@ void atomic_abort(struct atomic_file *af);
 
 /* The whole cycle for data already in memory. */
 enum plumb_err atomic_write_file(const char *path, const void *data, size_t len, struct perr *e);
+/* The same, never replacing: when `path` exists the old file stays and the result is PLUMB_EINVAL (errno's text
+ * "File exists" in e); other failures are PLUMB_EOUTPUT. The check and the rename are one step (renameat2
+ * RENAME_NOREPLACE, or a hard link where the file system lacks it). */
+enum plumb_err atomic_write_file_excl(const char *path, const void *data, size_t len, struct perr *e);
 
 /* Checks early (before a long recording) that `path`'s directory accepts a new file; PLUMB_EOUTPUT if not. */
 enum plumb_err atomic_check_writable(const char *path, struct perr *e);

@@ -3,7 +3,6 @@
 #include "bench/machine.h"
 
 #include <ctype.h>
-#include <dirent.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <gelf.h>
@@ -21,8 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/spawn.h"
 
 /* First line of a small file, trailing newline removed; false when unreadable. */
 static bool read_line(const char *path, char *buf, size_t len)
@@ -100,51 +102,34 @@ void bench_machine_fill(struct bench_evidence *ev)
 }
 
 /* Runs argv with stdout captured into out (stderr discarded); returns the exit status or -1. */
-static int capture(char *const argv[], const char *dir, struct sbuf *out)
+static int capture(const char *const argv[], const char *dir, struct sbuf *out)
 {
-	int fd[2];
-	if (pipe2(fd, O_CLOEXEC) != 0)
+	struct child c = CHILD_INIT;
+	struct perr e = PERR_INIT;
+	c.argv = argv;
+	c.cwd = dir;
+	c.in.how = c.err.how = CHILD_IO_NULL;
+	c.out.how = CHILD_IO_PIPE;
+	if (child_start(&c, &e) != PLUMB_OK)
 		return -1;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fd[0]);
-		close(fd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDWR);
-		if (devnull >= 0) {
-			dup2(devnull, 0);
-			dup2(devnull, 2);
-		}
-		dup2(fd[1], 1);
-		if (dir && chdir(dir) != 0)
-			_exit(127);
-		execvp(argv[0], argv);
-		_exit(127);
-	}
-	close(fd[1]);
 	char buf[4096];
 	ssize_t n;
-	while ((n = read(fd[0], buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
+	while ((n = read(c.out.fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
 		if (n > 0)
 			sbuf_add(out, buf, (size_t)n);
-	close(fd[0]);
-	int status;
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -1;
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	close(c.out.fd);
+	int status = child_finish(&c);
+	return status >= 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 void bench_git_fill(struct bench_evidence *ev, const char *dir)
 {
 	struct sbuf out = SBUF_INIT;
-	char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD", NULL };
+	const char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD", NULL };
 	if (capture(head, dir, &out) == 0 && out.len >= 40) {
 		ev->git_commit = strndup(out.buf, strcspn(out.buf, "\n"));
 		sbuf_reset(&out);
-		char *status[] = { "git", "status", "--porcelain", "--untracked-files=no", NULL };
+		const char *status[] = { "git", "status", "--porcelain", "--untracked-files=no", NULL };
 		if (capture(status, dir, &out) == 0)
 			ev->git_dirty = out.len > 0;
 	}
@@ -382,32 +367,20 @@ struct proc_cpu {
 
 static size_t read_procs(struct proc_cpu *out, size_t cap)
 {
-	DIR *dir = opendir("/proc");
-	if (!dir)
+	struct procfs_dir dir;
+	if (!procfs_pids_open(&dir))
 		return 0;
 	size_t n = 0;
-	struct dirent *de;
-	while ((de = readdir(dir)) != NULL && n < cap) {
-		if (!isdigit((unsigned char)de->d_name[0]))
+	for (pid_t pid; n < cap && (pid = procfs_dir_next(&dir)) > 0;) {
+		struct procfs_stat st;
+		if (!procfs_stat_read(pid, 0, &st))
 			continue;
-		char path[64], buf[1024];
-		snprintf(path, sizeof path, "/proc/%s/stat", de->d_name);
-		if (!read_line(path, buf, sizeof buf))
-			continue;
-		char *lp = strchr(buf, '('), *rp = strrchr(buf, ')');
-		if (!lp || !rp || rp < lp)
-			continue;
-		struct proc_cpu *p = &out[n];
-		p->pid = atoi(de->d_name);
-		snprintf(p->comm, sizeof p->comm, "%.*s", (int)(rp - lp - 1), lp + 1);
-		/* after ") ": state(3) ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime(14) stime(15) */
-		unsigned long long ut = 0, st = 0;
-		if (sscanf(rp + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
-			continue;
-		p->ticks = ut + st;
-		n++;
+		struct proc_cpu *p = &out[n++];
+		p->pid = pid;
+		snprintf(p->comm, sizeof p->comm, "%s", st.comm);
+		p->ticks = st.utime + st.stime;
 	}
-	closedir(dir);
+	procfs_dir_close(&dir);
 	return n;
 }
 
@@ -421,15 +394,13 @@ static void check_busy(struct bench_doctor *d)
 		item(d, BENCH_DOCTOR_WARN, "busy", "out of memory reading /proc");
 		return;
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	uint64_t t0 = mono_ns();
 	size_t na = read_procs(a, CAP);
 	struct timespec nap = { 0, 300 * 1000 * 1000 };
 	while (nanosleep(&nap, &nap) != 0 && errno == EINTR)
 		;
 	size_t nb = read_procs(b, CAP);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double secs = (double)(mono_ns() - t0) / 1e9;
 	double hz = (double)sysconf(_SC_CLK_TCK);
 	struct sbuf list = SBUF_INIT;
 	int busy = 0;
@@ -460,16 +431,8 @@ static void check_busy(struct bench_doctor *d)
 
 static bool has_cap(int bit)
 {
-	FILE *f = fopen("/proc/self/status", "r");
-	if (!f)
-		return false;
-	char line[256];
-	unsigned long long caps = 0;
-	while (fgets(line, sizeof line, f))
-		if (sscanf(line, "CapEff: %llx", &caps) == 1)
-			break;
-	fclose(f);
-	return (caps >> bit) & 1;
+	struct procfs_status st;
+	return procfs_status_read(PROCFS_SELF, 0, &st) && ((st.cap_effective >> bit) & 1);
 }
 
 void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long long min_free_bytes,
@@ -509,12 +472,11 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		     "%s%s%s", gov, same ? "" : " on cpu0 (others differ)",
 		     strcmp(gov, "performance") == 0 ? "" : " (frequency scaling adds noise; `performance` is steadier)");
 	free(gov);
-	char buf[64];
+	long lv, sc;
 	bool perfmon = has_cap(38) || has_cap(21); /* CAP_PERFMON, CAP_SYS_ADMIN */
-	if (read_line("/proc/sys/kernel/perf_event_paranoid", buf, sizeof buf)) {
-		int lv = atoi(buf);
+	if (procfs_sysctl("kernel/perf_event_paranoid", &lv)) {
 		item(d, lv <= 1 || perfmon ? BENCH_DOCTOR_OK : BENCH_DOCTOR_WARN, "perf_event",
-		     "perf_event_paranoid = %d%s", lv,
+		     "perf_event_paranoid = %ld%s", lv,
 		     perfmon ? " (this process has CAP_PERFMON or CAP_SYS_ADMIN: all events allowed)"
 		     : lv <= 1 ? " (user-space and kernel sampling allowed)"
 		     : lv == 2 ? " (user-space sampling of own processes only; kernel frames hidden)"
@@ -523,10 +485,9 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		item(d, BENCH_DOCTOR_WARN, "perf_event", "no /proc/sys/kernel/perf_event_paranoid: perf events unavailable");
 	}
 	bool ptrace_cap = has_cap(19); /* CAP_SYS_PTRACE */
-	if (read_line("/proc/sys/kernel/yama/ptrace_scope", buf, sizeof buf)) {
-		int sc = atoi(buf);
+	if (procfs_sysctl("kernel/yama/ptrace_scope", &sc)) {
 		item(d, sc == 0 || (sc < 3 && ptrace_cap) ? BENCH_DOCTOR_OK : BENCH_DOCTOR_WARN, "ptrace",
-		     "yama ptrace_scope = %d%s", sc,
+		     "yama ptrace_scope = %ld%s", sc,
 		     sc == 0 ? " (any process of the same user can be attached)"
 		     : sc == 3 ? " (attaching is disabled)"
 		     : ptrace_cap ? " (this process has CAP_SYS_PTRACE)"

@@ -21,8 +21,10 @@
 #include <unistd.h>
 
 #include "base/json_tree.h"
+#include "base/clock.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/spawn.h"
 #include "bench/machine.h"
 
 long bench_repeats_for_duration(double duration_s)
@@ -156,6 +158,48 @@ static void last_line(int fd, char *out, size_t len)
 	snprintf(out, len, "%s", nl ? nl + 1 : buf);
 }
 
+/* In the run's child, after its streams are set: a directory that cannot be entered fails the run (status 126,
+ * the reason on the run's stderr), as a shell would. */
+static int enter_cwd(void *arg)
+{
+	const char *dir = arg;
+	if (!dir || chdir(dir) == 0)
+		return 0;
+	dprintf(2, "plumb: cannot enter %s: %s\n", dir, strerror(errno));
+	return 126;
+}
+
+/* Waits for the run, killing its process group at the timeout or on an interruption. A pidfd lets poll() wait
+ * with a timeout; without one (Linux < 5.3) the run is polled every 5 ms. */
+static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, struct one_run *r)
+{
+	int pidfd = (int)syscall(SYS_pidfd_open, ch->pid, 0);
+	for (;;) {
+		double left = c->timeout_s > 0 ? c->timeout_s - (double)(mono_ns() - t0) / 1e9 : -1;
+		if (c->timeout_s > 0 && left <= 0) {
+			r->timed_out = true;
+			break;
+		}
+		if (interrupted)
+			break;
+		if (pidfd >= 0) {
+			struct pollfd pfd = { pidfd, POLLIN, 0 };
+			if (poll(&pfd, 1, c->timeout_s > 0 ? (int)ceil(left * 1000) : -1) > 0)
+				break;
+		} else {
+			int got = child_poll(ch, &r->status, &r->ru);
+			if (got != 0)
+				break;
+			struct timespec nap = { 0, 5000000 };
+			nanosleep(&nap, NULL);
+		}
+	}
+	if (pidfd >= 0)
+		close(pidfd);
+	if (ch->pid > 0 && (r->timed_out || interrupted))
+		child_signal(ch, SIGKILL); /* the whole group */
+}
+
 static void run_once(const struct bench_case *c, const char *samples_path, int stderr_fd, struct one_run *r)
 {
 	memset(r, 0, sizeof *r);
@@ -163,74 +207,41 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 		snprintf(r->err, sizeof r->err, "cannot reset the stderr file: %s", strerror(errno));
 		return;
 	}
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	pid_t pid = fork();
-	if (pid < 0) {
-		snprintf(r->err, sizeof r->err, "cannot fork: %s", strerror(errno));
+	const char **env = calloc(c->nenv + 2, sizeof *env);
+	char *samples = NULL;
+	if (!env || asprintf(&samples, "PLUMB_SAMPLES=%s", samples_path) < 0) {
+		free(env);
+		snprintf(r->err, sizeof r->err, "out of memory");
 		return;
 	}
-	if (pid == 0) {
-		setpgid(0, 0);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-		if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0 || dup2(stderr_fd, 2) < 0)
-			_exit(126);
-		if (chdir(c->cwd) != 0) {
-			dprintf(2, "plumb: cannot enter %s: %s\n", c->cwd, strerror(errno));
-			_exit(126);
-		}
-		for (size_t i = 0; i < c->nenv; i++)
-			if (putenv(c->env[i]) != 0)
-				_exit(126);
-		setenv("PLUMB_SAMPLES", samples_path, 1);
-		execl("/bin/sh", "sh", "-c", c->run, (char *)NULL);
-		dprintf(2, "plumb: cannot run /bin/sh: %s\n", strerror(errno));
-		_exit(127);
+	for (size_t i = 0; i < c->nenv; i++)
+		env[i] = c->env[i];
+	env[c->nenv] = samples;
+	const char *argv[] = { "sh", "-c", c->run, NULL };
+	struct child ch = CHILD_INIT;
+	struct perr e = PERR_INIT;
+	ch.path = "/bin/sh";
+	ch.argv = argv;
+	ch.env = env;
+	ch.new_pgrp = true; /* a timeout kills the whole command */
+	ch.in.how = ch.out.how = CHILD_IO_NULL;
+	ch.err = (struct child_stream){ CHILD_IO_FD, stderr_fd };
+	ch.hook = enter_cwd;
+	ch.hook_arg = c->cwd;
+	uint64_t t0 = mono_ns();
+	enum plumb_err rc = child_start(&ch, &e);
+	free(samples);
+	free(env);
+	if (rc) {
+		snprintf(r->err, sizeof r->err, "%s", e.msg);
+		return;
 	}
-	setpgid(pid, pid); /* also here, so the group exists before any kill */
 	r->started = true;
-	/* a pidfd lets poll() wait for the exit with a timeout; without one (Linux < 5.3) there is no timeout */
-	int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-	bool reaped = false;
-	if (pidfd >= 0) {
-		for (;;) {
-			int timeout_ms = -1;
-			if (c->timeout_s > 0) {
-				struct timespec now;
-				clock_gettime(CLOCK_MONOTONIC, &now);
-				double left = c->timeout_s - ((double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9);
-				timeout_ms = left <= 0 ? 0 : (int)ceil(left * 1000);
-			}
-			struct pollfd pfd = { pidfd, POLLIN, 0 };
-			int pr = poll(&pfd, 1, timeout_ms);
-			if (pr > 0)
-				break;
-			if (pr == 0) {
-				r->timed_out = true;
-				kill(-pid, SIGKILL);
-				break;
-			}
-			if (errno == EINTR && interrupted) {
-				kill(-pid, SIGKILL);
-				break;
-			}
-		}
-		close(pidfd);
-	}
-	while (!reaped) {
-		pid_t w = wait4(pid, &r->status, 0, &r->ru);
-		if (w == pid)
-			reaped = true;
-		else if (w < 0 && errno != EINTR)
-			break;
-		else if (w < 0 && interrupted)
-			kill(-pid, SIGKILL);
-	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	r->wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-	if (!reaped)
+	wait_run(c, &ch, t0, r);
+	if (ch.pid > 0)
+		r->status = child_finish_rusage(&ch, &r->ru);
+	r->wall_ms = (double)(mono_ns() - t0) / 1e6;
+	if (r->status < 0)
 		snprintf(r->err, sizeof r->err, "cannot wait for the command: %s", strerror(errno));
 	last_line(stderr_fd, r->stderr_tail, sizeof r->stderr_tail);
 }
@@ -246,7 +257,7 @@ struct launch_request {
 };
 
 struct launcher {
-	pid_t pid;
+	struct child c;
 	int fd;
 };
 
@@ -265,37 +276,52 @@ static bool full_io(int fd, void *buf, size_t len, bool write_it)
 	return true;
 }
 
+/* What the launcher process works with (it is a fork: these are its copies). */
+struct launcher_ctx {
+	const struct bench_suite *s;
+	int stderr_fd;
+	int sv[2];
+};
+
+/* The launcher's loop: one run per request, until plumb closes its end. */
+static int launcher_main(void *arg)
+{
+	const struct launcher_ctx *x = arg;
+	close(x->sv[0]);
+	struct launch_request rq;
+	while (full_io(x->sv[1], &rq, sizeof rq, false)) {
+		struct one_run r;
+		rq.samples_path[sizeof rq.samples_path - 1] = '\0';
+		if (rq.case_index < x->s->ncases)
+			run_once(&x->s->cases[rq.case_index], rq.samples_path, x->stderr_fd, &r);
+		else {
+			memset(&r, 0, sizeof r);
+			snprintf(r.err, sizeof r.err, "no such case");
+		}
+		if (!full_io(x->sv[1], &r, sizeof r, true))
+			break;
+	}
+	return 0;
+}
+
 static bool launcher_start(struct launcher *l, const struct bench_suite *s, int stderr_fd)
 {
-	int sv[2];
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+	struct launcher_ctx x = { s, stderr_fd, { -1, -1 } };
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x.sv) != 0)
 		return false;
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(sv[0]);
-		close(sv[1]);
+	l->c = (struct child)CHILD_INIT;
+	l->c.fn = launcher_main;
+	l->c.fn_arg = &x; /* read by the fork, which has its own copy */
+	struct perr e = PERR_INIT;
+	enum plumb_err rc = child_start(&l->c, &e);
+	int err = errno;
+	close(x.sv[1]);
+	if (rc) {
+		close(x.sv[0]);
+		errno = err;
 		return false;
 	}
-	if (pid == 0) {
-		close(sv[0]);
-		struct launch_request rq;
-		while (full_io(sv[1], &rq, sizeof rq, false)) {
-			struct one_run r;
-			rq.samples_path[sizeof rq.samples_path - 1] = '\0';
-			if (rq.case_index < s->ncases)
-				run_once(&s->cases[rq.case_index], rq.samples_path, stderr_fd, &r);
-			else {
-				memset(&r, 0, sizeof r);
-				snprintf(r.err, sizeof r.err, "no such case");
-			}
-			if (!full_io(sv[1], &r, sizeof r, true))
-				break;
-		}
-		_exit(0);
-	}
-	close(sv[1]);
-	l->pid = pid;
-	l->fd = sv[0];
+	l->fd = x.sv[0];
 	return true;
 }
 
@@ -312,7 +338,7 @@ static void launcher_run(struct launcher *l, size_t case_index, const char *samp
 		ssize_t n = read(l->fd, p, left);
 		if (n < 0 && errno == EINTR) {
 			if (interrupted && !forwarded) {
-				kill(l->pid, SIGTERM);
+				child_signal(&l->c, SIGTERM);
 				forwarded = true;
 			}
 			continue;
@@ -333,9 +359,7 @@ static void launcher_run(struct launcher *l, size_t case_index, const char *samp
 static void launcher_stop(struct launcher *l)
 {
 	close(l->fd);
-	int status;
-	while (waitpid(l->pid, &status, 0) < 0 && errno == EINTR)
-		;
+	child_finish(&l->c);
 }
 
 static double tv_ms(struct timeval tv)

@@ -22,14 +22,14 @@
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/store.h"
+#include "base/str.h"
 #include "bench/compare.h"
 #include "bench/config.h"
 #include "bench/evidence.h"
 #include "bench/machine.h"
 #include "bench/runner.h"
 #include "bench/stats.h"
-
-#define BASELINE_SUBDIR "baselines/evidence"
 
 /* ---- shared helpers ---- */
 
@@ -89,62 +89,7 @@ static int load_catalog(const char *opt_path, const struct bench_evidence *ev, s
 	return rc;
 }
 
-static char *plumb_home(void)
-{
-	char dir[4096];
-	return plumb_home_dir(dir, sizeof dir) ? strdup(dir) : NULL;
-}
-
-static char *baseline_dir(void)
-{
-	char *home = plumb_home();
-	if (!home)
-		return NULL;
-	struct sbuf sb = SBUF_INIT;
-	sbuf_addf(&sb, "%s/%s", home, BASELINE_SUBDIR);
-	free(home);
-	return sbuf_detach(&sb, NULL);
-}
-
-static bool valid_baseline_name(const char *n)
-{
-	size_t len = strlen(n);
-	if (len == 0 || len > 100 || n[0] == '.' || n[0] == '-')
-		return false;
-	for (const char *c = n; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '.' ||
-		      *c == '_' || *c == '-'))
-			return false;
-	return true;
-}
-
-static char *baseline_path(const char *name)
-{
-	char *dir = baseline_dir();
-	if (!dir)
-		return NULL;
-	struct sbuf sb = SBUF_INIT;
-	sbuf_addf(&sb, "%s/%s.json", dir, name);
-	free(dir);
-	return sbuf_detach(&sb, NULL);
-}
-
-/* mkdir -p with mode 0700 */
-static bool make_dirs(const char *path)
-{
-	char buf[PATH_MAX];
-	if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
-		return false;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-			return false;
-		*p = '/';
-	}
-	return mkdir(buf, 0700) == 0 || errno == EEXIST;
-}
+#define NO_HOME "cannot find the plumb home (set PLUMB_HOME or HOME)"
 
 /* An artifact given as a path, or as a saved baseline's name. Exit code on failure (3 missing, 5 malformed). */
 static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evidence *ev, char **resolved)
@@ -153,18 +98,20 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 	struct stat st;
 	char *path = NULL;
 	if (stat(arg, &st) == 0 || strchr(arg, '/') || !may_be_baseline ||
-	    (strlen(arg) > 5 && strcmp(arg + strlen(arg) - 5, ".json") == 0)) {
+	    (strlen(arg) > 5 && str_ends_with(arg, ".json"))) {
 		path = strdup(arg);
 	} else {
-		if (!valid_baseline_name(arg)) {
+		if (!store_name_valid(arg)) {
 			char *a = cmd_shown_text(arg);
 			int rc = plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", a);
 			free(a);
 			return rc;
 		}
-		path = baseline_path(arg);
-		if (!path)
-			return plumb_fail(EXIT_FAILED, "bench: cannot find the plumb home (set PLUMB_HOME or HOME)");
+		char buf[PATH_MAX];
+		if (store_path(&STORE_BENCH_BASELINES, arg, buf, sizeof buf, &e) != PLUMB_OK)
+			return plumb_fail(EXIT_FAILED, "bench: " NO_HOME);
+		if (!(path = strdup(buf)))
+			return plumb_fail(EXIT_FAILED, "out of memory");
 		if (access(path, F_OK) != 0) {
 			char *shown = redact_dup(path);
 			int rc = plumb_fail(EXIT_MISSING,
@@ -803,7 +750,7 @@ static int baseline_save(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench baseline save: give ARTIFACT and --name NAME");
 	}
-	if (!valid_baseline_name(name)) {
+	if (!store_name_valid(name)) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench baseline save: '%s' is not a baseline name (letters, digits, '.', '_', '-')",
 				  name);
@@ -827,21 +774,16 @@ static int baseline_save(int argc, char **argv)
 		free(art);
 		goto out;
 	}
-	char *dir = baseline_dir(), *path = baseline_path(name);
-	if (!dir || !path) {
-		free(dir);
-		free(path);
-		rc = plumb_fail(EXIT_FAILED, "bench baseline save: cannot find the plumb home (set PLUMB_HOME or HOME)");
-		goto out;
-	}
-	if (!make_dirs(dir)) {
-		char *shown = redact_dup(dir);
-		rc = plumb_fail(EXIT_OUTPUT, "bench baseline save: cannot create %s: %s", shown ? shown : dir, strerror(errno));
-		free(shown);
-	} else if (!force && access(path, F_OK) == 0) {
+	char path[PATH_MAX];
+	struct perr e = PERR_INIT;
+	enum plumb_err prc = store_path_for_write(&STORE_BENCH_BASELINES, name, force, path, sizeof path, &e);
+	if (prc == PLUMB_ENOENT) {
+		rc = plumb_fail(EXIT_FAILED, "bench baseline save: " NO_HOME);
+	} else if (prc == PLUMB_EINVAL && !force && store_exists(&STORE_BENCH_BASELINES, name)) {
 		rc = plumb_fail(EXIT_USAGE, "bench baseline save: a baseline named '%s' exists (--force replaces it)", name);
+	} else if (prc) {
+		rc = cmd_report_redacted(&e);
 	} else {
-		struct perr e = PERR_INIT;
 		if (bench_evidence_write(&ev, path, &e) != PLUMB_OK) {
 			rc = cmd_report_redacted(&e);
 		} else {
@@ -851,17 +793,10 @@ static int baseline_save(int argc, char **argv)
 			free(shown);
 		}
 	}
-	free(dir);
-	free(path);
 out:
 	bench_evidence_release(&ev);
 	opt_result_release(&res);
 	return rc;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int baseline_list(int argc, char **argv)
@@ -872,35 +807,24 @@ static int baseline_list(int argc, char **argv)
 	if (!cmd_parse_options(opts, "plumb bench baseline list", "Lists the saved baselines.", argc, argv, &res, &rc))
 		return rc;
 	opt_result_release(&res);
-	char *dir = baseline_dir();
-	if (!dir)
-		return plumb_fail(EXIT_FAILED, "bench baseline list: cannot find the plumb home (set PLUMB_HOME or HOME)");
 	char **names = NULL;
 	size_t n = 0;
-	DIR *d = opendir(dir);
-	if (d) {
-		struct dirent *de;
-		while ((de = readdir(d)) != NULL) {
-			size_t len = strlen(de->d_name);
-			if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
-				continue;
-			if (!REALLOC_ARRAY(names, n + 1))
-				break;
-			if ((names[n] = strndup(de->d_name, len - 5)))
-				n++;
-		}
-		closedir(d);
-	}
-	qsort(names, n, sizeof *names, cmp_str);
+	struct perr le = PERR_INIT;
+	enum plumb_err lrc = store_list(&STORE_BENCH_BASELINES, &names, &n, &le);
+	if (lrc == PLUMB_ENOENT)
+		return plumb_fail(EXIT_FAILED, "bench baseline list: " NO_HOME);
+	if (lrc)
+		return cmd_report_redacted(&le);
 	if (n == 0)
 		printf("no baselines yet (plumb bench baseline save ARTIFACT --name NAME)\n");
 	else
 		printf("%-32s %-20s %-21s %-12s %-12s %s\n", "name", "suite", "created", "commit", "trust", "samples");
 	for (size_t i = 0; i < n; i++) {
-		char *path = baseline_path(names[i]);
+		char path[PATH_MAX];
 		struct bench_evidence ev;
 		struct perr e = PERR_INIT;
-		if (path && bench_evidence_read(path, &ev, &e) == PLUMB_OK) {
+		if (store_path(&STORE_BENCH_BASELINES, names[i], path, sizeof path, &e) == PLUMB_OK &&
+		    bench_evidence_read(path, &ev, &e) == PLUMB_OK) {
 			char commit[16] = "-";
 			if (ev.git_commit)
 				snprintf(commit, sizeof commit, "%.12s", ev.git_commit);
@@ -912,11 +836,8 @@ static int baseline_list(int argc, char **argv)
 			printf("%-32s (unreadable: %s)\n", names[i], why);
 			free(why);
 		}
-		free(path);
-		free(names[i]);
 	}
-	free(names);
-	free(dir);
+	store_list_free(names, n);
 	return EXIT_DONE;
 }
 
@@ -935,21 +856,22 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 	if (!cmd_parse_options(rm ? rm_opts : show_opts, rm ? "plumb bench baseline rm NAME" : "plumb bench baseline show NAME",
 			       rm ? "Removes a saved baseline." : "Reports a saved baseline.", argc, argv, &res, &rc))
 		return rc;
-	if (res.npos != 1 || !valid_baseline_name(res.pos[0])) {
+	if (res.npos != 1 || !store_name_valid(res.pos[0])) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", rm ? "rm" : "show");
 	}
-	char *path = baseline_path(res.pos[0]);
-	if (!path) {
+	char path[PATH_MAX];
+	struct perr e = PERR_INIT;
+	if (store_path(&STORE_BENCH_BASELINES, res.pos[0], path, sizeof path, &e) != PLUMB_OK) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_FAILED, "bench baseline: cannot find the plumb home (set PLUMB_HOME or HOME)");
+		return plumb_fail(EXIT_FAILED, "bench baseline: " NO_HOME);
 	}
 	rc = EXIT_DONE;
 	if (access(path, F_OK) != 0) {
 		rc = plumb_fail(EXIT_MISSING, "bench baseline %s: no baseline named '%s' (see `plumb bench baseline list`)",
 				rm ? "rm" : "show", res.pos[0]);
 	} else if (rm) {
-		if (unlink(path) != 0)
+		if (store_remove(&STORE_BENCH_BASELINES, res.pos[0], &e) != PLUMB_OK)
 			rc = plumb_fail(EXIT_OUTPUT, "bench baseline rm: cannot remove '%s': %s", res.pos[0], strerror(errno));
 		else
 			printf("removed baseline %s\n", res.pos[0]);
@@ -967,7 +889,6 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 			bench_evidence_release(&ev);
 		}
 	}
-	free(path);
 	opt_result_release(&res);
 	return rc;
 }

@@ -11,6 +11,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
+#include "base/store.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
@@ -25,7 +26,7 @@ static enum plumb_err resolve_side(const char *arg, char **path, struct perr *e)
 {
 	struct stat st;
 	*path = NULL;
-	if (strcmp(arg, "-") == 0 || stat(arg, &st) == 0 || strchr(arg, '/') || !baseline_name_valid(arg)) {
+	if (strcmp(arg, "-") == 0 || stat(arg, &st) == 0 || strchr(arg, '/') || !store_name_valid(arg)) {
 		*path = strdup(arg);
 		return *path ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}

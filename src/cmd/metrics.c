@@ -3,9 +3,7 @@
  * whole (temp + rename) and validated before anything is printed. */
 #include "cmd/cmd.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -14,15 +12,18 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/grow.h"
 #include "base/opt.h"
+#include "base/procfs.h"
 #include "base/redact.h"
+#include "base/spawn.h"
+#include "base/store.h"
 #include "metrics/metrics.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
@@ -39,7 +40,7 @@
 static void name_from_redacted(const char *text, char *buf, size_t cap)
 {
 	char *r = redact_dup(text);
-	metrics_name_from(r ? r : "process", buf, cap);
+	store_name_from(r ? r : "process", buf, cap);
 	free(r);
 }
 
@@ -66,67 +67,6 @@ static int pidfd_open_compat(pid_t pid)
 	errno = ENOSYS;
 	return -1;
 #endif
-}
-
-/* Starts argv with the caller's signal mask `mask`; returns the pid, or -1 with *exec_errno set when the command
- * could not be run (a CLOEXEC pipe carries execvp's errno back). */
-static pid_t spawn(const char **argv, const sigset_t *mask, int *exec_errno)
-{
-	int pipefd[2];
-	*exec_errno = 0;
-	if (pipe2(pipefd, O_CLOEXEC) != 0) {
-		*exec_errno = errno;
-		return -1;
-	}
-	pid_t pid = fork();
-	if (pid < 0) {
-		*exec_errno = errno;
-		close(pipefd[0]);
-		close(pipefd[1]);
-		return -1;
-	}
-	if (pid == 0) {
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGCHLD, SIG_DFL);
-		sigprocmask(SIG_SETMASK, mask, NULL);
-		close(pipefd[0]);
-		execvp(argv[0], (char *const *)argv);
-		int err = errno;
-		ssize_t w = write(pipefd[1], &err, sizeof err);
-		(void)w;
-		_exit(127);
-	}
-	close(pipefd[1]);
-	int err = 0;
-	ssize_t n;
-	do
-		n = read(pipefd[0], &err, sizeof err);
-	while (n < 0 && errno == EINTR);
-	close(pipefd[0]);
-	if (n == (ssize_t)sizeof err) {
-		waitpid(pid, NULL, 0);
-		*exec_errno = err;
-		return -1;
-	}
-	return pid;
-}
-
-static bool pid_comm(int pid, char *buf, size_t cap)
-{
-	char path[64], text[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	ssize_t n = read(fd, text, sizeof text - 1);
-	close(fd);
-	struct mproc p;
-	char state;
-	if (n <= 0 || !mproc_parse_stat(text, (size_t)n, &p, &state))
-		return false;
-	snprintf(buf, cap, "%s", p.name);
-	return true;
 }
 
 static int cmd_metrics_record(int argc, char **argv)
@@ -172,14 +112,14 @@ static int cmd_metrics_record(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
 	}
-	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !mproc_alive((int)pid_arg))) {
+	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !procfs_alive((pid_t)pid_arg))) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
 	}
 
-	char file_name[METRICS_NAME_MAX];
+	char file_name[STORE_NAME_MAX + 1];
 	if (name) {
-		if (!metrics_name_valid(name)) {
+		if (!store_name_valid(name)) {
 			opt_result_release(&res);
 			return plumb_fail(EXIT_USAGE,
 					  "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
@@ -190,15 +130,16 @@ static int cmd_metrics_record(int argc, char **argv)
 		const char *base = strrchr(res.pos[0], '/');
 		name_from_redacted(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
 	} else {
-		char comm[MPROC_NAME_MAX];
-		name_from_redacted(pid_comm((int)pid_arg, comm, sizeof comm) ? comm : "process", file_name,
+		struct procfs_stat st;
+		name_from_redacted(procfs_stat_read((pid_t)pid_arg, 0, &st) ? st.comm : "process", file_name,
 				   sizeof file_name);
 	}
 
 	struct perr e = PERR_INIT;
-	char dir[PATH_MAX], path[PATH_MAX];
-	if (metrics_dir(dir, sizeof dir, &e) || metrics_path_for(file_name, path, sizeof path, &e) ||
-	    metrics_mkdirs(dir, &e) || atomic_check_writable(path, &e)) {
+	char path[PATH_MAX];
+	/* a recording of the same name is replaced, as it always was (force) */
+	if (store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e) ||
+	    atomic_check_writable(path, &e)) {
 		opt_result_release(&res);
 		return cmd_report_redacted(&e);
 	}
@@ -218,21 +159,25 @@ static int cmd_metrics_record(int argc, char **argv)
 	sigaddset(&block, SIGCHLD);
 	sigprocmask(SIG_BLOCK, &block, &orig);
 
-	pid_t root = (pid_t)pid_arg, child = -1;
+	pid_t root = (pid_t)pid_arg;
+	struct child child = CHILD_INIT;
 	if (have_cmd) {
-		int exec_errno;
 		/* res.pos is NULL-terminated: calloc'd with argc + 1 slots */
-		child = spawn(res.pos, &orig, &exec_errno);
-		if (child < 0) {
+		child.argv = (const char *const *)res.pos;
+		child.sigmask = &orig; /* not the one blocking SIGINT/SIGTERM/SIGCHLD here */
+		struct perr se = PERR_INIT;
+		if (child_start(&child, &se) != PLUMB_OK) {
 			sigprocmask(SIG_SETMASK, &orig, NULL);
-			char *word = cmd_shown_text(res.pos[0]);
-			int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(exec_errno));
+			char *word = cmd_shown_text(child.exec_errno ? res.pos[0] : se.msg);
+			int code = child.exec_errno ? plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word,
+								 strerror(child.exec_errno))
+						    : plumb_fail(EXIT_USAGE, "metrics record: %s", word);
 			free(word);
 			free(path_shown);
 			opt_result_release(&res);
 			return code;
 		}
-		root = child;
+		root = child.pid;
 	}
 	opt_result_release(&res);
 
@@ -246,9 +191,8 @@ static int cmd_metrics_record(int argc, char **argv)
 	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
 		path_shown);
 	int pidfd = pidfd_open_compat(root);
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	long long step_ns = (long long)(every * 1e9);
+	uint64_t next = mono_ns();
+	uint64_t step_ns = (uint64_t)(every * 1e9);
 	int exit_code = EXIT_DONE;
 	int child_status = -1;
 	for (;;) {
@@ -263,32 +207,24 @@ static int cmd_metrics_record(int argc, char **argv)
 			exit_code = cmd_report_redacted(&e);
 			break;
 		}
-		long long ns = next.tv_nsec + step_ns;
-		next.tv_sec += ns / 1000000000LL;
-		next.tv_nsec = ns % 1000000000LL;
+		next += step_ns;
 		bool root_gone = false;
 		while (!stop_signal && !root_gone) {
-			struct timespec now, wait;
-			clock_gettime(CLOCK_MONOTONIC, &now);
-			long long left = (long long)(next.tv_sec - now.tv_sec) * 1000000000LL + (next.tv_nsec - now.tv_nsec);
-			if (left <= 0)
+			uint64_t now = mono_ns();
+			if (now >= next)
 				break;
-			wait.tv_sec = left / 1000000000LL;
-			wait.tv_nsec = left % 1000000000LL;
+			struct timespec wait = ns_timespec(next - now);
 			struct pollfd pfd = { pidfd, POLLIN, 0 };
 			int pr = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, &orig);
 			if (pr > 0)
 				root_gone = true;
-			if (child > 0 && waitpid(child, &child_status, WNOHANG) == child) {
-				child = -1;
+			if (child.pid > 0 && child_poll(&child, &child_status, NULL) == 1)
 				root_gone = true;
-			}
 		}
 		if (stop_signal || root_gone)
 			break;
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+		uint64_t now = mono_ns();
+		if (now > next)
 			next = now; /* fell behind: no burst of catch-up samples */
 	}
 	if (pidfd >= 0)
@@ -304,8 +240,8 @@ static int cmd_metrics_record(int argc, char **argv)
 		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
 			(unsigned long long)rec.samples_taken, rec.count, file_name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
-	if (child > 0 && !stop_signal && waitpid(child, &child_status, 0) == child)
-		child = -1;
+	if (child.pid > 0 && !stop_signal)
+		child_status = child_finish(&child);
 	(void)child_status;
 	metrics_recorder_release(&rec);
 	free(path_shown);
@@ -533,31 +469,17 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 	return EXIT_DONE;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 /* Probes every NAME.json of the metrics folder; picks the newest recording into *doc / *raw / path. */
 static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, char *path, size_t cap,
 			bool quiet_stdout)
 {
 	struct perr e = PERR_INIT;
 	char dir[PATH_MAX];
-	if (metrics_dir(dir, sizeof dir, &e))
+	char **names;
+	size_t nnames;
+	if (store_dir(&STORE_METRICS, dir, sizeof dir, &e) || store_list(&STORE_METRICS, &names, &nnames, &e))
 		return cmd_report_redacted(&e);
 	char *dir_shown = cmd_shown_text(dir);
-	DIR *d = opendir(dir);
-	if (!d) {
-		int err = errno, code;
-		if (err == ENOENT)
-			code = plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
-		else
-			code = plumb_fail(EXIT_INPUT, "metrics: cannot read %s: %s", dir_shown, strerror(err));
-		free(dir_shown);
-		return code;
-	}
 	struct sbuf_names {
 		char name[METRICS_NAME_MAX];
 	} *others = NULL;
@@ -565,13 +487,11 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 	int64_t best_t = 0;
 	bool have = false;
 	struct perr first_bad = PERR_INIT;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.' || !ends_with(de->d_name, ".json"))
+	for (size_t i = 0; i < nnames; i++) {
+		char p[PATH_MAX];
+		if (store_path(&STORE_METRICS, names[i], p, sizeof p, &e))
 			continue;
 		nfiles++;
-		char p[PATH_MAX];
-		snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
 		struct metrics_doc cand;
 		char *cand_raw = NULL;
 		size_t cand_len = 0;
@@ -611,7 +531,7 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 			free(cand_raw);
 		}
 	}
-	closedir(d);
+	store_list_free(names, nnames);
 	if (!have) {
 		free(others);
 		int code = nbad ? cmd_report_redacted(&first_bad)
@@ -677,7 +597,7 @@ static int cmd_metrics_read(int argc, char **argv)
 	memset(&doc, 0, sizeof doc);
 	if (name || path_arg) {
 		if (name) {
-			if (metrics_path_for(name, path, sizeof path, &e))
+			if (store_path(&STORE_METRICS, name, path, sizeof path, &e))
 				return cmd_report_redacted(&e);
 		} else {
 			snprintf(path, sizeof path, "%s", path_arg);

@@ -15,8 +15,10 @@
 #include "base/atomic.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/store.h"
 #include "format/format.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
@@ -86,19 +88,14 @@ static void join_command(struct sbuf *sb, const struct record_opts *opts, const 
 			sbuf_addstr(sb, *v);
 		}
 	} else if (opts->target == TARGET_PID) {
-		char comm[256] = "";
-		char path[64];
-		snprintf(path, sizeof path, "/proc/%d/cmdline", (int)opts->pid);
-		FILE *f = fopen(path, "re");
-		if (f) {
-			size_t n = fread(comm, 1, sizeof comm - 1, f);
-			fclose(f);
-			for (size_t i = 0; i + 1 < n; i++)
-				if (comm[i] == '\0')
-					comm[i] = ' ';
-			comm[n] = '\0';
-		}
-		sbuf_addf(sb, "%s (pid %d)", comm[0] ? comm : "?", (int)opts->pid);
+		char *cmd = NULL;
+		size_t n = 0;
+		if (procfs_cmdline(opts->pid, &cmd, &n) == 0)
+			for (size_t i = 0; i < n; i++)
+				if (cmd[i] == '\0')
+					cmd[i] = ' ';
+		sbuf_addf(sb, "%s (pid %d)", cmd ? cmd : "?", (int)opts->pid);
+		free(cmd);
 	} else {
 		sbuf_addstr(sb, a->call);
 	}
@@ -221,8 +218,9 @@ int cmd_record(int argc, char **argv)
 		snprintf(target_pid, sizeof target_pid, "%d", (int)pid);
 		a.pid = target_pid;
 	}
-	if (a.save_baseline && !baseline_name_valid(a.save_baseline)) {
-		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-', not '%s'",
+	if (a.save_baseline && !store_name_valid(a.save_baseline)) {
+		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-' (not "
+				       "starting with '.' or '-'), not '%s'",
 			   a.save_baseline);
 		goto out;
 	}

@@ -14,6 +14,7 @@
 #include "base/atomic.h"
 #include "base/grow.h"
 #include "base/readall.h"
+#include "base/str.h"
 
 static const struct {
 	enum fmt_kind kind;
@@ -42,23 +43,17 @@ const char *fmt_name(enum fmt_kind kind)
 	return "unknown";
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 enum fmt_kind fmt_from_path(const char *path)
 {
-	if (ends_with(path, ".speedscope.json"))
+	if (str_ends_with(path, ".speedscope.json"))
 		return FMT_SPEEDSCOPE;
-	if (ends_with(path, ".json") || ends_with(path, ".json.gz"))
+	if (str_ends_with(path, ".json") || str_ends_with(path, ".json.gz"))
 		return FMT_GECKO;
-	if (ends_with(path, ".pb.gz") || ends_with(path, ".pprof") || ends_with(path, ".pb"))
+	if (str_ends_with(path, ".pb.gz") || str_ends_with(path, ".pprof") || str_ends_with(path, ".pb"))
 		return FMT_PPROF;
-	if (ends_with(path, ".svg"))
+	if (str_ends_with(path, ".svg"))
 		return FMT_SVG;
-	if (ends_with(path, ".folded") || ends_with(path, ".txt") || ends_with(path, ".collapsed"))
+	if (str_ends_with(path, ".folded") || str_ends_with(path, ".txt") || str_ends_with(path, ".collapsed"))
 		return FMT_FOLDED;
 	return FMT_UNKNOWN;
 }

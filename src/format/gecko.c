@@ -13,6 +13,7 @@
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/redact.h"
+#include "base/str.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
 
@@ -268,12 +269,6 @@ static void write_thread(struct sbuf *b, struct ctx *c, const struct profile_thr
 	sbuf_addf(b, ",\"stringArray\":[%s]}", t->strs.json.buf);
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-	size_t n = strlen(s), m = strlen(suffix);
-	return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e)
 {
 	struct sbuf b = SBUF_INIT;
@@ -374,7 +369,7 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
 	sbuf_addstr(&b, "],\"pages\":[],\"profilerOverhead\":[],\"counters\":[]}\n");
 	if (b.oom)
 		goto oom;
-	if (opts->path && ends_with(opts->path, ".gz"))
+	if (opts->path && str_ends_with(opts->path, ".gz"))
 		rc = fmt_gzip_write(b.buf, b.len, out, e);
 	else
 		fwrite(b.buf, 1, b.len, out);

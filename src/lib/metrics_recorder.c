@@ -15,9 +15,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/gate.h"
 #include "base/redact.h"
+#include "base/store.h"
 #include "metrics/metrics.h"
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes start and stop */
@@ -57,9 +59,8 @@ static size_t env_keep(void)
 static void *recorder_main(void *arg)
 {
 	(void)arg;
-	struct timespec next;
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	long long step_ns = (long long)(rec.every_s * 1e9);
+	uint64_t next = mono_ns();
+	uint64_t step_ns = (uint64_t)(rec.every_s * 1e9);
 	pthread_mutex_lock(&rec_lock);
 	while (!rec_stopping) {
 		pthread_mutex_unlock(&rec_lock);
@@ -68,16 +69,14 @@ static void *recorder_main(void *arg)
 		/* failures are not fatal: a full disk may clear, and the host must never notice us */
 		if (metrics_recorder_sample(&rec, &n, &e) == PLUMB_OK && n > 0)
 			metrics_recorder_write(&rec, "recording", &e);
-		long long ns = next.tv_nsec + step_ns;
-		next.tv_sec += ns / 1000000000LL;
-		next.tv_nsec = ns % 1000000000LL;
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if (now.tv_sec > next.tv_sec || (now.tv_sec == next.tv_sec && now.tv_nsec > next.tv_nsec))
+		next += step_ns;
+		uint64_t now = mono_ns();
+		if (now > next)
 			next = now; /* fell behind (a stopped process, a slow disk): no burst of catch-up samples */
+		struct timespec until = ns_timespec(next);
 		pthread_mutex_lock(&rec_lock);
 		while (!rec_stopping) {
-			int rc = pthread_cond_timedwait(&rec_wake, &rec_lock, &next);
+			int rc = pthread_cond_timedwait(&rec_wake, &rec_lock, &until);
 			if (rc == ETIMEDOUT)
 				break;
 		}
@@ -112,20 +111,18 @@ int lib_metrics_start(const char *name)
 	const char *home = getenv("HOME");
 	if (home && home[0] == '/' && home[1])
 		redact_set_home(home);
-	char file_name[METRICS_NAME_MAX];
+	char file_name[STORE_NAME_MAX + 1];
 	if (name && *name) {
-		metrics_name_from(name, file_name, sizeof file_name);
+		store_name_from(name, file_name, sizeof file_name);
 	} else { /* derived from the program's name: from its redacted form, as `plumb metrics record` does */
 		char *red = redact_dup(program_invocation_short_name);
-		metrics_name_from(red ? red : "process", file_name, sizeof file_name);
+		store_name_from(red ? red : "process", file_name, sizeof file_name);
 		free(red);
 	}
 	char dir[PATH_MAX], abs_dir[PATH_MAX], path[PATH_MAX];
-	enum plumb_err rc = metrics_dir(dir, sizeof dir, &e);
+	enum plumb_err rc = store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e);
 	if (!rc)
-		rc = metrics_path_for(file_name, path, sizeof path, &e);
-	if (!rc)
-		rc = metrics_mkdirs(dir, &e);
+		rc = store_dir(&STORE_METRICS, dir, sizeof dir, &e);
 	/* absolute, so that the host changing its working directory does not move the recording */
 	if (!rc && realpath(dir, abs_dir) &&
 	    (size_t)snprintf(path, sizeof path, "%s/%s.json", abs_dir, file_name) >= sizeof path)

@@ -7,19 +7,22 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "base/announce.h"
+#include "base/clock.h"
 #include "base/gate.h"
 #include "base/home.h"
 #include "base/sbuf.h"
+#include "base/store.h"
 #include "lib/lib_internal.h"
 
 /* -1 unknown (the constructor has not run yet), 0 off, 1 on. */
@@ -144,13 +147,6 @@ struct plumb_stage {
 	char name[];
 };
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct plumb_stage *plumb_stage_begin(const char *name)
 {
 	if (!lib_switch_on() || !name)
@@ -190,7 +186,6 @@ enum plumb_status plumb_stage_end(struct plumb_stage *stage)
 /* ---- announcement ---- */
 
 #define MAX_ANNOUNCED 8
-#define NAME_MAX_LEN 64
 
 static pthread_mutex_t announce_lock = PTHREAD_MUTEX_INITIALIZER;
 static char announced[MAX_ANNOUNCED][4096]; /* lock paths this process wrote */
@@ -198,71 +193,11 @@ static pid_t announced_by[MAX_ANNOUNCED];
 static bool atexit_done;
 static bool metrics_started;
 
-static bool name_ok(const char *name)
-{
-	size_t n = 0;
-	for (const char *p = name; *p; p++, n++) {
-		char c = *p;
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-		      c == '_' || c == '-'))
-			return false;
-	}
-	return n > 0 && n <= NAME_MAX_LEN && name[0] != '.';
-}
-
-static int mkdirs(char *path)
-{
-	for (char *p = path + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		int r = mkdir(path, 0700);
-		*p = '/';
-		if (r != 0 && errno != EEXIST)
-			return -1;
-	}
-	if (mkdir(path, 0700) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-/* Field 22 of /proc/PID/stat (start time in clock ticks): with the pid it names a process across pid reuse. */
-static unsigned long long proc_start_time(pid_t pid)
-{
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%ld/stat", (long)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	char *p = strrchr(buf, ')');
-	if (!p)
-		return 0;
-	p++;
-	for (int field = 2; field < 22 && p; field++)
-		p = strchr(p + 1, ' ');
-	return p ? strtoull(p + 1, NULL, 10) : 0;
-}
-
 /* True when the lock at path names a live process other than this one. */
 static bool lock_held_by_other(const char *path)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	long pid = 0;
-	unsigned long long start = 0;
-	int n = fscanf(f, "%ld %llu", &pid, &start);
-	fclose(f);
-	if (n < 1 || pid <= 0 || pid == (long)getpid())
-		return false;
-	if (kill((pid_t)pid, 0) != 0 && errno == ESRCH)
-		return false;
-	return n < 2 || proc_start_time((pid_t)pid) == start;
+	struct announce a;
+	return announce_read(path, &a) == ANNOUNCE_LIVE && a.pid != getpid();
 }
 
 static void remove_locks(void)
@@ -286,17 +221,13 @@ enum plumb_status plumb_announce(const char *name)
 {
 	if (!lib_switch_on())
 		return PLUMB_STATUS_OFF;
-	if (!name || !name_ok(name))
+	if (!name || !store_name_valid(name))
 		return PLUMB_STATUS_INVALID;
-	char dir[4096], path[4096], tmp[4096 + 32];
-	if (!plumb_home_dir(dir, sizeof dir - 16))
-		return PLUMB_STATUS_IO;
-	strcat(dir, "/targets");
-	if (mkdirs(dir) != 0)
-		return PLUMB_STATUS_IO;
-	if ((size_t)snprintf(path, sizeof path, "%s/%s.lock", dir, name) >= sizeof path)
-		return PLUMB_STATUS_INVALID;
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+	char path[4096];
+	struct perr e = PERR_INIT;
+	enum plumb_err prc = store_path_for_write(&STORE_TARGETS, name, true, path, sizeof path, &e);
+	if (prc)
+		return prc == PLUMB_EINVAL ? PLUMB_STATUS_INVALID : PLUMB_STATUS_IO;
 
 	pthread_mutex_lock(&announce_lock);
 	enum plumb_status st = PLUMB_STATUS_OK;
@@ -316,19 +247,7 @@ enum plumb_status plumb_announce(const char *name)
 		st = PLUMB_STATUS_BUSY;
 		goto out;
 	}
-	char content[128];
-	int len = snprintf(content, sizeof content, "%ld %llu\n", (long)getpid(), proc_start_time(getpid()));
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		st = PLUMB_STATUS_IO;
-		goto out;
-	}
-	bool ok = write(fd, content, (size_t)len) == len;
-	ok = close(fd) == 0 && ok;
-	if (!ok || rename(tmp, path) != 0) {
-		int saved = errno;
-		unlink(tmp);
-		errno = saved;
+	if (announce_write(path, getpid(), &e) != PLUMB_OK) {
 		st = PLUMB_STATUS_IO;
 		goto out;
 	}

@@ -25,6 +25,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/gate.h"
 #include "sample/inproc_ring.h"
 
@@ -49,13 +50,6 @@ struct thread_state {
 static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 
 static const int crash_signals[] = { SIGSEGV, SIGBUS, SIGFPE, SIGABRT, SIGILL };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec t;
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
-}
 
 static pid_t gettid_raw(void)
 {

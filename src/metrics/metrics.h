@@ -1,7 +1,8 @@
 /* metrics.h — the plumb.metrics.v1 artifact (docs/metrics.md): its writer (a bounded ring of samples of one
  * process tree, rewritten whole through temp + rename at every sample) and its reader (validates the whole
- * document; anything it does not understand is PLUMB_EFORMAT). Also where artifacts live ($PLUMB_HOME/metrics).
- * The writer and paths are compiled into libplumb.so as well; the reader (jansson) only into plumb. */
+ * document; anything it does not understand is PLUMB_EFORMAT). Artifacts live in the store (base/store.h,
+ * STORE_METRICS: $PLUMB_HOME/metrics/NAME.json). The writer is compiled into libplumb.so as well; the reader
+ * (jansson) only into plumb. */
 #ifndef PLUMB_METRICS_METRICS_H
 #define PLUMB_METRICS_METRICS_H
 
@@ -18,23 +19,7 @@
 #define METRICS_KEEP_MAX 10000
 #define METRICS_EVERY_MIN 0.005
 #define METRICS_EVERY_MAX 3600.0
-#define METRICS_NAME_MAX 128
-
-/* ---- where artifacts live ---- */
-
-/* Writes $PLUMB_HOME (default ${XDG_STATE_HOME:-$HOME/.local/state}/plumb) into buf. PLUMB_ENOENT when neither
- * PLUMB_HOME, XDG_STATE_HOME nor HOME is set; PLUMB_EINVAL when it does not fit. */
-enum plumb_err metrics_home(char *buf, size_t cap, struct perr *e);
-/* $PLUMB_HOME/metrics into buf. */
-enum plumb_err metrics_dir(char *buf, size_t cap, struct perr *e);
-/* $PLUMB_HOME/metrics/NAME.json into buf; PLUMB_EINVAL when name is not a valid recording name. */
-enum plumb_err metrics_path_for(const char *name, char *buf, size_t cap, struct perr *e);
-/* A recording name is 1..METRICS_NAME_MAX-1 bytes of [A-Za-z0-9._-], not starting with '.'. */
-bool metrics_name_valid(const char *name);
-/* Turns any text (a command's basename) into a valid name in buf: other bytes become '-'. */
-void metrics_name_from(const char *text, char *buf, size_t cap);
-/* mkdir -p with mode 0700 for the directories created. PLUMB_EOUTPUT on failure. */
-enum plumb_err metrics_mkdirs(const char *dir, struct perr *e);
+#define METRICS_NAME_MAX 128 /* the name field a reader accepts; names written are base/store.h's (<= 100) */
 
 /* ---- the writer ---- */
 

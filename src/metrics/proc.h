@@ -63,12 +63,5 @@ void mproc_tracker_release(struct mproc_tracker *t);
  * cannot be read, PLUMB_ENOMEM. */
 enum plumb_err mproc_sample(struct mproc_tracker *t, struct perr *e);
 
-/* True when process pid exists and is not a zombie. */
-bool mproc_alive(int pid);
-
-/* Parsers of /proc text, exposed for tests. Each returns false when the text does not have the expected shape. */
-bool mproc_parse_stat(const char *text, size_t len, struct mproc *p, char *state);
-/* Finds "Key:\t<number>" in status/smaps text; returns false when absent. `key` includes the colon. */
-bool mproc_parse_field(const char *text, size_t len, const char *key, uint64_t *value);
 
 #endif

@@ -5,15 +5,13 @@
 #include "metrics/metrics.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "base/atomic.h"
-#include "base/readall.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 
@@ -67,27 +65,13 @@ static void redact_name(char *dst, size_t cap, const char *src)
  * fixed buffer: a secret cut in half at a buffer's end no longer has the shape the redactor knows. */
 static char *read_cmdline(int pid)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	char *buf;
+	size_t len;
+	if (procfs_cmdline(pid, &buf, &len) != 0)
 		return NULL;
-	char *buf = NULL;
-	size_t len = 0;
-	int err = read_fd_whole(fd, 4096, (size_t)8 << 20, &buf, &len); /* ARG_MAX is far below 8 MiB */
-	close(fd);
-	if (err)
-		return NULL;
-	while (len > 0 && buf[len - 1] == '\0')
-		len--;
-	if (len == 0) {
-		free(buf);
-		return NULL;
-	}
 	for (size_t i = 0; i < len; i++)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
-	buf[len] = '\0';
 	return buf;
 }
 
@@ -95,19 +79,11 @@ static char *read_cmdline(int pid)
  * recorder keeps only the redacted forms, so neither the artifact nor a message can show the raw ones. */
 static void read_root(int pid, char *name, size_t cap, char **command)
 {
-	char path[64], buf[4096];
 	*command = NULL;
 	snprintf(name, cap, "?");
-	snprintf(path, sizeof path, "/proc/%d/stat", pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, buf, sizeof buf - 1);
-		close(fd);
-		struct mproc p;
-		char state;
-		if (n > 0 && mproc_parse_stat(buf, (size_t)n, &p, &state))
-			redact_name(name, cap, p.name);
-	}
+	struct procfs_stat st;
+	if (procfs_stat_read(pid, 0, &st))
+		redact_name(name, cap, st.comm);
 	char *raw = read_cmdline(pid);
 	if (!raw)
 		return;

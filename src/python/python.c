@@ -19,7 +19,9 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "python/layout.h"
 
 #define PY_MAX_FRAMES 1024
@@ -290,35 +292,23 @@ struct candidate {
 
 static size_t list_candidates(pid_t pid, struct candidate *out, size_t max)
 {
-	char mp[64];
-	snprintf(mp, sizeof mp, "/proc/%d/maps", (int)pid);
-	FILE *fp = fopen(mp, "re");
-	if (!fp)
+	struct procfs_maps it;
+	struct procfs_map m;
+	if (!procfs_maps_open(&it, pid))
 		return 0;
-	char line[PATH_MAX + 128];
 	size_t n = 0;
-	while (n < max && fgets(line, sizeof line, fp)) {
-		unsigned long start, end, off;
-		char perms[8];
-		int pos = 0;
-		if (sscanf(line, "%lx-%lx %7s %lx %*s %*s %n", &start, &end, perms, &off, &pos) < 4 || !pos)
-			continue;
-		char *path = line + pos;
-		path[strcspn(path, "\n")] = 0;
-		if (path[0] != '/' || off != 0)
+	while (n < max && procfs_maps_next(&it, &m)) {
+		const char *path = m.path;
+		uint64_t start = m.start;
+		if (path[0] != '/' || m.offset != 0)
 			continue;
 		const char *base = strrchr(path, '/') + 1;
 		unsigned a, b;
 		bool interesting = parse_py_name(base, "libpython", &a, &b) || parse_py_name(base, "python", &a, &b);
 		if (!interesting) {
 			/* the executable itself, whatever its name */
-			char exe[PATH_MAX], ep[64];
-			snprintf(ep, sizeof ep, "/proc/%d/exe", (int)pid);
-			ssize_t l = readlink(ep, exe, sizeof exe - 1);
-			if (l > 0) {
-				exe[l] = 0;
-				interesting = strcmp(exe, path) == 0;
-			}
+			char exe[PATH_MAX];
+			interesting = procfs_exe(pid, exe, sizeof exe) > 0 && strcmp(exe, path) == 0;
 		}
 		if (!interesting)
 			continue;
@@ -331,15 +321,14 @@ static size_t list_candidates(pid_t pid, struct candidate *out, size_t max)
 		out[n].base = start;
 		n++;
 	}
-	fclose(fp);
+	procfs_maps_close(&it);
 	return n;
 }
 
 /* The file behind a mapping, readable even when the target runs in another mount namespace. */
 static void file_for(pid_t pid, const char *path, char *out, size_t n)
 {
-	snprintf(out, n, "/proc/%d/root%s", (int)pid, path);
-	if (access(out, R_OK) != 0)
+	if (!procfs_root_path(pid, path, out, n) || access(out, R_OK) != 0)
 		snprintf(out, n, "%s", path);
 }
 
@@ -475,13 +464,6 @@ bool py_eval_range(const struct py_proc *py, const char **module, uint64_t *vadd
 	*vaddr_start = py->eval_start;
 	*vaddr_end = py->eval_end;
 	return true;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* Appends code point cp as UTF-8. */

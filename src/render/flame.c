@@ -16,6 +16,7 @@
 #include "base/intern.h"
 #include "base/sbuf.h"
 #include "base/utf8.h"
+#include "base/str.h"
 #include "profile/label.h"
 
 #define FRAME_H 16
@@ -339,12 +340,6 @@ bool flame_palette_valid(const char *name, const char **list)
 	return false;
 }
 
-static bool ends_with(const char *s, size_t n, const char *suf)
-{
-	size_t m = strlen(suf);
-	return n >= m && memcmp(s + n - m, suf, m) == 0;
-}
-
 static void colour(const char *pal, const char *s, size_t n, int rgb[3])
 {
 	uint64_t h = hash_bytes(s, n);
@@ -352,11 +347,11 @@ static void colour(const char *pal, const char *s, size_t n, int rgb[3])
 	       v3 = (double)((h >> 32) & 0xffff) / 65536.0;
 	const char *p = pal;
 	if (strcmp(pal, "perl") == 0)
-		p = ends_with(s, n, "_[k]") ? "orange" : (memmem(s, n, "::", 2) || memmem(s, n, ".pm", 3)) ? "green" : "red";
+		p = mem_ends_with(s, n, "_[k]") ? "orange" : (memmem(s, n, "::", 2) || memmem(s, n, ".pm", 3)) ? "green" : "red";
 	else if (strcmp(pal, "java") == 0 || strcmp(pal, "js") == 0) {
-		if (ends_with(s, n, "_[k]"))
+		if (mem_ends_with(s, n, "_[k]"))
 			p = "orange";
-		else if (ends_with(s, n, "_[j]") || ends_with(s, n, "_[i]") || memchr(s, '/', n) ||
+		else if (mem_ends_with(s, n, "_[j]") || mem_ends_with(s, n, "_[i]") || memchr(s, '/', n) ||
 			 (strcmp(pal, "js") == 0 && memchr(s, ':', n)))
 			p = "green";
 		else if (memmem(s, n, "::", 2))

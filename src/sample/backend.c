@@ -10,6 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
+
 static const struct backend *const backends[] = {
 	&backend_python,
 	&backend_perf_event,
@@ -32,13 +34,6 @@ const struct backend *backend_find(const char *name)
 	return NULL;
 }
 
-uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 void describe_wait_status(int status, char *buf, size_t n)
 {
 	if (WIFEXITED(status))
@@ -50,43 +45,69 @@ void describe_wait_status(int status, char *buf, size_t n)
 		snprintf(buf, n, "ended (status 0x%x)", status);
 }
 
-static int read_int_file(const char *path, int *v)
+void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env)
 {
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return -1;
-	int ok = fscanf(f, "%d", v) == 1;
-	fclose(f);
-	return ok ? 0 : -1;
+	c->argv = (const char *const *)opts->argv;
+	c->env = NULL;
+	if (opts->stages_path) {
+		snprintf(env->stages, sizeof env->stages, "PLUMB_STAGES=%s", opts->stages_path);
+		env->vars[0] = env->stages;
+		env->vars[1] = NULL;
+		c->env = env->vars;
+	}
+}
+
+/* An exec that failed names the command as a target that cannot be resolved. */
+static enum plumb_err exec_failure(const struct child *c, enum plumb_err rc, struct perr *e)
+{
+	if (rc != PLUMB_OK && c->exec_errno) {
+		e->code = PLUMB_EINVAL;
+		return PLUMB_EINVAL;
+	}
+	return rc;
+}
+
+enum plumb_err backend_start(struct child *c, struct perr *e)
+{
+	return exec_failure(c, child_start(c, e), e);
+}
+
+enum plumb_err backend_release(struct child *c, struct perr *e)
+{
+	return exec_failure(c, child_release(c, e), e);
+}
+
+bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t pid, struct record_result *res)
+{
+	if (c->pid > 0) {
+		int status;
+		if (child_poll(c, &status, NULL) != 1)
+			return false;
+		res->wait_status = status;
+		describe_wait_status(status, res->ended, sizeof res->ended);
+	} else if (opts->target == TARGET_PID && !procfs_alive(pid)) {
+		snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)pid);
+	} else {
+		return false;
+	}
+	res->target_exited = true;
+	return true;
 }
 
 int perf_event_paranoid(void)
 {
-	int v;
-	return read_int_file("/proc/sys/kernel/perf_event_paranoid", &v) == 0 ? v : -1;
+	long v;
+	return procfs_sysctl("kernel/perf_event_paranoid", &v) ? (int)v : -1;
 }
 
 void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n)
 {
-	char path[64], line[256];
-	int tracer = 0;
-	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (f) {
-		while (fgets(line, sizeof line, f))
-			if (sscanf(line, "TracerPid: %d", &tracer) == 1)
-				break;
-		fclose(f);
-	}
+	struct procfs_status st;
+	int tracer = procfs_status_read(pid, 0, &st) ? (int)st.tracer_pid : 0;
 	if (tracer > 0) {
-		char comm[64] = "?";
-		snprintf(path, sizeof path, "/proc/%d/comm", tracer);
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof comm, f))
-				comm[strcspn(comm, "\n")] = '\0';
-			fclose(f);
-		}
+		char comm[PROCFS_COMM_MAX];
+		if (!procfs_comm(tracer, 0, comm, sizeof comm))
+			snprintf(comm, sizeof comm, "?");
 		snprintf(buf, n,
 			 "%s on pid %d refused: it is already traced by pid %d (%s), and Linux admits only one tracer "
 			 "per process; detach that tracer or try again when it is done",

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "base/spawn.h"
 #include "profile/profile.h"
 
 enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL };
@@ -72,7 +73,20 @@ extern const struct backend backend_python;    /* CPython frames read from outsi
 extern const struct backend backend_pyspy;     /* py-spy, only when forced (sample/pyspy.c) */
 
 /* Helpers shared by backends. */
-uint64_t now_ns(void); /* CLOCK_MONOTONIC */
+/* The environment a recorded command gets on top of plumb's (PLUMB_STAGES when --stages is given). */
+struct backend_env {
+	char stages[4096 + 16];
+	const char *vars[2];
+};
+/* Points c at opts->argv and at env (which must outlive child_start) for the command under record. */
+void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env);
+/* child_start / child_release for the command under record: a command that cannot be run is PLUMB_EINVAL
+ * ("cannot run 'X': <errno text>"), an unresolvable target (DESIGN §1, exit 2), whatever the errno. */
+enum plumb_err backend_start(struct child *c, struct perr *e);
+enum plumb_err backend_release(struct child *c, struct perr *e);
+/* True when the target has ended: the launched command c (reaped here; res->wait_status and res->ended filled),
+ * or, with --pid, process pid (gone or a zombie). Sets res->target_exited. */
+bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t pid, struct record_result *res);
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */

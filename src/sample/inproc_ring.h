@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define INPROC_MAGIC 0x676e69726d756c70ULL /* "plumring" */
-#define INPROC_VERSION 2
+#define INPROC_VERSION 3
 #define INPROC_ENV_FD "PLUMB_INPROC_FD"
 #define INPROC_ENV_CALL_LIB "PLUMB_CALL_LIB"
 #define INPROC_ENV_CALL_SYM "PLUMB_CALL_SYM"
@@ -63,7 +63,6 @@ struct inproc_hdr {
 	_Atomic uint32_t enabled;     /* plumb clears it to stop sampling */
 	_Atomic uint32_t attached;    /* pid of the first process that mapped the ring (0: none yet) */
 	_Atomic uint32_t threads;     /* threads that got a timer */
-	_Atomic uint32_t exec_errno;  /* a launched command could not be executed (errno) */
 	/* --call */
 	_Atomic uint32_t call_state;  /* enum inproc_call_state */
 	_Atomic uint32_t ack;         /* plumb has read the maps (for CALL_READY and crash samples) */

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "sample/inproc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -67,12 +70,10 @@ static bool find_preload(char *out, size_t n, char *looked, size_t looked_n)
 		return (size_t)snprintf(out, n, "%s", res) < n;
 	}
 	char exe[PATH_MAX];
-	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (len <= 0) {
+	if (procfs_exe(PROCFS_SELF, exe, sizeof exe) <= 0) {
 		snprintf(looked, looked_n, "nowhere: /proc/self/exe: %s", strerror(errno));
 		return false;
 	}
-	exe[len] = 0;
 	char *slash = strrchr(exe, '/');
 	if (!slash) {
 		snprintf(looked, looked_n, "nowhere: /proc/self/exe is %s", exe);
@@ -149,7 +150,7 @@ static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t
 	if (!m && !*reloaded) {
 		/* a library loaded since we last read the maps */
 		*reloaded = true;
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (now - st->last_reload_ns >= 20000000ull) {
 			st->last_reload_ns = now;
 			maps_load_proc(st->maps, pid);
@@ -328,15 +329,14 @@ static void sanitizer_runtimes(char *buf, size_t n)
 {
 	static const char *const runtimes[] = { "libasan.so", "libubsan.so" }; /* ASan insists on being first */
 	for (size_t r = 0; r < sizeof runtimes / sizeof runtimes[0]; r++) {
-		FILE *f = fopen("/proc/self/maps", "re");
-		if (!f)
+		struct procfs_maps it;
+		struct procfs_map m;
+		if (!procfs_maps_open(&it, PROCFS_SELF))
 			return;
-		char line[PATH_MAX + 128];
-		while (fgets(line, sizeof line, f)) {
-			char *path = strchr(line, '/');
-			if (!path)
+		while (procfs_maps_next(&it, &m)) {
+			const char *path = m.path;
+			if (path[0] != '/')
 				continue;
-			path[strcspn(path, "\n")] = 0;
 			const char *base = strrchr(path, '/') + 1;
 			if (strncmp(base, runtimes[r], strlen(runtimes[r])) == 0 && !strstr(buf, path) &&
 			    strlen(buf) + strlen(path) + 2 < n) {
@@ -344,13 +344,40 @@ static void sanitizer_runtimes(char *buf, size_t n)
 				strcat(buf, ":");
 			}
 		}
-		fclose(f);
+		procfs_maps_close(&it);
 	}
 }
 
-/* The environment of the target: ours, plus the preload, the ring and (when asked) the stage file. */
-static void child_env(const struct ip_state *st, int fd)
+static void env_free(char **env)
 {
+	for (int i = 0; env && env[i]; i++)
+		free(env[i]);
+	free(env);
+}
+
+/* Appends one "NAME=value" to env (which has room and stays NULL-terminated). */
+static bool env_add(char **env, int *n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static bool env_add(char **env, int *n, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int w = vasprintf(&env[*n], fmt, ap);
+	va_end(ap);
+	if (w < 0) {
+		env[*n] = NULL; /* vasprintf leaves it undefined */
+		return false;
+	}
+	(*n)++;
+	return true;
+}
+
+/* The environment of the target on top of ours: the preload, the ring and (when asked) the stage file, as
+ * "NAME=value" strings (malloc'd, NULL-terminated; env_free releases them). NULL when out of memory. */
+static char **child_env(const struct ip_state *st, int fd)
+{
+	char **env = calloc(8, sizeof *env);
+	if (!env)
+		return NULL;
 	char v[PATH_MAX * 4 + 16] = "";
 	if (st->opts->target == TARGET_CALL)
 		sanitizer_runtimes(v, sizeof v / 2);
@@ -360,16 +387,19 @@ static void child_env(const struct ip_state *st, int fd)
 		snprintf(v + used, sizeof v - used, "%s:%s", st->lib_path, old);
 	else
 		snprintf(v + used, sizeof v - used, "%s", st->lib_path);
-	setenv("LD_PRELOAD", v, 1);
-	snprintf(v, sizeof v, "%d", fd);
-	setenv(INPROC_ENV_FD, v, 1);
-	setenv("PLUMB_DEBUG", "1", 1); /* record runs gated; the library reads the same switch */
-	if (st->opts->stages_path)
-		setenv("PLUMB_STAGES", st->opts->stages_path, 1);
-	if (st->opts->target == TARGET_CALL) {
-		setenv(INPROC_ENV_CALL_LIB, st->opts->call_lib, 1);
-		setenv(INPROC_ENV_CALL_SYM, st->opts->call_sym, 1);
+	int n = 0;
+	bool ok = env_add(env, &n, "LD_PRELOAD=%s", v) && env_add(env, &n, "%s=%d", INPROC_ENV_FD, fd) &&
+		  env_add(env, &n, "PLUMB_DEBUG=1"); /* record runs gated; the library reads the same switch */
+	if (ok && st->opts->stages_path)
+		ok = env_add(env, &n, "PLUMB_STAGES=%s", st->opts->stages_path);
+	if (ok && st->opts->target == TARGET_CALL)
+		ok = env_add(env, &n, "%s=%s", INPROC_ENV_CALL_LIB, st->opts->call_lib) &&
+		     env_add(env, &n, "%s=%s", INPROC_ENV_CALL_SYM, st->opts->call_sym);
+	if (!ok) {
+		env_free(env);
+		return NULL;
 	}
+	return env;
 }
 
 static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
@@ -379,17 +409,16 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		return perr_set(e, PLUMB_EUNSUPPORTED,
 				"the inprocess backend samples commands it launches and --call, not a running process");
 	struct ip_state st = { 0 };
-	pid_t child = -1;
+	struct child child = CHILD_INIT;
+	bool stopped = false;
 	st.opts = opts;
 	st.p = p;
 	char looked[PERR_MSG_MAX / 2];
 	if (!find_preload(st.lib_path, sizeof st.lib_path, looked, sizeof looked))
 		return perr_set(e, PLUMB_ENOENT, "inprocess: " PRELOAD_NAME " not found: %s", looked);
 	char self[PATH_MAX];
-	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-	if (sl <= 0)
+	if (procfs_exe(PROCFS_SELF, self, sizeof self) <= 0)
 		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: cannot read /proc/self/exe: %s", strerror(errno));
-	self[sl] = 0;
 	if (opts->target == TARGET_CALL && access(opts->call_lib, F_OK) != 0 && strchr(opts->call_lib, '/'))
 		return perr_set(e, PLUMB_EINVAL, "--call: %s: %s", opts->call_lib, strerror(errno));
 
@@ -406,46 +435,47 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	st.s_unknown = profile_intern_cstr(p, "[unknown]");
 
 	fflush(NULL);
-	res->start_ns = now_ns();
-	st.origin_ns = res->start_ns;
-	child = fork();
-	if (child < 0) {
-		rc = perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: fork: %s", strerror(errno));
+	char **env = child_env(&st, fd);
+	if (!env) {
+		rc = perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
 		goto out;
 	}
-	if (child == 0) {
-		child_env(&st, fd);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->target == TARGET_CALL) {
-			/* plumb itself hosts the call: the sampler library's constructor runs it and exits before main(). */
-			char *argv[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
-			execv(self, argv);
-		} else {
-			execvp(opts->argv[0], opts->argv);
-		}
-		atomic_store(&st.h->exec_errno, (uint32_t)(errno ? errno : ENOEXEC));
-		_exit(127);
+	/* plumb itself hosts a --call: the sampler library's constructor runs it and exits before main() */
+	static const char *const call_host[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
+	child.env = (const char *const *)env;
+	if (opts->target == TARGET_CALL) {
+		child.path = self;
+		child.argv = call_host;
+	} else {
+		child.argv = (const char *const *)opts->argv;
 	}
+	res->start_ns = mono_ns();
+	st.origin_ns = res->start_ns;
+	rc = opts->target == TARGET_CALL ? child_start(&child, e) : backend_start(&child, e);
+	env_free(env);
+	if (rc && rc != PLUMB_EINVAL) { /* not the command's fault: another backend may do better */
+		char why[PERR_MSG_MAX];
+		snprintf(why, sizeof why, "%s", e->msg);
+		rc = perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: %s", why);
+	}
+	if (rc)
+		goto out;
 
 	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
-	bool stopped = false;
 	int status = 0;
 	for (;;) {
 		if (opts->target == TARGET_CALL && !atomic_load(&st.h->ack) &&
 		    atomic_load(&st.h->call_state) == CALL_READY) {
-			ensure_maps(&st, child, true);
+			ensure_maps(&st, child.pid, true);
 			atomic_store_explicit(&st.h->ack, 1, memory_order_release);
 		}
 		size_t got = drain(&st);
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child) {
+		if (child_poll(&child, &status, NULL) == 1) {
 			res->target_exited = true;
 			res->wait_status = status;
 			break;
 		}
-		if ((opts->stop && *opts->stop) || (deadline && now_ns() >= deadline)) {
+		if ((opts->stop && *opts->stop) || (deadline && mono_ns() >= deadline)) {
 			stopped = true;
 			break;
 		}
@@ -456,26 +486,22 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 			nanosleep(&nap, NULL);
 		}
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	atomic_store(&st.h->enabled, 0);
 	if (stopped) {
 		if (opts->target == TARGET_CALL) {
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
+			child_signal(&child, SIGKILL);
+			status = child_finish(&child);
 			snprintf(res->ended, sizeof res->ended, "stopped before it returned");
 		} else {
 			/* like perf_event: the command goes on without us */
-			snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
+			snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
+			child_detach(&child);
 		}
 	}
 	drain_final(&st);
 
-	uint32_t exec_err = atomic_load(&st.h->exec_errno);
 	uint32_t call_state = atomic_load(&st.h->call_state);
-	if (exec_err && opts->target == TARGET_COMMAND) {
-		rc = perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror((int)exec_err));
-		goto out;
-	}
 	if (opts->target == TARGET_CALL && call_state == CALL_FAILED) {
 		st.h->call_error[sizeof st.h->call_error - 1] = 0;
 		rc = perr_set(e, PLUMB_EINVAL, "--call %s:%s: %s", opts->call_lib, opts->call_sym, st.h->call_error);
@@ -519,9 +545,9 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		 terr ? "; some threads could not get a timer" : "");
 	rc = PLUMB_OK;
 out:
-	if (rc && child > 0 && !res->target_exited && !stopped) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+	if (rc && child.pid > 0 && !res->target_exited && !stopped) {
+		child_signal(&child, SIGKILL);
+		child_finish(&child);
 	}
 	unwinder_free(st.unw);
 	maps_free(st.maps);

@@ -5,7 +5,6 @@
  * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
 #include "sample/backend.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -23,7 +22,10 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
+#include "base/str.h"
 #include "symbol/maps.h"
 #include "sample/wall.h"
 #include "unwind/unwind.h"
@@ -209,38 +211,10 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 	return PLUMB_OK;
 }
 
-/* True while pid exists and is not a zombie (an exited child of someone else is still "there" for kill). */
-static bool process_alive(pid_t pid)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *rp = strrchr(buf, ')');
-	return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
-}
-
 static void enable_all(struct pe_state *st)
 {
 	for (size_t i = 0; i < st->nfds; i++)
 		ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
-}
-
-static void thread_name(pid_t pid, pid_t tid, char *buf, size_t n)
-{
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	buf[0] = '\0';
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)n, f))
-		buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
 }
 
 static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
@@ -249,8 +223,8 @@ static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
 	uint32_t id;
 	if (hmap_get(&st->comm_seen, key, &id))
 		return id;
-	char name[64];
-	thread_name((pid_t)pid, (pid_t)tid, name, sizeof name);
+	char name[PROCFS_COMM_MAX];
+	procfs_comm((pid_t)pid, (pid_t)tid, name, sizeof name);
 	id = profile_thread(st->p, pid, tid, name);
 	hmap_put(&st->comm_seen, key, id);
 	return id;
@@ -556,7 +530,7 @@ static void drain_ring(struct pe_state *st, struct ring *r, char *buf, size_t bu
 
 static void drain_all(struct pe_state *st, char *buf, size_t bufsize)
 {
-	uint64_t round = now_ns();
+	uint64_t round = mono_ns();
 	for (size_t i = 0; i < st->nrings; i++)
 		drain_ring(st, &st->rings[i], buf, bufsize);
 	/* Every event stamped before this round began is read now (1 ms of slack for records still being
@@ -585,38 +559,6 @@ static void cleanup(struct pe_state *st)
 	maps_free(st->maps);
 }
 
-/* Forks the command stopped before exec; the caller opens events on it, then writes to *go_fd. */
-static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, int *go_fd, int *err_fd, struct perr *e)
-{
-	int go[2], ep[2];
-	if (pipe2(go, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0)
-		return perr_set(e, PLUMB_EIO, "pipe: %s", strerror(errno));
-	pid_t child = fork();
-	if (child < 0)
-		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(errno));
-	if (child == 0) {
-		char c;
-		close(go[1]);
-		close(ep[0]);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->stages_path)
-			setenv("PLUMB_STAGES", opts->stages_path, 1);
-		execvp(opts->argv[0], opts->argv);
-		int err = errno;
-		if (write(ep[1], &err, sizeof err) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ep[1]);
-	*pid = child;
-	*go_fd = go[1];
-	*err_fd = ep[0];
-	return PLUMB_OK;
-}
-
 /* --mode wall with --pid: a thread already blocked when sampling starts would only be seen once it wakes
  * up. /proc/PID/task/TID/syscall gives the user stack and instruction pointers of a thread that is not
  * running; its stack is read from the process (process_vm_readv, the access an attach has anyway) and
@@ -624,26 +566,17 @@ static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, int *go_
  * give the kernel part of a sleeping thread's stack here). */
 static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 {
-	char path[96], line[512];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	char line[512];
+	struct procfs_dir d;
+	if (!procfs_tasks_open(&d, pid))
 		return;
 	size_t cap = st->opts->stack_bytes ? st->opts->stack_bytes : 16384;
 	uint8_t *copy = malloc(cap);
-	struct dirent *de;
-	while (copy && st->unwinder && (de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+	pid_t tid;
+	while (copy && st->unwinder && (tid = procfs_dir_next(&d)) > 0) {
+		if (procfs_read(pid, tid, "syscall", line, sizeof line) <= 0 || str_starts_with(line, "running"))
 			continue;
-		pid_t tid = (pid_t)atoi(de->d_name);
-		snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		bool ok = fgets(line, sizeof line, f) != NULL;
-		fclose(f);
-		if (!ok || strncmp(line, "running", 7) == 0)
-			continue;
+		line[strcspn(line, "\n")] = '\0';
 		/* "NR ARG1 ... ARG6 SP PC", or "-1 SP PC" outside a system call; the last two are the ones */
 		char *last = strrchr(line, ' ');
 		if (!last)
@@ -680,23 +613,17 @@ static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 			wall_switch_out(st->wall, (uint32_t)tid, thread, stack, start);
 	}
 	free(copy);
-	closedir(d);
+	procfs_dir_close(&d);
 }
 
 static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr *e)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-	DIR *d = opendir(path);
-	if (!d)
+	struct procfs_dir d;
+	if (!procfs_tasks_open(&d, pid))
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
-	struct dirent *de;
 	enum plumb_err rc = PLUMB_OK;
 	size_t opened = 0;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
-		pid_t tid = (pid_t)atoi(de->d_name);
+	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
 		struct perr te = PERR_INIT;
 		enum plumb_err trc = open_task(st, tid, false, &te);
 		if (trc == PLUMB_OK) {
@@ -707,7 +634,7 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 			break;
 		}
 	}
-	closedir(d);
+	procfs_dir_close(&d);
 	if (rc == PLUMB_OK && opened == 0)
 		rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
 	return rc;
@@ -740,8 +667,8 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	}
 	size_t bufsize = 70000;
 	char *buf = malloc(bufsize);
-	pid_t child = -1;
-	int go_fd = -1, err_fd = -1;
+	struct child child = CHILD_INIT;
+	struct backend_env env;
 	enum plumb_err rc = PLUMB_OK;
 	if (!st.maps || !st.rings || !st.ips || !st.frames || !buf ||
 	    (opts->unwind == UNWIND_DWARF && !st.unwinder) || (opts->mode == MODE_WALL && !st.wall)) {
@@ -775,32 +702,20 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	}
 
 	if (opts->target == TARGET_COMMAND) {
-		rc = spawn(opts, &child, &go_fd, &err_fd, e);
+		/* held before exec: the events are opened on the child, enabled when it execs */
+		backend_command(opts, &child, &env);
+		child.hold = true;
+		rc = backend_start(&child, e);
 		if (rc)
 			goto out;
-		maps_load_proc(st.maps, child);
-		rc = open_task(&st, child, true, e);
-		if (rc) {
-			kill(child, SIGKILL);
-			waitpid(child, NULL, 0);
-			child = -1;
+		maps_load_proc(st.maps, child.pid);
+		rc = open_task(&st, child.pid, true, e);
+		if (rc)
 			goto out;
-		}
-		res->start_ns = now_ns();
-		if (write(go_fd, "g", 1) != 1) {
-			rc = perr_set(e, PLUMB_EIO, "cannot start the command: %s", strerror(errno));
+		res->start_ns = mono_ns();
+		rc = backend_release(&child, e);
+		if (rc)
 			goto out;
-		}
-		close(go_fd);
-		go_fd = -1;
-		int exec_err;
-		ssize_t n = read(err_fd, &exec_err, sizeof exec_err);
-		if (n == (ssize_t)sizeof exec_err) {
-			waitpid(child, NULL, 0);
-			child = -1;
-			rc = perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror(exec_err));
-			goto out;
-		}
 	} else if (opts->target == TARGET_PID) {
 		if (kill(opts->pid, 0) != 0 && errno == ESRCH) {
 			rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
@@ -810,7 +725,7 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 		rc = attach_threads(&st, opts->pid, e);
 		if (rc)
 			goto out;
-		res->start_ns = now_ns();
+		res->start_ns = mono_ns();
 		enable_all(&st);
 		if (st.wall)
 			wall_seed_blocked(&st, opts->pid, res->start_ns);
@@ -829,37 +744,24 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		if (deadline && now_ns() >= deadline)
+		if (deadline && mono_ns() >= deadline)
 			break;
-		if (child > 0) {
-			int status;
-			pid_t w = waitpid(child, &status, WNOHANG);
-			if (w == child) {
-				res->target_exited = true;
-				res->wait_status = status;
-				describe_wait_status(status, res->ended, sizeof res->ended);
-				child = -1;
-				break;
-			}
-		} else if (opts->target == TARGET_PID && !process_alive(opts->pid)) {
-			res->target_exited = true;
-			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)opts->pid);
+		if (backend_target_ended(opts, &child, opts->pid, res))
 			break;
-		}
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(&st, buf, bufsize);
 	}
 	free(pfds);
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	for (size_t i = 0; i < st.nfds; i++)
 		ioctl(st.fds[i], PERF_EVENT_IOC_DISABLE, 0);
 	drain_all(&st, buf, bufsize);
 	if (st.wall) /* threads still waiting when sampling stopped wait until the end */
 		st.ticks += wall_finish(st.wall, res->end_ns);
-	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
-		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
-		child = -1;
+	if (child.pid > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
+		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
+		child_detach(&child);
 	}
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.ticks;
@@ -869,13 +771,9 @@ static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, 
 	if (!st.kernel && opts->kernel)
 		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
 out:
-	if (go_fd >= 0)
-		close(go_fd);
-	if (err_fd >= 0)
-		close(err_fd);
-	if (child > 0 && rc) {
-		kill(child, SIGKILL);
-		waitpid(child, NULL, 0);
+	if (child.pid > 0 && rc) {
+		child_signal(&child, SIGKILL);
+		child_finish(&child);
 	}
 	free(buf);
 	cleanup(&st);

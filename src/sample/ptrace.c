@@ -7,7 +7,6 @@
  * (the kernel detaches and resumes the threads too if plumb itself dies). */
 #include "sample/backend.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +22,8 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
+#include "base/procfs.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -82,34 +83,6 @@ static struct pt_thread *add_thread(struct pt_state *st, pid_t tid)
 	return t;
 }
 
-/* Nanoseconds thread tid has run (first field of /proc/PID/task/TID/schedstat); 0 when unknown. */
-static uint64_t thread_runtime(pid_t pid, pid_t tid)
-{
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return 0;
-	unsigned long long ns = 0;
-	if (fscanf(f, "%llu", &ns) != 1)
-		ns = 0;
-	fclose(f);
-	return ns;
-}
-
-static void thread_name(pid_t pid, pid_t tid, char *buf, size_t n)
-{
-	char path[96];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	buf[0] = 0;
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return;
-	if (fgets(buf, (int)n, f))
-		buf[strcspn(buf, "\n")] = 0;
-	fclose(f);
-}
-
 static void copy_sample(struct pt_state *st, struct pt_thread *t)
 {
 	struct user_regs_struct r;
@@ -130,7 +103,7 @@ static void copy_sample(struct pt_state *st, struct pt_thread *t)
 		n = process_vm_readv(st->pid, &local, 1, &remote, 1, 0);
 	}
 	t->stack_len = n > 0 ? (size_t)n : 0;
-	t->time_ns = now_ns();
+	t->time_ns = mono_ns();
 	t->sampled = true;
 }
 
@@ -196,14 +169,14 @@ static size_t poll_events(struct pt_state *st)
 /* Waits until no thread has an unanswered interrupt, or the deadline passes. */
 static void wait_wanted(struct pt_state *st)
 {
-	uint64_t deadline = now_ns() + STOP_WAIT_NS;
+	uint64_t deadline = mono_ns() + STOP_WAIT_NS;
 	for (;;) {
 		poll_events(st);
 		bool pending = false;
 		for (size_t i = 0; i < st->nt; i++)
 			if (st->t[i].want && !st->t[i].gone)
 				pending = true;
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (!pending || now >= deadline)
 			break;
 		if (st->sigchld_fd >= 0) {
@@ -261,8 +234,8 @@ static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t ori
 	uint32_t frames[MAX_FRAMES];
 	for (size_t i = 0; i < n; i++)
 		frames[n - 1 - i] = user_frame(st, ips[i], i > 0);
-	char name[64];
-	thread_name(st->pid, t->tid, name, sizeof name);
+	char name[PROCFS_COMM_MAX];
+	procfs_comm(st->pid, t->tid, name, sizeof name);
 	uint32_t thread = profile_thread(st->p, (uint32_t)st->pid, (uint32_t)t->tid, name[0] ? name : NULL);
 	uint32_t stack = profile_stack_from(st->p, frames, n);
 	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, 1);
@@ -272,34 +245,30 @@ static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t ori
 /* Seizes every thread of the process (again until no new one shows up). */
 static enum plumb_err seize_all(struct pt_state *st, struct perr *e)
 {
-	char dir[64];
-	snprintf(dir, sizeof dir, "/proc/%d/task", (int)st->pid);
 	for (int round = 0; round < 10; round++) {
-		DIR *d = opendir(dir);
-		if (!d)
+		struct procfs_dir d;
+		if (!procfs_tasks_open(&d, st->pid))
 			return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)st->pid);
 		bool added = false;
-		struct dirent *de;
-		while ((de = readdir(d))) {
-			pid_t tid = (pid_t)atoi(de->d_name);
-			if (tid <= 0 || find_thread(st, tid))
+		for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
+			if (find_thread(st, tid))
 				continue;
 			if (ptrace(PTRACE_SEIZE, tid, NULL, (void *)(uintptr_t)PTRACE_O_TRACECLONE) != 0) {
 				int err = errno;
 				if (err == ESRCH)
 					continue; /* the thread ended meanwhile */
-				closedir(d);
+				procfs_dir_close(&d);
 				char why[512];
 				describe_attach_refusal(st->pid, "ptrace", err, why, sizeof why);
 				return perr_set(e, err == EPERM || err == EACCES ? PLUMB_EPERM : PLUMB_EUNSUPPORTED, "%s", why);
 			}
 			if (!add_thread(st, tid)) {
-				closedir(d);
+				procfs_dir_close(&d);
 				return perr_set(e, PLUMB_ENOMEM, "ptrace: out of memory");
 			}
 			added = true;
 		}
-		closedir(d);
+		procfs_dir_close(&d);
 		if (!added)
 			break;
 	}
@@ -313,8 +282,8 @@ static void detach_all(struct pt_state *st)
 	for (size_t i = 0; i < st->nt; i++)
 		if (!st->t[i].gone && ptrace(PTRACE_INTERRUPT, st->t[i].tid, NULL, NULL) != 0)
 			st->t[i].gone = true;
-	uint64_t deadline = now_ns() + 1000000000ull;
-	while (now_ns() < deadline) {
+	uint64_t deadline = mono_ns() + 1000000000ull;
+	while (mono_ns() < deadline) {
 		bool left = false;
 		for (size_t i = 0; i < st->nt; i++)
 			left |= !st->t[i].gone;
@@ -372,9 +341,9 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	if (rc)
 		goto out;
 	maps_load_proc(st.maps, st.pid);
-	res->start_ns = now_ns();
+	res->start_ns = mono_ns();
 	for (size_t i = 0; i < st.nt; i++)
-		st.t[i].runtime = thread_runtime(st.pid, st.t[i].tid);
+		st.t[i].runtime = procfs_runtime_ns(st.pid, st.t[i].tid);
 
 	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
 	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
@@ -382,7 +351,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		uint64_t now = now_ns();
+		uint64_t now = mono_ns();
 		if (deadline && now >= deadline)
 			break;
 		poll_events(&st);
@@ -410,7 +379,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 			if (t->gone)
 				continue;
 			if (opts->mode == MODE_CPU) {
-				uint64_t rt = thread_runtime(st.pid, t->tid);
+				uint64_t rt = procfs_runtime_ns(st.pid, t->tid);
 				bool ran = rt > t->runtime;
 				t->runtime = rt;
 				if (!ran)
@@ -423,9 +392,9 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 		}
 		if (!want)
 			continue;
-		uint64_t t0 = now_ns();
+		uint64_t t0 = mono_ns();
 		wait_wanted(&st);
-		st.stopped_ns += now_ns() - t0;
+		st.stopped_ns += mono_ns() - t0;
 		st.stops++;
 		for (size_t i = 0; i < st.nt; i++)
 			if (st.t[i].sampled) {
@@ -442,7 +411,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 		}
 		st.nt = k;
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.ticks;
 	meta->lost += st.lost;

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "sample/pyspy.h"
@@ -223,53 +224,48 @@ static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *
 	for (size_t i = 0; i < ncmd; i++)
 		full[na + i] = opts->argv[i];
 
-	res->start_ns = now_ns();
-	pid_t child = fork();
-	if (child < 0) {
-		free(full);
-		rmdir(dir);
-		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(errno));
-	}
-	if (child == 0) {
-		if (opts->target == TARGET_PID) {
-			/* py-spy's progress text is not ours to print (a launched command keeps its own stdout) */
-			int devnull = open("/dev/null", O_WRONLY);
-			if (devnull >= 0)
-				dup2(devnull, STDOUT_FILENO);
-		}
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->stages_path)
-			setenv("PLUMB_STAGES", opts->stages_path, 1);
-		execv(exe, (char *const *)full);
-		_exit(127);
-	}
+	res->start_ns = mono_ns();
+	struct child child = CHILD_INIT;
+	struct backend_env env;
+	backend_command(opts, &child, &env);
+	child.argv = full;
+	if (opts->target == TARGET_PID) /* py-spy's progress text is not ours to print (a command keeps its stdout) */
+		child.out.how = CHILD_IO_NULL;
+	struct perr se = PERR_INIT;
+	enum plumb_err src = child_start(&child, &se);
 	free(full);
+	if (src) {
+		rmdir(dir);
+		return src == PLUMB_EIO ? perr_set(e, src, "%s", se.msg)
+					: perr_set(e, PLUMB_ENOENT, "py-spy at %s could not be run: %s", exe,
+						   strerror(child.exec_errno));
+	}
 	/* py-spy ends by itself after --duration (or with the command); allow it 30 s more before giving up. */
 	uint64_t limit = secs > 0 ? res->start_ns + (uint64_t)((secs + 30) * 1e9) : 0;
 	int status = 0;
 	bool timed_out = false, stopped = false;
 	for (;;) {
-		pid_t w = waitpid(child, &status, WNOHANG);
-		if (w == child)
+		int w = child_poll(&child, &status, NULL);
+		if (w == 1)
 			break;
-		if (w < 0 && errno != EINTR) {
+		if (w < 0) {
 			status = 0;
 			break;
 		}
 		if (opts->stop && *opts->stop && !stopped) {
-			kill(child, SIGINT); /* py-spy writes what it has on SIGINT */
+			child_signal(&child, SIGINT); /* py-spy writes what it has on SIGINT */
 			stopped = true;
 		}
-		if (limit && now_ns() > limit) {
-			kill(child, SIGKILL);
-			waitpid(child, &status, 0);
+		if (limit && mono_ns() > limit) {
+			child_signal(&child, SIGKILL);
+			status = child_finish(&child);
 			timed_out = true;
 			break;
 		}
 		struct timespec ts = { 0, 20000000 };
 		nanosleep(&ts, NULL);
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	enum plumb_err rc = PLUMB_OK;
 	char *text = NULL;
 	size_t len = 0;

@@ -18,19 +18,18 @@
  * together with the target's. */
 #include "sample/backend.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "python/python.h"
 #include "sample/python_native.h"
 
@@ -119,22 +118,6 @@ static bool pyb_wants(const struct record_opts *opts)
 	return false;
 }
 
-static void read_comm(pid_t pid, pid_t tid, char *buf, size_t n)
-{
-	char path[64];
-	buf[0] = 0;
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return;
-	ssize_t r = read(fd, buf, n - 1);
-	close(fd);
-	if (r <= 0)
-		r = 0;
-	buf[r] = 0;
-	buf[strcspn(buf, "\n")] = 0;
-}
-
 static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, pid_t tid, const char *py_name)
 {
 	uint32_t idx;
@@ -148,18 +131,16 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 	}
 	if (!ALLOC_GROW(pr->threads, pr->nthreads + 1, pr->capthreads))
 		return NULL;
-	char path[64], comm[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pr->pid, (int)tid);
-	read_comm(pr->pid, tid, comm, sizeof comm);
+	char comm[PROCFS_COMM_MAX];
+	procfs_comm(pr->pid, tid, comm, sizeof comm);
 	uint32_t th = profile_thread(st->p, (uint32_t)pr->pid, (uint32_t)tid, py_name ? py_name : comm);
 	if (th == PROFILE_NOMEM || !hmap_put(&pr->tid_index, (uint64_t)tid, (uint32_t)pr->nthreads))
 		return NULL;
 	struct pyb_thread *t = &pr->threads[pr->nthreads++];
 	t->tid = tid;
 	t->py_named = py_name != NULL;
-	t->stat_fd = open(path, O_RDONLY | O_CLOEXEC);
-	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pr->pid, (int)tid);
-	t->sched_fd = open(path, O_RDONLY | O_CLOEXEC);
+	t->stat_fd = procfs_open(pr->pid, tid, "stat");
+	t->sched_fd = procfs_open(pr->pid, tid, "schedstat");
 	t->oncpu = 0;
 	t->credit = 0;
 	t->thread = th;
@@ -170,28 +151,18 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 /* The scheduler state letter of a thread ('R' running or runnable, 'S' sleeping, ...), '?' when unknown. */
 static char thread_state(struct pyb_thread *t)
 {
-	char buf[512];
-	if (t->stat_fd < 0)
-		return '?';
-	ssize_t n = pread(t->stat_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return '?';
-	buf[n] = 0;
-	const char *paren = strrchr(buf, ')');
-	return paren && paren[1] == ' ' ? paren[2] : '?';
+	char buf[PROCFS_STAT_MAX];
+	struct procfs_stat st;
+	ssize_t n = procfs_pread(t->stat_fd, buf, sizeof buf);
+	return n > 0 && procfs_stat_parse(buf, (size_t)n, &st) ? st.state : '?';
 }
 
 /* The thread's total on-CPU time in nanoseconds, 0 when unknown. */
 static uint64_t thread_oncpu(struct pyb_thread *t)
 {
 	char buf[128];
-	if (t->sched_fd < 0)
-		return 0;
-	ssize_t n = pread(t->sched_fd, buf, sizeof buf - 1, 0);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	return strtoull(buf, NULL, 10);
+	uint64_t ns;
+	return procfs_pread(t->sched_fd, buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
 }
 
 /* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
@@ -318,38 +289,16 @@ struct proc_entry {
 /* Reads the fields of /proc/PID/stat we need; false when the process is gone or the line is odd. */
 static bool read_proc_entry(pid_t pid, struct proc_entry *out)
 {
-	char path[64], buf[1024];
-	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	struct procfs_stat st;
+	if (!procfs_stat_read(pid, 0, &st))
 		return false;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = 0;
-	const char *p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
-		return false;
-	/* after "pid (comm) ": field 3 (state) is token 0; ppid 4, starttime 22, startcode 26, endcode 27,
-	 * startstack 28 */
-	p += 2;
 	memset(out, 0, sizeof *out);
 	out->pid = pid;
-	for (int tok = 0; tok <= 25 && *p; tok++) {
-		char *end;
-		unsigned long long v = strtoull(p, &end, 10);
-		if (tok == 1)
-			out->ppid = (pid_t)v;
-		else if (tok == 19)
-			out->start = v;
-		else if (tok >= 23)
-			out->image[tok - 23] = (unsigned long)v;
-		p = strchr(p, ' ');
-		if (!p)
-			return tok >= 19;
-		p++;
-	}
+	out->ppid = st.ppid;
+	out->start = st.starttime;
+	out->image[0] = (unsigned long)st.startcode;
+	out->image[1] = (unsigned long)st.endcode;
+	out->image[2] = (unsigned long)st.startstack;
 	return true;
 }
 
@@ -448,14 +397,8 @@ static void kid_found(struct pyb_state *st, const struct proc_entry *e)
 static long last_pid(void)
 {
 	char buf[128];
-	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (procfs_read_path("/proc/loadavg", buf, sizeof buf) <= 0)
 		return -1;
-	ssize_t n = read(fd, buf, sizeof buf - 1);
-	close(fd);
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
 	const char *sp = strrchr(buf, ' ');
 	return sp ? strtol(sp + 1, NULL, 10) : -1;
 }
@@ -463,24 +406,19 @@ static long last_pid(void)
 /* Walks /proc and calls kid_found for every descendant of the target. */
 static void walk_tree(struct pyb_state *st)
 {
-	DIR *d = opendir("/proc");
-	if (!d)
+	struct procfs_dir d;
+	if (!procfs_pids_open(&d))
 		return;
 	struct proc_entry *ents = NULL;
 	size_t n = 0, cap = 0;
 	struct hmap index = HMAP_INIT;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '1' || de->d_name[0] > '9')
-			continue;
-		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
+	for (pid_t pid; (pid = procfs_dir_next(&d)) > 0;) {
 		if (!ALLOC_GROW(ents, n + 1, cap))
 			break;
-		if (pid > 0 && pid != st->pid && read_proc_entry(pid, &ents[n]) &&
-		    hmap_put(&index, (uint64_t)pid, (uint32_t)n))
+		if (pid != st->pid && read_proc_entry(pid, &ents[n]) && hmap_put(&index, (uint64_t)pid, (uint32_t)n))
 			n++;
 	}
-	closedir(d);
+	procfs_dir_close(&d);
 	for (size_t i = 0; i < n; i++) {
 		/* a descendant: following ppid links reaches the target (bounded: a tree being re-parented may loop) */
 		pid_t up = ents[i].ppid;
@@ -547,44 +485,9 @@ static void read_kids(struct pyb_state *st)
 	st->cur = &st->root;
 }
 
-static enum plumb_err spawn(const struct record_opts *opts, pid_t *pid, struct perr *e)
-{
-	int ep[2];
-	if (pipe2(ep, O_CLOEXEC) != 0)
-		return perr_set(e, PLUMB_EIO, "pipe: %s", strerror(errno));
-	pid_t child = fork();
-	if (child < 0) {
-		int err = errno;
-		close(ep[0]);
-		close(ep[1]);
-		return perr_set(e, PLUMB_EIO, "fork: %s", strerror(err));
-	}
-	if (child == 0) {
-		close(ep[0]);
-		signal(SIGPIPE, SIG_DFL);
-		if (opts->stages_path)
-			setenv("PLUMB_STAGES", opts->stages_path, 1);
-		execvp(opts->argv[0], opts->argv);
-		int err = errno;
-		if (write(ep[1], &err, sizeof err) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(ep[1]);
-	int exec_err;
-	ssize_t n = read(ep[0], &exec_err, sizeof exec_err);
-	close(ep[0]);
-	if (n == (ssize_t)sizeof exec_err) {
-		waitpid(child, NULL, 0);
-		return perr_set(e, PLUMB_EINVAL, "cannot run '%s': %s", opts->argv[0], strerror(exec_err));
-	}
-	*pid = child;
-	return PLUMB_OK;
-}
-
 static void sleep_until(uint64_t t)
 {
-	struct timespec ts = { (time_t)(t / 1000000000ULL), (long)(t % 1000000000ULL) };
+	struct timespec ts = ns_timespec(t);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		break; /* a signal (Ctrl-C) ends the wait; the loop checks *stop */
 }
@@ -596,7 +499,8 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	st.opts = opts;
 	st.p = p;
 	st.cur = &st.root;
-	pid_t child = -1;
+	struct child child = CHILD_INIT;
+	struct backend_env env;
 	enum plumb_err rc = PLUMB_OK;
 	struct py_proc *py = NULL;
 	struct pyn_sampler *native = NULL;
@@ -615,13 +519,14 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		}
 		if (rc)
 			return rc;
-		res->start_ns = now_ns();
+		res->start_ns = mono_ns();
 	} else if (opts->target == TARGET_COMMAND) {
-		rc = spawn(opts, &child, e);
+		backend_command(opts, &child, &env);
+		rc = backend_start(&child, e);
 		if (rc)
 			return rc;
-		st.pid = st.root.pid = child;
-		res->start_ns = now_ns();
+		st.pid = st.root.pid = child.pid;
+		res->start_ns = mono_ns();
 	} else {
 		return perr_set(e, PLUMB_EUNSUPPORTED, "the python backend cannot run --call");
 	}
@@ -633,23 +538,11 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	for (;;) {
 		if (opts->stop && *opts->stop)
 			break;
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		if (deadline && t >= deadline)
 			break;
-		if (child > 0) {
-			int status;
-			if (waitpid(child, &status, WNOHANG) == child) {
-				res->target_exited = true;
-				res->wait_status = status;
-				describe_wait_status(status, res->ended, sizeof res->ended);
-				child = -1;
-				break;
-			}
-		} else if (opts->target == TARGET_PID && kill(st.pid, 0) != 0 && errno == ESRCH) {
-			res->target_exited = true;
-			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)st.pid);
+		if (backend_target_ended(opts, &child, st.pid, res))
 			break;
-		}
 		/* A launched interpreter needs a moment to exec and initialize before its state can be read. */
 		if (!py && !gave_up) {
 			open_err = (struct perr)PERR_INIT;
@@ -702,13 +595,13 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 				forget_gone_threads(&st, &st.root);
 		}
 		next += interval;
-		t = now_ns();
+		t = mono_ns();
 		if (next < t)
 			next = t; /* behind: drop the missed ticks instead of bursting */
 		if (!native)
 			sleep_until(next);
 	}
-	res->end_ns = now_ns();
+	res->end_ns = mono_ns();
 	/* the children first: a --native child's last samples are drained and counted */
 	for (size_t i = 0; i < st.nkids; i++) {
 		proc_release(&st, st.kids[i]);
@@ -724,9 +617,9 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 		pyn_close(native);
 		used_native = true;
 	}
-	if (child > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
-		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child);
-		child = -1;
+	if (child.pid > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
+		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
+		child_detach(&child);
 	}
 	struct profile_meta *meta = profile_meta(p);
 	meta->ticks += st.tick;

@@ -6,7 +6,6 @@
  * frames it was evaluating. Nothing stops or traces the target; closing the events detaches. */
 #include "sample/python_native.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -20,7 +19,9 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
 #include "base/hashmap.h"
+#include "base/procfs.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -175,20 +176,15 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 
 static void scan_threads(struct pyn_sampler *s, struct perr *e)
 {
-	char path[64];
-	snprintf(path, sizeof path, "/proc/%d/task", (int)s->pid);
-	DIR *d = opendir(path);
-	if (!d)
+	struct procfs_dir d;
+	if (!procfs_tasks_open(&d, s->pid))
 		return;
-	struct dirent *de;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
-			continue;
+	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
 		struct perr te = PERR_INIT;
-		if (open_thread(s, (pid_t)atoi(de->d_name), &te) && e && !e->code)
+		if (open_thread(s, tid, &te) && e && !e->code)
 			*e = te;
 	}
-	closedir(d);
+	procfs_dir_close(&d);
 }
 
 enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid, const struct record_opts *opts,
@@ -212,7 +208,7 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 	}
 	s->has_eval = py_eval_range(py, &s->eval_module, &s->eval_start, &s->eval_end);
 	maps_load_proc(s->maps, pid);
-	s->last_maps_reload = now_ns();
+	s->last_maps_reload = mono_ns();
 	struct perr se = PERR_INIT;
 	scan_threads(s, &se);
 	if (s->nrings == 0) {
@@ -223,7 +219,7 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 		}
 		return perr_set(e, PLUMB_EINVAL, "process %d has no threads to sample", (int)pid);
 	}
-	s->last_scan = now_ns();
+	s->last_scan = mono_ns();
 	*out = s;
 	return PLUMB_OK;
 }
@@ -275,10 +271,10 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		uint64_t ip = s->ips[i];
 		uint64_t look = i > 0 && ip ? ip - 1 : ip;
 		const struct map_entry *me = maps_find(s->maps, s->pid, look);
-		if (!me && now_ns() - s->last_maps_reload > 100000000ULL) {
+		if (!me && mono_ns() - s->last_maps_reload > 100000000ULL) {
 			/* a library loaded since we last looked (ctypes, an extension module) */
 			maps_load_proc(s->maps, s->pid);
-			s->last_maps_reload = now_ns();
+			s->last_maps_reload = mono_ns();
 			me = maps_find(s->maps, s->pid, look);
 		}
 		struct frame f = { 0 };
@@ -315,17 +311,10 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		if (node == PROFILE_NOMEM)
 			return;
 	}
-	char comm[64] = "", path[64];
-	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)s->pid, (int)tid);
+	char comm[PROCFS_COMM_MAX];
 	uint32_t th;
-	FILE *f = NULL;
 	if (!hmap_get(&s->tid_seen, (uint64_t)tid | (1ULL << 63), &th)) {
-		f = fopen(path, "re");
-		if (f) {
-			if (fgets(comm, sizeof comm, f))
-				comm[strcspn(comm, "\n")] = 0;
-			fclose(f);
-		}
+		procfs_comm(s->pid, tid, comm, sizeof comm);
 		th = profile_thread(s->p, (uint32_t)s->pid, (uint32_t)tid, comm);
 		if (th == PROFILE_NOMEM || !hmap_put(&s->tid_seen, (uint64_t)tid | (1ULL << 63), th))
 			return;
@@ -439,7 +428,7 @@ void pyn_poll_many(struct pyn_sampler *const *ss, size_t nss, uint64_t until_ns)
 		return;
 	}
 	for (;;) {
-		uint64_t t = now_ns();
+		uint64_t t = mono_ns();
 		size_t n = 0;
 		for (size_t j = 0; j < nss; j++) {
 			struct pyn_sampler *s = ss[j];
@@ -467,7 +456,7 @@ void pyn_poll_many(struct pyn_sampler *const *ss, size_t nss, uint64_t until_ns)
 				if (pfds[i].revents & (POLLHUP | POLLERR))
 					ring_done(ss[owner[i]], pfds[i].fd);
 		}
-		if ((rc < 0 && errno != EINTR) || now_ns() >= until_ns || (rc < 0 && errno == EINTR))
+		if ((rc < 0 && errno != EINTR) || mono_ns() >= until_ns || (rc < 0 && errno == EINTR))
 			break;
 	}
 	free(pfds);

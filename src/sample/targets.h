@@ -7,10 +7,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* $PLUMB_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/plumb, into buf. Returns 0, or -1 when no home
- * directory is known or buf is too small. */
-int targets_home(char *buf, size_t n);
-
 /* Looks up live announced targets: the one called `name`, or every one when name is NULL. Returns how many
  * matched; when exactly one matched, *pid is its pid. `list` (may be NULL) receives every live announced target
  * as "NAME (pid N), ..." — "" when there is none — for the message that lists them. */

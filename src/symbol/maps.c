@@ -16,6 +16,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/idtab.h"
+#include "base/procfs.h"
 
 struct proc_maps {
 	pid_t pid;
@@ -198,26 +199,14 @@ void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t 
 
 bool maps_load_proc(struct maps *m, pid_t pid)
 {
-	char fn[64];
-	snprintf(fn, sizeof fn, "/proc/%d/maps", (int)pid);
-	FILE *f = fopen(fn, "re");
-	if (!f)
+	struct procfs_maps it;
+	struct procfs_map e;
+	if (!procfs_maps_open(&it, pid))
 		return false;
-	char line[4352];
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long start, end, off;
-		char perms[8];
-		int path_at = 0;
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &off, &path_at) < 4)
-			continue;
-		if (perms[2] != 'x')
-			continue;
-		char *path = path_at ? line + path_at : (char *)"";
-		path[strcspn(path, "\n")] = '\0';
-		/* " (deleted)" files are still mapped; keep the name as the kernel shows it */
-		maps_add(m, pid, start, end - start, off, path, true);
-	}
-	fclose(f);
+	while (procfs_maps_next(&it, &e))
+		if (e.perms[2] == 'x') /* " (deleted)" files are still mapped; keep the name as the kernel shows it */
+			maps_add(m, pid, e.start, e.end - e.start, e.offset, e.path, true);
+	procfs_maps_close(&it);
 	return true;
 }
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "base/clock.h"
 #include "base/hashmap.h"
 #include "base/idtab.h"
 
@@ -223,12 +224,11 @@ static const struct map_entry *find_reloading(struct unwinder *u, pid_t pid, uin
 	const struct map_entry *e = maps_find(u->maps, pid, addr);
 	if (e)
 		return e;
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint32_t now_s = (uint32_t)(mono_ns() / 1000000000ULL);
 	uint32_t last;
-	if (hmap_get(&u->reloaded, (uint64_t)pid, &last) && (uint32_t)ts.tv_sec - last < 1)
+	if (hmap_get(&u->reloaded, (uint64_t)pid, &last) && now_s - last < 1)
 		return NULL;
-	hmap_put(&u->reloaded, (uint64_t)pid, (uint32_t)ts.tv_sec);
+	hmap_put(&u->reloaded, (uint64_t)pid, now_s);
 	u->stats.maps_reloads++;
 	if (!maps_load_proc(u->maps, pid))
 		return NULL;

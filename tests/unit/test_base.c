@@ -1,7 +1,9 @@
-/* test_base.c — the debug gate, the exit-code table, the option parser and the atomic writer. */
+/* test_base.c — the debug gate, the exit-code table, the option parser, the atomic writer, the string tests and
+ * the monotonic clock. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cmocka.h>
 
 #include <fcntl.h>
@@ -9,12 +11,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/clock.h"
 #include "base/err.h"
 #include "base/gate.h"
 #include "base/opt.h"
+#include "base/str.h"
 
 static void test_base__gate_values(void **state)
 {
@@ -155,6 +160,41 @@ static void test_base__atomic_writer(void **state)
 	rmdir(dir);
 }
 
+static void test_base__str(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *s, *affix;
+		bool starts, ends;
+	} cases[] = {
+		{ "profile.json.gz", ".gz", false, true }, { "profile.json.gz", "profile", true, false },
+		{ "x", "", true, true },                   { "", "", true, true },
+		{ "", "a", false, false },                 { "ab", "abc", false, false },
+		{ ".gz", ".gz", true, true },              { "a.GZ", ".gz", false, false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		assert_int_equal(str_starts_with(cases[i].s, cases[i].affix), cases[i].starts);
+		assert_int_equal(str_ends_with(cases[i].s, cases[i].affix), cases[i].ends);
+	}
+	assert_true(mem_ends_with("main_[k]xyz", 8, "_[k]"));
+	assert_false(mem_ends_with("main_[k]xyz", 7, "_[k]"));
+	assert_false(mem_ends_with("k]", 2, "_[k]"));
+}
+
+static void test_base__clock(void **state)
+{
+	(void)state;
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t before = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	uint64_t a = mono_ns(), b = mono_ns();
+	assert_true(a >= before && b >= a);
+	assert_true(mono_seconds() * 1e9 >= (double)b - 1e3);
+	struct timespec t = ns_timespec(3000000007ULL);
+	assert_int_equal(t.tv_sec, 3);
+	assert_int_equal(t.tv_nsec, 7);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +203,8 @@ int main(void)
 		cmocka_unit_test(test_base__exit_codes),
 		cmocka_unit_test(test_base__options),
 		cmocka_unit_test(test_base__atomic_writer),
+		cmocka_unit_test(test_base__str),
+		cmocka_unit_test(test_base__clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

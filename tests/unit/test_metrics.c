@@ -1,5 +1,5 @@
-/* test_metrics.c — the /proc parsers, recording names and paths, the bounded writer (ring, peaks, 0600), and the
- * reader's refusal of every kind of bad document; plus one real sample of this process and a child. */
+/* test_metrics.c — the bounded writer (ring, peaks, 0600), and the reader's refusal of every kind of bad
+ * document; plus one real sample of this process and a child. */
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,91 +15,9 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "base/procfs.h"
 #include "metrics/metrics.h"
 #include "metrics/proc.h"
-
-static void test_metrics__parse_stat(void **state)
-{
-	(void)state;
-	/* a comm with blanks and a ')' in it: only the last ')' ends it */
-	const char *line = "4242 (we (ird) name) S 17 4242 4242 0 -1 4194560 100 0 0 0 150 25 0 0 20 0 3 0 "
-			   "98765 1000000 300 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 1 0 0 0 0 0\n";
-	struct mproc p;
-	char st;
-	assert_true(mproc_parse_stat(line, strlen(line), &p, &st));
-	assert_int_equal(p.pid, 4242);
-	assert_string_equal(p.name, "we (ird) name");
-	assert_int_equal(st, 'S');
-	assert_int_equal(p.ppid, 17);
-	assert_int_equal(p.cpu_ticks, 175);
-	assert_int_equal(p.threads, 3);
-	assert_int_equal(p.start_ticks, 98765);
-
-	static const char *const bad[] = { "", "12 (x", "12 x) S 1", "x (y) S 1 2 3", "12 (y) S 1 2\n" };
-	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		assert_false(mproc_parse_stat(bad[i], strlen(bad[i]), &p, &st));
-}
-
-static void test_metrics__parse_field(void **state)
-{
-	(void)state;
-	const char *status = "Name:\tx\nVmHWM:\t  204800 kB\nVmRSS:\t    1024 kB\nvoluntary_ctxt_switches:\t77\n"
-			     "nonvoluntary_ctxt_switches:\t5\n";
-	uint64_t v;
-	assert_true(mproc_parse_field(status, strlen(status), "VmRSS:", &v));
-	assert_int_equal(v, 1024);
-	assert_true(mproc_parse_field(status, strlen(status), "VmHWM:", &v));
-	assert_int_equal(v, 204800);
-	assert_true(mproc_parse_field(status, strlen(status), "voluntary_ctxt_switches:", &v));
-	assert_int_equal(v, 77); /* not the nonvoluntary line */
-	assert_false(mproc_parse_field(status, strlen(status), "VmSwap:", &v));
-	assert_false(mproc_parse_field("Name:\tx\n", 8, "Name:", &v)); /* not a number */
-}
-
-static void test_metrics__names(void **state)
-{
-	(void)state;
-	static const struct {
-		const char *name;
-		bool ok;
-	} cases[] = {
-		{ "app", true }, { "my-app_2.0", true }, { "", false }, { ".hidden", false }, { "a/b", false },
-		{ "..", false }, { "a b", false }, { "caf\xc3\xa9", false },
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-		assert_int_equal(metrics_name_valid(cases[i].name), cases[i].ok);
-	char buf[METRICS_NAME_MAX];
-	metrics_name_from("my app/../x", buf, sizeof buf);
-	assert_string_equal(buf, "my-app-..-x");
-	assert_true(metrics_name_valid(buf));
-	metrics_name_from(".bashrc", buf, sizeof buf);
-	assert_true(metrics_name_valid(buf));
-	metrics_name_from("", buf, sizeof buf);
-	assert_true(metrics_name_valid(buf));
-}
-
-static void test_metrics__paths(void **state)
-{
-	(void)state;
-	char buf[4096];
-	struct perr e = PERR_INIT;
-	setenv("HOME", "/home/u", 1);
-	unsetenv("PLUMB_HOME");
-	unsetenv("XDG_STATE_HOME");
-	assert_int_equal(metrics_home(buf, sizeof buf, &e), PLUMB_OK);
-	assert_string_equal(buf, "/home/u/.local/state/plumb");
-	setenv("XDG_STATE_HOME", "/xdg", 1);
-	assert_int_equal(metrics_home(buf, sizeof buf, &e), PLUMB_OK);
-	assert_string_equal(buf, "/xdg/plumb");
-	setenv("PLUMB_HOME", "/ph", 1);
-	assert_int_equal(metrics_path_for("app", buf, sizeof buf, &e), PLUMB_OK);
-	assert_string_equal(buf, "/ph/metrics/app.json");
-	assert_int_equal(metrics_path_for("../etc/passwd", buf, sizeof buf, &e), PLUMB_EINVAL);
-	unsetenv("PLUMB_HOME");
-	unsetenv("XDG_STATE_HOME");
-	unsetenv("HOME");
-	assert_int_equal(metrics_home(buf, sizeof buf, &e), PLUMB_ENOENT);
-}
 
 static struct mproc mk(int pid, bool main, const char *name, double cpu, uint64_t rss)
 {
@@ -394,23 +312,19 @@ static void test_metrics__sample_self_and_child(void **state)
 	assert_int_equal(mproc_sample(&t, &e), PLUMB_OK);
 	assert_int_equal(t.ncur, 0);
 	mproc_tracker_release(&t);
-	assert_false(mproc_alive(child));
-	assert_true(mproc_alive(getpid()));
+	assert_false(procfs_alive(child));
+	assert_true(procfs_alive(getpid()));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_metrics__parse_stat),
-		cmocka_unit_test(test_metrics__parse_field),
-		cmocka_unit_test(test_metrics__names),
 		cmocka_unit_test(test_metrics__ring_bound_and_peaks),
 		cmocka_unit_test(test_metrics__writer_redacts_names),
 		cmocka_unit_test(test_metrics__reader_accepts_good),
 		cmocka_unit_test(test_metrics__reader_rejects),
 		cmocka_unit_test(test_metrics__read_file_errors),
 		cmocka_unit_test(test_metrics__sample_self_and_child),
-		cmocka_unit_test(test_metrics__paths), /* last: it changes HOME */
 	};
 	return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
 }

@@ -11,21 +11,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/procfs.h"
 #include "sample/targets.h"
 
 static char dir[] = "/tmp/plumb-targets-XXXXXX";
 
 static unsigned long long my_start(void)
 {
-	FILE *f = fopen("/proc/self/stat", "r");
-	char buf[1024];
-	size_t n = fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	char *p = strrchr(buf, ')') + 1;
-	for (int field = 2; field < 22; field++)
-		p = strchr(p + 1, ' ');
-	return strtoull(p + 1, NULL, 10);
+	return (unsigned long long)procfs_start_time(getpid());
 }
 
 static void lock(const char *name, const char *content)
