@@ -1,4 +1,4 @@
-# plumb — one plain Makefile (DESIGN §8).
+# plumb — one plain Makefile (docs/design.md §10.6).
 #   make            build/plumb and build/libplumb.so
 #   make check      build and run every test (unit, end-to-end)
 #   make asan       the same under AddressSanitizer + UBSan (build-asan/)

@@ -10,7 +10,7 @@
 
 #define PLUMB_VERSION "0.1.0"
 
-enum cmd_flags { CMD_GATED = 1 }; /* refuses unless PLUMB_DEBUG is on (DESIGN §1) */
+enum cmd_flags { CMD_GATED = 1 }; /* refuses unless PLUMB_DEBUG is on (docs/design.md §3.1) */
 
 static const struct command {
 	const char *name;

@@ -1,4 +1,4 @@
-/* backend.h — the sampling backends behind `plumb record` (DESIGN §2): perf_event, inprocess, ptrace,
+/* backend.h — the sampling backends behind `plumb record` (docs/design.md §5.3): perf_event, inprocess, ptrace,
  * python (CPython frames read from outside), py-spy. Each backend fills a profile with *raw* frames
  * (addresses with their module, see symbol/maps.h) or with finished frames (python); record.c then
  * symbolizes raw frames once per distinct address (sym_resolve_profile) and writes the output.
@@ -77,7 +77,7 @@ uint64_t now_ns(void); /* CLOCK_MONOTONIC */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */
 int perf_event_paranoid(void);
-/* The explanation for a refused attach (DESIGN §2): another tracer (TracerPid with its name), or the missing
+/* The explanation for a refused attach (docs/design.md §5.3): another tracer (TracerPid with its name), or the missing
  * privilege (perf_event_paranoid, CAP_PERFMON / CAP_SYS_PTRACE). Writes one sentence to buf. */
 void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n);
 

@@ -1,6 +1,6 @@
 """plumb bench end to end: a suite of three cases of tests/targets/benchwork.c run twice with --repeats 10, the
 second time with one case's work scaled up by 20%; then compare, rank, owners, the regression gate, baselines,
-coverage, doctor, per-run peak RSS, timeouts and the exit codes of DESIGN §1."""
+coverage, doctor, per-run peak RSS, timeouts and the exit codes of docs/design.md §3.2."""
 import json
 import os
 import shutil

@@ -1,4 +1,4 @@
-"""End-to-end tests of Python targets (DESIGN §2, "Python targets"): CPython frames read from outside on
+"""End-to-end tests of Python targets (docs/design.md §5.6): CPython frames read from outside on
 every CPython 3.11 on the machine, attaching to a running service without slowing it, --mode cpu/wall,
 --native merging with native stacks, and the py-spy backend (a stand-in in a probed folder, and missing)."""
 import glob

@@ -1,4 +1,4 @@
-"""End-to-end tests of Python child processes (DESIGN §2, "Python targets"; docs/python.md): the python
+"""End-to-end tests of Python child processes (docs/design.md §5.6; docs/python.md): the python
 backend samples the CPython processes its target starts — multiprocessing workers forked from it, and
 interpreters it runs with subprocess — under their own pids and threads, each checked against the CPU time
 the worker itself measured. Run on Debian's python3 (3.11), the interpreter a fresh machine has."""

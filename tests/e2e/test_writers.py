@@ -170,7 +170,7 @@ class Writers(TempDir):
 
     def test_round_trip_through_hot(self):
         """`plumb hot` on the speedscope and Firefox conversions names the same top function (both formats are
-        read back by plumb, DESIGN §3: a failure to read is a failure here, not a skip)."""
+        read back by plumb, docs/design.md §6.1: a failure to read is a failure here, not a skip)."""
         want = leaf_counts(self.folded()).most_common(1)[0][0]
         for ext in (".json", ".json.gz", ".speedscope.json"):
             with self.subTest(ext=ext):
