@@ -476,7 +476,7 @@ class LibraryLoads(unittest.TestCase):
         lib = os.path.join(os.path.dirname(PLUMB), "libplumb.so")
         with open(lib, "rb") as f:
             if b"__asan_init" in f.read():
-                self.skipTest("a sanitizer build cannot be loaded into python")
+                self.skipTest("sanitizer build: libplumb.so cannot be loaded into python")
         ctypes.CDLL(lib, mode=os.RTLD_NOW)
 
 
