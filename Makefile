@@ -1,6 +1,6 @@
-# plumb — one plain Makefile (DESIGN §8).
+# plumb — one plain Makefile (docs/design.md §10.6).
 #   make            build/plumb, build/libplumb.so (the plumb.h API) and build/libplumb-preload.so (the sampler)
-#   make check      build and run every test (unit, end-to-end)
+#   make check      the layering check (scripts/check-layers), then every test (unit, end-to-end)
 #   make asan       the same under AddressSanitizer + UBSan (build-asan/)
 #   make bench      performance benchmarks against peers (bench/)
 #   make fuzz       run each reader's fuzz target (clang/libFuzzer)
@@ -144,6 +144,7 @@ $(BUILD)/examples/%: examples/%.c
 	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall $< -o $@ -lm
 
 check: all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP)
+	@scripts/check-layers
 	@BUILD=$(BUILD) tests/run-all
 
 unit: $(UNIT_BIN)

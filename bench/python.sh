@@ -2,7 +2,7 @@
 # Overhead of attaching plumb's Python reader at 100 Hz to a CPU-bound Python loop, against `perf record -g`
 # attached at the same rate, in one run: the service's own progress rate (loop iterations per wall second)
 # in alternating windows — bare, plumb attached, perf attached — as medians, printed as ratios to bare.
-# DESIGN/issue 9: plumb attached must keep >= 0.97 of the bare rate.
+# issue 9: plumb attached must keep >= 0.97 of the bare rate.
 set -eu
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (Debian: time); skipping"; exit 0; }
 BUILD=${BUILD:-build}

@@ -1,4 +1,4 @@
-/* plumb.h — the public API of libplumb (DESIGN §7): emit benchmark samples and stage ranges, and announce a
+/* plumb.h — the public API of libplumb (docs/design.md §9): emit benchmark samples and stage ranges, and announce a
  * process as a profiling target, from any program. Link with `pkg-config --libs plumb` (-lplumb).
  *
  * Off by default: unless the process started with PLUMB_DEBUG set to a true value (anything but empty, 0,
@@ -66,7 +66,7 @@ PLUMB_API enum plumb_status plumb_stage_end(struct plumb_stage *stage);
 PLUMB_API enum plumb_status plumb_announce(const char *name);
 
 /* plumb_announce(name), and starts the metrics recorder of this process and its children
- * ($PLUMB_HOME/metrics/NAME.json, DESIGN §5): the one call a program makes at start-up. */
+ * ($PLUMB_HOME/metrics/NAME.json, docs/design.md §7): the one call a program makes at start-up. */
 PLUMB_API enum plumb_status plumb_init(const char *name);
 
 /* Stops the metrics recorder and removes the lock now (otherwise done at exit). Safe to call at any time. */

@@ -12,7 +12,7 @@
 #error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"
 #endif
 
-enum cmd_flags { CMD_GATED = 1 }; /* refuses unless PLUMB_DEBUG is on (DESIGN §1) */
+enum cmd_flags { CMD_GATED = 1 }; /* refuses unless PLUMB_DEBUG is on (docs/design.md §3.1) */
 
 static const struct command {
 	const char *name;

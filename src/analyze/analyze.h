@@ -1,4 +1,4 @@
-/* analyze.h — hot tables (DESIGN §3): leaf (self) and inclusive counts per function, the same rolled up by
+/* analyze.h — hot tables (docs/design.md §6.2): leaf (self) and inclusive counts per function, the same rolled up by
  * source file, module or library, frame filters, thread selection, stage slicing, and diffs of two tables.
  *
  * Ownership: hot_analyze() returns a summary the caller frees with hot_summary_free(); every string in it is
@@ -92,7 +92,7 @@ struct hot_stage {
 	double start_ms, end_ms;
 };
 
-/* Reads a stage file (plumb.stages.v1, DESIGN §7). The caller frees with hot_stages_free(). */
+/* Reads a stage file (plumb.stages.v1, docs/design.md §9.2). The caller frees with hot_stages_free(). */
 enum plumb_err hot_stages_load(const char *path, struct hot_stage **stages, size_t *n, struct perr *e);
 void hot_stages_free(struct hot_stage *stages, size_t n);
 

@@ -1,5 +1,5 @@
 /* atomic.h — files written whole: a temporary file in the target's directory, mode 0600, renamed into
- * place on commit (DESIGN §1). A reader never sees half a file; an abort leaves the old file untouched.
+ * place on commit (docs/design.md §3.4). A reader never sees half a file; an abort leaves the old file untouched.
  * The path "-" means standard output (no rename, no mode change). */
 #ifndef PLUMB_BASE_ATOMIC_H
 #define PLUMB_BASE_ATOMIC_H

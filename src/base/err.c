@@ -1,4 +1,4 @@
-/* err.c — error codes, their text and their exit codes: the single place DESIGN §1's table lives. */
+/* err.c — error codes, their text and their exit codes: the single place docs/design.md §3.2's table lives. */
 #include "base/err.h"
 
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* err.h — the one error enum, its message buffer, and the exit-code table of DESIGN §1.
+/* err.h — the one error enum, its message buffer, and the exit-code table of docs/design.md §3.2.
  * Library code returns an enum plumb_err and fills a struct perr; only commands turn it into an exit code. */
 #ifndef PLUMB_BASE_ERR_H
 #define PLUMB_BASE_ERR_H
@@ -21,7 +21,7 @@ enum plumb_err {
 	PLUMB_ECHECK,      /* a check failed (coverage, regression gate) */
 };
 
-/* Exit codes, one table for all commands (DESIGN §1). */
+/* Exit codes, one table for all commands (docs/design.md §3.2). */
 enum plumb_exit {
 	EXIT_DONE = 0,
 	EXIT_FAILED = 1,   /* switch off, nothing sampled, or a check failed */
@@ -48,7 +48,7 @@ enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ..
 /* Short fixed text for a code ("out of memory", ...). */
 const char *plumb_strerror(enum plumb_err code);
 
-/* The exit code a command returns for an error code (the table of DESIGN §1). */
+/* The exit code a command returns for an error code (the table of docs/design.md §3.2). */
 int plumb_exit_code(enum plumb_err code);
 
 /* Prints "plumb: <msg>" (or the code's text when msg is empty) on stderr, one line, and returns

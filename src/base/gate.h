@@ -1,4 +1,4 @@
-/* gate.h — the debug switch (DESIGN §1): sampling and recording happen only when PLUMB_DEBUG is true. */
+/* gate.h — the debug switch (docs/design.md §3.1): sampling and recording happen only when PLUMB_DEBUG is true. */
 #ifndef PLUMB_BASE_GATE_H
 #define PLUMB_BASE_GATE_H
 

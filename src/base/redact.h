@@ -1,4 +1,4 @@
-/* redact.h — the one redactor every output label, path and command line passes through (DESIGN §1).
+/* redact.h — the one redactor every output label, path and command line passes through (docs/design.md §3.6).
  * Credentials and exfiltration-shaped URL parts become "[REDACTED]"; the home-directory prefix is dropped.
  * Ordinary labels (function names, source paths, C++ templates) come out unchanged. */
 #ifndef PLUMB_BASE_REDACT_H

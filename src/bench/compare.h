@@ -1,4 +1,4 @@
-/* compare.h — a baseline artifact against a current one, metric by metric (DESIGN §6): p50/p95 of each,
+/* compare.h — a baseline artifact against a current one, metric by metric (docs/design.md §8.3): p50/p95 of each,
  * change of the median, a two-sided Mann–Whitney U test, and a verdict that needs both significance and a
  * change beyond the noise threshold. Rows are ranked by time added, by regression, or by name. */
 #ifndef PLUMB_BENCH_COMPARE_H

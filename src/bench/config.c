@@ -482,7 +482,7 @@ static int catalog_handler(void *user, const char *section, const char *key, con
 		if (strcmp(key, "phase") == 0)
 			return set_str(cx, &m->phase, section, key, value);
 		/* owner (a source path or seam) and hint are printed by report, compare and owners: redacted
-		 * here, when the catalog is read, so every output of them shows the redacted text (DESIGN §1) */
+		 * here, when the catalog is read, so every output of them shows the redacted text (docs/design.md §3.6) */
 		if (strcmp(key, "owner") == 0 || strcmp(key, "hint") == 0) {
 			char *red = redact_dup(value);
 			if (!red) {

@@ -1,4 +1,4 @@
-/* config.h — the two files a person edits for plumb bench (DESIGN §6), both INI read with libinih:
+/* config.h — the two files a person edits for plumb bench (docs/design.md §8.1, §8.4), both INI read with libinih:
  * a suite (what to run, how often) and a catalog (plumb.catalog.v1: what each metric means, who owns it).
  * Loading either checks every key; a mistake is one message "FILE:LINE: what is wrong" (PLUMB_EFORMAT). */
 #ifndef PLUMB_BENCH_CONFIG_H

@@ -1,5 +1,5 @@
 /* evidence.h — the plumb.evidence.v1 artifact: every raw sample of a bench run, the machine, the git state,
- * the repeat policy and trust labels (DESIGN §6). The runner fills one; report/compare/coverage read one.
+ * the repeat policy and trust labels (docs/design.md §8.2). The runner fills one; report/compare/coverage read one.
  * The struct owns every string and array in it; bench_evidence_release() frees them. */
 #ifndef PLUMB_BENCH_EVIDENCE_H
 #define PLUMB_BENCH_EVIDENCE_H

@@ -35,9 +35,9 @@ char *bench_command_program(const char *command, const char *cwd);
 /* Whether an ELF file's dynamic section names a DT_NEEDED library starting with `prefix` ("libplumb.so"). */
 bool bench_binary_needs(const char *path, const char *prefix);
 
-/* A path as an output shows it: redacted (DESIGN §1), and the home directory itself, which the redactor leaves
- * whole (it drops the prefix "$HOME/", and the home directory has no trailing slash), becomes "~". Malloc'd,
- * or NULL when out of memory. */
+/* A path as an output shows it: redacted (docs/design.md §3.6), and the home directory itself, which the
+ * redactor leaves whole (it drops the prefix "$HOME/", and the home directory has no trailing slash), becomes
+ * "~". Malloc'd, or NULL when out of memory. */
 char *bench_redact_path(const char *path);
 
 /* The trust label for a binary (BENCH_TRUST_*), from bench_binary_build. */

@@ -1,4 +1,4 @@
-/* runner.h — runs a suite's cases and fills a plumb.evidence.v1 artifact (DESIGN §6): warm-up runs, then
+/* runner.h — runs a suite's cases and fills a plumb.evidence.v1 artifact (docs/design.md §8.1): warm-up runs, then
  * measured runs, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and total CPU time and peak RSS
  * (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
  * wait4 on that child alone (its own peak, not the largest child so far), plus the samples it wrote as JSON

@@ -1,6 +1,6 @@
 /* bench.c — `plumb bench`: run suites into evidence artifacts, report them, compare them with baselines,
- * keep baselines, check coverage against the catalog, show owners, and check the machine (DESIGN §6).
- * Each sub-command parses its own options; exit codes follow DESIGN §1. */
+ * keep baselines, check coverage against the catalog, show owners, and check the machine (docs/design.md §8).
+ * Each sub-command parses its own options; exit codes follow docs/design.md §3.2. */
 #include "cmd/cmd.h"
 
 #include <dirent.h>
@@ -355,7 +355,7 @@ static char *default_out(const char *suite_name)
 }
 
 /* A case whose program links libplumb but ran without PLUMB_DEBUG wrote none of its plumb_sample() lines: say
- * so, since nothing else would (the runner leaves the switch to the user, DESIGN §1). */
+ * so, since nothing else would (the runner leaves the switch to the user, docs/design.md §3.1). */
 static void warn_silent_libplumb(const struct bench_suite *suite, const struct bench_evidence *ev)
 {
 	for (size_t i = 0; i < ev->ncases; i++) {

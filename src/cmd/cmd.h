@@ -34,8 +34,8 @@ struct cmd_collapse {
 struct fmt_read_opts;
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
 
-/* Text for a message: a redacted copy (every path and command line printed goes through the redactor, DESIGN
- * §1), "?" when out of memory. The caller frees it. */
+/* Text for a message: a redacted copy (every path and command line printed goes through the redactor,
+ * docs/design.md §3.6), "?" when out of memory. The caller frees it. */
 char *cmd_shown_text(const char *s);
 /* perr_report() of a message that may name a path or a command: redacted first. Returns the exit code. */
 struct perr;

@@ -1,4 +1,4 @@
-/* convert.c — `plumb convert INPUT -o OUTPUT [--from FMT] [--to FMT]` (DESIGN §4): any format plumb reads
+/* convert.c — `plumb convert INPUT -o OUTPUT [--from FMT] [--to FMT]` (docs/design.md §6.5): any format plumb reads
  * into any format it writes, through the one profile model. `-` is stdin/stdout. The stackcollapse-perf
  * options (--pid --tid --kernel --jit --all --addrs) shape frames read from `perf script` text. */
 #include "cmd/cmd.h"

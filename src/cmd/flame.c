@@ -1,4 +1,4 @@
-/* flame.c — `plumb flame PROFILE -o out.svg` (DESIGN §4): any profile plumb reads, drawn as an interactive
+/* flame.c — `plumb flame PROFILE -o out.svg` (docs/design.md §6.4): any profile plumb reads, drawn as an interactive
  * flame graph (src/render/flame.c). Folded input is read leniently: bad lines are skipped with one warning.
  * A two-column differential folded file (`plumb diff --folded`) draws a differential graph by itself. */
 #include "cmd/cmd.h"

@@ -1,5 +1,5 @@
 /* metrics.c — `plumb metrics record` keeps a bounded recording of a process tree; `plumb metrics` reads one
- * (DESIGN §5). The reader never talks to the recorded process: the artifact is all there is, so it must be
+ * (docs/design.md §7). The reader never talks to the recorded process: the artifact is all there is, so it must be
  * whole (temp + rename) and validated before anything is printed. */
 #include "cmd/cmd.h"
 
@@ -30,7 +30,7 @@
 
 /* ---------------------------------------------------------------- redaction */
 
-/* Every path and command word this command prints goes through the redactor (DESIGN §1): the recording's
+/* Every path and command word this command prints goes through the redactor (docs/design.md §3.6): the recording's
  * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
  * made where the text is printed (cmd_shown_text, cmd_report_redacted); the values the command works with
  * (paths it opens) stay whole. */

@@ -1,5 +1,5 @@
 /* record.c — `plumb record`: choose a backend, sample, symbolize each distinct frame once, write the profile
- * atomically, and say in one line what was measured (DESIGN §2). The output path is checked before the
+ * atomically, and say in one line what was measured (docs/design.md §5). The output path is checked before the
  * target starts, so an unwritable --output costs nothing. */
 #include "cmd/cmd.h"
 
@@ -199,7 +199,7 @@ int cmd_record(int argc, char **argv)
 	}
 	static char target_pid[32];
 	if (ntargets == 0 || a.target_name) {
-		/* an announced target: the one named, or the only live one (DESIGN §2) */
+		/* an announced target: the one named, or the only live one (docs/design.md §5.1) */
 		char list[2048];
 		pid_t pid = 0;
 		int found = targets_find(a.target_name, &pid, list, sizeof list);

@@ -3,8 +3,8 @@
 #ifndef PLUMB_LIB_INTERNAL_H
 #define PLUMB_LIB_INTERNAL_H
 
-/* The metrics recorder (DESIGN §5), started by plumb_init(name). When PLUMB_DEBUG is on, starts one thread that
- * records the calling process and its descendants into $PLUMB_HOME/metrics/NAME.json every 5 s
+/* The metrics recorder (docs/design.md §7), started by plumb_init(name). When PLUMB_DEBUG is on, starts one thread
+ * that records the calling process and its descendants into $PLUMB_HOME/metrics/NAME.json every 5 s
  * (PLUMB_METRICS_EVERY seconds when set, PLUMB_METRICS_KEEP samples instead of 120). NAME is sanitized into a file
  * name; NULL or empty uses the program's name. Returns 0 (PLUMB_OK) when recording (or already recording),
  * PLUMB_EGATE when the switch is off — then nothing at all was done — or another enum plumb_err when the recorder

@@ -48,7 +48,7 @@ static void add_json_text(struct sbuf *sb, const char *s)
 	sbuf_add_json_text(sb, s, strlen(s));
 }
 
-/* A process name as it goes into the artifact: redacted (DESIGN §1; a name is any bytes a program set with
+/* A process name as it goes into the artifact: redacted (docs/design.md §3.6; a name is any bytes a program set with
  * prctl or exec'd under), cut to fit dst. A cut "[REDACTED]" still shows nothing. */
 static void redact_name(char *dst, size_t cap, const char *src)
 {

@@ -1,4 +1,4 @@
-/* label.c — builds frame labels (DESIGN §1) and the per-output table of redacted labels, so each distinct
+/* label.c — builds frame labels (docs/design.md §4.1) and the per-output table of redacted labels, so each distinct
  * frame is labelled and redacted once however many samples or lines use it. */
 #include "profile/label.h"
 

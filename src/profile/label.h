@@ -1,4 +1,4 @@
-/* label.h — frame labels as DESIGN §1 defines them, and the redacted label table writers print.
+/* label.h — frame labels as docs/design.md §4.1 defines them, and the redacted label table writers print.
  *   function (dir/file.c:LINE)   with line info (the last two path components)
  *   function (libfoo.so.1)       without line info (the module's base name)
  *   [unknown] (libfoo.so.1)      without a symbol

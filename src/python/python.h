@@ -1,4 +1,4 @@
-/* python.h — reads a running CPython interpreter's own frames from outside (DESIGN §2, "Python targets"):
+/* python.h — reads a running CPython interpreter's own frames from outside (docs/design.md §5.6):
  * finds the interpreter (the executable or its libpython) in /proc/PID/maps, its version (Py_Version, else the
  * soname), _PyRuntime from the ELF symbols, and walks interpreters -> thread states -> frames -> code objects
  * with process_vm_readv. The target is never stopped: a chain read while it changes is dropped, not trusted.

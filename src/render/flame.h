@@ -1,4 +1,4 @@
-/* flame.h — the flame graph renderer (DESIGN §4): a self-contained interactive SVG (hover for samples and
+/* flame.h — the flame graph renderer (docs/design.md §6.4): a self-contained interactive SVG (hover for samples and
  * share, click to zoom, reset, search with the matched share), the kind flamegraph.pl draws. The same profile
  * and options always give the same bytes: colours come from a hash of the frame label.
  *

@@ -1,4 +1,4 @@
-/* backend.h — the sampling backends behind `plumb record` (DESIGN §2): perf_event, inprocess, ptrace,
+/* backend.h — the sampling backends behind `plumb record` (docs/design.md §5.3): perf_event, inprocess, ptrace,
  * python (CPython frames read from outside), py-spy. Each backend fills a profile with *raw* frames
  * (addresses with their module, see symbol/maps.h) or with finished frames (python); record.c then
  * symbolizes raw frames once per distinct address (sym_resolve_profile) and writes the output.
@@ -81,7 +81,7 @@ struct backend_env {
 /* Points c at opts->argv and at env (which must outlive child_start) for the command under record. */
 void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env);
 /* child_start / child_release for the command under record: a command that cannot be run is PLUMB_EINVAL
- * ("cannot run 'X': <errno text>"), an unresolvable target (DESIGN §1, exit 2), whatever the errno. */
+ * ("cannot run 'X': <errno text>"), an unresolvable target (docs/design.md §3.2, exit 2), whatever the errno. */
 enum plumb_err backend_start(struct child *c, struct perr *e);
 enum plumb_err backend_release(struct child *c, struct perr *e);
 /* True when the target has ended: the launched command c (reaped here; res->wait_status and res->ended filled),
@@ -91,7 +91,7 @@ bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */
 int perf_event_paranoid(void);
-/* The explanation for a refused attach (DESIGN §2): another tracer (TracerPid with its name), or the missing
+/* The explanation for a refused attach (docs/design.md §5.3): another tracer (TracerPid with its name), or the missing
  * privilege (perf_event_paranoid, CAP_PERFMON / CAP_SYS_PTRACE). Writes one sentence to buf. */
 void describe_attach_refusal(pid_t pid, const char *what, int err, char *buf, size_t n);
 

@@ -10,7 +10,7 @@
  * schedstat, the scheduler state ('R' in .../stat) decides. --idle keeps idle threads too; --mode wall samples
  * every thread at every tick.
  *
- * Child processes are followed like perf's inherit (DESIGN §2: "sample it and its children"): every ~100 ms the
+ * Child processes are followed like perf's inherit (docs/design.md §5.1: children are sampled too): every ~100 ms the
  * process tree under the target is read from /proc/N/stat (ppid links), and each descendant that is a CPython
  * we can read (a forked worker has its parent's binary; an exec'd one is detected on its own) is sampled the
  * same way into the same profile, under its own pid and threads. A process that execs is read again; one that

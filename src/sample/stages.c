@@ -1,5 +1,5 @@
 /* stages.c — turns the JSON lines a target wrote to PLUMB_STAGES into the plumb.stages.v1 file of
- * `plumb record --stages` (DESIGN §7). Times become milliseconds from profile_start (the origin). */
+ * `plumb record --stages` (docs/design.md §9.2). Times become milliseconds from profile_start (the origin). */
 #include "sample/stages.h"
 
 #include <errno.h>

@@ -1,4 +1,4 @@
-/* stages.h — the stage file of `plumb record --stages` (DESIGN §7): the ranges a target emitted through
+/* stages.h — the stage file of `plumb record --stages` (docs/design.md §9.2): the ranges a target emitted through
  * plumb.h (JSON lines with CLOCK_MONOTONIC nanoseconds in PLUMB_STAGES) become a plumb.stages.v1 document
  * with times in milliseconds from profile_start, led by a coarse "command" stage covering the whole run. */
 #ifndef PLUMB_SAMPLE_STAGES_H

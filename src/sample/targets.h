@@ -1,4 +1,4 @@
-/* targets.h — processes that announced themselves with plumb_announce()/plumb_init() (DESIGN §2, §7):
+/* targets.h — processes that announced themselves with plumb_announce()/plumb_init() (docs/design.md §5.1, §9.3):
  * lock files $PLUMB_HOME/targets/NAME.lock holding "PID STARTTIME". A lock whose process is gone, or whose pid
  * now belongs to a process with another start time, is stale and ignored. */
 #ifndef PLUMB_SAMPLE_TARGETS_H

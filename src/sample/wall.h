@@ -1,4 +1,4 @@
-/* wall.h — off-CPU accounting for `--mode wall` (DESIGN §2: every thread at every tick, running or not).
+/* wall.h — off-CPU accounting for `--mode wall` (docs/design.md §5.2: every thread at every tick, running or not).
  * On-CPU ticks come from the cpu-clock samples as in --mode cpu; this module adds the ticks a thread spends
  * off the CPU: the stack captured when it switched out (a context-switch sample) gets one sample per interval
  * until the thread switches back in. Switch events arrive from per-CPU rings out of time order (a thread

@@ -1,6 +1,13 @@
 """Shared helpers for plumb's end-to-end tests: where the binary and targets are, running plumb, and
-reading folded profiles. Tests use Python's unittest so each file runs on its own (python3 test_x.py)."""
+reading folded profiles. Tests use Python's unittest so each file runs on its own (python3 test_x.py).
+
+tests/run-all runs each file through this module (python3 plumbtest.py FILE), whose result hook writes one line
+per test case to $PLUMB_TEST_RESULTS so the runner counts cases and prints every skip with its reason. A test may
+skip only when an optional tool is missing, through needs_tool() or skip_missing() (docs/design.md §12); the
+runner counts any other skip as a failure."""
+import importlib.util
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -83,5 +90,91 @@ class TempDir(unittest.TestCase):
         return os.path.join(self.tmp, name)
 
 
+def skip_missing(tool, detail=""):
+    """Skips the running test because an optional tool is not installed; the reason names it."""
+    raise unittest.SkipTest("%s not installed%s" % (tool, " (%s)" % detail if detail else ""))
+
+
+def needs_tool(name, detail=""):
+    """The path of program name on PATH; skips the test when it is not installed."""
+    path = shutil.which(name)
+    if not path:
+        skip_missing(name, detail)
+    return path
+
+
+def skip_installed(tool, where):
+    """Skips a test of what plumb does when tool is missing, on a machine where it is installed (in where, a
+    place plumb searches that the test cannot hide)."""
+    raise unittest.SkipTest("%s is installed (in %s): this test needs a machine without it" % (tool, where))
+
+
+def skip_sanitized(why):
+    """In a sanitizer build (`make asan`), skips a test that cannot work under a sanitizer; elsewhere runs it."""
+    if SANITIZED:
+        raise unittest.SkipTest("sanitizer build: " + why)
+
+
+class CaseResult(unittest.TextTestResult):
+    """Also appends "OUTCOME<TAB>TEST ID<TAB>REASON" (pass, fail or skip) per test case to $PLUMB_TEST_RESULTS."""
+
+    def _record(self, outcome, test, reason=""):
+        path = os.environ.get("PLUMB_TEST_RESULTS")
+        if not path:
+            return
+        line = "%s\t%s\t%s\n" % (outcome, test.id(), " ".join(str(reason).split())[:300])
+        with open(path, "a") as f:
+            f.write(line)
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record("pass", test)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record("fail", test, "%s: %s" % (err[0].__name__, err[1]))
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record("fail", test, "%s: %s" % (err[0].__name__, err[1]))
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record("skip", test, reason)
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record("pass", test)
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record("fail", test, "unexpected success")
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            self._record("fail", test, "%s: %s: %s" % (subtest.id(), err[0].__name__, err[1]))
+
+
 def main():
-    unittest.main(verbosity=2)
+    unittest.main(verbosity=2, testRunner=unittest.TextTestRunner(verbosity=2, resultclass=CaseResult))
+
+
+def run_file(path):
+    """Loads the test file at path as its own module and runs its tests with CaseResult; returns the exit status."""
+    name = os.path.splitext(os.path.basename(path))[0]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+    result = unittest.TextTestRunner(verbosity=2, resultclass=CaseResult).run(suite)
+    return 0 if result.wasSuccessful() else 1
+
+
+if __name__ == "__main__":
+    # `python3 plumbtest.py FILE`: the test files import this module as plumbtest, so run through that one.
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import plumbtest
+    sys.exit(plumbtest.run_file(sys.argv[1]))

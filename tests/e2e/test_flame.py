@@ -4,12 +4,11 @@ carry the profile's numbers."""
 import glob
 import os
 import re
-import shutil
 import subprocess
 import unittest
 import xml.etree.ElementTree as ET
 
-from plumbtest import FIXTURES, TempDir, plumb
+from plumbtest import FIXTURES, TempDir, needs_tool, plumb
 
 INF = os.path.join(FIXTURES, "inferno")
 FG = os.path.join(FIXTURES, "flamegraph")
@@ -62,8 +61,7 @@ class FlameInputs(TempDir):
             self.assertIn("No samples", f.read())
 
     def test_xmllint(self):
-        if not shutil.which("xmllint"):
-            self.skipTest("xmllint (libxml2-utils) is not installed")
+        needs_tool("xmllint", "Debian libxml2-utils")
         for name in ("base/flames.txt", "fractional-samples/tricky-stack.txt", "colors/async-profiler-collapsed-part.txt"):
             out = self.path("x.svg")
             r = plumb("flame", os.path.join(INF, "flamegraph", name), "-o", out)
@@ -97,9 +95,7 @@ class FlameContent(TempDir):
     def test_script_parses(self):
         """The embedded JavaScript is valid (node --check), and its functions run against a minimal DOM:
         zoom rescales the clicked box to the full width, search reports the matched share."""
-        node = shutil.which("node")
-        if not node:
-            self.skipTest("node is not installed: cannot check the SVG's script")
+        node = needs_tool("node", "Debian nodejs: it checks the SVG's script")
         svg = self.path("f.svg")
         self.assertEqual(plumb("flame", self.folded, "-o", svg).returncode, 0)
         with open(svg) as f:

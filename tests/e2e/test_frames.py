@@ -42,7 +42,8 @@ class Frames(TempDir):
         finally:
             os.unlink(f"/tmp/perf-{pid}.map")
 
-    @unittest.skipUnless(shutil.which("objcopy") and shutil.which("strip"), "needs binutils")
+    @unittest.skipUnless(shutil.which("objcopy") and shutil.which("strip"),
+                         "objcopy/strip not installed (Debian binutils)")
     def test_separate_debug_info_through_debuglink(self):
         # a stripped binary whose DWARF lives in a separate file named by .gnu_debuglink, as Debian ships them
         exe, dbg = self.path("split-stripped"), self.path("split-stripped.debug")

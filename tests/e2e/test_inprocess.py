@@ -20,7 +20,8 @@ def rooted_at(rows, name):
 
 # Under `make asan` the --call host is the sanitized plumb: ASan owns SIGSEGV/SIGABRT there, and samples inside
 # its runtime have stacks that end in it. Those checks are for the real build.
-real_build = unittest.skipIf(SANITIZED, "the --call host is sanitized (ASan handles fatal signals)")
+real_build = unittest.skipIf(SANITIZED,
+                             "sanitizer build: the --call host is sanitized (ASan handles fatal signals)")
 
 
 class InProcess(TempDir):

@@ -51,12 +51,6 @@ def exported(path):
     return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 
-def record_has(option):
-    """True when this build's `plumb record` takes the option (record.c wires --stages and --target)."""
-    p = subprocess.run([PLUMB, "record", "--help"], capture_output=True, text=True)
-    return ("--" + option) in p.stdout
-
-
 class LibPlumb(TempDir):
     def run_api(self, debug, *args):
         e = env(debug, PLUMB_HOME=self.path("home"), PLUMB_SAMPLES=self.path("samples.jsonl"),
@@ -182,7 +176,6 @@ class LibPlumb(TempDir):
             p.wait(timeout=30)
 
 
-    @unittest.skipUnless(record_has("stages"), "plumb record has no --stages in this build yet")
     def test_libplumb__stage_and_sample_round_trip_through_record(self):
         stages = self.path("stages.json")
         p = plumb("record", "--backend", "inprocess", "--stages", stages, "-o", self.path("p.folded"), "--",
@@ -204,7 +197,6 @@ class LibPlumb(TempDir):
         self.assertTrue(any(any(fr.startswith("work ") for fr in frames) for frames, _ in
                             read_folded(self.path("p.folded"))))
 
-    @unittest.skipUnless(record_has("target"), "plumb record has no --target in this build yet")
     def test_libplumb__record_an_announced_target(self):
         e = env(True, PLUMB_HOME=self.path("home"))
         p = subprocess.Popen([target("plumb_api"), "hold", "svc"], env=e, stdin=subprocess.PIPE,

@@ -353,7 +353,8 @@ class MetricsExitCodes(TempDir):
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
 
 
-# Secret shapes the redactor knows (DESIGN §1); none may reach a recording or anything `plumb metrics` prints.
+# Secret shapes the redactor knows (docs/design.md §3.6); none may reach a recording or anything `plumb metrics`
+# prints.
 GH_TOKEN = "ghp_" + "A1b2C3d4" * 4 + "zz99"  # a GitHub token shape: ghp_ + 36 letters and digits
 SECRETS = ("hunter2", "abc123", GH_TOKEN, GH_TOKEN[:12], "user:")
 

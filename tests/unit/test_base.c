@@ -47,7 +47,7 @@ static void test_base__gate_env(void **state)
 static void test_base__exit_codes(void **state)
 {
 	(void)state;
-	/* DESIGN §1's table */
+	/* docs/design.md §3.2's table */
 	assert_int_equal(plumb_exit_code(PLUMB_OK), 0);
 	assert_int_equal(plumb_exit_code(PLUMB_EGATE), 1);
 	assert_int_equal(plumb_exit_code(PLUMB_EEMPTY), 1);

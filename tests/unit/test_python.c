@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "unit_skip.h"
+
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "profile/profile.h"
@@ -162,7 +164,7 @@ static void test_python__probe_python(void **state)
 	(void)state;
 	struct py_binary_info info;
 	if (access("/usr/bin/python3.11", X_OK) != 0)
-		skip();
+		skip_missing_tool("/usr/bin/python3.11");
 	assert_true(py_probe_command("/usr/bin/python3.11", &info));
 	assert_int_equal(info.major, 3);
 	assert_int_equal(info.minor, 11);

@@ -1,4 +1,4 @@
-/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (DESIGN §7). */
+/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (docs/design.md §9.2). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
