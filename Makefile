@@ -32,6 +32,7 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_SRC  := $(wildcard src/lib/*.c)
 LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/metrics/paths.c src/base/home.c src/base/atomic.c src/base/err.c \
 	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
+LIB_SRC  += src/base/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)

@@ -13,6 +13,7 @@
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
 #include "base/atomic.h"
+#include "base/cleanup.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
@@ -25,13 +26,7 @@
 #include "sample/targets.h"
 #include "symbol/symbol.h"
 
-static volatile int stop_requested;
-
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: stop sampling, then write what was sampled */
 
 static const char *const usage_text =
 	"plumb record [options] -- COMMAND [ARGS...]\n"
@@ -345,11 +340,8 @@ int cmd_record(int argc, char **argv)
 		opts.stages_path = stage_lines;
 	}
 
-	struct sigaction sa = { 0 };
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cleanup_catch(SIGINT, &stop_requested);
+	cleanup_catch(SIGTERM, &stop_requested);
 	signal(SIGPIPE, SIG_IGN);
 
 	const struct backend *cands[16];
