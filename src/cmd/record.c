@@ -327,17 +327,14 @@ int cmd_record(int argc, char **argv)
 		rc = perr_report(&e);
 		goto out;
 	}
-	/* the program's stage lines go to a private temporary file; the stage file is written at the end */
-	char stage_lines[64] = "";
+	/* the program's stage lines go to a private scratch file beside the stage file, written at the end */
+	struct atomic_file stage_lines = ATOMIC_FILE_INIT;
 	if (a.stages) {
-		snprintf(stage_lines, sizeof stage_lines, "/tmp/plumb-stages-XXXXXX");
-		int fd = mkstemp(stage_lines);
-		if (fd < 0) {
-			rc = plumb_fail(EXIT_OUTPUT, "record: cannot create a temporary stage file: %s", strerror(errno));
+		if (atomic_scratch_open(&stage_lines, a.stages, &e)) {
+			rc = perr_report(&e);
 			goto out;
 		}
-		close(fd);
-		opts.stages_path = stage_lines;
+		opts.stages_path = stage_lines.tmp_path;
 	}
 
 	cleanup_catch(SIGINT, &stop_requested);
@@ -431,7 +428,7 @@ int cmd_record(int argc, char **argv)
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a.threads;
 	wo.label_flags = a.no_lines ? LABEL_NO_LINES : 0;
-	if (fmt_write_file(prof, a.output, kind, &wo, &e) || write_extras(prof, &a, &res, stage_lines, &e)) {
+	if (fmt_write_file(prof, a.output, kind, &wo, &e) || write_extras(prof, &a, &res, stage_lines.tmp_path, &e)) {
 		rc = perr_report(&e);
 		profile_free(prof);
 		goto out_profile;
@@ -449,8 +446,7 @@ int cmd_record(int argc, char **argv)
 	free(shown);
 	rc = EXIT_DONE;
 out_profile:
-	if (stage_lines[0])
-		unlink(stage_lines);
+	atomic_abort(&stage_lines);
 	profile_free(raw);
 	sbuf_release(&fallback);
 out:
