@@ -1,5 +1,5 @@
 # plumb — one plain Makefile (DESIGN §8).
-#   make            build/plumb and build/libplumb.so
+#   make            build/plumb, build/libplumb.so (the plumb.h API) and build/libplumb-preload.so (the sampler)
 #   make check      build and run every test (unit, end-to-end)
 #   make asan       the same under AddressSanitizer + UBSan (build-asan/)
 #   make bench      performance benchmarks against peers (bench/)
@@ -11,7 +11,10 @@
 CC      ?= cc
 BUILD   ?= build
 PREFIX  ?= /usr/local
-PKGS    := libdw libelf zlib jansson yajl inih
+# The release number, written once in the file VERSION: plumb --version, plumb_version(), plumb.pc and the name
+# of libplumb's real file take it from here.
+VERSION := $(shell cat VERSION)
+PKGS    := libdw libelf zlib jansson inih
 OPT     ?= -O2
 SAN     ?=
 CFLAGS_BASE := -std=gnu11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -Wno-format-truncation -Wshadow -Wstrict-prototypes \
@@ -29,11 +32,22 @@ LDFLAGS ?=
 CORE_SRC := $(filter-out src/main.c,$(wildcard src/*/*.c))
 CORE_SRC := $(filter-out src/lib/%,$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
-LIB_SRC  := $(wildcard src/lib/*.c)
+# libplumb.so is the public API (include/plumb.h) that programs link with -lplumb; libplumb-preload.so is the
+# in-process sampler that `plumb record` preloads (it wraps pthread_create, so it never rides along with -lplumb).
+LIB_SRC  := src/lib/plumb.c src/lib/metrics_recorder.c
 LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/metrics/paths.c src/base/home.c src/base/atomic.c src/base/err.c \
 	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
 LIB_SRC  += src/base/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
+PRELOAD_SRC := src/lib/sampler.c src/base/gate.c
+PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
+# The library's ABI number (its soname, libplumb.so.$(LIB_ABI)): raised when a plumb.h change breaks programs
+# built against the old one. It is not the release number (VERSION), which the real file's name carries.
+LIB_ABI    := 1
+LIB_SONAME := libplumb.so.$(LIB_ABI)
+LIB_REAL   := $(LIB_SONAME).$(VERSION)
+# Both libraries: every symbol bound at link time (-z defs), only what the version script names exported.
+SO_LDFLAGS := -shared -fPIC -Wl,-z,defs -Wl,--as-needed
 
 UNIT_SRC := $(wildcard tests/unit/test_*.c)
 UNIT_BIN := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -55,7 +69,7 @@ EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 
 .PHONY: all check unit e2e asan bench fuzz demo clean install setup
-all: $(BUILD)/plumb $(BUILD)/libplumb.so
+all: $(BUILD)/plumb $(BUILD)/libplumb.so $(BUILD)/libplumb-preload.so
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -67,6 +81,12 @@ $(BUILD)/pic/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
+# The two files that state the release number get it as PLUMB_VERSION and are rebuilt when VERSION changes.
+VERSION_DEF := -DPLUMB_VERSION='"$(VERSION)"'
+$(BUILD)/obj/src/main.o: ALL_CFLAGS += $(VERSION_DEF)
+$(BUILD)/pic/src/lib/plumb.o: LIB_CFLAGS += $(VERSION_DEF)
+$(BUILD)/obj/src/main.o $(BUILD)/pic/src/lib/plumb.o: VERSION
+
 $(BUILD)/libplumbcore.a: $(CORE_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
@@ -74,8 +94,19 @@ $(BUILD)/libplumbcore.a: $(CORE_OBJ)
 $(BUILD)/plumb: $(BUILD)/obj/src/main.o $(BUILD)/libplumbcore.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
 
-$(BUILD)/libplumb.so: $(LIB_OBJ)
-	$(CC) $(LIB_CFLAGS) -shared -fPIC $(LDFLAGS) $^ -lpthread -lrt -ldl -o $@
+$(BUILD)/$(LIB_REAL): $(LIB_OBJ) src/lib/libplumb.map
+	$(CC) $(LIB_CFLAGS) $(SO_LDFLAGS) -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=src/lib/libplumb.map \
+		$(LDFLAGS) $(LIB_OBJ) -lpthread -lm -o $@
+
+# The usual links: the soname (what programs load) and the development name (what -lplumb finds).
+$(BUILD)/$(LIB_SONAME): $(BUILD)/$(LIB_REAL)
+	ln -sfn $(LIB_REAL) $@
+$(BUILD)/libplumb.so: $(BUILD)/$(LIB_SONAME)
+	ln -sfn $(LIB_SONAME) $@
+
+$(BUILD)/libplumb-preload.so: $(PRELOAD_OBJ) src/lib/preload.map
+	$(CC) $(LIB_CFLAGS) $(SO_LDFLAGS) -Wl,--version-script=src/lib/preload.map \
+		$(LDFLAGS) $(PRELOAD_OBJ) -lpthread -lrt -ldl -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
 	@mkdir -p $(dir $@)
@@ -135,12 +166,19 @@ demo: setup
 setup:
 	@scripts/setup
 
+# libplumb as a distribution ships it (the real file, the soname link, the -lplumb link); the sampler in a
+# directory of its own, where `plumb record` looks for it and the linker does not.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/plumb \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(BUILD)/plumb $(DESTDIR)$(PREFIX)/bin/plumb
-	install -m 755 $(BUILD)/libplumb.so $(DESTDIR)$(PREFIX)/lib/libplumb.so
+	install -m 755 $(BUILD)/$(LIB_REAL) $(DESTDIR)$(PREFIX)/lib/$(LIB_REAL)
+	ln -sfn $(LIB_REAL) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)
+	ln -sfn $(LIB_SONAME) $(DESTDIR)$(PREFIX)/lib/libplumb.so
+	install -m 755 $(BUILD)/libplumb-preload.so $(DESTDIR)$(PREFIX)/lib/plumb/libplumb-preload.so
 	install -m 644 include/plumb.h $(DESTDIR)$(PREFIX)/include/plumb.h
-	sed 's|@PREFIX@|$(PREFIX)|g' scripts/plumb.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/plumb.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' scripts/plumb.pc.in \
+		> $(DESTDIR)$(PREFIX)/lib/pkgconfig/plumb.pc
 
 clean:
 	rm -rf build build-asan build-fuzz

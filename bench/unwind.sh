@@ -33,7 +33,7 @@ tcpu() { awk '{print $2}' "$tmp/exit"; }    # the target's own CPU seconds
 
 # 1. Cost of one unwind.
 cc -std=gnu11 -O2 -D_GNU_SOURCE -Isrc -Iinclude "$HERE/unwind_cost.c" "$BUILD/libplumbcore.a" \
-	$(pkg-config --libs libdw libelf zlib jansson yajl inih) -liberty -lpthread -lm -ldl -lrt -o "$tmp/unwind_cost"
+	$(pkg-config --libs libdw libelf zlib jansson inih) -liberty -lpthread -lm -ldl -lrt -o "$tmp/unwind_cost"
 for i in $(seq "$RUNS"); do "$tmp/unwind_cost" >"$tmp/cost.$i"; done
 field() { for i in $(seq "$RUNS"); do awk -v k="$1" '$1 == k {print $2}' "$tmp/cost.$i"; done | median; }
 frames=$(field frames_per_sample)

@@ -29,6 +29,10 @@ enum plumb_status {
 	PLUMB_STATUS_BUSY,     /* another live process has announced the same target name */
 };
 
+/* The release number of this library, as `plumb --version` and `pkg-config --modversion plumb` give it. Never
+ * NULL; the string is static. Answers with the switch off too: it reads nothing and does nothing. */
+PLUMB_API const char *plumb_version(void);
+
 /* A short fixed text for a status ("ok", "switched off", ...). Never NULL; the string is static. */
 PLUMB_API const char *plumb_status_str(enum plumb_status status);
 

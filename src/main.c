@@ -10,7 +10,9 @@
 #include "base/gate.h"
 #include "cmd/cmd.h"
 
-#define PLUMB_VERSION "0.1.0"
+#ifndef PLUMB_VERSION
+#error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"
+#endif
 
 enum cmd_flags { CMD_GATED = 1 }; /* refuses unless PLUMB_DEBUG is on (DESIGN §1) */
 

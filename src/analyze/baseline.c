@@ -36,7 +36,7 @@ static enum plumb_err profiles_dir(struct sbuf *dir, struct perr *e)
 		return perr_set(e, PLUMB_ENOENT, "no home directory: set PLUMB_HOME");
 	sbuf_addstr(dir, home);
 	sbuf_addstr(dir, "/" PROFILES_DIR);
-	return dir->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory") : PLUMB_OK;
+	return sbuf_done(dir, e);
 }
 
 enum plumb_err baseline_profile_path(const char *name, char **path, struct perr *e)
@@ -51,12 +51,8 @@ enum plumb_err baseline_profile_path(const char *name, char **path, struct perr 
 		return rc;
 	}
 	sbuf_addf(&p, "/%s.json", name);
-	if (p.oom) {
-		sbuf_release(&p);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
 	*path = sbuf_detach(&p, NULL);
-	return PLUMB_OK;
+	return *path ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
 }
 
 /* mkdir -p with mode 0700 for the parts it creates. */
@@ -93,7 +89,7 @@ enum plumb_err baseline_profile_save(const char *name, const char *summary_json,
 	struct sbuf dir = SBUF_INIT;
 	rc = profiles_dir(&dir, e);
 	if (!rc)
-		rc = make_dirs(sbuf_str(&dir), e);
+		rc = make_dirs(dir.buf, e);
 	if (!rc)
 		rc = atomic_write_file(path, summary_json, len, e);
 	sbuf_release(&dir);
@@ -112,7 +108,7 @@ enum plumb_err baseline_profile_lookup(const char *name, char **path, struct per
 	/* not there: say which ones are */
 	struct sbuf dir = SBUF_INIT, names = SBUF_INIT;
 	profiles_dir(&dir, e);
-	DIR *d = opendir(sbuf_str(&dir));
+	DIR *d = opendir(dir.buf);
 	int count = 0;
 	if (d) {
 		struct dirent *de;
@@ -125,9 +121,9 @@ enum plumb_err baseline_profile_lookup(const char *name, char **path, struct per
 		}
 		closedir(d);
 	}
-	rc = perr_set(e, PLUMB_ENOENT, "no profile baseline named '%s' in %s (%s%s)", name, sbuf_str(&dir),
+	rc = perr_set(e, PLUMB_ENOENT, "no profile baseline named '%s' in %s (%s%s)", name, dir.buf,
 		      count ? "saved: " : "none saved yet; `plumb record --save-baseline NAME` keeps one",
-		      count ? sbuf_str(&names) : "");
+		      count ? names.buf : "");
 	sbuf_release(&dir);
 	sbuf_release(&names);
 	free(*path);

@@ -9,7 +9,8 @@
 #include <string.h>
 
 #include "base/atomic.h"
-#include "base/hashmap.h"
+#include "base/grow.h"
+#include "base/idtab.h"
 #include "base/opt.h"
 #include "base/sbuf.h"
 #include "cmd/cmd.h"
@@ -23,39 +24,43 @@ struct dtable {
 	struct sbuf all;
 	struct dstack *v;
 	size_t n, cap;
-	struct hmap index;
+	struct idtab index; /* stack text -> index in v */
 };
+
+struct dkey {
+	const char *s;
+	size_t len;
+};
+
+static bool dt_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct dtable *t = ctx;
+	const struct dkey *k = key;
+	const struct dstack *d = &t->v[id];
+	return d->len == k->len && memcmp(t->all.buf + d->off, k->s, k->len) == 0;
+}
 
 static bool dt_add(struct dtable *t, const char *s, size_t len, uint64_t count, bool first)
 {
 	uint64_t h = hash_bytes(s, len);
-	uint32_t id;
-	while (hmap_get(&t->index, h, &id)) {
+	uint32_t id = idtab_find(&t->index, h, dt_eq, t, &(struct dkey){ s, len });
+	if (id != IDTAB_NONE) {
 		struct dstack *d = &t->v[id];
-		if (d->len == len && memcmp(t->all.buf + d->off, s, len) == 0) {
-			if (first)
-				d->a += count;
-			else
-				d->b += count;
-			return true;
-		}
-		h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
+		if (first)
+			d->a += count;
+		else
+			d->b += count;
+		return true;
 	}
-	if (t->n == t->cap) {
-		size_t nc = t->cap ? t->cap * 2 : 256;
-		struct dstack *nv = realloc(t->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		t->v = nv;
-		t->cap = nc;
-	}
+	if (!ALLOC_GROW(t->v, t->n + 1, t->cap))
+		return false;
 	struct dstack *d = &t->v[t->n];
 	d->off = t->all.len;
 	d->len = len;
 	d->a = first ? count : 0;
 	d->b = first ? 0 : count;
 	sbuf_add(&t->all, s, len);
-	if (t->all.oom || !hmap_put(&t->index, h, (uint32_t)t->n))
+	if (t->all.oom || t->n >= IDTAB_NONE || !idtab_add(&t->index, h, (uint32_t)t->n))
 		return false;
 	t->n++;
 	return true;
@@ -146,7 +151,7 @@ static enum plumb_err read_side(const char *path, struct dtable *t, bool first, 
 			const char *s = line;
 			if (hex) {
 				strip_hex(&tmp, line, sl);
-				s = tmp.buf ? tmp.buf : "";
+				s = tmp.buf;
 				sl = tmp.len;
 			}
 			if (!dt_add(t, s, sl, count, first)) {
@@ -167,13 +172,13 @@ static enum plumb_err read_side(const char *path, struct dtable *t, bool first, 
 	return rc;
 }
 
-static const struct dtable *sort_table;
-
-static int cmp_dstack(const void *x, const void *y)
+/* Stacks in byte order of their text (ctx: the table holding the text). */
+static int cmp_dstack(const void *x, const void *y, void *ctx)
 {
+	const struct dtable *t = ctx;
 	const struct dstack *a = x, *b = y;
 	size_t n = a->len < b->len ? a->len : b->len;
-	int c = memcmp(sort_table->all.buf + a->off, sort_table->all.buf + b->off, n);
+	int c = memcmp(t->all.buf + a->off, t->all.buf + b->off, n);
 	return c ? c : (a->len < b->len ? -1 : a->len > b->len);
 }
 
@@ -198,7 +203,7 @@ int diff_folded_main(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "diff --folded: give two folded profiles, BEFORE and AFTER");
 	}
-	struct dtable t = { SBUF_INIT, NULL, 0, 0, HMAP_INIT };
+	struct dtable t = { SBUF_INIT, NULL, 0, 0, IDTAB_INIT };
 	struct perr e = PERR_INIT;
 	uint64_t total1 = 0, total2 = 0;
 	enum plumb_err rc = read_side(res.pos[0], &t, true, hex, &total1, &e);
@@ -210,8 +215,7 @@ int diff_folded_main(int argc, char **argv)
 			t.v[i].a = (uint64_t)((double)t.v[i].a * (double)total2 / (double)total1);
 	struct atomic_file af = ATOMIC_FILE_INIT;
 	if (!rc) {
-		sort_table = &t;
-		qsort(t.v, t.n, sizeof *t.v, cmp_dstack);
+		qsort_r(t.v, t.n, sizeof *t.v, cmp_dstack, &t);
 		rc = atomic_open(&af, output, &e);
 	}
 	if (!rc) {
@@ -228,7 +232,7 @@ int diff_folded_main(int argc, char **argv)
 	}
 	sbuf_release(&t.all);
 	free(t.v);
-	hmap_release(&t.index);
+	idtab_release(&t.index);
 	return rc ? perr_report(&e) : EXIT_DONE;
 }
 

@@ -5,7 +5,6 @@
 #include "analyze/analyze.h"
 
 #include <ftw.h>
-#include <jansson.h>
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
@@ -13,6 +12,8 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/intern.h"
+#include "base/json_tree.h"
 #include "base/redact.h"
 #include "profile/label.h"
 
@@ -159,54 +160,17 @@ void hot_collapse_generics(struct sbuf *out, const char *s, size_t n)
 
 /* ---- row interning ----------------------------------------------------------------------------------- */
 
-struct rowset {
-	struct hmap index;
-	char **names;
-	size_t n, cap;
-};
-
-static uint32_t rowset_add(struct rowset *rs, const char *s, size_t len)
+/* Row names are interned (base/intern.h): a row's id is its index in the hot table being built. */
+static uint32_t rowset_add(struct interner *rs, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
-	uint32_t id;
-	while (hmap_get(&rs->index, h, &id)) {
-		if (strlen(rs->names[id]) == len && memcmp(rs->names[id], s, len) == 0)
-			return id;
-		h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
-	}
-	if (rs->n == rs->cap) {
-		size_t nc = rs->cap ? rs->cap * 2 : 256;
-		char **nn = realloc(rs->names, nc * sizeof *nn);
-		if (!nn)
-			return UINT32_MAX;
-		rs->names = nn;
-		rs->cap = nc;
-	}
-	char *copy = strndup(s, len);
-	if (!copy)
-		return UINT32_MAX;
-	id = (uint32_t)rs->n;
-	if (!hmap_put(&rs->index, h, id)) {
-		free(copy);
-		return UINT32_MAX;
-	}
-	rs->names[rs->n++] = copy;
-	return id;
-}
-
-static void rowset_release(struct rowset *rs)
-{
-	for (size_t i = 0; i < rs->n; i++)
-		free(rs->names[i]);
-	free(rs->names);
-	hmap_release(&rs->index);
-	memset(rs, 0, sizeof *rs);
+	uint32_t id = intern(rs, s, len, NULL);
+	return id == INTERN_NOMEM ? UINT32_MAX : id;
 }
 
 /* ---- the repository's files (for --repo-only with short paths) ------------------------------------------ */
 
 struct repo_files {
-	struct hmap paths; /* hashes of repo-relative paths and of their last-two-component suffixes */
+	struct interner paths; /* repo-relative paths and their last-two-component suffixes */
 	size_t root_len;
 	bool ok;
 };
@@ -221,15 +185,16 @@ static int walk_cb(const char *path, const struct stat *st, int flag, struct FTW
 		return FTW_SKIP_SUBTREE;
 	if (flag != FTW_F)
 		return FTW_CONTINUE;
-	if (walk_target->paths.count > 2000000)
+	if (intern_count(&walk_target->paths) > 2000000)
 		return FTW_STOP;
 	const char *rel = path + walk_target->root_len;
 	while (*rel == '/')
 		rel++;
-	hmap_put(&walk_target->paths, hash_bytes(rel, strlen(rel)), 1);
+	if (intern(&walk_target->paths, rel, strlen(rel), NULL) == INTERN_NOMEM)
+		return FTW_STOP; /* out of memory: the filter keeps what it has */
 	const char *shortp = label_short_path(rel);
-	if (shortp != rel)
-		hmap_put(&walk_target->paths, hash_bytes(shortp, strlen(shortp)), 1);
+	if (shortp != rel && intern(&walk_target->paths, shortp, strlen(shortp), NULL) == INTERN_NOMEM)
+		return FTW_STOP;
 	return FTW_CONTINUE;
 }
 
@@ -243,8 +208,7 @@ static void repo_files_load(struct repo_files *rf, const char *root)
 
 static bool repo_has(const struct repo_files *rf, const char *s, size_t len)
 {
-	uint32_t v;
-	return hmap_get(&rf->paths, hash_bytes(s, len), &v);
+	return intern_find(&rf->paths, s, len) != IDTAB_NONE;
 }
 
 /* ---- per-frame mapping ----------------------------------------------------------------------------- */
@@ -252,7 +216,7 @@ static bool repo_has(const struct repo_files *rf, const char *s, size_t len)
 struct frame_map {
 	uint32_t *func_row;  /* UINT32_MAX: filtered out */
 	uint32_t *group_row;
-	struct rowset funcs, groups;
+	struct interner funcs, groups;
 };
 
 static bool path_under(const char *path, const char *root, size_t root_len)
@@ -380,7 +344,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 	enum plumb_err rc = PLUMB_OK;
 	regex_t *inc = NULL, *exc = NULL;
 	struct label_table *labels = NULL;
-	struct repo_files rf = { HMAP_INIT, 0, false };
+	struct repo_files rf = { INTERNER_INIT, 0, false };
 	struct sbuf raw = SBUF_INIT, key = SBUF_INIT, red = SBUF_INIT, tmp = SBUF_INIT;
 	size_t root_len = o->root ? strlen(o->root) : 0;
 	while (root_len > 1 && o->root[root_len - 1] == '/')
@@ -450,7 +414,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 				if (!keep) {
 					sbuf_reset(&tmp);
 					sbuf_add(&tmp, file, filelen);
-					const char *sp = label_short_path(sbuf_str(&tmp));
+					const char *sp = label_short_path(tmp.buf);
 					keep = repo_has(&rf, sp, strlen(sp));
 				}
 			}
@@ -468,7 +432,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 			sbuf_reset(&tmp);
 			sbuf_add(&tmp, file, filelen);
 			sbuf_addstr(&raw, " (");
-			sbuf_addstr(&raw, label_short_path(sbuf_str(&tmp)));
+			sbuf_addstr(&raw, label_short_path(tmp.buf));
 			sbuf_addch(&raw, ')');
 		} else if (modlen) {
 			size_t bl;
@@ -482,8 +446,8 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 		else if (kind == FRAME_JIT)
 			sbuf_addstr(&raw, "_[j]");
 		sbuf_reset(&red);
-		redact_append(&red, sbuf_str(&raw), raw.len);
-		uint32_t fr = rowset_add(&fm->funcs, sbuf_str(&red), red.len);
+		redact_append(&red, raw.buf, raw.len);
+		uint32_t fr = rowset_add(&fm->funcs, red.buf, red.len);
 		/* group row */
 		sbuf_reset(&key);
 		const char *dfile = file;
@@ -491,7 +455,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 		if (filelen) {
 			sbuf_reset(&tmp);
 			sbuf_add(&tmp, file, filelen);
-			const char *d = display_path(sbuf_str(&tmp), o, root_len);
+			const char *d = display_path(tmp.buf, o, root_len);
 			dfile = file + (d - tmp.buf);
 			dfilelen = filelen - (size_t)(d - tmp.buf);
 		}
@@ -537,8 +501,8 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 			gr = fr;
 		} else {
 			sbuf_reset(&red);
-			redact_append(&red, sbuf_str(&key), key.len);
-			gr = rowset_add(&fm->groups, sbuf_str(&red), red.len);
+			redact_append(&red, key.buf, key.len);
+			gr = rowset_add(&fm->groups, red.buf, red.len);
 		}
 		if (fr == UINT32_MAX || gr == UINT32_MAX || raw.oom || red.oom || key.oom || tmp.oom) {
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -551,7 +515,7 @@ out:
 	free_all(inc, o->ninclude);
 	free_all(exc, o->nexclude);
 	label_table_free(labels);
-	hmap_release(&rf.paths);
+	interner_release(&rf.paths);
 	sbuf_release(&raw);
 	sbuf_release(&key);
 	sbuf_release(&red);
@@ -563,8 +527,8 @@ static void frame_map_release(struct frame_map *fm)
 {
 	free(fm->func_row);
 	free(fm->group_row);
-	rowset_release(&fm->funcs);
-	rowset_release(&fm->groups);
+	interner_release(&fm->funcs);
+	interner_release(&fm->groups);
 }
 
 /* ---- tables ------------------------------------------------------------------------------------------ */
@@ -577,7 +541,7 @@ static int row_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static bool table_from_counts(struct hot_table *t, const struct rowset *rs, const uint64_t *counts)
+static bool table_from_counts(struct hot_table *t, const struct interner *rs, const uint64_t *counts)
 {
 	size_t n = 0;
 	for (size_t i = 0; i < rs->n; i++)
@@ -588,7 +552,7 @@ static bool table_from_counts(struct hot_table *t, const struct rowset *rs, cons
 	for (size_t i = 0; i < rs->n; i++) {
 		if (!counts[i])
 			continue;
-		t->rows[t->n].name = strdup(rs->names[i]);
+		t->rows[t->n].name = strdup(intern_str(rs, (uint32_t)i));
 		if (!t->rows[t->n].name)
 			return false;
 		t->rows[t->n++].count = counts[i];
@@ -929,11 +893,14 @@ void hot_stages_free(struct hot_stage *stages, size_t n)
 
 enum plumb_err hot_stages_load(const char *path, struct hot_stage **out, size_t *nout, struct perr *e)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
-	if (!root)
-		return perr_set(e, strstr(je.text, "unable to open") ? PLUMB_EIO : PLUMB_EFORMAT,
-				"stage file %s: %s (line %d)", path, je.text, je.line);
+	struct jr_error je;
+	json_t *root = jr_parse_file(path, 0, &je);
+	if (!root) {
+		if (je.line < 1) /* could not open or read it */
+			return perr_set(e, PLUMB_EIO, "cannot read the stage file %s: %s", path, je.text);
+		return perr_set(e, PLUMB_EFORMAT, "stage file %s: %s (line %zu, column %zu)", path, je.text, je.line,
+				je.column);
+	}
 	enum plumb_err rc = PLUMB_OK;
 	json_t *schema = json_object_get(root, "schema"), *unit = json_object_get(root, "time_unit");
 	json_t *stages = json_object_get(root, "stages");
@@ -1004,7 +971,7 @@ enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, c
 {
 	size_t cap = before->n + after->n + 1;
 	struct hot_diff_row *rows = calloc(cap, sizeof *rows);
-	struct hmap index = HMAP_INIT;
+	struct interner index = INTERNER_BORROW_INIT; /* row names -> rows; the tables' names outlive it */
 	size_t n = 0;
 	if (!rows)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -1012,24 +979,16 @@ enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, c
 		const struct hot_table *t = side ? after : before;
 		for (size_t i = 0; i < t->n; i++) {
 			const char *name = t->rows[i].name;
-			uint64_t h = hash_bytes(name, strlen(name));
-			uint32_t idx;
-			bool found = false;
-			while (hmap_get(&index, h, &idx)) {
-				if (strcmp(rows[idx].name, name) == 0) {
-					found = true;
-					break;
-				}
-				h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
+			bool added;
+			uint32_t idx = intern(&index, name, strlen(name), &added);
+			if (idx == INTERN_NOMEM) {
+				free(rows);
+				interner_release(&index);
+				return perr_set(e, PLUMB_ENOMEM, "out of memory");
 			}
-			if (!found) {
-				idx = (uint32_t)n++;
+			if (added) {
 				rows[idx].name = name;
-				if (!hmap_put(&index, h, idx)) {
-					free(rows);
-					hmap_release(&index);
-					return perr_set(e, PLUMB_ENOMEM, "out of memory");
-				}
+				n++;
 			}
 			if (side)
 				rows[idx].after += t->rows[i].count;
@@ -1037,7 +996,7 @@ enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, c
 				rows[idx].before += t->rows[i].count;
 		}
 	}
-	hmap_release(&index);
+	interner_release(&index);
 	for (size_t i = 0; i < n; i++) {
 		struct hot_diff_row *r = &rows[i];
 		r->before_share = before_total ? 100.0 * (double)r->before / (double)before_total : 0;

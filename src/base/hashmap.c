@@ -1,6 +1,7 @@
 /* hashmap.c — linear probing; the table stays at most half full so probes stay short. */
 #include "base/hashmap.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -51,6 +52,8 @@ bool hmap_get(const struct hmap *m, uint64_t key, uint32_t *value)
 
 static bool hmap_resize(struct hmap *m, size_t cap)
 {
+	if (cap > SIZE_MAX / sizeof(struct hmap_slot))
+		return false;
 	struct hmap_slot *slots = table_zalloc(cap * sizeof *slots);
 	if (!slots)
 		return false;

@@ -1,5 +1,7 @@
-/* hashmap.h — open-addressing map from a 64-bit key to a 32-bit value (linear probing, power-of-two size).
- * Used for interning: strings, frames and prefix-tree children hash into it. The map owns its table only. */
+/* hashmap.h — open-addressing map from an exact 64-bit key to a 32-bit value (linear probing, power-of-two
+ * size): pids, tids, addresses, (parent << 32 | child) pairs. The key is the whole key and is compared; keys
+ * that do not fit in 64 bits (strings, frames) go through base/idtab.h or base/intern.h, never through a hash
+ * of them here. Also the 64-bit hashes and the table allocator plumb's tables share. The map owns its table. */
 #ifndef PLUMB_BASE_HASHMAP_H
 #define PLUMB_BASE_HASHMAP_H
 

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+
 static const struct opt *find_long(const struct opt *opts, const char *name, size_t n)
 {
 	for (const struct opt *o = opts; o->type != OPT_END; o++)
@@ -54,13 +56,11 @@ static bool store(const struct opt *o, const char *val, struct perr *e)
 	}
 	case OPT_LIST: {
 		struct opt_list *l = o->target;
-		const char **nv = realloc(l->v, sizeof *nv * (size_t)(l->n + 1));
-		if (!nv) {
+		if (!REALLOC_ARRAY(l->v, (size_t)l->n + 1)) {
 			perr_set(e, PLUMB_ENOMEM, "out of memory");
 			return false;
 		}
-		nv[l->n++] = val;
-		l->v = nv;
+		l->v[l->n++] = val;
 		break;
 	}
 	case OPT_END:

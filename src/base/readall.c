@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "base/grow.h"
+
 int read_fd_whole(int fd, size_t cap, size_t max, char **out, size_t *len)
 {
 	size_t n = 0;
@@ -21,13 +23,13 @@ int read_fd_whole(int fd, size_t cap, size_t max, char **out, size_t *len)
 				free(buf);
 				return EFBIG;
 			}
-			size_t nc = max && cap * 2 > max ? max : cap * 2;
-			char *nb = realloc(buf, nc);
-			if (!nb) {
+			size_t nc = grow_cap(cap + 1, cap);
+			if (max && nc > max)
+				nc = max;
+			if (!REALLOC_ARRAY(buf, nc)) {
 				free(buf);
 				return ENOMEM;
 			}
-			buf = nb;
 			cap = nc;
 		}
 		ssize_t r = read(fd, buf + n, cap - n - 1);

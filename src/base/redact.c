@@ -344,9 +344,14 @@ char *redact_dup(const char *s)
 {
 	struct sbuf sb = SBUF_INIT;
 	redact_append(&sb, s, strlen(s));
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return NULL;
-	}
 	return sbuf_detach(&sb, NULL);
+}
+
+void redact_add_json(struct sbuf *out, const char *in, size_t len)
+{
+	struct sbuf r = SBUF_INIT;
+	redact_append(&r, in, len);
+	sbuf_add_json_text(out, r.buf, r.len);
+	out->oom |= r.oom;
+	sbuf_release(&r);
 }

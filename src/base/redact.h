@@ -12,6 +12,8 @@
 
 /* Appends the redacted form of in[0..len) to out. */
 void redact_append(struct sbuf *out, const char *in, size_t len);
+/* Appends the redacted form of in[0..len) to out as a JSON string (sbuf_add_json_text: always valid JSON). */
+void redact_add_json(struct sbuf *out, const char *in, size_t len);
 /* Returns a malloc'd redacted copy of s (caller frees), or NULL when out of memory. */
 char *redact_dup(const char *s);
 /* Overrides the home directory used for prefix dropping (NULL: use $HOME). For tests. */

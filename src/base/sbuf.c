@@ -1,24 +1,40 @@
-/* sbuf.c — growable buffer; grows geometrically so appends are amortized O(1). */
+/* sbuf.c — growable buffer; grows geometrically so appends are amortized O(1). The shared empty string is
+ * only ever read: every write goes to storage the buffer owns (cap > 0). */
 #include "base/sbuf.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+#include "base/utf8.h"
+
+char sbuf_slopbuf[1];
+
+void sbuf_init(struct sbuf *sb)
+{
+	*sb = (struct sbuf)SBUF_INIT;
+}
+
 bool sbuf_grow(struct sbuf *sb, size_t extra)
 {
+	size_t need;
 	if (sb->oom)
 		return false;
-	if (sb->len + extra + 1 <= sb->cap)
+	if (__builtin_add_overflow(sb->len, extra, &need) || need == SIZE_MAX) { /* refused like any failed grow */
+		sb->oom = true;
+		return false;
+	}
+	if (++need <= sb->cap)
 		return true;
-	size_t cap = sb->cap ? sb->cap : 64;
-	while (cap < sb->len + extra + 1)
-		cap *= 2;
-	char *nb = realloc(sb->buf, cap);
+	size_t cap = grow_cap(need < 64 ? 64 : need, sb->cap);
+	char *nb = realloc_array(sb->cap ? sb->buf : NULL, cap, 1);
 	if (!nb) {
 		sb->oom = true;
 		return false;
 	}
+	if (!sb->cap) /* the text was the shared "" (or a zeroed buffer): nothing to keep */
+		sb->len = 0;
 	sb->buf = nb;
 	sb->cap = cap;
 	sb->buf[sb->len] = '\0';
@@ -27,7 +43,7 @@ bool sbuf_grow(struct sbuf *sb, size_t extra)
 
 void sbuf_add(struct sbuf *sb, const void *data, size_t len)
 {
-	if (!sbuf_grow(sb, len))
+	if (!len || !sbuf_grow(sb, len))
 		return;
 	memcpy(sb->buf + sb->len, data, len);
 	sb->len += len;
@@ -67,7 +83,9 @@ void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 	va_end(ap);
 }
 
-void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
+/* The one JSON string writer: quotes, backslashes and control characters are escaped (\n \t \r by name,
+ * the rest as \u00XX); with `sanitize`, every byte that is not part of valid UTF-8 becomes '?'. */
+static void add_json(struct sbuf *sb, const char *s, size_t len, bool sanitize)
 {
 	static const char hex[] = "0123456789abcdef";
 	if (!sbuf_grow(sb, len + 2))
@@ -76,6 +94,17 @@ void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
 	size_t start = 0;
 	for (size_t i = 0; i < len; i++) {
 		unsigned char c = (unsigned char)s[i];
+		if (c >= 0x80 && sanitize) {
+			size_t n = utf8_seq_len((const unsigned char *)s + i, len - i);
+			if (n) {
+				i += n - 1;
+				continue;
+			}
+			sbuf_add(sb, s + start, i - start);
+			sbuf_addch(sb, '?');
+			start = i + 1;
+			continue;
+		}
 		if (c >= 0x20 && c != '"' && c != '\\')
 			continue;
 		sbuf_add(sb, s + start, i - start);
@@ -96,37 +125,51 @@ void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
 	sbuf_addch(sb, '"');
 }
 
-void sbuf_reset(struct sbuf *sb)
+void sbuf_add_json_str(struct sbuf *sb, const char *s, size_t len)
 {
-	sb->len = 0;
-	if (sb->buf)
-		sb->buf[0] = '\0';
+	add_json(sb, s, len, false);
 }
 
-const char *sbuf_str(struct sbuf *sb)
+void sbuf_add_json_text(struct sbuf *sb, const char *s, size_t len)
 {
-	if (!sb->buf && !sbuf_grow(sb, 0))
-		return NULL;
-	return sb->buf;
+	add_json(sb, s, len, true);
+}
+
+void sbuf_reset(struct sbuf *sb)
+{
+	sbuf_setlen(sb, 0);
+}
+
+void sbuf_setlen(struct sbuf *sb, size_t len)
+{
+	if (!sb->cap) /* the shared "" stays as it is */
+		return;
+	sb->len = len < sb->len ? len : sb->len;
+	sb->buf[sb->len] = '\0';
+}
+
+enum plumb_err sbuf_done(const struct sbuf *sb, struct perr *e)
+{
+	return sb->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory") : PLUMB_OK;
 }
 
 char *sbuf_detach(struct sbuf *sb, size_t *len)
 {
-	if (!sb->buf)
+	if (!sb->cap)
 		sbuf_grow(sb, 0);
-	char *b = sb->buf;
+	char *b = sb->oom ? NULL : sb->buf;
 	if (len)
-		*len = sb->len;
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
-	sb->oom = false;
+		*len = b ? sb->len : 0;
+	if (!b)
+		sbuf_release(sb);
+	else
+		sbuf_init(sb);
 	return b;
 }
 
 void sbuf_release(struct sbuf *sb)
 {
-	free(sb->buf);
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
-	sb->oom = false;
+	if (sb->cap)
+		free(sb->buf);
+	sbuf_init(sb);
 }

@@ -3,15 +3,11 @@
 
 #include <stdlib.h>
 
+#include "base/grow.h"
+
 bool u32vec_grow(struct u32vec *a)
 {
-	size_t nc = a->cap ? a->cap * 2 : 64;
-	uint32_t *nv = realloc(a->v, nc * sizeof *nv);
-	if (!nv)
-		return false;
-	a->v = nv;
-	a->cap = nc;
-	return true;
+	return ALLOC_GROW(a->v, a->n + 1, a->cap);
 }
 
 void u32vec_release(struct u32vec *a)

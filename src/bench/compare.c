@@ -35,8 +35,6 @@ static int verdict_order(const char *v)
 	return 1;
 }
 
-static enum bench_rank sort_rank;
-
 /* NAN sorts after every number */
 static int cmp_desc(double a, double b)
 {
@@ -45,10 +43,12 @@ static int cmp_desc(double a, double b)
 	return (a < b) - (a > b);
 }
 
-static int cmp_rows(const void *pa, const void *pb)
+/* Rows in the order of a ranking (ctx: the enum bench_rank). */
+static int cmp_rows(const void *pa, const void *pb, void *ctx)
 {
+	enum bench_rank rank = *(const enum bench_rank *)ctx;
 	const struct bench_cmp_row *a = pa, *b = pb;
-	if (sort_rank == BENCH_RANK_NAME)
+	if (rank == BENCH_RANK_NAME)
 		return strcmp(a->metric, b->metric);
 	int va = verdict_order(a->verdict), vb = verdict_order(b->verdict);
 	if (va != vb)
@@ -56,7 +56,7 @@ static int cmp_rows(const void *pa, const void *pb)
 	if (a->core != b->core) /* the headline metrics before their drill-downs */
 		return a->core ? -1 : 1;
 	int c;
-	if (sort_rank == BENCH_RANK_BOTTLENECKS && (c = cmp_desc(a->time_added_ms, b->time_added_ms)) != 0)
+	if (rank == BENCH_RANK_BOTTLENECKS && (c = cmp_desc(a->time_added_ms, b->time_added_ms)) != 0)
 		return c;
 	/* regressions: the worst change in the metric's own direction first */
 	double wa = a->change_pct * (a->def && a->def->better == BENCH_HIGHER_IS_BETTER ? -1 : 1);
@@ -143,8 +143,7 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 		bench_cmp_release(out);
 		return false;
 	}
-	sort_rank = rank;
-	qsort(out->rows, out->n, sizeof *out->rows, cmp_rows);
+	qsort_r(out->rows, out->n, sizeof *out->rows, cmp_rows, &rank);
 	return true;
 }
 

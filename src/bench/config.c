@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
@@ -47,11 +48,6 @@ static enum plumb_err read_text(const char *path, const char *what, char **text,
 		sbuf_release(&sb);
 		return perr_set(e, PLUMB_EIO, "cannot read %s %s", what, path);
 	}
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
-	sbuf_str(&sb);
 	*text = sbuf_detach(&sb, NULL);
 	return *text ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
 }
@@ -71,11 +67,6 @@ static char *abs_dir_of(const char *path)
 	}
 	if (slash)
 		sbuf_add(&sb, path, (size_t)(slash - path) + (slash == path ? 1 : 0));
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return NULL;
-	}
-	sbuf_str(&sb);
 	return sbuf_detach(&sb, NULL);
 }
 
@@ -89,11 +80,6 @@ static char *resolve(const char *dir, const char *p)
 		sbuf_addch(&sb, '/');
 		sbuf_addstr(&sb, p);
 	}
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return NULL;
-	}
-	sbuf_str(&sb);
 	return sbuf_detach(&sb, NULL);
 }
 
@@ -188,10 +174,8 @@ static struct bench_case *find_or_add_case(struct suite_ctx *sc, const char *nam
 	for (size_t i = 0; i < s->ncases; i++)
 		if (strcmp(s->cases[i].name, name) == 0)
 			return &s->cases[i];
-	struct bench_case *nc = realloc(s->cases, (s->ncases + 1) * sizeof *nc);
-	if (!nc)
+	if (!REALLOC_ARRAY(s->cases, s->ncases + 1))
 		return NULL;
-	s->cases = nc;
 	struct bench_case *c = &s->cases[s->ncases];
 	memset(c, 0, sizeof *c);
 	c->name = strdup(name);
@@ -275,12 +259,10 @@ static int suite_handler(void *user, const char *section, const char *key, const
 				const char *eq = memchr(w, '=', (size_t)(p - w));
 				if (!eq || !valid_env_key(w, (size_t)(eq - w)))
 					return fail(cx, "[%s] env wants KEY=VALUE words, not '%.*s'", section, (int)(p - w), w);
-				char **ne = realloc(c->env, (c->nenv + 1) * sizeof *ne);
-				if (!ne) {
+				if (!REALLOC_ARRAY(c->env, c->nenv + 1)) {
 					cx->oom = true;
 					return fail(cx, "out of memory");
 				}
-				c->env = ne;
 				c->env[c->nenv] = strndup(w, (size_t)(p - w));
 				if (!c->env[c->nenv]) {
 					cx->oom = true;
@@ -439,10 +421,8 @@ static struct bench_metric_def *find_or_add_metric(struct bench_catalog *c, cons
 	for (size_t i = 0; i < c->n; i++)
 		if (strcmp(c->metrics[i].name, name) == 0)
 			return &c->metrics[i];
-	struct bench_metric_def *nm = realloc(c->metrics, (c->n + 1) * sizeof *nm);
-	if (!nm)
+	if (!REALLOC_ARRAY(c->metrics, c->n + 1))
 		return NULL;
-	c->metrics = nm;
 	struct bench_metric_def *m = &c->metrics[c->n];
 	memset(m, 0, sizeof *m);
 	m->slo_p50 = m->slo_p95 = m->slo_max = NAN;
@@ -541,14 +521,11 @@ static int catalog_handler(void *user, const char *section, const char *key, con
 				const char *w = p;
 				while (*p && *p != ' ' && *p != '\t' && *p != ',')
 					p++;
-				char **nr = realloc(m->required, (m->nrequired + 1) * sizeof *nr);
-				if (!nr || !(nr[m->nrequired] = strndup(w, (size_t)(p - w)))) {
-					if (nr)
-						m->required = nr;
+				if (!REALLOC_ARRAY(m->required, m->nrequired + 1) ||
+				    !(m->required[m->nrequired] = strndup(w, (size_t)(p - w)))) {
 					cx->oom = true;
 					return fail(cx, "out of memory");
 				}
-				m->required = nr;
 				m->nrequired++;
 			}
 			return 1;

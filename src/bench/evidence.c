@@ -3,15 +3,21 @@
 #include "bench/evidence.h"
 
 #include <errno.h>
-#include <jansson.h>
-#include <yajl/yajl_parse.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/atomic.h"
-#include "base/hashmap.h"
+#include "base/grow.h"
+#include "base/intern.h"
+#include "base/json_tree.h"
+#include "base/readall.h"
 #include "base/sbuf.h"
+#include "base/utf8.h"
 
 static void index_free(struct bench_metric_index *ix);
 
@@ -79,14 +85,8 @@ static char *dup_or_null(const char *s, bool *oom)
 bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, const char *kind, const char *unit,
 			       double value, long run, const char *tags)
 {
-	if (ev->nsamples == ev->samples_cap) {
-		size_t cap = ev->samples_cap ? ev->samples_cap * 2 : 64;
-		struct bench_sample *ns = realloc(ev->samples, cap * sizeof *ns);
-		if (!ns)
-			return false;
-		ev->samples = ns;
-		ev->samples_cap = cap;
-	}
+	if (!ALLOC_GROW(ev->samples, ev->nsamples + 1, ev->samples_cap))
+		return false;
 	bool oom = false;
 	struct bench_sample s = {
 		.name = dup_or_null(name, &oom),
@@ -120,8 +120,7 @@ const struct bench_case_result *bench_evidence_case_of(const struct bench_eviden
 }
 
 struct bench_metric_index {
-	struct hmap map;     /* hash of the name (probed on a collision) -> metric number */
-	const char **names;  /* metric number -> name (points into the samples) */
+	struct interner names; /* metric name <-> metric number (borrowed: the names point into the samples) */
 	size_t n;
 	size_t *start;       /* the samples of metric m are order[start[m] .. start[m + 1]) */
 	size_t *order;
@@ -131,27 +130,17 @@ static void index_free(struct bench_metric_index *ix)
 {
 	if (!ix)
 		return;
-	hmap_release(&ix->map);
-	free(ix->names);
+	interner_release(&ix->names);
 	free(ix->start);
 	free(ix->order);
 	free(ix);
 }
 
-/* Metric number of name, or (size_t)-1; *key receives the slot key where it is or would go. */
-static size_t index_find(const struct bench_metric_index *ix, const char *name, uint64_t *key)
+/* Metric number of name, or (size_t)-1. */
+static size_t index_find(const struct bench_metric_index *ix, const char *name)
 {
-	uint64_t k = hash_bytes(name, strlen(name));
-	uint32_t v;
-	while (hmap_get(&ix->map, k, &v)) {
-		if (strcmp(ix->names[v], name) == 0) {
-			*key = k;
-			return v;
-		}
-		k = hash_u64(k + 1); /* a 64-bit collision: probe on */
-	}
-	*key = k;
-	return (size_t)-1;
+	uint32_t m = intern_find(&ix->names, name, strlen(name));
+	return m == IDTAB_NONE ? (size_t)-1 : m;
 }
 
 /* The index, built when missing (the cache is not part of the artifact's value, hence the cast). */
@@ -162,19 +151,17 @@ static const struct bench_metric_index *get_index(const struct bench_evidence *c
 		return ev->index;
 	struct bench_metric_index *ix = calloc(1, sizeof *ix);
 	size_t *metric_of = malloc((ev->nsamples + 1) * sizeof *metric_of);
-	if (!ix || !metric_of || !(ix->names = malloc((ev->nsamples + 1) * sizeof *ix->names)))
+	if (!ix || !metric_of)
 		goto oom;
+	ix->names = (struct interner)INTERNER_BORROW_INIT;
 	for (size_t i = 0; i < ev->nsamples; i++) {
-		uint64_t key;
-		size_t m = index_find(ix, ev->samples[i].name, &key);
-		if (m == (size_t)-1) {
-			m = ix->n++;
-			ix->names[m] = ev->samples[i].name;
-			if (!hmap_put(&ix->map, key, (uint32_t)m))
-				goto oom;
-		}
+		const char *name = ev->samples[i].name;
+		uint32_t m = intern(&ix->names, name, strlen(name), NULL);
+		if (m == INTERN_NOMEM)
+			goto oom;
 		metric_of[i] = m;
 	}
+	ix->n = intern_count(&ix->names);
 	ix->start = calloc(ix->n + 1, sizeof *ix->start);
 	ix->order = malloc((ev->nsamples + 1) * sizeof *ix->order);
 	if (!ix->start || !ix->order)
@@ -210,7 +197,8 @@ const char **bench_evidence_metrics(const struct bench_evidence *ev, size_t *n)
 	const char **out = malloc((ix->n + 1) * sizeof *out);
 	if (!out)
 		return NULL;
-	memcpy(out, ix->names, ix->n * sizeof *out);
+	for (size_t m = 0; m < ix->n; m++)
+		out[m] = intern_str(&ix->names, (uint32_t)m);
 	*n = ix->n;
 	return out;
 }
@@ -219,8 +207,7 @@ double *bench_evidence_values(const struct bench_evidence *ev, const char *metri
 {
 	*n = 0;
 	const struct bench_metric_index *ix = get_index(ev);
-	uint64_t key;
-	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	size_t m = ix ? index_find(ix, metric) : (size_t)-1;
 	if (m == (size_t)-1)
 		return NULL;
 	size_t count = ix->start[m + 1] - ix->start[m];
@@ -236,8 +223,7 @@ double *bench_evidence_values(const struct bench_evidence *ev, const char *metri
 const struct bench_sample *bench_evidence_first(const struct bench_evidence *ev, const char *metric)
 {
 	const struct bench_metric_index *ix = get_index(ev);
-	uint64_t key;
-	size_t m = ix ? index_find(ix, metric, &key) : (size_t)-1;
+	size_t m = ix ? index_find(ix, metric) : (size_t)-1;
 	if (m == (size_t)-1)
 		return NULL;
 	return &ev->samples[ix->order[ix->start[m]]];
@@ -399,6 +385,8 @@ struct rd {
 	const char *what;
 	struct perr *e;
 	bool oom;
+	const char *mapped; /* the artifact's text when it is a file mapping (pages behind the reader are dropped) */
+	size_t dropped;     /* bytes of it dropped so far */
 };
 
 static enum plumb_err bad(struct rd *r, const char *field, const char *want)
@@ -625,321 +613,173 @@ static enum plumb_err from_json(struct rd *r, json_t *root, struct bench_evidenc
 }
 
 /* ---- the streaming reader ----
- * yajl tokenizes the artifact. Every top-level member but "samples" is built into a small jansson tree and
- * checked by from_json(); the samples are built one object at a time, checked, added and dropped, so reading
- * costs the samples themselves, not a document tree of them (jansson's tree of 600k samples took 690 MB). */
+ * The pull reader (base/json.h) walks the artifact in place (a file is mapped, not copied). Every top-level
+ * member but "samples" is built into a small jansson tree and checked by from_json(); the samples are built
+ * one object at a time, checked, added and dropped, so reading costs the samples themselves, not a document
+ * tree of them (jansson's tree of 600k samples took 690 MB). */
 
-#define STREAM_MAX_DEPTH 64
-
-struct stream {
-	struct rd r;
-	struct bench_evidence *ev;
-	json_t *header;          /* the top-level members other than samples */
-	char *key;               /* the current top-level key */
-	int depth;               /* open containers in the input (the root object is 1) */
-	bool in_samples, saw_samples, root_done;
-	size_t sample_index;
-	json_t *stack[STREAM_MAX_DEPTH]; /* containers being built below the current sink */
-	char *pending[STREAM_MAX_DEPTH]; /* the key awaiting a value in each object on the stack */
-	int sp;
-	enum plumb_err err;      /* set once; the parse stops */
-};
-
-static int stream_fail(struct stream *st, enum plumb_err rc)
+/* The reader's error as "WHAT:LINE: not JSON: REASON (column C, byte N)". */
+static enum plumb_err syntax_error(struct rd *r, const struct json_reader *j)
 {
-	if (!st->err)
-		st->err = rc;
-	return 0;
+	if (j->err.code == PLUMB_ENOMEM)
+		return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	return perr_set(r->e, PLUMB_EFORMAT, "%s:%zu: not JSON: %s (column %zu, byte %zu)", r->what, j->err.line,
+			j->err.text, j->err.column, j->err.offset);
 }
 
-/* A complete value at the sink: a sample, or a top-level member. Consumes v. */
-static int stream_complete(struct stream *st, json_t *v)
+/* A mapped artifact's pages behind the reader leave the process (the page cache keeps them; an error message
+ * that counts lines reads them back), so reading a big artifact holds a few MB of its text, not all of it. */
+static void drop_read_pages(struct rd *r, const struct json_reader *j)
 {
-	if (st->in_samples) {
-		enum plumb_err rc = add_sample_json(&st->r, st->ev, v, st->sample_index++);
-		json_decref(v);
-		return rc ? stream_fail(st, rc) : 1;
-	}
-	if (st->key && strcmp(st->key, "samples") == 0) {
-		json_decref(v);
-		return stream_fail(st, bad(&st->r, "samples", "is not an array"));
-	}
-	if (st->key && strcmp(st->key, "schema") == 0 && json_is_string(v) &&
-	    strcmp(json_string_value(v), BENCH_EVIDENCE_SCHEMA) != 0) {
-		enum plumb_err rc = perr_set(st->r.e, PLUMB_EFORMAT, "%s: schema '%s' is not one this build reads (%s)",
-					     st->r.what, json_string_value(v), BENCH_EVIDENCE_SCHEMA);
-		json_decref(v);
-		return stream_fail(st, rc);
-	}
-	if (!st->key || json_object_set_new(st->header, st->key, v) != 0)
-		return stream_fail(st, perr_set(st->r.e, PLUMB_ENOMEM, "out of memory"));
-	return 1;
+	const size_t step = (size_t)8 << 20;
+	if (!r->mapped)
+		return;
+	size_t done = (size_t)(j->p - r->mapped);
+	if (done - r->dropped < step)
+		return;
+	done &= ~(step - 1); /* a multiple of the page size */
+	madvise((char *)r->mapped + r->dropped, done - r->dropped, MADV_DONTNEED);
+	r->dropped = done;
 }
 
-/* A scalar, or a container that has just started (push is true). */
-static int stream_value(struct stream *st, json_t *v, bool push)
+/* The samples array, one sample tree at a time. */
+static enum plumb_err read_samples(struct rd *r, struct json_reader *j, struct bench_evidence *ev)
 {
+	if (jr_peek(j) != '[')
+		return jr_skip(j) ? bad(r, "samples", "is not an array") : syntax_error(r, j);
+	jr_arr_begin(j);
+	bool first = true;
+	int more;
+	for (size_t i = 0; (more = jr_arr_next(j, &first)) == 1; i++) {
+		json_t *v = jr_tree(j, 0);
+		if (!v)
+			return syntax_error(r, j);
+		enum plumb_err rc = add_sample_json(r, ev, v, i);
+		json_decref(v);
+		if (rc)
+			return rc;
+		drop_read_pages(r, j);
+	}
+	return more < 0 ? syntax_error(r, j) : PLUMB_OK;
+}
+
+/* One top-level member other than samples, into header (a repeated key keeps its last value). */
+static enum plumb_err read_member(struct rd *r, struct json_reader *j, const char *k, size_t kl, json_t *header)
+{
+	if (!utf8_valid(k, kl) || memchr(k, '\0', kl))
+		return bad(r, "a top-level key", "is not text");
+	char *key = strndup(k, kl); /* k lives in the reader's scratch only until the next key */
+	if (!key)
+		return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	json_t *v = jr_tree(j, 0);
+	enum plumb_err rc = PLUMB_OK;
 	if (!v)
-		return stream_fail(st, perr_set(st->r.e, PLUMB_EFORMAT, "%s: a number out of range", st->r.what));
-	if (st->depth == 0) { /* the document itself */
-		json_decref(v);
-		return stream_fail(st, bad(&st->r, "the top level", "is not an object"));
-	}
-	if (st->sp > 0) {
-		json_t *top = st->stack[st->sp - 1];
-		int bad_add;
-		if (json_is_object(top)) {
-			bad_add = !st->pending[st->sp - 1] || json_object_set_new(top, st->pending[st->sp - 1], v) != 0;
-			free(st->pending[st->sp - 1]);
-			st->pending[st->sp - 1] = NULL;
+		rc = syntax_error(r, j);
+	else if (strcmp(key, "schema") == 0 && json_is_string(v) &&
+		 strcmp(json_string_value(v), BENCH_EVIDENCE_SCHEMA) != 0)
+		rc = perr_set(r->e, PLUMB_EFORMAT, "%s: schema '%s' is not one this build reads (%s)", r->what,
+			      json_string_value(v), BENCH_EVIDENCE_SCHEMA);
+	else if (json_object_set_nocheck(header, key, v) != 0)
+		rc = perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	json_decref(v);
+	free(key);
+	return rc;
+}
+
+static enum plumb_err read_stream(struct rd *r, const char *text, size_t len, struct bench_evidence *ev)
+{
+	struct json_reader j;
+	jr_init(&j, text, len, r->what, NULL);
+	json_t *header = json_object();
+	bool saw_samples = false, first = true;
+	const char *k;
+	size_t kl;
+	int more = 0;
+	enum plumb_err rc = PLUMB_OK;
+	int c = jr_peek(&j);
+	if (!header)
+		rc = perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	else if (c != '{' && c != -1)
+		rc = bad(r, "the top level", "is not an object");
+	else if (!jr_obj_begin(&j))
+		rc = syntax_error(r, &j);
+	while (!rc && (more = jr_obj_next(&j, &first, &k, &kl)) == 1) {
+		if (!jr_key_is(k, kl, "samples")) {
+			rc = read_member(r, &j, k, kl, header);
+		} else if (saw_samples) {
+			rc = bad(r, "samples", "appears twice");
 		} else {
-			bad_add = json_array_append_new(top, v) != 0;
+			saw_samples = true;
+			rc = read_samples(r, &j, ev);
 		}
-		if (bad_add)
-			return stream_fail(st, perr_set(st->r.e, PLUMB_ENOMEM, "out of memory"));
-		if (push) {
-			if (st->sp == STREAM_MAX_DEPTH)
-				return stream_fail(st, perr_set(st->r.e, PLUMB_EFORMAT, "%s: nested too deeply", st->r.what));
-			st->stack[st->sp++] = v;
-			st->depth++;
-		}
-		return 1;
 	}
-	if (push) { /* a container at the sink: build it, deliver it when it closes */
-		st->stack[st->sp++] = v;
-		st->depth++;
-		return 1;
-	}
-	return stream_complete(st, v);
-}
-
-static int stream_end(struct stream *st)
-{
-	if (st->sp == 0) { /* the root object, or the samples array */
-		st->depth--;
-		if (st->in_samples)
-			st->in_samples = false;
-		else
-			st->root_done = true;
-		return 1;
-	}
-	json_t *v = st->stack[--st->sp];
-	free(st->pending[st->sp]);
-	st->pending[st->sp] = NULL;
-	st->depth--;
-	if (st->sp == 0)
-		return stream_complete(st, v);
-	return 1;
-}
-
-static int cb_null(void *ctx)
-{
-	return stream_value(ctx, json_null(), false);
-}
-
-static int cb_boolean(void *ctx, int b)
-{
-	return stream_value(ctx, json_boolean(b), false);
-}
-
-static int cb_number(void *ctx, const char *s, size_t len)
-{
-	char buf[64];
-	if (len >= sizeof buf)
-		return stream_value(ctx, NULL, false);
-	memcpy(buf, s, len);
-	buf[len] = '\0';
-	char *end;
-	errno = 0;
-	if (!strpbrk(buf, ".eE")) {
-		long long x = strtoll(buf, &end, 10);
-		if (!errno && *end == '\0')
-			return stream_value(ctx, json_integer(x), false);
-		errno = 0;
-	}
-	double d = strtod(buf, &end);
-	if (*end != '\0' || !isfinite(d))
-		return stream_value(ctx, NULL, false);
-	return stream_value(ctx, json_real(d), false);
-}
-
-static int cb_string(void *ctx, const unsigned char *s, size_t len)
-{
-	return stream_value(ctx, json_stringn((const char *)s, len), false);
-}
-
-static int cb_start_map(void *ctx)
-{
-	struct stream *st = ctx;
-	if (st->depth == 0 && !st->root_done) {
-		st->depth = 1;
-		return 1;
-	}
-	return stream_value(st, json_object(), true);
-}
-
-static int cb_map_key(void *ctx, const unsigned char *s, size_t len)
-{
-	struct stream *st = ctx;
-	char *k = strndup((const char *)s, len);
-	if (!k)
-		return stream_fail(st, perr_set(st->r.e, PLUMB_ENOMEM, "out of memory"));
-	if (st->sp == 0 && !st->in_samples) {
-		free(st->key);
-		st->key = k;
-	} else if (st->sp > 0) {
-		free(st->pending[st->sp - 1]);
-		st->pending[st->sp - 1] = k;
-	} else {
-		free(k); /* cannot happen: keys inside the samples array belong to a sample on the stack */
-	}
-	return 1;
-}
-
-static int cb_end_map(void *ctx)
-{
-	return stream_end(ctx);
-}
-
-static int cb_start_array(void *ctx)
-{
-	struct stream *st = ctx;
-	if (st->depth == 1 && st->sp == 0 && !st->in_samples && st->key && strcmp(st->key, "samples") == 0) {
-		if (st->saw_samples)
-			return stream_fail(st, bad(&st->r, "samples", "appears twice"));
-		st->in_samples = st->saw_samples = true;
-		st->depth++;
-		return 1;
-	}
-	return stream_value(st, json_array(), true);
-}
-
-static int cb_end_array(void *ctx)
-{
-	return stream_end(ctx);
-}
-
-static const yajl_callbacks stream_callbacks = {
-	cb_null, cb_boolean, NULL, NULL, cb_number, cb_string, cb_start_map, cb_map_key, cb_end_map, cb_start_array,
-	cb_end_array,
-};
-
-struct stream_parser {
-	struct stream st;
-	yajl_handle h;
-	size_t line;        /* 1-based line of the chunk start, for messages */
-};
-
-static void stream_init(struct stream_parser *sp, const char *what, struct bench_evidence *ev, struct perr *e)
-{
-	memset(sp, 0, sizeof *sp);
-	bench_evidence_init(ev);
-	sp->st.r = (struct rd){ what, e, false };
-	sp->st.ev = ev;
-	sp->st.header = json_object();
-	sp->h = yajl_alloc(&stream_callbacks, NULL, &sp->st);
-	sp->line = 1;
-}
-
-/* The yajl error as "WHAT:LINE: not JSON: ...", with the line of the offending byte. */
-static enum plumb_err stream_syntax_error(struct stream_parser *sp, const unsigned char *buf, size_t len)
-{
-	size_t at = yajl_get_bytes_consumed(sp->h), line = sp->line;
-	for (size_t i = 0; i < at && i < len; i++)
-		line += buf[i] == '\n';
-	unsigned char *msg = yajl_get_error(sp->h, 0, buf, len);
-	char text[160];
-	snprintf(text, sizeof text, "%s", msg ? (const char *)msg : "syntax error");
-	text[strcspn(text, "\n")] = '\0';
-	if (msg)
-		yajl_free_error(sp->h, msg);
-	return perr_set(sp->st.r.e, PLUMB_EFORMAT, "%s:%zu: not JSON: %s", sp->st.r.what, line, text);
-}
-
-static enum plumb_err stream_feed(struct stream_parser *sp, const unsigned char *buf, size_t len)
-{
-	if (!sp->h || !sp->st.header)
-		return perr_set(sp->st.r.e, PLUMB_ENOMEM, "out of memory");
-	yajl_status ys = yajl_parse(sp->h, buf, len);
-	if (sp->st.err)
-		return sp->st.err;
-	if (ys != yajl_status_ok)
-		return stream_syntax_error(sp, buf, len);
-	for (size_t i = 0; i < len; i++)
-		sp->line += buf[i] == '\n';
-	return PLUMB_OK;
-}
-
-static enum plumb_err stream_finish(struct stream_parser *sp)
-{
-	struct stream *st = &sp->st;
-	yajl_status ys = yajl_complete_parse(sp->h);
-	if (st->err)
-		return st->err;
-	if (ys != yajl_status_ok)
-		return stream_syntax_error(sp, (const unsigned char *)"", 0);
-	if (!st->root_done)
-		return bad(&st->r, "the top level", "is not an object");
-	if (!json_object_get(st->header, "schema"))
-		return bad(&st->r, "schema", "is missing");
-	if (!st->saw_samples)
-		return bad(&st->r, "samples", "is not an array");
+	if (!rc && (more < 0 || (!jr_at_end(&j) && !jr_fail(&j, "trailing data after the artifact"))))
+		rc = syntax_error(r, &j);
+	if (!rc && !json_object_get(header, "schema"))
+		rc = bad(r, "schema", "is missing");
+	if (!rc && !saw_samples)
+		rc = bad(r, "samples", "is not an array");
 	/* the samples are in already: check the rest with an empty samples array */
-	if (json_object_set_new(st->header, "samples", json_array()) != 0)
-		return perr_set(st->r.e, PLUMB_ENOMEM, "out of memory");
-	return from_json(&st->r, st->header, st->ev);
+	if (!rc && json_object_set_new(header, "samples", json_array()) != 0)
+		rc = perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	if (!rc)
+		rc = from_json(r, header, ev);
+	json_decref(header);
+	jr_release(&j);
+	return rc;
 }
 
-static void stream_release(struct stream_parser *sp)
+static enum plumb_err parse(const char *text, size_t len, bool mapped, const char *what, struct bench_evidence *ev,
+			    struct perr *e)
 {
-	if (sp->h)
-		yajl_free(sp->h);
-	for (int i = 0; i < sp->st.sp; i++) {
-		free(sp->st.pending[i]);
-	}
-	if (sp->st.sp > 0)
-		json_decref(sp->st.stack[0]); /* the bottom container owns the rest */
-	json_decref(sp->st.header);
-	free(sp->st.key);
-}
-
-enum plumb_err bench_evidence_parse(const char *text, size_t len, const char *what, struct bench_evidence *ev,
-				    struct perr *e)
-{
-	struct stream_parser sp;
-	stream_init(&sp, what, ev, e);
-	enum plumb_err rc = stream_feed(&sp, (const unsigned char *)text, len);
-	if (rc == PLUMB_OK)
-		rc = stream_finish(&sp);
-	stream_release(&sp);
+	bench_evidence_init(ev);
+	struct rd r = { what, e, false, mapped ? text : NULL, 0 };
+	enum plumb_err rc = read_stream(&r, text, len, ev);
 	if (rc)
 		bench_evidence_release(ev);
 	return rc;
 }
 
+enum plumb_err bench_evidence_parse(const char *text, size_t len, const char *what, struct bench_evidence *ev,
+				    struct perr *e)
+{
+	return parse(text, len, false, what, ev, e);
+}
+
 enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, struct perr *e)
 {
 	bench_evidence_init(ev);
-	FILE *f = fopen(path, "r");
-	if (!f) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
 		int err = errno;
+		if (fd >= 0)
+			close(fd);
 		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read artifact %s: %s", path,
 				strerror(err));
 	}
-	struct stream_parser sp;
-	stream_init(&sp, path, ev, e);
-	unsigned char buf[1 << 16];
-	size_t n;
-	enum plumb_err rc = PLUMB_OK;
-	while (rc == PLUMB_OK && (n = fread(buf, 1, sizeof buf, f)) > 0)
-		rc = stream_feed(&sp, buf, n);
-	if (rc == PLUMB_OK && ferror(f))
-		rc = perr_set(e, PLUMB_EIO, "cannot read artifact %s: %s", path, strerror(errno));
-	fclose(f);
-	if (rc == PLUMB_OK)
-		rc = stream_finish(&sp);
-	stream_release(&sp);
-	if (rc)
-		bench_evidence_release(ev);
+	/* a regular file is mapped: its pages are the page cache's, not a copy */
+	char *text = NULL;
+	size_t len = 0;
+	bool mapped = false;
+	if (S_ISREG(st.st_mode) && st.st_size > 0) {
+		len = (size_t)st.st_size;
+		text = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+		mapped = text != MAP_FAILED;
+		if (mapped)
+			madvise(text, len, MADV_SEQUENTIAL);
+		else
+			text = NULL;
+	}
+	int err = mapped ? 0 : read_fd_whole(fd, 1 << 16, 0, &text, &len);
+	close(fd);
+	if (err)
+		return perr_set(e, err == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO, "cannot read artifact %s: %s", path,
+				strerror(err));
+	enum plumb_err rc = parse(text, len, mapped, path, ev, e);
+	if (mapped)
+		munmap(text, len);
+	else
+		free(text);
 	return rc;
 }

@@ -142,7 +142,7 @@ void bench_git_fill(struct bench_evidence *ev, const char *dir)
 	struct sbuf out = SBUF_INIT;
 	char *head[] = { "git", "rev-parse", "--verify", "-q", "HEAD", NULL };
 	if (capture(head, dir, &out) == 0 && out.len >= 40) {
-		ev->git_commit = strndup(sbuf_str(&out), strcspn(out.buf, "\n"));
+		ev->git_commit = strndup(out.buf, strcspn(out.buf, "\n"));
 		sbuf_reset(&out);
 		char *status[] = { "git", "status", "--porcelain", "--untracked-files=no", NULL };
 		if (capture(status, dir, &out) == 0)
@@ -297,7 +297,6 @@ static char *next_word(const char **s)
 		}
 	}
 	*s = p;
-	sbuf_str(&w);
 	return sbuf_detach(&w, NULL);
 }
 
@@ -333,7 +332,7 @@ char *bench_command_program(const char *command, const char *cwd)
 			sbuf_addch(&p, '/');
 		}
 		sbuf_addstr(&p, w);
-		if (!p.oom && access(sbuf_str(&p), X_OK) == 0)
+		if (!p.oom && access(p.buf, X_OK) == 0)
 			found = sbuf_detach(&p, NULL);
 	} else {
 		const char *path = getenv("PATH");
@@ -346,7 +345,7 @@ char *bench_command_program(const char *command, const char *cwd)
 			sbuf_addch(&p, '/');
 			sbuf_addstr(&p, w);
 			struct stat st;
-			if (!p.oom && stat(sbuf_str(&p), &st) == 0 && S_ISREG(st.st_mode) && access(p.buf, X_OK) == 0)
+			if (!p.oom && stat(p.buf, &st) == 0 && S_ISREG(st.st_mode) && access(p.buf, X_OK) == 0)
 				found = sbuf_detach(&p, NULL);
 			path += n;
 			if (*path == ':')
@@ -451,7 +450,7 @@ static void check_busy(struct bench_doctor *d)
 	}
 	if (busy)
 		item(d, BENCH_DOCTOR_WARN, "busy", "%d competing busy process%s: %s", busy, busy == 1 ? "" : "es",
-		     sbuf_str(&list));
+		     list.buf);
 	else
 		item(d, BENCH_DOCTOR_OK, "busy", "no other process used 20%% of a CPU over %.1f s", secs);
 	sbuf_release(&list);
@@ -554,7 +553,7 @@ char *bench_redact_path(const char *path)
 	sbuf_addstr(&sb, path);
 	if (add_slash)
 		sbuf_addch(&sb, '/'); /* so that "$HOME" itself has the "$HOME/" prefix the redactor drops */
-	char *r = sb.oom ? NULL : redact_dup(sbuf_str(&sb));
+	char *r = sb.oom ? NULL : redact_dup(sb.buf);
 	sbuf_release(&sb);
 	if (!r)
 		return NULL;

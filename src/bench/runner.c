@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <math.h>
 #include <poll.h>
 #include <regex.h>
@@ -21,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/json_tree.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "bench/machine.h"
@@ -67,7 +67,7 @@ static bool redact_tags(json_t *v)
 
 bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, long run, const char *line, size_t len)
 {
-	json_t *o = json_loadb(line, len, 0, NULL);
+	json_t *o = jr_parse(line, len, 0, NULL);
 	if (!o)
 		return false;
 	bool ok = false;

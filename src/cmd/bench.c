@@ -16,6 +16,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/grow.h"
 #include "base/home.h"
 #include "base/gate.h"
 #include "base/opt.h"
@@ -62,8 +63,7 @@ static char *artifact_catalog_path(const char *stored)
 		return strdup(stored);
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s%s%s", home, home[strlen(home) - 1] == '/' ? "" : "/", stored);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* Loads the catalog: --catalog when given (missing: exit 3), else the artifact's own when it still exists.
@@ -103,8 +103,7 @@ static char *baseline_dir(void)
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s/%s", home, BASELINE_SUBDIR);
 	free(home);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 static bool valid_baseline_name(const char *n)
@@ -127,8 +126,7 @@ static char *baseline_path(const char *name)
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s/%s.json", dir, name);
 	free(dir);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* mkdir -p with mode 0700 */
@@ -337,12 +335,12 @@ static int report_artifact(const struct bench_evidence *ev, const char *shown, c
 				printf("| %s | %zu | %s | %s | %s | %s | %s | %.1f%% | %s | %s |\n", metrics[i], sum[i].n,
 				       fmt_num(a, 32, sum[i].min), fmt_num(b, 32, sum[i].p50), fmt_num(c, 32, sum[i].p95),
 				       fmt_num(e, 32, sum[i].max), fmt_num(g, 32, sum[i].mean), sum[i].cv * 100, f->unit,
-				       sbuf_str(&slo));
+				       slo.buf);
 			else
 				printf("%-*s %5zu %11s %11s %11s %11s %11s %6.1f  %-6s %s\n", (int)w, metrics[i], sum[i].n,
 				       fmt_num(a, 32, sum[i].min), fmt_num(b, 32, sum[i].p50), fmt_num(c, 32, sum[i].p95),
 				       fmt_num(e, 32, sum[i].max), fmt_num(g, 32, sum[i].mean), sum[i].cv * 100, f->unit,
-				       sbuf_str(&slo));
+				       slo.buf);
 			sbuf_release(&slo);
 		}
 		if (nm == 0)
@@ -406,8 +404,7 @@ static char *default_out(const char *suite_name)
 {
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s.evidence.json", suite_name);
-	sbuf_str(&sb);
-	return sb.oom ? NULL : sbuf_detach(&sb, NULL);
+	return sbuf_detach(&sb, NULL);
 }
 
 /* A case whose program links libplumb but ran without PLUMB_DEBUG wrote none of its plumb_sample() lines: say
@@ -759,7 +756,7 @@ static int sub_compare(int argc, char **argv)
 			}
 			printf("%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", (int)w, r->metric, fmt_num(a, 32, r->base.p50),
 			       fmt_num(b, 32, r->cur.p50), fmt_num(c, 32, r->base.p95), fmt_num(d, 32, r->cur.p95), ch, p,
-			       r->verdict, sbuf_str(&own));
+			       r->verdict, own.buf);
 			sbuf_release(&own);
 		}
 	}
@@ -887,10 +884,8 @@ static int baseline_list(int argc, char **argv)
 			size_t len = strlen(de->d_name);
 			if (len <= 5 || strcmp(de->d_name + len - 5, ".json") != 0 || de->d_name[0] == '.')
 				continue;
-			char **nn = realloc(names, (n + 1) * sizeof *nn);
-			if (!nn)
+			if (!REALLOC_ARRAY(names, n + 1))
 				break;
-			names = nn;
 			if ((names[n] = strndup(de->d_name, len - 5)))
 				n++;
 		}
@@ -1056,10 +1051,8 @@ static int sub_coverage(int argc, char **argv)
 	}
 	/* positionals are accepted as artifacts too */
 	for (int i = 0; i < res.npos; i++) {
-		const char **nv = realloc(artifacts.v, sizeof *nv * (size_t)(artifacts.n + 1));
-		if (!nv)
+		if (!REALLOC_ARRAY(artifacts.v, (size_t)artifacts.n + 1))
 			break;
-		artifacts.v = nv;
 		artifacts.v[artifacts.n++] = res.pos[i];
 	}
 	if (artifacts.n == 0) {
@@ -1100,7 +1093,7 @@ static int sub_coverage(int argc, char **argv)
 		for (size_t k = 0; k < m->nrequired; k++)
 			sbuf_addf(&sets, "%s%s", k ? "," : "", m->required[k]);
 		if (!strpbrk(m->name, "*?[")) {
-			coverage_row(&cat, evs, artifacts.n, m->name, sbuf_str(&sets), rows, &required, &problems);
+			coverage_row(&cat, evs, artifacts.n, m->name, sets.buf, rows, &required, &problems);
 		} else {
 			/* a pattern requires every metric it matches (that has no exact entry of its own), and at least one */
 			size_t matched = 0;
@@ -1116,12 +1109,12 @@ static int sub_coverage(int argc, char **argv)
 					if (seen)
 						continue;
 					matched++;
-					coverage_row(&cat, evs, artifacts.n, names[k], sbuf_str(&sets), rows, &required, &problems);
+					coverage_row(&cat, evs, artifacts.n, names[k], sets.buf, rows, &required, &problems);
 				}
 				free(names);
 			}
 			if (!matched)
-				coverage_row(&cat, evs, artifacts.n, m->name, sbuf_str(&sets), rows, &required, &problems);
+				coverage_row(&cat, evs, artifacts.n, m->name, sets.buf, rows, &required, &problems);
 		}
 		sbuf_release(&sets);
 	}

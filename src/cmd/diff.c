@@ -44,7 +44,7 @@ static void json_side(struct sbuf *sb, const char *key, const char *arg, const s
 	sbuf_addf(sb, "  \"%s\": {\"source\": ", key);
 	struct sbuf red = SBUF_INIT;
 	redact_append(&red, arg, strlen(arg));
-	sbuf_add_json_str(sb, sbuf_str(&red), red.len);
+	sbuf_add_json_str(sb, red.buf, red.len);
 	sbuf_release(&red);
 	sbuf_addstr(sb, ", \"format\": ");
 	sbuf_add_json_str(sb, s->format ? s->format : "", s->format ? strlen(s->format) : 0);
@@ -142,7 +142,7 @@ int cmd_diff(int argc, char **argv)
 				  r->delta_points, (long long)r->delta_count);
 		}
 		sbuf_addstr(&sb, n ? "\n  ]\n}\n" : "]\n}\n");
-		if (sb.oom || fwrite(sbuf_str(&sb), 1, sb.len, stdout) != sb.len)
+		if (sb.oom || fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
 			rc = plumb_fail(EXIT_OUTPUT, "diff: cannot write to stdout");
 		sbuf_release(&sb);
 		goto out;

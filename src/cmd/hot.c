@@ -191,7 +191,7 @@ int cmd_hot(int argc, char **argv)
 			rc = plumb_fail(EXIT_FAILED, "hot: out of memory");
 			goto out;
 		}
-		if (fwrite(sbuf_str(&sb), 1, sb.len, stdout) != sb.len)
+		if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
 			rc = plumb_fail(EXIT_OUTPUT, "hot: cannot write to stdout");
 		sbuf_release(&sb);
 	} else {

@@ -20,6 +20,7 @@
 
 #include "base/atomic.h"
 #include "base/err.h"
+#include "base/grow.h"
 #include "base/opt.h"
 #include "base/redact.h"
 #include "metrics/metrics.h"
@@ -587,13 +588,11 @@ static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, ch
 				first_bad = ce;
 			continue;
 		}
-		struct sbuf_names *no = realloc(others, (nothers + 1) * sizeof *others);
-		if (!no) {
+		if (!REALLOC_ARRAY(others, nothers + 1)) {
 			metrics_doc_release(&cand);
 			free(cand_raw);
 			continue;
 		}
-		others = no;
 		if (!have || cand.updated_ms > best_t) {
 			if (have) {
 				snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", doc->name);

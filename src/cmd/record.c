@@ -277,7 +277,7 @@ int cmd_record(int argc, char **argv)
 		struct sbuf names = SBUF_INIT;
 		for (size_t i = 0; i < n; i++)
 			sbuf_addf(&names, "%s%s", i ? ", " : "", all[i]->name);
-		plumb_fail(EXIT_USAGE, "record: unknown backend '%s' (available: %s)", a.backend, sbuf_str(&names));
+		plumb_fail(EXIT_USAGE, "record: unknown backend '%s' (available: %s)", a.backend, names.buf);
 		sbuf_release(&names);
 		goto out;
 	}
@@ -389,7 +389,7 @@ int cmd_record(int argc, char **argv)
 	struct profile_meta *meta = profile_meta(raw);
 	struct sbuf cmdline = SBUF_INIT;
 	join_command(&cmdline, &opts, &a);
-	meta->command = profile_intern_cstr(raw, sbuf_str(&cmdline));
+	meta->command = profile_intern_cstr(raw, cmdline.buf);
 	sbuf_release(&cmdline);
 	meta->pid = opts.target == TARGET_PID ? opts.pid : 0;
 	meta->start_unix = start_unix;

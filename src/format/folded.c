@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/redact.h"
 #include "base/hashmap.h"
 #include "base/sbuf.h"
@@ -54,7 +55,7 @@ enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fm
 				    struct perr *e)
 {
 	uint32_t thread = profile_thread(p, 0, 0, "all");
-	struct tcache labels = { NULL, 0, 0 };
+	struct tcache labels = { 0 };
 	uint32_t *nodes = NULL; /* previous line: node after frame k */
 	size_t *ends = NULL;    /* previous line: offset (from its start) where frame k ends */
 	size_t depth = 0, cap = 0, prev_len = 0;
@@ -136,15 +137,9 @@ enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fm
 			if (node == PROFILE_NOMEM)
 				goto oom;
 			if (depth == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				uint32_t *nn = realloc(nodes, nc * sizeof *nn);
-				if (!nn)
+				size_t nc = grow_cap(depth + 1, cap);
+				if (!REALLOC_ARRAY(nodes, nc) || !REALLOC_ARRAY(ends, nc))
 					goto oom;
-				nodes = nn;
-				size_t *ne = realloc(ends, nc * sizeof *ne);
-				if (!ne)
-					goto oom;
-				ends = ne;
 				cap = nc;
 			}
 			nodes[depth] = node;
@@ -215,14 +210,9 @@ static uint32_t piece_intern(struct folded_writer *w, const char *text, size_t l
 	if (tc_get(&w->piece_ids, h, text, (uint32_t)len, &id))
 		return id;
 	if (w->npieces == w->cap_pieces) {
-		size_t nc = w->cap_pieces ? w->cap_pieces * 2 : 256;
-		const char **nt = realloc(w->piece_text, nc * sizeof *nt);
-		uint32_t *nl = nt ? realloc(w->piece_len, nc * sizeof *nl) : NULL;
-		if (nt)
-			w->piece_text = nt;
-		if (!nl)
+		size_t nc = grow_cap(w->npieces + 1, w->cap_pieces);
+		if (!REALLOC_ARRAY(w->piece_text, nc) || !REALLOC_ARRAY(w->piece_len, nc))
 			return UINT32_MAX;
-		w->piece_len = nl;
 		w->cap_pieces = nc;
 	}
 	id = (uint32_t)w->npieces;
@@ -257,14 +247,9 @@ static uint32_t node_child(struct folded_writer *w, uint32_t parent, uint32_t pi
 	if (hmap_get(&w->node_index, key, &id))
 		return id;
 	if (w->nnodes == w->cap_nodes) {
-		size_t nc = w->cap_nodes * 2;
-		uint32_t *np = realloc(w->node_parent, nc * sizeof *np);
-		uint32_t *nq = np ? realloc(w->node_piece, nc * sizeof *nq) : NULL;
-		if (np)
-			w->node_parent = np;
-		if (!nq)
+		size_t nc = grow_cap(w->nnodes + 1, w->cap_nodes);
+		if (!REALLOC_ARRAY(w->node_parent, nc) || !REALLOC_ARRAY(w->node_piece, nc))
 			return UINT32_MAX;
-		w->node_piece = nq;
 		w->cap_nodes = nc;
 	}
 	id = (uint32_t)w->nnodes;
@@ -536,13 +521,9 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 	 * profile's own tree of stacks: take it as it is */
 	bool same_tree = ok && !opts->threads && w.npieces == nframes && w.piece_list.n == nframes;
 	if (same_tree && nstacks > w.cap_nodes) {
-		uint32_t *np = realloc(w.node_parent, nstacks * sizeof *np);
-		uint32_t *nq = np ? realloc(w.node_piece, nstacks * sizeof *nq) : NULL;
-		if (np)
-			w.node_parent = np;
-		if (nq)
-			w.node_piece = nq;
-		ok = nq != NULL;
+		ok = REALLOC_ARRAY(w.node_parent, nstacks) && REALLOC_ARRAY(w.node_piece, nstacks);
+		if (ok)
+			w.cap_nodes = nstacks;
 	}
 	if (same_tree && ok) {
 		for (size_t st = 1; st < nstacks; st++) {

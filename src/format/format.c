@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "base/atomic.h"
+#include "base/grow.h"
 #include "base/readall.h"
 
 static const struct {
@@ -129,14 +130,13 @@ static enum plumb_err gunzip(struct fmt_input *in, const char *path, struct perr
 	int rc;
 	do {
 		if (cap - len < 65536) {
-			char *nb = realloc(out, cap * 2);
-			if (!nb) {
+			size_t nc = grow_cap(cap + 1, cap);
+			if (!REALLOC_ARRAY(out, nc)) {
 				free(out);
 				inflateEnd(&zs);
 				return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
 			}
-			out = nb;
-			cap *= 2;
+			cap = nc;
 		}
 		zs.next_out = (Bytef *)out + len;
 		zs.avail_out = (uInt)(cap - len - 1);

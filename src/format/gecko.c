@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/strtab.h"
-#include "format/utf8.h"
 #include "profile/label.h"
 
 struct vec {
@@ -23,14 +23,8 @@ struct vec {
 
 static bool vpush(struct vec *a, uint64_t x)
 {
-	if (a->n == a->cap) {
-		size_t nc = a->cap ? a->cap * 2 : 256;
-		uint64_t *nv = realloc(a->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		a->v = nv;
-		a->cap = nc;
-	}
+	if (!ALLOC_GROW(a->v, a->n + 1, a->cap))
+		return false;
 	a->v[a->n++] = x;
 	return true;
 }
@@ -64,29 +58,23 @@ static void put_repeat(struct sbuf *b, const char *key, const char *value, size_
 
 static void json_string(struct sbuf *b, const char *s, size_t n, bool redact)
 {
-	struct sbuf r = SBUF_INIT, u = SBUF_INIT;
-	if (redact) {
-		redact_append(&r, s, n);
-		s = r.buf ? r.buf : "";
-		n = r.len;
-	}
-	utf8_sanitize(&u, s, n);
-	sbuf_add_json_str(b, u.buf ? u.buf : "", u.len);
-	sbuf_release(&r);
-	sbuf_release(&u);
+	if (redact)
+		redact_add_json(b, s, n);
+	else
+		sbuf_add_json_text(b, s, n);
 }
 
 /* One thread's string array. */
 struct strings {
-	struct str_table tab;
+	struct interner tab; /* zeroed: INTERNER_INIT */
 	struct sbuf json; /* the array's elements, comma separated */
 };
 
 static uint64_t gstr_id(struct strings *t, const char *s, size_t n)
 {
 	bool added;
-	uint32_t id = str_table_intern(&t->tab, s, n, &added);
-	if (id == UINT32_MAX) {
+	uint32_t id = intern(&t->tab, s, n, &added);
+	if (id == INTERN_NOMEM) {
 		t->json.oom = true;
 		return 0;
 	}
@@ -100,7 +88,7 @@ static uint64_t gstr_id(struct strings *t, const char *s, size_t n)
 
 static void strings_release(struct strings *t)
 {
-	str_table_release(&t->tab);
+	interner_release(&t->tab);
 	sbuf_release(&t->json);
 }
 
@@ -233,7 +221,7 @@ static void write_thread(struct sbuf *b, struct ctx *c, const struct profile_thr
 	sbuf_addf(b, ",\"samples\":{\"length\":%zu,\"weightType\":\"%s\"", nsamples,
 		  ms ? "tracing-ms" : strcmp(unit, "bytes") == 0 ? "bytes" : "samples");
 	put_vec(b, "stack", &t->s_stack);
-	sbuf_addf(b, ",\"time\":[%s]", t->s_time.buf ? t->s_time.buf : "");
+	sbuf_addf(b, ",\"time\":[%s]", t->s_time.buf);
 	if (ms) {
 		sbuf_addstr(b, ",\"weight\":[");
 		for (size_t i = 0; i < t->s_weight.n; i++)
@@ -277,7 +265,7 @@ static void write_thread(struct sbuf *b, struct ctx *c, const struct profile_thr
 	put_repeat(b, "host", "null", t->rs_lib.n);
 	put_repeat(b, "type", "1", t->rs_lib.n);
 	sbuf_addch(b, '}');
-	sbuf_addf(b, ",\"stringArray\":[%s]}", t->strs.json.buf ? t->strs.json.buf : "");
+	sbuf_addf(b, ",\"stringArray\":[%s]}", t->strs.json.buf);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -344,6 +332,8 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
 	bool first_thread = true;
 	for (size_t th = 0; th < nthreads; th++) {
 		memset(&c.t, 0, sizeof c.t);
+		sbuf_init(&c.t.s_time);
+		sbuf_init(&c.t.strs.json);
 		hmap_release(&c.func_index);
 		memset(c.stack_map, 0, nstacks * sizeof *c.stack_map);
 		memset(c.frame_map, 0, (nframes ? nframes : 1) * sizeof *c.frame_map);

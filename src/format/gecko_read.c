@@ -1,438 +1,27 @@
 /* gecko_read.c — reads Firefox Profiler "processed" profiles (what samply writes), preprocessedProfileVersion
  * 41 to 66, plus samply's `.syms.json` symbol sidecar, into the one profile model.
- * Big profiles are mostly long number arrays (samples.stack, samples.time), so this is a purpose-built pull
- * tokenizer over the in-memory text: it knows the schema, captures only the columns it needs straight into
- * compact arrays, and skips (while still validating) everything else. No DOM is ever built. Because keys may
+ * Big profiles are mostly long number arrays (samples.stack, samples.time), so the profile is read with the
+ * pull reader (base/json.h) over the in-memory text: this file knows the schema, captures only the columns it
+ * needs straight into compact arrays, and skips (while still validating) everything else. No DOM is built. Because keys may
  * come in any order (shared tables after threads, for example), columns are resolved into frames, stacks and
  * samples once the whole document has been read. */
 #include "format/format.h"
 
-#include <jansson.h>
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
+#include "base/json.h"
+#include "base/json_tree.h"
 #include "base/sbuf.h"
 
 #define GECKO_MIN_VERSION 41
 #define GECKO_MAX_VERSION 66
-#define JSON_MAX_DEPTH 256
-
-/* ---- the tokenizer ---------------------------------------------------------------------------------- */
-
-struct jp {
-	const char *buf, *p, *end;
-	struct perr *e;
-	bool failed;
-	int depth;
-	char where[96]; /* the schema path being read, for error messages */
-	bool want_times; /* keep sample times (else the time columns are only validated and counted) */
-	struct sbuf scratch;
-};
-
-static bool jp_fail(struct jp *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool jp_fail(struct jp *j, const char *fmt, ...)
-{
-	if (j->failed)
-		return false;
-	j->failed = true;
-	char what[256];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
-	va_end(ap);
-	if (j->p >= j->end && strcmp(what, "out of memory") != 0)
-		snprintf(what, sizeof what, "unexpected end of input (the file is truncated)");
-	perr_set(j->e, PLUMB_EFORMAT, "malformed Firefox profile at byte %zu%s%s: %s", (size_t)(j->p - j->buf),
-		 j->where[0] ? " in " : "", j->where, what);
-	return false;
-}
-
-static inline void jp_ws(struct jp *j)
-{
-	const char *p = j->p, *end = j->end;
-	while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
-		p++;
-	j->p = p;
-}
-
-static inline int jp_peek(struct jp *j)
-{
-	jp_ws(j);
-	return j->p < j->end ? (unsigned char)*j->p : -1;
-}
-
-static bool jp_lit(struct jp *j, const char *lit, size_t n)
-{
-	if ((size_t)(j->end - j->p) < n || memcmp(j->p, lit, n) != 0)
-		return jp_fail(j, "invalid literal");
-	j->p += n;
-	return true;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-static bool read_hex4(struct jp *j, const char *p, unsigned *out)
-{
-	if (j->end - p < 4)
-		return false;
-	unsigned v = 0;
-	for (int i = 0; i < 4; i++) {
-		int h = hexval((unsigned char)p[i]);
-		if (h < 0)
-			return false;
-		v = v * 16 + (unsigned)h;
-	}
-	*out = v;
-	return true;
-}
-
-static void put_utf8(struct sbuf *out, unsigned cp)
-{
-	char b[4];
-	size_t n;
-	if (cp < 0x80) {
-		b[0] = (char)cp;
-		n = 1;
-	} else if (cp < 0x800) {
-		b[0] = (char)(0xc0 | (cp >> 6));
-		b[1] = (char)(0x80 | (cp & 0x3f));
-		n = 2;
-	} else if (cp < 0x10000) {
-		b[0] = (char)(0xe0 | (cp >> 12));
-		b[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		b[2] = (char)(0x80 | (cp & 0x3f));
-		n = 3;
-	} else {
-		b[0] = (char)(0xf0 | (cp >> 18));
-		b[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-		b[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		b[3] = (char)(0x80 | (cp & 0x3f));
-		n = 4;
-	}
-	sbuf_add(out, b, n);
-}
-
-/* Reads a string at the cursor. With `out` the decoded text is appended to it; without, it is only checked.
- * *raw and *rawlen get the undecoded span (between the quotes) and *escaped whether it held escapes. */
-static bool jp_string(struct jp *j, struct sbuf *out, const char **raw, size_t *rawlen, bool *escaped)
-{
-	if (jp_peek(j) != '"')
-		return jp_fail(j, "expected a string");
-	const char *p = ++j->p, *end = j->end, *start = p;
-	bool esc = false;
-	for (;;) {
-		const char *run = p;
-		while (p < end && *p != '"' && *p != '\\' && (unsigned char)*p >= 0x20)
-			p++;
-		if (out && p > run)
-			sbuf_add(out, run, (size_t)(p - run));
-		if (p >= end) {
-			j->p = p;
-			return jp_fail(j, "unterminated string");
-		}
-		if (*p == '"')
-			break;
-		if (*p != '\\') {
-			j->p = p;
-			return jp_fail(j, "control character in a string");
-		}
-		esc = true;
-		if (p + 1 >= end) {
-			j->p = p;
-			return jp_fail(j, "unterminated string");
-		}
-		char c = p[1];
-		p += 2;
-		char simple = 0;
-		switch (c) {
-		case '"': simple = '"'; break;
-		case '\\': simple = '\\'; break;
-		case '/': simple = '/'; break;
-		case 'b': simple = '\b'; break;
-		case 'f': simple = '\f'; break;
-		case 'n': simple = '\n'; break;
-		case 'r': simple = '\r'; break;
-		case 't': simple = '\t'; break;
-		case 'u': {
-			unsigned cp;
-			if (!read_hex4(j, p, &cp)) {
-				j->p = p;
-				return jp_fail(j, "bad \\u escape");
-			}
-			p += 4;
-			if (cp >= 0xd800 && cp < 0xdc00 && end - p >= 6 && p[0] == '\\' && p[1] == 'u') {
-				unsigned lo;
-				if (read_hex4(j, p + 2, &lo) && lo >= 0xdc00 && lo < 0xe000) {
-					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-					p += 6;
-				}
-			}
-			if (cp >= 0xd800 && cp < 0xe000)
-				cp = 0xfffd; /* a lone surrogate */
-			if (out)
-				put_utf8(out, cp);
-			continue;
-		}
-		default:
-			j->p = p - 2;
-			return jp_fail(j, "bad escape in a string");
-		}
-		if (out)
-			sbuf_addch(out, simple);
-	}
-	if (raw)
-		*raw = start;
-	if (rawlen)
-		*rawlen = (size_t)(p - start);
-	if (escaped)
-		*escaped = esc;
-	j->p = p + 1;
-	return true;
-}
-
-static const double pow10_tab[] = { 1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-				    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22 };
-
 #define IS_DIGIT(c) ((unsigned)((c) - '0') < 10u)
-
-/* Reads a JSON number. Exact for the common cases (up to 15 significant digits and a small exponent, where
- * one multiplication or division by an exact power of ten rounds correctly); strtod for the rest. */
-static bool jp_number(struct jp *j, double *out)
-{
-	const char *p = j->p, *end = j->end, *start = p;
-	bool neg = false;
-	if (p < end && *p == '-') {
-		neg = true;
-		p++;
-	}
-	if (p >= end || !IS_DIGIT(*p))
-		return jp_fail(j, "expected a number");
-	uint64_t m = 0;
-	int digits = 0, exp10 = 0;
-	if (*p == '0') {
-		p++;
-	} else {
-		while (p < end && IS_DIGIT(*p)) {
-			if (digits < 19) {
-				m = m * 10 + (uint64_t)(*p - '0');
-				digits++;
-			} else {
-				exp10++;
-			}
-			p++;
-		}
-	}
-	if (p < end && *p == '.') {
-		p++;
-		if (p >= end || !IS_DIGIT(*p)) {
-			j->p = p;
-			return jp_fail(j, "bad number");
-		}
-		while (p < end && IS_DIGIT(*p)) {
-			if (m == 0 && *p == '0') {
-				exp10--;
-			} else if (digits < 19) {
-				m = m * 10 + (uint64_t)(*p - '0');
-				digits++;
-				exp10--;
-			}
-			p++;
-		}
-	}
-	if (p < end && (*p == 'e' || *p == 'E')) {
-		p++;
-		int esign = 1, ev = 0;
-		if (p < end && (*p == '+' || *p == '-'))
-			esign = *p++ == '-' ? -1 : 1;
-		if (p >= end || !IS_DIGIT(*p)) {
-			j->p = p;
-			return jp_fail(j, "bad number");
-		}
-		while (p < end && IS_DIGIT(*p)) {
-			if (ev < 100000)
-				ev = ev * 10 + (*p - '0');
-			p++;
-		}
-		exp10 += esign * ev;
-	}
-	double v;
-	if (digits <= 15 && exp10 >= -22 && exp10 <= 22) {
-		v = (double)m;
-		v = exp10 < 0 ? v / pow10_tab[-exp10] : v * pow10_tab[exp10];
-		if (neg)
-			v = -v;
-	} else {
-		char tmp[128];
-		size_t n = (size_t)(p - start);
-		if (n < sizeof tmp) {
-			memcpy(tmp, start, n);
-			tmp[n] = '\0';
-			v = strtod(tmp, NULL);
-		} else {
-			char *heap = strndup(start, n);
-			if (!heap)
-				return jp_fail(j, "out of memory");
-			v = strtod(heap, NULL);
-			free(heap);
-		}
-	}
-	j->p = p;
-	*out = v;
-	return true;
-}
-
-static bool jp_skip(struct jp *j);
-
-static bool jp_skip_container(struct jp *j, char close)
-{
-	if (++j->depth > JSON_MAX_DEPTH)
-		return jp_fail(j, "nested too deeply");
-	j->p++;
-	if (jp_peek(j) == close) {
-		j->p++;
-		j->depth--;
-		return true;
-	}
-	for (;;) {
-		if (close == '}') {
-			if (!jp_string(j, NULL, NULL, NULL, NULL))
-				return false;
-			if (jp_peek(j) != ':')
-				return jp_fail(j, "expected ':'");
-			j->p++;
-		}
-		if (!jp_skip(j))
-			return false;
-		int c = jp_peek(j);
-		if (c == ',') {
-			j->p++;
-			continue;
-		}
-		if (c == close) {
-			j->p++;
-			j->depth--;
-			return true;
-		}
-		return jp_fail(j, close == '}' ? "expected ',' or '}'" : "expected ',' or ']'");
-	}
-}
-
-/* Skips one value of any kind, validating it. */
-static bool jp_skip(struct jp *j)
-{
-	double d;
-	switch (jp_peek(j)) {
-	case '{': return jp_skip_container(j, '}');
-	case '[': return jp_skip_container(j, ']');
-	case '"': return jp_string(j, NULL, NULL, NULL, NULL);
-	case 't': return jp_lit(j, "true", 4);
-	case 'f': return jp_lit(j, "false", 5);
-	case 'n': return jp_lit(j, "null", 4);
-	case -1: return jp_fail(j, "unexpected end of input");
-	default: return jp_number(j, &d);
-	}
-}
-
-/* Object iteration: jp_obj_begin() then jp_obj_next() until it returns 0 (end) or -1 (error). Keys are
- * returned decoded (in j->scratch when they held escapes, else pointing into the input). */
-static bool jp_obj_begin(struct jp *j)
-{
-	if (jp_peek(j) != '{')
-		return jp_fail(j, "expected an object");
-	if (++j->depth > JSON_MAX_DEPTH)
-		return jp_fail(j, "nested too deeply");
-	j->p++;
-	return true;
-}
-
-static int jp_obj_next(struct jp *j, bool *first, const char **key, size_t *klen)
-{
-	int c = jp_peek(j);
-	if (c == '}') {
-		j->p++;
-		j->depth--;
-		return 0;
-	}
-	if (!*first) {
-		if (c != ',')
-			{
-			jp_fail(j, "expected ',' or '}'");
-			return -1;
-		}
-		j->p++;
-	}
-	*first = false;
-	bool esc;
-	if (!jp_string(j, NULL, key, klen, &esc))
-		return -1;
-	if (esc) {
-		/* rare: decode into scratch */
-		const char *save = j->p;
-		j->p = *key - 1;
-		sbuf_reset(&j->scratch);
-		if (!jp_string(j, &j->scratch, NULL, NULL, NULL))
-			return -1;
-		j->p = save;
-		*key = j->scratch.buf ? j->scratch.buf : "";
-		*klen = j->scratch.len;
-	}
-	if (jp_peek(j) != ':')
-		{
-		jp_fail(j, "expected ':'");
-		return -1;
-	}
-	j->p++;
-	return 1;
-}
-
-static bool jp_arr_begin(struct jp *j)
-{
-	if (jp_peek(j) != '[')
-		return jp_fail(j, "expected an array");
-	if (++j->depth > JSON_MAX_DEPTH)
-		return jp_fail(j, "nested too deeply");
-	j->p++;
-	return true;
-}
-
-/* Returns 1 when an element follows, 0 at the end of the array, -1 on error. */
-static int jp_arr_next(struct jp *j, bool *first)
-{
-	int c = jp_peek(j);
-	if (c == ']') {
-		j->p++;
-		j->depth--;
-		return 0;
-	}
-	if (!*first) {
-		if (c != ',')
-			{
-			jp_fail(j, "expected ',' or ']'");
-			return -1;
-		}
-		j->p++;
-	}
-	*first = false;
-	return 1;
-}
-
-static bool key_is(const char *k, size_t n, const char *lit)
-{
-	size_t m = strlen(lit);
-	return n == m && memcmp(k, lit, n) == 0;
-}
 
 /* ---- captured columns ------------------------------------------------------------------------------- */
 
@@ -481,13 +70,13 @@ static inline const char *scan_number(const char *p, const char *end)
 }
 
 /* Validates an array of numbers/nulls and only counts it (a column the caller will not need). */
-static bool jp_col_count(struct jp *j, struct col *c)
+static bool gk_col_count(struct json_reader *j, struct col *c)
 {
-	if (jp_peek(j) == 'n') {
+	if (jr_peek(j) == 'n') {
 		col_release(c);
-		return jp_lit(j, "null", 4);
+		return jr_lit(j, "null", 4);
 	}
-	if (!jp_arr_begin(j))
+	if (!jr_arr_begin(j))
 		return false;
 	col_release(c);
 	c->present = true;
@@ -497,7 +86,7 @@ static bool jp_col_count(struct jp *j, struct col *c)
 			p++;
 		if (p >= end) {
 			j->p = p;
-			return jp_fail(j, "unexpected end of input");
+			return jr_fail(j, "unexpected end of input");
 		}
 		if (*p == ']') {
 			j->p = p + 1;
@@ -507,7 +96,7 @@ static bool jp_col_count(struct jp *j, struct col *c)
 		if (c->n) {
 			if (*p != ',') {
 				j->p = p;
-				return jp_fail(j, "expected ',' or ']'");
+				return jr_fail(j, "expected ',' or ']'");
 			}
 			p++;
 			while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
@@ -515,14 +104,14 @@ static bool jp_col_count(struct jp *j, struct col *c)
 		}
 		if (p < end && *p == 'n') {
 			j->p = p;
-			if (!jp_lit(j, "null", 4))
+			if (!jr_lit(j, "null", 4))
 				return false;
 			p = j->p;
 		} else {
 			const char *q = scan_number(p, end);
 			if (!q) {
 				j->p = p;
-				return jp_fail(j, "expected a number or null");
+				return jr_fail(j, "expected a number or null");
 			}
 			p = q;
 		}
@@ -531,22 +120,22 @@ static bool jp_col_count(struct jp *j, struct col *c)
 }
 
 /* Reads an array of numbers/nulls (or a null in place of the array) into c. */
-static bool jp_col(struct jp *j, struct col *c)
+static bool gk_col(struct json_reader *j, struct col *c)
 {
-	if (jp_peek(j) == 'n') {
+	if (jr_peek(j) == 'n') {
 		col_release(c);
-		return jp_lit(j, "null", 4);
+		return jr_lit(j, "null", 4);
 	}
-	if (!jp_arr_begin(j))
+	if (!jr_arr_begin(j))
 		return false;
 	col_release(c);
 	c->present = true;
 	const char *p;
 	for (;;) {
-		jp_ws(j);
+		jr_ws(j);
 		p = j->p;
 		if (p >= j->end)
-			return jp_fail(j, "unexpected end of input");
+			return jr_fail(j, "unexpected end of input");
 		if (*p == ']') {
 			j->p++;
 			j->depth--;
@@ -554,21 +143,21 @@ static bool jp_col(struct jp *j, struct col *c)
 		}
 		if (c->n) {
 			if (*p != ',')
-				return jp_fail(j, "expected ',' or ']'");
+				return jr_fail(j, "expected ',' or ']'");
 			j->p++;
-			jp_ws(j);
+			jr_ws(j);
 			p = j->p;
 			if (p >= j->end)
-				return jp_fail(j, "unexpected end of input");
+				return jr_fail(j, "unexpected end of input");
 		}
 		double v;
 		if (*p == 'n') {
-			if (!jp_lit(j, "null", 4))
+			if (!jr_lit(j, "null", 4))
 				return false;
 			v = NAN;
 		} else if (*p == 't' || *p == 'f') {
 			/* booleans where numbers are expected: harmless to keep as 1/0 */
-			if (!(*p == 't' ? jp_lit(j, "true", 4) : jp_lit(j, "false", 5)))
+			if (!(*p == 't' ? jr_lit(j, "true", 4) : jr_lit(j, "false", 5)))
 				return false;
 			v = *p == 't';
 		} else {
@@ -590,23 +179,17 @@ static bool jp_col(struct jp *j, struct col *c)
 					k++;
 				}
 				if (r < j->end && (*r == ',' || *r == ']' || *r == ' ' || *r == '\n')) {
-					v = (double)m / pow10_tab[k];
+					v = (double)m / jr_pow10[k];
 					j->p = r;
-				} else if (!jp_number(j, &v)) {
+				} else if (!jr_number(j, &v)) {
 					return false;
 				}
-			} else if (!jp_number(j, &v)) {
+			} else if (!jr_number(j, &v)) {
 				return false;
 			}
 		}
-		if (c->n == c->cap) {
-			size_t nc = c->cap ? c->cap * 2 : 256;
-			double *nv = realloc(c->v, nc * sizeof *nv);
-			if (!nv)
-				return jp_fail(j, "out of memory");
-			c->v = nv;
-			c->cap = nc;
-		}
+		if (!ALLOC_GROW(c->v, c->n + 1, c->cap))
+			return jr_oom(j);
 		c->v[c->n++] = v;
 	}
 }
@@ -619,44 +202,38 @@ struct strarr {
 	bool present;
 };
 
+/* Frees what s holds and leaves it empty (also the way to start one: a zeroed strarr is released, then read). */
 static void strarr_release(struct strarr *s)
 {
 	sbuf_release(&s->text);
 	free(s->off);
 	free(s->len);
 	memset(s, 0, sizeof *s);
+	sbuf_init(&s->text);
 }
 
-static bool jp_strarr(struct jp *j, struct strarr *s)
+static bool gk_strarr(struct json_reader *j, struct strarr *s)
 {
 	strarr_release(s);
-	if (!jp_arr_begin(j))
+	if (!jr_arr_begin(j))
 		return false;
 	s->present = true;
 	bool first = true;
 	int r;
-	while ((r = jp_arr_next(j, &first)) == 1) {
+	while ((r = jr_arr_next(j, &first)) == 1) {
 		if (s->n == s->cap) {
-			size_t nc = s->cap ? s->cap * 2 : 64;
-			size_t *no = realloc(s->off, nc * sizeof *no);
-			if (!no)
-				return jp_fail(j, "out of memory");
-			s->off = no;
-			size_t *nl = realloc(s->len, nc * sizeof *nl);
-			if (!nl)
-				return jp_fail(j, "out of memory");
-			s->len = nl;
+			size_t nc = grow_cap(s->n + 1, s->cap);
+			if (!REALLOC_ARRAY(s->off, nc) || !REALLOC_ARRAY(s->len, nc))
+				return jr_oom(j);
 			s->cap = nc;
 		}
 		size_t before = s->text.len;
-		if (jp_peek(j) == 'n') { /* tolerate nulls: an empty string */
-			if (!jp_lit(j, "null", 4))
+		if (jr_peek(j) == 'n') { /* tolerate nulls: an empty string */
+			if (!jr_lit(j, "null", 4))
 				return false;
-		} else if (!jp_string(j, &s->text, NULL, NULL, NULL)) {
+		} else if (!jr_string(j, &s->text, NULL, NULL, NULL)) {
 			return false;
 		}
-		if (s->text.oom)
-			return jp_fail(j, "out of memory");
 		s->off[s->n] = before;
 		s->len[s->n] = s->text.len - before;
 		s->n++;
@@ -665,40 +242,38 @@ static bool jp_strarr(struct jp *j, struct strarr *s)
 }
 
 /* A string or number value as a malloc'd string (numbers as their text); NULL for null. */
-static bool jp_scalar_str(struct jp *j, char **out)
+static bool gk_scalar_str(struct json_reader *j, char **out)
 {
 	free(*out);
 	*out = NULL;
-	int c = jp_peek(j);
+	int c = jr_peek(j);
 	if (c == '"') {
 		struct sbuf sb = SBUF_INIT;
-		if (!jp_string(j, &sb, NULL, NULL, NULL)) {
+		if (!jr_string(j, &sb, NULL, NULL, NULL)) {
 			sbuf_release(&sb);
 			return false;
 		}
 		*out = sbuf_detach(&sb, NULL);
-		if (!*out)
-			*out = strdup("");
-		return *out != NULL || jp_fail(j, "out of memory");
+		return *out != NULL || jr_oom(j);
 	}
 	if (c == '-' || (c >= '0' && c <= '9')) {
 		const char *s = j->p;
 		double d;
-		if (!jp_number(j, &d))
+		if (!jr_number(j, &d))
 			return false;
 		*out = strndup(s, (size_t)(j->p - s));
-		return *out != NULL || jp_fail(j, "out of memory");
+		return *out != NULL || jr_oom(j);
 	}
-	return jp_skip(j);
+	return jr_skip(j);
 }
 
-static bool jp_double_or_null(struct jp *j, double *out)
+static bool gk_double_or_null(struct json_reader *j, double *out)
 {
-	int c = jp_peek(j);
+	int c = jr_peek(j);
 	if (c == '-' || (c >= '0' && c <= '9'))
-		return jp_number(j, out);
+		return jr_number(j, out);
 	*out = NAN;
-	return jp_skip(j);
+	return jr_skip(j);
 }
 
 /* ---- the document ----------------------------------------------------------------------------------- */
@@ -725,14 +300,15 @@ struct glib {
 };
 
 struct gdoc {
+	bool want_times; /* keep sample times: the profile keeps a timeline */
 	double version;
 	double profiling_start;
 	bool has_meta;
 	struct gtables shared;
 	struct gthread *threads;
-	size_t nthreads;
+	size_t nthreads, cap_threads;
 	struct glib *libs;
-	size_t nlibs;
+	size_t nlibs, cap_libs;
 };
 
 static void gtables_release(struct gtables *t)
@@ -779,257 +355,245 @@ struct colmap {
 	struct col *col;
 };
 
-static bool jp_table(struct jp *j, const struct colmap *map, size_t nmap, bool *seen)
+static bool gk_table(struct json_reader *j, const struct colmap *map, size_t nmap, bool *seen)
 {
-	if (jp_peek(j) == 'n')
-		return jp_lit(j, "null", 4);
-	if (!jp_obj_begin(j))
+	if (jr_peek(j) == 'n')
+		return jr_lit(j, "null", 4);
+	if (!jr_obj_begin(j))
 		return false;
 	*seen = true;
 	bool first = true;
 	const char *k;
 	size_t kl;
 	int r;
-	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+	while ((r = jr_obj_next(j, &first, &k, &kl)) == 1) {
 		size_t i;
 		for (i = 0; i < nmap; i++)
-			if (key_is(k, kl, map[i].key))
+			if (jr_key_is(k, kl, map[i].key))
 				break;
 		if (i < nmap) {
-			if (!jp_col(j, map[i].col))
+			if (!gk_col(j, map[i].col))
 				return false;
-		} else if (!jp_skip(j)) {
+		} else if (!jr_skip(j)) {
 			return false;
 		}
 	}
 	return r == 0;
 }
 
-static void set_where(struct jp *j, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void set_where(struct jp *j, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(j->where, sizeof j->where, fmt, ap);
-	va_end(ap);
-}
-
 /* A key of a thread or of `shared` that holds one of the tables; returns false when it is none of them. */
-static bool jp_tables_key(struct jp *j, struct gtables *t, const char *k, size_t kl, bool *handled)
+static bool gk_tables_key(struct json_reader *j, struct gtables *t, const char *k, size_t kl, bool *handled)
 {
 	*handled = true;
-	if (key_is(k, kl, "stackTable")) {
+	if (jr_key_is(k, kl, "stackTable")) {
 		const struct colmap m[] = { { "frame", &t->stack_frame },
 					    { "prefix", &t->stack_prefix },
 					    { "prefixOffset", &t->stack_prefix_offset } };
-		return jp_table(j, m, 3, &t->has_stack);
+		return gk_table(j, m, 3, &t->has_stack);
 	}
-	if (key_is(k, kl, "frameTable")) {
+	if (jr_key_is(k, kl, "frameTable")) {
 		const struct colmap m[] = { { "func", &t->frame_func },
 					    { "address", &t->frame_address },
 					    { "line", &t->frame_line },
 					    { "inlineDepth", &t->frame_inline_depth } };
-		return jp_table(j, m, 4, &t->has_frame);
+		return gk_table(j, m, 4, &t->has_frame);
 	}
-	if (key_is(k, kl, "funcTable")) {
+	if (jr_key_is(k, kl, "funcTable")) {
 		const struct colmap m[] = { { "name", &t->func_name },	       { "resource", &t->func_resource },
 					    { "fileName", &t->func_file },     { "source", &t->func_source },
 					    { "lineNumber", &t->func_line } };
-		return jp_table(j, m, 5, &t->has_func);
+		return gk_table(j, m, 5, &t->has_func);
 	}
-	if (key_is(k, kl, "resourceTable")) {
+	if (jr_key_is(k, kl, "resourceTable")) {
 		const struct colmap m[] = { { "lib", &t->res_lib }, { "name", &t->res_name } };
-		return jp_table(j, m, 2, &t->has_res);
+		return gk_table(j, m, 2, &t->has_res);
 	}
-	if (key_is(k, kl, "sources")) {
+	if (jr_key_is(k, kl, "sources")) {
 		const struct colmap m[] = { { "filename", &t->src_filename } };
-		return jp_table(j, m, 1, &t->has_sources);
+		return gk_table(j, m, 1, &t->has_sources);
 	}
-	if (key_is(k, kl, "stringArray") || key_is(k, kl, "stringTable")) {
-		if (jp_peek(j) == '[')
-			return jp_strarr(j, &t->strings);
-		return jp_skip(j); /* old profiles keep a UniqueStringArray object here; not in 41+ */
+	if (jr_key_is(k, kl, "stringArray") || jr_key_is(k, kl, "stringTable")) {
+		if (jr_peek(j) == '[')
+			return gk_strarr(j, &t->strings);
+		return jr_skip(j); /* old profiles keep a UniqueStringArray object here; not in 41+ */
 	}
 	*handled = false;
 	return true;
 }
 
-static bool jp_samples(struct jp *j, struct gthread *t)
+/* want_times: keep sample times (else the time columns are only validated and counted) */
+static bool gk_samples(struct json_reader *j, struct gthread *t, bool want_times)
 {
-	if (jp_peek(j) == 'n')
-		return jp_lit(j, "null", 4);
-	if (!jp_obj_begin(j))
+	if (jr_peek(j) == 'n')
+		return jr_lit(j, "null", 4);
+	if (!jr_obj_begin(j))
 		return false;
 	bool first = true;
 	const char *k;
 	size_t kl;
 	int r;
-	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+	while ((r = jr_obj_next(j, &first, &k, &kl)) == 1) {
 		bool ok;
-		if (key_is(k, kl, "stack"))
-			ok = jp_col(j, &t->s_stack);
-		else if (key_is(k, kl, "time"))
-			ok = j->want_times ? jp_col(j, &t->s_time) : jp_col_count(j, &t->s_time);
-		else if (key_is(k, kl, "timeDeltas"))
-			ok = j->want_times ? jp_col(j, &t->s_time_deltas) : jp_col_count(j, &t->s_time_deltas);
-		else if (key_is(k, kl, "weight"))
-			ok = jp_col(j, &t->s_weight);
-		else if (key_is(k, kl, "weightType"))
-			ok = jp_scalar_str(j, &t->weight_type);
+		if (jr_key_is(k, kl, "stack"))
+			ok = gk_col(j, &t->s_stack);
+		else if (jr_key_is(k, kl, "time"))
+			ok = want_times ? gk_col(j, &t->s_time) : gk_col_count(j, &t->s_time);
+		else if (jr_key_is(k, kl, "timeDeltas"))
+			ok = want_times ? gk_col(j, &t->s_time_deltas) : gk_col_count(j, &t->s_time_deltas);
+		else if (jr_key_is(k, kl, "weight"))
+			ok = gk_col(j, &t->s_weight);
+		else if (jr_key_is(k, kl, "weightType"))
+			ok = gk_scalar_str(j, &t->weight_type);
 		else
-			ok = jp_skip(j);
+			ok = jr_skip(j);
 		if (!ok)
 			return false;
 	}
 	return r == 0;
 }
 
-static bool jp_thread(struct jp *j, struct gthread *t, size_t index)
+static bool gk_thread(struct json_reader *j, struct gthread *t, size_t index, bool want_times)
 {
-	if (!jp_obj_begin(j))
+	if (!jr_obj_begin(j))
 		return false;
 	bool first = true;
 	const char *k;
 	size_t kl;
 	int r;
-	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+	while ((r = jr_obj_next(j, &first, &k, &kl)) == 1) {
 		bool handled, ok;
-		set_where(j, "threads[%zu].%.*s", index, (int)(kl < 40 ? kl : 40), k);
-		ok = jp_tables_key(j, &t->t, k, kl, &handled);
+		jr_where(j, "threads[%zu].%.*s", index, (int)(kl < 40 ? kl : 40), k);
+		ok = gk_tables_key(j, &t->t, k, kl, &handled);
 		if (handled) {
 			if (!ok)
 				return false;
 			continue;
 		}
-		if (key_is(k, kl, "samples"))
-			ok = jp_samples(j, t);
-		else if (key_is(k, kl, "name"))
-			ok = jp_scalar_str(j, &t->name);
-		else if (key_is(k, kl, "processName"))
-			ok = jp_scalar_str(j, &t->process_name);
-		else if (key_is(k, kl, "pid"))
-			ok = jp_scalar_str(j, &t->pid);
-		else if (key_is(k, kl, "tid"))
-			ok = jp_scalar_str(j, &t->tid);
+		if (jr_key_is(k, kl, "samples"))
+			ok = gk_samples(j, t, want_times);
+		else if (jr_key_is(k, kl, "name"))
+			ok = gk_scalar_str(j, &t->name);
+		else if (jr_key_is(k, kl, "processName"))
+			ok = gk_scalar_str(j, &t->process_name);
+		else if (jr_key_is(k, kl, "pid"))
+			ok = gk_scalar_str(j, &t->pid);
+		else if (jr_key_is(k, kl, "tid"))
+			ok = gk_scalar_str(j, &t->tid);
 		else
-			ok = jp_skip(j);
+			ok = jr_skip(j);
 		if (!ok)
 			return false;
 	}
 	return r == 0;
 }
 
-static bool jp_lib(struct jp *j, struct glib *l)
+static bool gk_lib(struct json_reader *j, struct glib *l)
 {
-	if (jp_peek(j) == 'n')
-		return jp_lit(j, "null", 4);
-	if (!jp_obj_begin(j))
+	if (jr_peek(j) == 'n')
+		return jr_lit(j, "null", 4);
+	if (!jr_obj_begin(j))
 		return false;
 	bool first = true;
 	const char *k;
 	size_t kl;
 	int r;
-	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+	while ((r = jr_obj_next(j, &first, &k, &kl)) == 1) {
 		bool ok;
-		if (key_is(k, kl, "name"))
-			ok = jp_scalar_str(j, &l->name);
-		else if (key_is(k, kl, "path"))
-			ok = jp_scalar_str(j, &l->path);
-		else if (key_is(k, kl, "debugName"))
-			ok = jp_scalar_str(j, &l->debug_name);
-		else if (key_is(k, kl, "breakpadId"))
-			ok = jp_scalar_str(j, &l->debug_id);
-		else if (key_is(k, kl, "codeId"))
-			ok = jp_scalar_str(j, &l->code_id);
+		if (jr_key_is(k, kl, "name"))
+			ok = gk_scalar_str(j, &l->name);
+		else if (jr_key_is(k, kl, "path"))
+			ok = gk_scalar_str(j, &l->path);
+		else if (jr_key_is(k, kl, "debugName"))
+			ok = gk_scalar_str(j, &l->debug_name);
+		else if (jr_key_is(k, kl, "breakpadId"))
+			ok = gk_scalar_str(j, &l->debug_id);
+		else if (jr_key_is(k, kl, "codeId"))
+			ok = gk_scalar_str(j, &l->code_id);
 		else
-			ok = jp_skip(j);
+			ok = jr_skip(j);
 		if (!ok)
 			return false;
 	}
 	return r == 0;
 }
 
-static bool jp_meta(struct jp *j, struct gdoc *d)
+static bool gk_meta(struct json_reader *j, struct gdoc *d)
 {
-	if (!jp_obj_begin(j))
+	if (!jr_obj_begin(j))
 		return false;
 	d->has_meta = true;
 	bool first = true;
 	const char *k;
 	size_t kl;
 	int r;
-	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+	while ((r = jr_obj_next(j, &first, &k, &kl)) == 1) {
 		bool ok;
-		if (key_is(k, kl, "preprocessedProfileVersion"))
-			ok = jp_double_or_null(j, &d->version);
-		else if (key_is(k, kl, "profilingStartTime"))
-			ok = jp_double_or_null(j, &d->profiling_start);
+		if (jr_key_is(k, kl, "preprocessedProfileVersion"))
+			ok = gk_double_or_null(j, &d->version);
+		else if (jr_key_is(k, kl, "profilingStartTime"))
+			ok = gk_double_or_null(j, &d->profiling_start);
 		else
-			ok = jp_skip(j);
+			ok = jr_skip(j);
 		if (!ok)
 			return false;
 	}
 	return r == 0;
 }
 
-static bool jp_document(struct jp *j, struct gdoc *d)
+static bool gk_document(struct json_reader *j, struct gdoc *d)
 {
-	if (!jp_obj_begin(j))
+	if (!jr_obj_begin(j))
 		return false;
 	bool first = true;
 	const char *k;
 	size_t kl;
 	int r;
-	while ((r = jp_obj_next(j, &first, &k, &kl)) == 1) {
+	while ((r = jr_obj_next(j, &first, &k, &kl)) == 1) {
 		bool ok = true;
-		set_where(j, "%.*s", (int)(kl < 40 ? kl : 40), k);
-		if (key_is(k, kl, "meta")) {
-			ok = jp_meta(j, d);
-		} else if (key_is(k, kl, "shared")) {
-			if (!jp_obj_begin(j))
+		jr_where(j, "%.*s", (int)(kl < 40 ? kl : 40), k);
+		if (jr_key_is(k, kl, "meta")) {
+			ok = gk_meta(j, d);
+		} else if (jr_key_is(k, kl, "shared")) {
+			if (!jr_obj_begin(j))
 				return false;
 			bool f2 = true;
 			int r2;
-			while ((r2 = jp_obj_next(j, &f2, &k, &kl)) == 1) {
+			while ((r2 = jr_obj_next(j, &f2, &k, &kl)) == 1) {
 				bool handled;
-				set_where(j, "shared.%.*s", (int)(kl < 40 ? kl : 40), k);
-				ok = jp_tables_key(j, &d->shared, k, kl, &handled);
+				jr_where(j, "shared.%.*s", (int)(kl < 40 ? kl : 40), k);
+				ok = gk_tables_key(j, &d->shared, k, kl, &handled);
 				if (!handled)
-					ok = jp_skip(j);
+					ok = jr_skip(j);
 				if (!ok)
 					return false;
 			}
 			ok = r2 == 0;
-		} else if (key_is(k, kl, "threads") || key_is(k, kl, "libs")) {
+		} else if (jr_key_is(k, kl, "threads") || jr_key_is(k, kl, "libs")) {
 			bool threads = kl == 7;
-			if (!jp_arr_begin(j))
+			if (!jr_arr_begin(j))
 				return false;
 			bool f2 = true;
 			int r2;
-			while ((r2 = jp_arr_next(j, &f2)) == 1) {
-				size_t *n = threads ? &d->nthreads : &d->nlibs;
-				void **arr = threads ? (void **)&d->threads : (void **)&d->libs;
-				size_t elem = threads ? sizeof(struct gthread) : sizeof(struct glib);
-				if (*n == 0 || (*n & (*n - 1)) == 0) { /* capacity doubles at each power of two */
-					size_t nc = *n ? *n * 2 : 1;
-					void *na = realloc(*arr, nc * elem);
-					if (!na)
-						return jp_fail(j, "out of memory");
-					*arr = na;
+			while ((r2 = jr_arr_next(j, &f2)) == 1) {
+				if (threads) {
+					if (!ALLOC_GROW(d->threads, d->nthreads + 1, d->cap_threads))
+						return jr_oom(j);
+					struct gthread *t = &d->threads[d->nthreads++];
+					memset(t, 0, sizeof *t);
+					ok = gk_thread(j, t, d->nthreads - 1, d->want_times);
+				} else {
+					if (!ALLOC_GROW(d->libs, d->nlibs + 1, d->cap_libs))
+						return jr_oom(j);
+					struct glib *l = &d->libs[d->nlibs++];
+					memset(l, 0, sizeof *l);
+					ok = gk_lib(j, l);
 				}
-				char *slot = (char *)*arr + *n * elem;
-				memset(slot, 0, elem);
-				(*n)++;
-				if (threads)
-					ok = jp_thread(j, (struct gthread *)slot, *n - 1);
-				else
-					ok = jp_lib(j, (struct glib *)slot);
 				if (!ok)
 					return false;
 			}
 			ok = r2 == 0;
 		} else {
-			ok = jp_skip(j);
+			ok = jr_skip(j);
 		}
 		if (!ok)
 			return false;
@@ -1037,8 +601,8 @@ static bool jp_document(struct jp *j, struct gdoc *d)
 	if (r != 0)
 		return false;
 	j->where[0] = '\0';
-	if (jp_peek(j) != -1)
-		return jp_fail(j, "trailing data after the profile");
+	if (jr_peek(j) != -1)
+		return jr_fail(j, "trailing data after the profile");
 	return true;
 }
 
@@ -1114,13 +678,13 @@ static int known_cmp(const void *a, const void *b)
 
 static enum plumb_err sidecar_load(const char *path, struct sidecar **out, struct perr *e)
 {
-	json_error_t je;
-	json_t *root = json_load_file(path, 0, &je);
+	struct jr_error je;
+	json_t *root = jr_parse_file(path, 0, &je);
 	if (!root) {
 		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, PLUMB_EIO, "symbol sidecar: %s", je.text);
-		return perr_set(e, PLUMB_EFORMAT, "symbol sidecar %s: %s (line %d, byte %d)", path, je.text, je.line,
-				je.position);
+			return perr_set(e, PLUMB_EIO, "cannot read the symbol sidecar %s: %s", path, je.text);
+		return perr_set(e, PLUMB_EFORMAT, "symbol sidecar %s: %s (line %zu, byte %zu)", path, je.text, je.line,
+				je.offset);
 	}
 	struct sidecar *s = calloc(1, sizeof *s);
 	if (!s) {
@@ -1345,7 +909,7 @@ static bool idx_ok(const struct col *c, size_t row, size_t limit, size_t *out)
 static const char *tbl_str(const struct strarr *s, size_t i, size_t *len)
 {
 	*len = s->len[i];
-	return s->text.buf ? s->text.buf + s->off[i] : ""; /* no text at all when every string is empty */
+	return s->text.buf + s->off[i];
 }
 
 static bool looks_like_address(const char *s, size_t n)
@@ -1353,7 +917,7 @@ static bool looks_like_address(const char *s, size_t n)
 	if (n < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
 		return false;
 	for (size_t i = 2; i < n; i++)
-		if (hexval((unsigned char)s[i]) < 0)
+		if (!isxdigit((unsigned char)s[i]))
 			return false;
 	return true;
 }
@@ -1541,17 +1105,9 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 			size_t n = 0;
 			if (!resolve_frame(r, ti, &view, S, SRC, f, chain, &n))
 				goto out;
-			if (nchains + n > capchains) {
-				size_t nc = capchains ? capchains * 2 : 256;
-				while (nc < nchains + n)
-					nc *= 2;
-				uint32_t *nchn = realloc(chains, nc * sizeof *nchn);
-				if (!nchn) {
-					perr_set(r->e, PLUMB_ENOMEM, "out of memory");
-					goto out;
-				}
-				chains = nchn;
-				capchains = nc;
+			if (!ALLOC_GROW(chains, nchains + n, capchains)) {
+				perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+				goto out;
 			}
 			memcpy(chains + nchains, chain, n * sizeof *chain);
 			fstart[f] = (uint32_t)nchains;
@@ -1690,16 +1246,17 @@ static char *find_sidecar(const char *source)
 enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 			      struct perr *e)
 {
-	struct jp j = { .buf = buf, .p = buf, .end = buf + len, .e = e, .scratch = SBUF_INIT };
-	j.want_times = profile_has_timeline(p);
+	struct json_reader j;
+	jr_init(&j, buf, len, "malformed Firefox profile", e);
 	struct gdoc d;
 	memset(&d, 0, sizeof d);
+	d.want_times = profile_has_timeline(p);
 	d.version = NAN;
 	d.profiling_start = NAN;
 	struct sidecar *sc = NULL;
 	struct resolve r = { .p = p, .e = e, .d = &d };
 	enum plumb_err rc = PLUMB_EFORMAT;
-	if (!jp_document(&j, &d)) {
+	if (!gk_document(&j, &d)) {
 		rc = e->code ? e->code : PLUMB_EFORMAT;
 		goto out;
 	}
@@ -1744,7 +1301,7 @@ enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read
 			r.lib_syms[i] = sidecar_lib(sc, L);
 	}
 	/* timestamps only when every thread that has samples has times */
-	bool timed = j.want_times;
+	bool timed = d.want_times;
 	for (size_t i = 0; i < d.nthreads; i++)
 		if (d.threads[i].s_stack.n && !d.threads[i].s_time.present && !d.threads[i].s_time_deltas.present)
 			timed = false;
@@ -1769,6 +1326,6 @@ out:
 	free(r.lib_syms);
 	sidecar_free(sc);
 	gdoc_release(&d);
-	sbuf_release(&j.scratch);
+	jr_release(&j);
 	return rc;
 }

@@ -2,9 +2,10 @@
  * equal summaries are equal bytes); read with jansson (summaries are small). */
 #include "format/hot_json.h"
 
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/json_tree.h"
 
 static void add_share(struct sbuf *out, uint64_t count, uint64_t total)
 {
@@ -124,11 +125,11 @@ static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *groupe
 
 enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary **out, struct perr *e)
 {
-	json_error_t je;
-	json_t *root = json_loadb(buf, len, 0, &je);
+	struct jr_error je;
+	json_t *root = jr_parse(buf, len, 0, &je);
 	if (!root)
-		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %d, byte %d)", je.text, je.line,
-				je.position);
+		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %zu, byte %zu)", je.text, je.line,
+				je.offset);
 	enum plumb_err rc = PLUMB_OK;
 	struct hot_summary *s = calloc(1, sizeof *s);
 	if (!s) {

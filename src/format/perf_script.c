@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/sbuf.h"
 #include "base/u32vec.h"
@@ -326,8 +327,7 @@ static uint32_t parse_frames(struct ps *s, const char *pc, size_t pc_len, const 
 			return rec;
 		}
 		size_t n = tidy_generic(f->buf, f->len);
-		f->len = n;
-		f->buf[n] = '\0';
+		sbuf_setlen(f, n);
 		if (s->java && n && f->buf[0] == 'L' && memchr(f->buf, '/', n)) {
 			memmove(f->buf, f->buf + 1, n);
 			f->len = --n;
@@ -554,16 +554,10 @@ static bool event_header(struct ps *s, const char *line, size_t hdr_len, const c
 	if (hd.root_frame == PROFILE_NOMEM || hd.thread == PROFILE_NOMEM)
 		return false;
 	if (s->nhdrs == s->cap_hdrs) {
-		size_t nc = s->cap_hdrs ? s->cap_hdrs * 2 : 64;
-		struct header *nh = realloc(s->hdrs, nc * sizeof *nh);
-		if (!nh)
+		size_t nc = grow_cap(s->nhdrs + 1, s->cap_hdrs);
+		if (!REALLOC_ARRAY(s->hdrs, nc) || !REALLOC_ARRAY(s->last, nc))
 			return false;
-		s->hdrs = nh;
-		struct last_stack *nl = realloc(s->last, nc * sizeof *nl);
-		if (!nl)
-			return false;
-		s->last = nl;
-		memset(nl + s->cap_hdrs, 0, (nc - s->cap_hdrs) * sizeof *nl);
+		memset(s->last + s->cap_hdrs, 0, (nc - s->cap_hdrs) * sizeof *s->last);
 		s->cap_hdrs = nc;
 	}
 	hd.idx = (uint32_t)s->nhdrs;
@@ -701,15 +695,11 @@ static void after_event(struct ps *s)
 		struct last_stack *L = &s->last[s->cur.idx];
 		size_t n = s->stack.n + 1;
 		if (n > L->cap) {
-			size_t nc = n < 64 ? 64 : n * 2;
-			uint32_t *f = realloc(L->frames, nc * sizeof *f), *d = f ? realloc(L->nodes, nc * sizeof *d) : NULL;
-			if (f)
-				L->frames = f;
-			if (!d) {
+			size_t nc = grow_cap(n, L->cap);
+			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc)) {
 				s->oom = true;
 				return;
 			}
-			L->nodes = d;
 			L->cap = nc;
 		}
 		/* outermost first: the process frame, then the collected frames reversed */

@@ -9,10 +9,10 @@
 #include <string.h>
 
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/strtab.h"
-#include "format/utf8.h"
+#include "base/utf8.h"
 #include "profile/label.h"
 
 /* ---- protobuf encoding ---- */
@@ -51,28 +51,28 @@ static void pb_bytes(struct sbuf *b, unsigned field, const void *data, size_t n)
 /* An embedded message: msg's bytes under `field`. */
 static void pb_msg(struct sbuf *b, unsigned field, const struct sbuf *msg)
 {
-	pb_bytes(b, field, msg->buf ? msg->buf : "", msg->len);
+	pb_bytes(b, field, msg->buf, msg->len);
 }
 
 /* ---- the string table ---- */
 
 struct strtab {
 	struct sbuf out; /* encoded string_table entries (field 6) */
-	struct str_table tab;
+	struct interner tab; /* zeroed: INTERNER_INIT */
 };
 
 static uint64_t st_id(struct strtab *t, const char *s, size_t n)
 {
 	bool added;
-	uint32_t id = str_table_intern(&t->tab, s, n, &added);
-	if (id == UINT32_MAX) {
+	uint32_t id = intern(&t->tab, s, n, &added);
+	if (id == INTERN_NOMEM) {
 		t->out.oom = true;
 		return 0;
 	}
 	if (added) {
 		struct sbuf u = SBUF_INIT;
 		utf8_sanitize(&u, s, n);
-		pb_bytes(&t->out, 6, u.buf ? u.buf : "", u.len);
+		pb_bytes(&t->out, 6, u.buf, u.len);
 		sbuf_release(&u);
 	}
 	return id;
@@ -88,14 +88,14 @@ static uint64_t st_redacted(struct strtab *t, const char *s)
 {
 	struct sbuf r = SBUF_INIT;
 	redact_append(&r, s, strlen(s));
-	uint64_t id = st_id(t, r.buf ? r.buf : "", r.len);
+	uint64_t id = st_id(t, r.buf, r.len);
 	sbuf_release(&r);
 	return id;
 }
 
 static void st_release(struct strtab *t)
 {
-	str_table_release(&t->tab);
+	interner_release(&t->tab);
 	sbuf_release(&t->out);
 }
 
@@ -112,6 +112,7 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 {
 	struct strtab st;
 	memset(&st, 0, sizeof st);
+	sbuf_init(&st.out);
 	struct sbuf body = SBUF_INIT, m = SBUF_INIT, sub = SBUF_INIT;
 	struct hmap func_index = HMAP_INIT, map_index = HMAP_INIT;
 	struct label_table *lt = label_table_build(p, opts->label_flags | LABEL_NO_SUFFIX);
@@ -192,7 +193,7 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 			sbuf_addstr(&name, "_[k]");
 		else if (fr->kind == FRAME_JIT && !fr->is_label)
 			sbuf_addstr(&name, "_[j]");
-		uint64_t name_id = st_id(&st, name.buf ? name.buf : "", name.len);
+		uint64_t name_id = st_id(&st, name.buf, name.len);
 		sbuf_release(&name);
 		uint64_t file_id = fr->file && !fr->is_label ? st_redacted(&st, profile_str(p, fr->file)) : 0;
 		uint64_t key = (name_id << 32) ^ file_id;
@@ -225,7 +226,7 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 	free(frame_map);
 	free(frame_func);
 	/* the string table follows the messages that filled it */
-	sbuf_add(&body, st.out.buf ? st.out.buf : "", st.out.len);
+	sbuf_add(&body, st.out.buf, st.out.len);
 	if (meta->start_unix > 0)
 		pb_uint(&body, 9, (uint64_t)(meta->start_unix * 1e9));
 	if (meta->duration_s > 0)
@@ -236,7 +237,7 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}
-	rc = fmt_gzip_write(body.buf ? body.buf : "", body.len, out, e);
+	rc = fmt_gzip_write(body.buf, body.len, out, e);
 	if (!rc && ferror(out))
 		rc = perr_set(e, PLUMB_EOUTPUT, "write failed");
 done:

@@ -7,39 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "format/utf8.h"
 #include "profile/label.h"
 
 /* Writes a JSON string literal for s (redacted when `redact`). */
 static void json_str(FILE *out, struct sbuf *tmp, const char *s, size_t n, bool redact)
 {
-	struct sbuf r = SBUF_INIT, u = SBUF_INIT;
 	sbuf_reset(tmp);
-	if (redact) {
-		redact_append(&r, s, n);
-		s = r.buf ? r.buf : "";
-		n = r.len;
-	}
-	utf8_sanitize(&u, s, n);
-	sbuf_add_json_str(tmp, u.buf ? u.buf : "", u.len);
-	sbuf_release(&r);
-	sbuf_release(&u);
-	fwrite(tmp->buf ? tmp->buf : "\"\"", 1, tmp->buf ? tmp->len : 2, out);
+	if (redact)
+		redact_add_json(tmp, s, n);
+	else
+		sbuf_add_json_text(tmp, s, n);
+	if (tmp->oom) /* out of memory: an empty name keeps the document valid */
+		fputs("\"\"", out);
+	else
+		fwrite(tmp->buf, 1, tmp->len, out);
 }
 
 /* Appends the stack's frame ids outermost first to out as a JSON array. */
 static bool write_stack(FILE *out, const struct profile *p, uint32_t stack, uint32_t **scratch, size_t *cap)
 {
 	uint32_t depth = profile_stack_depth(p, stack);
-	if (depth > *cap) {
-		uint32_t *ns = realloc(*scratch, depth * 2 * sizeof *ns);
-		if (!ns)
-			return false;
-		*scratch = ns;
-		*cap = depth * 2;
-	}
+	if (!ALLOC_GROW(*scratch, depth, *cap))
+		return false;
 	uint32_t i = depth;
 	for (uint32_t s = stack; s != PROFILE_ROOT; s = profile_stack_parent(p, s))
 		(*scratch)[--i] = profile_stack_frame(p, s);

@@ -5,12 +5,14 @@
  * each weight, so totals do not drift. Files are small enough for a jansson DOM. */
 #include "format/format.h"
 
-#include <jansson.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "base/grow.h"
+#include "base/json_tree.h"
 
 #define SS_MAX_POS 9.0e18 /* positions (after unit scaling) must fit in uint64 */
 
@@ -54,17 +56,7 @@ static double unit_ns(const char *unit)
 
 static bool ensure_stack(struct ss_reader *r, size_t n)
 {
-	if (n <= r->stack_cap)
-		return true;
-	size_t nc = r->stack_cap ? r->stack_cap : 64;
-	while (nc < n)
-		nc *= 2;
-	uint32_t *ns = realloc(r->stack, nc * sizeof *ns);
-	if (!ns)
-		return false;
-	r->stack = ns;
-	r->stack_cap = nc;
-	return true;
+	return ALLOC_GROW(r->stack, n, r->stack_cap);
 }
 
 static enum plumb_err read_frames(struct ss_reader *r, json_t *root)
@@ -282,15 +274,9 @@ static enum plumb_err read_evented(struct ss_reader *r, json_t *prof, size_t idx
 		prev = at;
 		size_t f = (size_t)json_integer_value(fi);
 		if (is_open) {
-			if (depth == open_cap) {
-				size_t nc = open_cap ? open_cap * 2 : 64;
-				size_t *no = realloc(open_idx, nc * sizeof *no);
-				if (!no) {
-					rc = ss_nomem(r->e);
-					break;
-				}
-				open_idx = no;
-				open_cap = nc;
+			if (!ALLOC_GROW(open_idx, depth + 1, open_cap)) {
+				rc = ss_nomem(r->e);
+				break;
 			}
 			open_idx[depth++] = f;
 			st = profile_stack(r->p, st, r->frame_ids[f]);
@@ -322,10 +308,11 @@ static enum plumb_err read_evented(struct ss_reader *r, json_t *prof, size_t idx
 enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				   struct perr *e)
 {
-	json_error_t jerr;
-	json_t *root = json_loadb(buf, len, 0, &jerr);
+	struct jr_error jerr;
+	json_t *root = jr_parse(buf, len, 0, &jerr);
 	if (!root)
-		return ss_fail(e, "not valid JSON at line %d column %d: %s", jerr.line, jerr.column, jerr.text);
+		return ss_fail(e, "not valid JSON at line %zu column %zu (byte %zu): %s", jerr.line, jerr.column,
+			       jerr.offset, jerr.text);
 	struct ss_reader r = { .p = p, .e = e };
 	enum plumb_err rc;
 	if (!json_is_object(root)) {

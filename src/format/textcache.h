@@ -1,6 +1,7 @@
 /* textcache.h — a map from a byte string to a u32 for readers that parse each distinct piece of text once.
  * Keys are not copied: they point into the reader's input buffer, which outlives the cache. The top bit of a
- * key length is free for the caller to tag keys (it takes part in equality, not in the compared bytes). */
+ * key length is free for the caller to tag keys (it takes part in equality, not in the compared bytes).
+ * A zeroed struct tcache is empty; tc_release() frees what it holds. */
 #ifndef PLUMB_FORMAT_TEXTCACHE_H
 #define PLUMB_FORMAT_TEXTCACHE_H
 
@@ -9,19 +10,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/idtab.h"
 
-/* A map from a byte string (kept in the input buffer) to a u32. */
+/* A map from a byte string (kept in the input buffer) to a u32: entries in insertion order, found through the
+ * id table (base/idtab.h), which owns the probing. */
 struct tc_ent {
-	uint64_t h;
 	const char *key;
 	uint32_t len;
 	uint32_t val;
 	const char *key2; /* optional second part of the key (tc_get2/tc_put2), NULL otherwise */
-	uint64_t len2;
+	uint32_t len2;
 };
 
 struct tcache {
+	struct idtab index;
 	struct tc_ent *e;
 	size_t cap, n;
 };
@@ -56,45 +60,25 @@ static inline bool tc_eq(const char *a, const char *b, size_t n)
 	return true;
 }
 
-static inline bool tc_get(const struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t *val)
+struct tc_key {
+	const char *key, *key2;
+	uint32_t len, len2;
+};
+
+static inline bool tc_match(const void *ctx, uint32_t id, const void *key)
 {
-	if (!c->cap)
-		return false;
-	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
-		const struct tc_ent *x = &c->e[i];
-		if (!x->key)
-			return false;
-		if (x->h == h && x->len == len && tc_eq(x->key, key, len & 0x7fffffffu)) {
-			*val = x->val;
-			return true;
-		}
-	}
+	const struct tc_ent *x = &((const struct tcache *)ctx)->e[id];
+	const struct tc_key *k = key;
+	return x->len == k->len && tc_eq(x->key, k->key, k->len & 0x7fffffffu) &&
+	       (!k->key2 || (x->len2 == k->len2 && tc_eq(x->key2, k->key2, k->len2)));
 }
 
-static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t val)
+static inline bool tc_get(const struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t *val)
 {
-	if ((c->n + 1) * 2 > c->cap) {
-		size_t ncap = c->cap ? c->cap * 2 : 1024;
-		struct tc_ent *ne = table_zalloc(ncap * sizeof *ne);
-		if (!ne)
-			return false;
-		for (size_t i = 0; i < c->cap; i++) {
-			if (!c->e[i].key)
-				continue;
-			size_t j = c->e[i].h & (ncap - 1);
-			while (ne[j].key)
-				j = (j + 1) & (ncap - 1);
-			ne[j] = c->e[i];
-		}
-		table_free(c->e, c->cap * sizeof *c->e);
-		c->e = ne;
-		c->cap = ncap;
-	}
-	size_t i = h & (c->cap - 1);
-	while (c->e[i].key)
-		i = (i + 1) & (c->cap - 1);
-	c->e[i] = (struct tc_ent){ h, key, len, val, NULL, 0 };
-	c->n++;
+	uint32_t id = idtab_find(&c->index, h, tc_match, c, &(struct tc_key){ key, NULL, len, 0 });
+	if (id == IDTAB_NONE)
+		return false;
+	*val = c->e[id].val;
 	return true;
 }
 
@@ -102,36 +86,34 @@ static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_
 static inline bool tc_get2(const struct tcache *c, uint64_t h, const char *key, uint32_t len, const char *key2,
 			   uint32_t len2, uint32_t *val)
 {
-	if (!c->cap)
+	uint32_t id = idtab_find(&c->index, h, tc_match, c, &(struct tc_key){ key, key2, len, len2 });
+	if (id == IDTAB_NONE)
 		return false;
-	for (size_t i = h & (c->cap - 1);; i = (i + 1) & (c->cap - 1)) {
-		const struct tc_ent *x = &c->e[i];
-		if (!x->key)
-			return false;
-		if (x->h == h && x->len == len && x->len2 == len2 && tc_eq(x->key, key, len & 0x7fffffffu) &&
-		    tc_eq(x->key2, key2, len2)) {
-			*val = x->val;
-			return true;
-		}
-	}
+	*val = c->e[id].val;
+	return true;
 }
 
+/* Adds a key the caller has just looked up in vain (key2 may be NULL). False when out of memory. */
 static inline bool tc_put2(struct tcache *c, uint64_t h, const char *key, uint32_t len, const char *key2,
 			   uint32_t len2, uint32_t val)
 {
-	if (!tc_put(c, h, key, len, val))
+	if (c->n >= IDTAB_NONE || !ALLOC_GROW(c->e, c->n + 1, c->cap))
 		return false;
-	size_t i = h & (c->cap - 1);
-	while (c->e[i].key != key || c->e[i].h != h || c->e[i].key2)
-		i = (i + 1) & (c->cap - 1);
-	c->e[i].key2 = key2;
-	c->e[i].len2 = len2;
+	if (!idtab_add(&c->index, h, (uint32_t)c->n))
+		return false;
+	c->e[c->n++] = (struct tc_ent){ key, len, val, key2, len2 };
 	return true;
+}
+
+static inline bool tc_put(struct tcache *c, uint64_t h, const char *key, uint32_t len, uint32_t val)
+{
+	return tc_put2(c, h, key, len, NULL, 0, val);
 }
 
 static inline void tc_release(struct tcache *c)
 {
-	table_free(c->e, c->cap * sizeof *c->e);
+	idtab_release(&c->index);
+	free(c->e);
 	c->e = NULL;
 	c->cap = c->n = 0;
 }

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -20,6 +19,7 @@
 
 #include "base/gate.h"
 #include "base/home.h"
+#include "base/sbuf.h"
 #include "lib/lib_internal.h"
 
 /* -1 unknown (the constructor has not run yet), 0 off, 1 on. */
@@ -40,6 +40,15 @@ bool lib_switch_on(void)
 	return s == 1;
 }
 
+#ifndef PLUMB_VERSION
+#error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"
+#endif
+
+const char *plumb_version(void)
+{
+	return PLUMB_VERSION;
+}
+
 const char *plumb_status_str(enum plumb_status status)
 {
 	switch (status) {
@@ -55,77 +64,19 @@ const char *plumb_status_str(enum plumb_status status)
 
 /* ---- JSON lines ---- */
 
-struct line {
-	char *buf;
-	size_t len, cap;
-	bool oom;
-};
-
-static void line_add(struct line *l, const char *s, size_t n)
+/* A JSON string literal through the one writer (base/sbuf.h); bytes >= 0x80 pass through (UTF-8 is the
+ * caller's business). */
+static void line_add_json(struct sbuf *l, const char *s)
 {
-	if (l->oom)
-		return;
-	if (l->len + n + 1 > l->cap) {
-		size_t cap = l->cap ? l->cap : 256;
-		while (cap < l->len + n + 1)
-			cap *= 2;
-		char *nb = realloc(l->buf, cap);
-		if (!nb) {
-			l->oom = true;
-			return;
-		}
-		l->buf = nb;
-		l->cap = cap;
-	}
-	memcpy(l->buf + l->len, s, n);
-	l->len += n;
-	l->buf[l->len] = 0;
-}
-
-static void line_addstr(struct line *l, const char *s)
-{
-	line_add(l, s, strlen(s));
-}
-
-static void line_addf(struct line *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void line_addf(struct line *l, const char *fmt, ...)
-{
-	char tmp[64];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		line_add(l, tmp, (size_t)n < sizeof tmp ? (size_t)n : sizeof tmp - 1);
-}
-
-/* A JSON string literal; bytes >= 0x80 pass through (UTF-8 is the caller's business). */
-static void line_add_json(struct line *l, const char *s)
-{
-	line_add(l, "\"", 1);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		switch (*p) {
-		case '"': line_add(l, "\\\"", 2); break;
-		case '\\': line_add(l, "\\\\", 2); break;
-		case '\n': line_add(l, "\\n", 2); break;
-		case '\r': line_add(l, "\\r", 2); break;
-		case '\t': line_add(l, "\\t", 2); break;
-		default:
-			if (*p < 0x20)
-				line_addf(l, "\\u%04x", *p);
-			else
-				line_add(l, (const char *)p, 1);
-		}
-	}
-	line_add(l, "\"", 1);
+	sbuf_add_json_str(l, s, strlen(s));
 }
 
 /* Appends the line with one write(2) to an O_APPEND file, so concurrent writers never interleave. */
-static enum plumb_status line_append(struct line *l, const char *path)
+static enum plumb_status line_append(struct sbuf *l, const char *path)
 {
-	line_add(l, "\n", 1);
+	sbuf_addch(l, '\n');
 	if (l->oom) {
-		free(l->buf);
+		sbuf_release(l);
 		return PLUMB_STATUS_NOMEM;
 	}
 	enum plumb_status st = PLUMB_STATUS_OK;
@@ -143,7 +94,7 @@ static enum plumb_status line_append(struct line *l, const char *path)
 		close(fd);
 		errno = saved;
 	}
-	free(l->buf);
+	sbuf_release(l);
 	return st;
 }
 
@@ -160,22 +111,22 @@ enum plumb_status plumb_sample_tags(const char *name, const char *kind, const ch
 	for (size_t i = 0; i < 2 * ntags; i++)
 		if (!tags[i])
 			return PLUMB_STATUS_INVALID;
-	struct line l = { 0 };
-	line_addstr(&l, "{\"name\": ");
+	struct sbuf l = SBUF_INIT;
+	sbuf_addstr(&l, "{\"name\": ");
 	line_add_json(&l, name);
-	line_addstr(&l, ", \"kind\": ");
+	sbuf_addstr(&l, ", \"kind\": ");
 	line_add_json(&l, kind);
-	line_addstr(&l, ", \"unit\": ");
+	sbuf_addstr(&l, ", \"unit\": ");
 	line_add_json(&l, unit);
-	line_addf(&l, ", \"value\": %.17g, \"tags\": {", value);
+	sbuf_addf(&l, ", \"value\": %.17g, \"tags\": {", value);
 	for (size_t i = 0; i < ntags; i++) {
 		if (i)
-			line_addstr(&l, ", ");
+			sbuf_addstr(&l, ", ");
 		line_add_json(&l, tags[2 * i]);
-		line_addstr(&l, ": ");
+		sbuf_addstr(&l, ": ");
 		line_add_json(&l, tags[2 * i + 1]);
 	}
-	line_addstr(&l, "}}");
+	sbuf_addstr(&l, "}}");
 	return line_append(&l, path);
 }
 
@@ -226,12 +177,12 @@ enum plumb_status plumb_stage_end(struct plumb_stage *stage)
 		free(stage);
 		return PLUMB_STATUS_OFF;
 	}
-	struct line l = { 0 };
-	line_addstr(&l, "{\"name\": ");
+	struct sbuf l = SBUF_INIT;
+	sbuf_addstr(&l, "{\"name\": ");
 	line_add_json(&l, stage->name);
-	line_addf(&l, ", \"start_ns\": %llu", (unsigned long long)stage->start_ns);
-	line_addf(&l, ", \"end_ns\": %llu", (unsigned long long)end);
-	line_addf(&l, ", \"pid\": %ld}", (long)getpid());
+	sbuf_addf(&l, ", \"start_ns\": %llu", (unsigned long long)stage->start_ns);
+	sbuf_addf(&l, ", \"end_ns\": %llu", (unsigned long long)end);
+	sbuf_addf(&l, ", \"pid\": %ld}", (long)getpid());
 	free(stage);
 	return line_append(&l, path);
 }

@@ -1,5 +1,6 @@
-/* sampler.c — the in-process sampler of libplumb.so, started when plumb preloads the library into a command
- * (or into its own `--call` child) with PLUMB_DEBUG on and PLUMB_INPROC_FD naming the shared ring.
+/* sampler.c — the in-process sampler, built alone into libplumb-preload.so (never into the -lplumb library), started
+ * when plumb preloads it into a command (or into its own `--call` child) with PLUMB_DEBUG on and PLUMB_INPROC_FD
+ * naming the shared ring.
  * Every thread gets a POSIX timer on its own CPU clock (--mode cpu) or on CLOCK_MONOTONIC (--mode wall),
  * delivered to that thread alone (SIGEV_THREAD_ID); threads created later are caught by wrapping
  * pthread_create. Invariant: the signal handler allocates nothing, takes no lock and calls no unwinder — it
@@ -25,7 +26,6 @@
 #include <unistd.h>
 
 #include "base/gate.h"
-#include "lib/lib_internal.h"
 #include "sample/inproc_ring.h"
 
 #define ALTSTACK_BYTES (64 * 1024)

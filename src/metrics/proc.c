@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
+
 static double clock_seconds(clockid_t id)
 {
 	struct timespec ts;
@@ -179,21 +181,9 @@ static bool grow_tree(struct mproc_tracker *t, size_t need)
 {
 	if (need <= t->cap)
 		return true;
-	size_t cap = t->cap;
-	while (cap < need)
-		cap *= 2;
-	struct mproc *c = realloc(t->cur, cap * sizeof *c);
-	if (!c)
+	size_t cap = grow_cap(need, t->cap);
+	if (!REALLOC_ARRAY(t->cur, cap) || !REALLOC_ARRAY(t->prev, cap) || !REALLOC_ARRAY(t->queue, cap))
 		return false;
-	t->cur = c;
-	struct mproc *p = realloc(t->prev, cap * sizeof *p);
-	if (!p)
-		return false;
-	t->prev = p;
-	int *q = realloc(t->queue, cap * sizeof *q);
-	if (!q)
-		return false;
-	t->queue = q;
 	t->cap = cap;
 	return true;
 }
@@ -262,15 +252,9 @@ static enum plumb_err scan_links(struct mproc_tracker *t, bool *root_alive, stru
 				*root_alive = true;
 				continue; /* the root is the start of the walk, not anyone's child here */
 			}
-			if (t->nlinks == t->caplinks) {
-				size_t cap = t->caplinks ? t->caplinks * 2 : 256;
-				struct mproc_link *l = realloc(t->links, cap * sizeof *l);
-				if (!l) {
-					close(fd);
-					return perr_set(e, PLUMB_ENOMEM, "out of memory");
-				}
-				t->links = l;
-				t->caplinks = cap;
+			if (!ALLOC_GROW(t->links, t->nlinks + 1, t->caplinks)) {
+				close(fd);
+				return perr_set(e, PLUMB_ENOMEM, "out of memory");
 			}
 			t->links[t->nlinks++] = (struct mproc_link){ pid, p.ppid };
 		}

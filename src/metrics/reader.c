@@ -5,13 +5,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "base/grow.h"
+#include "base/json_tree.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
 
@@ -269,13 +271,13 @@ static bool parse_doc(struct rd *r, json_t *root, struct metrics_doc *doc)
 enum plumb_err metrics_doc_parse(const char *buf, size_t len, struct metrics_doc *doc, struct perr *e)
 {
 	memset(doc, 0, sizeof *doc);
-	json_error_t jerr;
-	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	struct jr_error jerr;
+	json_t *root = jr_parse(buf, len, JR_TREE_NO_DUPLICATES, &jerr);
 	if (!root) {
 		if (len == 0)
 			return perr_set(e, PLUMB_EFORMAT, "the metrics recording is empty");
-		return perr_set(e, PLUMB_EFORMAT, "the metrics recording is not valid JSON (line %d: %s)", jerr.line,
-				jerr.text);
+		return perr_set(e, PLUMB_EFORMAT, "the metrics recording is not valid JSON (line %zu, column %zu: %s)",
+				jerr.line, jerr.column, jerr.text);
 	}
 	struct rd r = { e, "" };
 	bool ok = parse_doc(&r, root, doc);
@@ -319,14 +321,13 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 		if (len + 1 >= cap) {
 			if (cap > METRICS_READ_MAX)
 				break;
-			char *nb = realloc(buf, cap * 2);
-			if (!nb) {
+			size_t nc = grow_cap(cap + 1, cap);
+			if (!REALLOC_ARRAY(buf, nc)) {
 				free(buf);
 				close(fd);
 				return perr_set(e, PLUMB_ENOMEM, "out of memory");
 			}
-			buf = nb;
-			cap *= 2;
+			cap = nc;
 		}
 		ssize_t n = read(fd, buf + len, cap - 1 - len);
 		if (n < 0) {

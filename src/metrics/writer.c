@@ -44,58 +44,10 @@ static void add_u64_or_null(struct sbuf *sb, uint64_t v)
 		sbuf_addf(sb, "%llu", (unsigned long long)v);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), or 0 when invalid. */
-static size_t utf8_len(const unsigned char *s, size_t left)
-{
-	unsigned char c = s[0];
-	size_t n;
-	uint32_t cp;
-	if (c < 0x80)
-		return 1;
-	if ((c & 0xe0) == 0xc0) {
-		n = 2;
-		cp = c & 0x1f;
-	} else if ((c & 0xf0) == 0xe0) {
-		n = 3;
-		cp = c & 0x0f;
-	} else if ((c & 0xf8) == 0xf0) {
-		n = 4;
-		cp = c & 0x07;
-	} else {
-		return 0;
-	}
-	if (n > left)
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
-	    (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
-
 /* Any bytes as a JSON string: invalid UTF-8 becomes '?', so the document always parses. */
 static void add_json_text(struct sbuf *sb, const char *s)
 {
-	struct sbuf clean = SBUF_INIT;
-	size_t len = strlen(s);
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_len((const unsigned char *)s + i, len - i);
-		if (n == 0) {
-			sbuf_addch(&clean, '?');
-			i++;
-		} else {
-			sbuf_add(&clean, s + i, n);
-			i += n;
-		}
-	}
-	if (clean.oom)
-		sb->oom = true;
-	sbuf_add_json_str(sb, clean.buf ? clean.buf : "", clean.len);
-	sbuf_release(&clean);
+	sbuf_add_json_text(sb, s, strlen(s));
 }
 
 /* A process name as it goes into the artifact: redacted (DESIGN §1; a name is any bytes a program set with
@@ -104,7 +56,7 @@ static void redact_name(char *dst, size_t cap, const char *src)
 {
 	struct sbuf sb = SBUF_INIT;
 	redact_append(&sb, src, strlen(src));
-	snprintf(dst, cap, "%s", sb.oom || !sb.buf ? "?" : sb.buf);
+	snprintf(dst, cap, "%s", sb.oom ? "?" : sb.buf);
 	sbuf_release(&sb);
 }
 
@@ -290,10 +242,6 @@ enum plumb_err metrics_recorder_add(struct metrics_recorder *r, int64_t t_ms, co
 		add_proc(&sb, &procs[i]);
 	}
 	sbuf_addstr(&sb, "]}");
-	if (sb.oom) {
-		sbuf_release(&sb);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
 
 	struct metrics_ring_entry ent = { 0 };
 	ent.json = sbuf_detach(&sb, &ent.len);
@@ -384,13 +332,11 @@ enum plumb_err metrics_recorder_write(struct metrics_recorder *r, const char *st
 	sbuf_addstr(&head, ",\"memory\":");
 	add_peak(&head, &r->rec_mem);
 	sbuf_addstr(&head, "},\"samples\":[\n");
-	if (head.oom) {
-		sbuf_release(&head);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
 
 	struct atomic_file af;
-	enum plumb_err rc = atomic_open(&af, r->path, e);
+	enum plumb_err rc = sbuf_done(&head, e);
+	if (!rc)
+		rc = atomic_open(&af, r->path, e);
 	if (rc) {
 		sbuf_release(&head);
 		return rc;

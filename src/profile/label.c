@@ -79,14 +79,14 @@ struct label_table *label_table_build(const struct profile *p, unsigned flags)
 		sbuf_reset(&raw);
 		sbuf_reset(&red);
 		label_append(&raw, p, (uint32_t)i, flags);
-		redact_append(&red, raw.buf ? raw.buf : "", raw.len);
+		redact_append(&red, raw.buf, raw.len);
 		if (red.oom || raw.oom || !(t->labels[i] = malloc(red.len + 1))) {
 			sbuf_release(&raw);
 			sbuf_release(&red);
 			label_table_free(t);
 			return NULL;
 		}
-		memcpy(t->labels[i], red.buf ? red.buf : "", red.len + 1);
+		memcpy(t->labels[i], red.buf, red.len + 1);
 		t->lens[i] = red.len;
 	}
 	sbuf_release(&raw);

@@ -1,31 +1,21 @@
-/* profile.c — the model's tables. Strings live in a chunked arena (pointers never move); every other table
- * is an array indexed by id plus a hash map for dedup, so adding is amortized O(1). */
+/* profile.c — the model's tables. Strings live in an interner (base/intern.h: copies in chunks, pointers never
+ * move); every other table is an array indexed by id plus a hash table for dedup, so adding is amortized O(1). */
 #include "profile/profile.h"
 
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
-
-#define ARENA_CHUNK (256 * 1024)
-
-struct arena_chunk {
-	struct arena_chunk *next;
-	size_t used, cap;
-	char data[];
-};
+#include "base/idtab.h"
+#include "base/intern.h"
 
 struct profile {
-	/* strings */
-	struct arena_chunk *chunks;
-	const char **strs;
-	uint32_t *str_lens;
-	size_t nstrs, cap_strs;
-	struct hmap str_index;
+	struct interner strs;
 	/* frames */
 	struct frame *frames;
 	size_t nframes, cap_frames;
-	struct hmap frame_index;
+	struct idtab frame_index;
 	/* stacks */
 	uint32_t *stack_parent, *stack_frame, *stack_depth;
 	size_t nstacks, cap_stacks;
@@ -45,25 +35,12 @@ struct profile {
 	struct profile_meta meta;
 };
 
-/* Grows an array to hold one more element. */
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	if (n < *cap)
-		return true;
-	size_t nc = *cap ? *cap * 2 : 64;
-	void *na = realloc(*arr, nc * elem);
-	if (!na)
-		return false;
-	*arr = na;
-	*cap = nc;
-	return true;
-}
-
 struct profile *profile_new(void)
 {
 	struct profile *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
+	p->strs = (struct interner)INTERNER_INIT;
 	if (profile_intern(p, "", 0) != 0) {
 		profile_free(p);
 		return NULL;
@@ -88,15 +65,9 @@ void profile_free(struct profile *p)
 {
 	if (!p)
 		return;
-	for (struct arena_chunk *c = p->chunks, *next; c; c = next) {
-		next = c->next;
-		free(c);
-	}
-	free(p->strs);
-	free(p->str_lens);
-	hmap_release(&p->str_index);
+	interner_release(&p->strs);
 	free(p->frames);
-	hmap_release(&p->frame_index);
+	idtab_release(&p->frame_index);
 	free(p->stack_parent);
 	free(p->stack_frame);
 	free(p->stack_depth);
@@ -109,63 +80,10 @@ void profile_free(struct profile *p)
 	free(p);
 }
 
-static char *arena_alloc(struct profile *p, size_t n)
-{
-	struct arena_chunk *c = p->chunks;
-	if (!c || c->cap - c->used < n) {
-		size_t cap = n > ARENA_CHUNK ? n : ARENA_CHUNK;
-		struct arena_chunk *nc = malloc(sizeof *nc + cap);
-		if (!nc)
-			return NULL;
-		nc->used = 0;
-		nc->cap = cap;
-		if (c && n > ARENA_CHUNK) { /* a big string gets its own chunk; keep filling the current one */
-			nc->next = c->next;
-			c->next = nc;
-		} else {
-			nc->next = c;
-			p->chunks = nc;
-		}
-		c = nc;
-	}
-	char *r = c->data + c->used;
-	c->used += n;
-	return r;
-}
-
-/* Open-addressing over hashes: on a hash collision between different items the key is re-mixed. */
-#define REHASH(h) (hash_u64((h) + 0x9e3779b97f4a7c15ULL))
-
 str_id profile_intern(struct profile *p, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
-	uint32_t id;
-	while (hmap_get(&p->str_index, h, &id)) {
-		if (p->str_lens[id] == len && memcmp(p->strs[id], s, len) == 0)
-			return id;
-		h = REHASH(h);
-	}
-	if (p->nstrs >= UINT32_MAX - 1)
-		return PROFILE_NOMEM;
-	size_t cap = p->cap_strs;
-	if (!grow((void **)&p->strs, &cap, p->nstrs, sizeof *p->strs))
-		return PROFILE_NOMEM;
-	cap = p->cap_strs;
-	if (!grow((void **)&p->str_lens, &cap, p->nstrs, sizeof *p->str_lens))
-		return PROFILE_NOMEM;
-	p->cap_strs = cap;
-	char *copy = arena_alloc(p, len + 1);
-	if (!copy)
-		return PROFILE_NOMEM;
-	memcpy(copy, s, len);
-	copy[len] = '\0';
-	id = (uint32_t)p->nstrs;
-	if (!hmap_put(&p->str_index, h, id))
-		return PROFILE_NOMEM;
-	p->strs[id] = copy;
-	p->str_lens[id] = (uint32_t)len;
-	p->nstrs++;
-	return id;
+	uint32_t id = intern(&p->strs, s, len, NULL);
+	return id == INTERN_NOMEM ? PROFILE_NOMEM : id;
 }
 
 str_id profile_intern_cstr(struct profile *p, const char *s)
@@ -175,16 +93,17 @@ str_id profile_intern_cstr(struct profile *p, const char *s)
 
 const char *profile_str(const struct profile *p, str_id id)
 {
-	return id < p->nstrs ? p->strs[id] : "";
+	return id < intern_count(&p->strs) ? intern_str(&p->strs, id) : "";
 }
 
 size_t profile_nstrings(const struct profile *p)
 {
-	return p->nstrs;
+	return intern_count(&p->strs);
 }
 
-static bool frame_eq(const struct frame *a, const struct frame *b)
+static inline bool frame_eq(const void *ctx, uint32_t id, const void *key)
 {
+	const struct frame *a = &((const struct profile *)ctx)->frames[id], *b = key;
 	return a->func == b->func && a->file == b->file && a->module == b->module && a->line == b->line &&
 	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->is_label == b->is_label;
 }
@@ -194,16 +113,13 @@ uint32_t profile_frame(struct profile *p, const struct frame *f)
 	struct frame key = *f;
 	key.pad = 0;
 	uint64_t h = hash_bytes(&key, sizeof key);
-	uint32_t id;
-	while (hmap_get(&p->frame_index, h, &id)) {
-		if (frame_eq(&p->frames[id], &key))
-			return id;
-		h = REHASH(h);
-	}
-	if (!grow((void **)&p->frames, &p->cap_frames, p->nframes, sizeof *p->frames))
+	uint32_t id = idtab_find(&p->frame_index, h, frame_eq, p, &key);
+	if (id != IDTAB_NONE)
+		return id;
+	if (p->nframes >= PROFILE_NOMEM || !ALLOC_GROW(p->frames, p->nframes + 1, p->cap_frames))
 		return PROFILE_NOMEM;
 	id = (uint32_t)p->nframes;
-	if (!hmap_put(&p->frame_index, h, id))
+	if (!idtab_add(&p->frame_index, h, id))
 		return PROFILE_NOMEM;
 	p->frames[p->nframes++] = key;
 	return id;
@@ -228,19 +144,10 @@ uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
 	if (hmap_get(&p->stack_index, key, &id))
 		return id;
 	if (p->nstacks == p->cap_stacks) {
-		size_t nc = p->cap_stacks * 2;
-		uint32_t *a = realloc(p->stack_parent, nc * sizeof *a);
-		if (!a)
+		size_t nc = grow_cap(p->nstacks + 1, p->cap_stacks);
+		if (p->nstacks >= PROFILE_NOMEM || !REALLOC_ARRAY(p->stack_parent, nc) ||
+		    !REALLOC_ARRAY(p->stack_frame, nc) || !REALLOC_ARRAY(p->stack_depth, nc))
 			return PROFILE_NOMEM;
-		p->stack_parent = a;
-		a = realloc(p->stack_frame, nc * sizeof *a);
-		if (!a)
-			return PROFILE_NOMEM;
-		p->stack_frame = a;
-		a = realloc(p->stack_depth, nc * sizeof *a);
-		if (!a)
-			return PROFILE_NOMEM;
-		p->stack_depth = a;
 		p->cap_stacks = nc;
 	}
 	id = (uint32_t)p->nstacks;
@@ -298,7 +205,7 @@ uint32_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const cha
 		return id;
 	}
 	str_id n = profile_intern_cstr(p, name);
-	if (n == PROFILE_NOMEM || !grow((void **)&p->threads, &p->cap_threads, p->nthreads, sizeof *p->threads))
+	if (n == PROFILE_NOMEM || !ALLOC_GROW(p->threads, p->nthreads + 1, p->cap_threads))
 		return PROFILE_NOMEM;
 	id = (uint32_t)p->nthreads;
 	if (!hmap_put(&p->thread_index, key, id))
@@ -336,7 +243,7 @@ bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint
 	if (hmap_get(&p->count_index, key, &idx)) {
 		p->counts[idx].weight += weight;
 	} else {
-		if (!grow((void **)&p->counts, &p->cap_counts, p->ncounts, sizeof *p->counts))
+		if (!ALLOC_GROW(p->counts, p->ncounts + 1, p->cap_counts))
 			return false;
 		idx = (uint32_t)p->ncounts;
 		if (!hmap_put(&p->count_index, key, idx))
@@ -344,7 +251,7 @@ bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint
 		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight };
 	}
 	if (p->keep_timeline) {
-		if (!grow((void **)&p->timeline, &p->cap_timeline, p->ntimeline, sizeof *p->timeline))
+		if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
 			return false;
 		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight };
 	}

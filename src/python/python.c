@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "python/layout.h"
 
@@ -673,14 +674,8 @@ static struct py_code *code_get(struct py_proc *py, uint64_t addr)
 	struct py_code c;
 	if (!code_read(py, addr, &c))
 		return NULL;
-	if (py->ncodes == py->capcodes) {
-		size_t cap = py->capcodes ? py->capcodes * 2 : 256;
-		struct py_code *nc = realloc(py->codes, cap * sizeof *nc);
-		if (!nc)
-			goto oom;
-		py->codes = nc;
-		py->capcodes = cap;
-	}
+	if (!ALLOC_GROW(py->codes, py->ncodes + 1, py->capcodes))
+		goto oom;
 	if (!hmap_put(&py->code_index, addr, (uint32_t)py->ncodes))
 		goto oom;
 	py->codes[py->ncodes] = c;
@@ -888,12 +883,10 @@ static bool add_thread_name(struct py_proc *py, void *ctx, uint64_t key, uint64_
 	char *name = name_obj ? read_str(py, name_obj) : NULL;
 	if (!name)
 		return false;
-	struct py_name *nn = realloc(py->names, (py->nnames + 1) * sizeof *nn);
-	if (!nn) {
+	if (!REALLOC_ARRAY(py->names, py->nnames + 1)) {
 		free(name);
 		return true;
 	}
-	py->names = nn;
 	py->names[py->nnames++] = (struct py_name){ ident, name };
 	return py->nnames >= PY_MAX_THREADS;
 }

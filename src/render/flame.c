@@ -11,9 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "base/sbuf.h"
-#include "format/utf8.h"
+#include "base/utf8.h"
 #include "profile/label.h"
 
 #define FRAME_H 16
@@ -25,41 +27,12 @@
 
 /* ---- labels shared by both profiles ---- */
 
-struct labels {
-	struct hmap index;
-	const char **s;
-	size_t *len;
-	size_t n, cap;
-};
-
-static uint32_t lab_intern(struct labels *L, const char *s, size_t len)
+/* Labels are interned without copies (INTERNER_BORROW_INIT): they point into the profiles' label tables, which
+ * outlive the interner. */
+static uint32_t lab_intern(struct interner *L, const char *s, size_t len)
 {
-	uint64_t h = hash_bytes(s, len);
-	uint32_t id;
-	while (hmap_get(&L->index, h, &id)) {
-		if (L->len[id] == len && memcmp(L->s[id], s, len) == 0)
-			return id;
-		h = hash_u64(h + 0x9e3779b97f4a7c15ULL);
-	}
-	if (L->n == L->cap) {
-		size_t nc = L->cap ? L->cap * 2 : 1024;
-		const char **ns = realloc(L->s, nc * sizeof *ns);
-		if (!ns)
-			return UINT32_MAX;
-		L->s = ns;
-		size_t *nl = realloc(L->len, nc * sizeof *nl);
-		if (!nl)
-			return UINT32_MAX;
-		L->len = nl;
-		L->cap = nc;
-	}
-	id = (uint32_t)L->n;
-	if (!hmap_put(&L->index, h, id))
-		return UINT32_MAX;
-	L->s[id] = s;
-	L->len[id] = len;
-	L->n++;
-	return id;
+	uint32_t id = intern(L, s, len, NULL);
+	return id == INTERN_NOMEM ? UINT32_MAX : id;
 }
 
 /* ---- the merged trie ---- */
@@ -72,26 +45,13 @@ struct trie {
 	bool direct;       /* built from one profile's tree without the index: no further profile may join */
 };
 
-static bool trie_grow(struct trie *T)
+/* Makes room for `need` nodes. */
+static bool trie_grow(struct trie *T, size_t need)
 {
-	size_t nc = T->cap ? T->cap * 2 : 4096;
-	uint32_t *a;
-	uint64_t *b;
-	if (!(a = realloc(T->parent, nc * sizeof *a)))
+	size_t nc = grow_cap(need, T->cap);
+	if (!REALLOC_ARRAY(T->parent, nc) || !REALLOC_ARRAY(T->label, nc) || !REALLOC_ARRAY(T->depth, nc) ||
+	    !REALLOC_ARRAY(T->tot_a, nc) || !REALLOC_ARRAY(T->tot_b, nc))
 		return false;
-	T->parent = a;
-	if (!(a = realloc(T->label, nc * sizeof *a)))
-		return false;
-	T->label = a;
-	if (!(a = realloc(T->depth, nc * sizeof *a)))
-		return false;
-	T->depth = a;
-	if (!(b = realloc(T->tot_a, nc * sizeof *b)))
-		return false;
-	T->tot_a = b;
-	if (!(b = realloc(T->tot_b, nc * sizeof *b)))
-		return false;
-	T->tot_b = b;
 	T->cap = nc;
 	return true;
 }
@@ -102,7 +62,7 @@ static uint32_t trie_child(struct trie *T, uint32_t parent, uint32_t label)
 	uint32_t id;
 	if (hmap_get(&T->index, key, &id))
 		return id;
-	if (T->n == T->cap && !trie_grow(T))
+	if (T->n == T->cap && !trie_grow(T, T->n + 1))
 		return UINT32_MAX;
 	id = (uint32_t)T->n++;
 	T->parent[id] = parent;
@@ -126,7 +86,7 @@ static void trie_release(struct trie *T)
 
 /* Maps every stack node of p to its trie node (parents come before children in both). Returns a malloc'd
  * array indexed by stack id, or NULL when out of memory. */
-static uint32_t *map_profile(struct trie *T, struct labels *L, const struct profile *p, struct label_table **lt_out,
+static uint32_t *map_profile(struct trie *T, struct interner *L, const struct profile *p, struct label_table **lt_out,
 			     unsigned flags, bool allow_direct)
 {
 	struct label_table *lt = label_table_build(p, flags);
@@ -142,11 +102,10 @@ static uint32_t *map_profile(struct trie *T, struct labels *L, const struct prof
 		if ((flab[f] = lab_intern(L, lt->labels[f], lt->lens[f])) == UINT32_MAX)
 			goto fail;
 	map[0] = 0;
-	if (T->n == 1 && L->n == nf && allow_direct) {
+	if (T->n == 1 && intern_count(L) == nf && allow_direct) {
 		/* the first profile and every frame has its own label: its prefix tree is the trie, no merging */
-		while (T->cap < ns)
-			if (!trie_grow(T))
-				goto fail;
+		if (T->cap < ns && !trie_grow(T, ns))
+			goto fail;
 		for (size_t s = 1; s < ns; s++) {
 			uint32_t par = profile_stack_parent(p, (uint32_t)s);
 			uint32_t fr = profile_stack_frame(p, (uint32_t)s);
@@ -192,48 +151,46 @@ struct boxes {
 
 static bool box_add(struct boxes *B, uint64_t x, uint64_t w, uint64_t wb, uint32_t depth, uint32_t label)
 {
-	if (B->n == B->cap) {
-		size_t nc = B->cap ? B->cap * 2 : 1024;
-		struct box *nv = realloc(B->v, nc * sizeof *nv);
-		if (!nv)
-			return false;
-		B->v = nv;
-		B->cap = nc;
-	}
+	if (!ALLOC_GROW(B->v, B->n + 1, B->cap))
+		return false;
 	B->v[B->n++] = (struct box){ x, w, wb, depth, label };
 	if (depth > B->max_depth)
 		B->max_depth = depth;
 	return true;
 }
 
-static const struct labels *sort_labels;
-
-static int cmp_label_ids(const void *a, const void *b)
+/* Label ids in byte order of their text (ctx: the interner). */
+static int cmp_label_ids(const void *a, const void *b, void *ctx)
 {
+	const struct interner *L = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-	size_t lx = sort_labels->len[x], ly = sort_labels->len[y];
-	int c = memcmp(sort_labels->s[x], sort_labels->s[y], lx < ly ? lx : ly);
+	size_t lx = intern_len(L, x), ly = intern_len(L, y);
+	int c = memcmp(intern_str(L, x), intern_str(L, y), lx < ly ? lx : ly);
 	if (c)
 		return c;
 	return lx < ly ? -1 : lx > ly;
 }
 
-static const uint32_t *sort_rank;
-static const uint32_t *sort_tlabel;
+struct children_order {
+	const uint32_t *rank;  /* label id -> rank in byte order */
+	const uint32_t *label; /* trie node -> label id */
+};
 
-static int cmp_children(const void *a, const void *b)
+/* Trie nodes by their label's rank (ctx: a struct children_order). */
+static int cmp_children(const void *a, const void *b, void *ctx)
 {
-	uint32_t x = sort_rank[sort_tlabel[*(const uint32_t *)a]], y = sort_rank[sort_tlabel[*(const uint32_t *)b]];
+	const struct children_order *o = ctx;
+	uint32_t x = o->rank[o->label[*(const uint32_t *)a]], y = o->rank[o->label[*(const uint32_t *)b]];
 	return x < y ? -1 : x > y;
 }
 
 /* Flame graph layout: children in label order, depth-first; narrow subtrees pruned. */
-static bool layout_graph(struct trie *T, struct labels *L, double min_units, struct boxes *B)
+static bool layout_graph(struct trie *T, struct interner *L, double min_units, struct boxes *B)
 {
 	size_t N = T->n;
 	bool ok = false;
-	uint32_t *rank = malloc((L->n ? L->n : 1) * sizeof *rank);
-	uint32_t *order = malloc((L->n ? L->n : 1) * sizeof *order);
+	uint32_t *rank = malloc((intern_count(L) ? intern_count(L) : 1) * sizeof *rank);
+	uint32_t *order = malloc((intern_count(L) ? intern_count(L) : 1) * sizeof *order);
 	uint32_t *first = calloc(N + 1, sizeof *first);
 	uint32_t *kids = malloc((N ? N : 1) * sizeof *kids);
 	uint32_t *fill = NULL;
@@ -243,11 +200,10 @@ static bool layout_graph(struct trie *T, struct labels *L, double min_units, str
 	} *stack = NULL;
 	if (!rank || !order || !first || !kids)
 		goto out;
-	for (size_t i = 0; i < L->n; i++)
+	for (size_t i = 0; i < intern_count(L); i++)
 		order[i] = (uint32_t)i;
-	sort_labels = L;
-	qsort(order, L->n, sizeof *order, cmp_label_ids);
-	for (size_t i = 0; i < L->n; i++)
+	qsort_r(order, intern_count(L), sizeof *order, cmp_label_ids, L);
+	for (size_t i = 0; i < intern_count(L); i++)
 		rank[order[i]] = (uint32_t)i;
 	for (size_t n = 1; n < N; n++)
 		first[T->parent[n] + 1]++;
@@ -258,11 +214,10 @@ static bool layout_graph(struct trie *T, struct labels *L, double min_units, str
 	memcpy(fill, first, N * sizeof *fill);
 	for (size_t n = 1; n < N; n++)
 		kids[fill[T->parent[n]]++] = (uint32_t)n;
-	sort_rank = rank;
-	sort_tlabel = T->label;
+	struct children_order co = { rank, T->label };
 	for (size_t n = 0; n < N; n++)
 		if (first[n + 1] - first[n] > 1)
-			qsort(kids + first[n], first[n + 1] - first[n], sizeof *kids, cmp_children);
+			qsort_r(kids + first[n], first[n + 1] - first[n], sizeof *kids, cmp_children, &co);
 	if (!(stack = malloc((N ? N : 1) * sizeof *stack)))
 		goto out;
 	size_t sp = 0;
@@ -328,15 +283,10 @@ static bool layout_chart(struct trie *T, struct seq *seq, size_t nseq, double mi
 	for (size_t i = 0; i < nseq; i++) {
 		uint32_t d = T->depth[seq[i].node];
 		if (d > cap) {
-			while (cap < d)
-				cap *= 2;
-			void *no = realloc(open, cap * sizeof *open), *np = realloc(path, cap * sizeof *path);
-			if (no)
-				open = no;
-			if (np)
-				path = np;
-			if (!no || !np)
+			size_t nc = grow_cap(d, cap);
+			if (!REALLOC_ARRAY(open, nc) || !REALLOC_ARRAY(path, nc))
 				goto out;
+			cap = nc;
 		}
 		uint32_t k = d;
 		for (uint32_t n = seq[i].node; n; n = T->parent[n])
@@ -588,7 +538,7 @@ static double pct(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
-static void write_svg(FILE *out, const struct flame_opts *o, const struct labels *L, const struct boxes *B,
+static void write_svg(FILE *out, const struct flame_opts *o, const struct interner *L, const struct boxes *B,
 		      uint64_t total, uint64_t total_b, const char *unit, const char *title, const char *subtitle)
 {
 	unsigned W = o->width ? o->width : 1200;
@@ -642,8 +592,8 @@ static void write_svg(FILE *out, const struct flame_opts *o, const struct labels
 	char nbuf[40], bbuf[40];
 	for (size_t i = 0; i < B->n; i++) {
 		const struct box *b = &B->v[i];
-		const char *s = b->label == UINT32_MAX ? "all" : L->s[b->label];
-		size_t sl = b->label == UINT32_MAX ? 3 : L->len[b->label];
+		const char *s = b->label == UINT32_MAX ? "all" : intern_str(L, b->label);
+		size_t sl = b->label == UINT32_MAX ? 3 : intern_len(L, b->label);
 		double x = XPAD + (double)b->x * ppu, w = (double)b->w * ppu;
 		unsigned y = o->reverse ? YPAD_TOP + b->depth * FRAME_H
 					: H - YPAD_BOTTOM - (b->depth + 1) * FRAME_H;
@@ -688,7 +638,7 @@ static void write_svg(FILE *out, const struct flame_opts *o, const struct labels
 
 enum plumb_err flame_write_svg(const struct profile *after, FILE *out, const struct flame_opts *o, struct perr *e)
 {
-	struct labels L = { HMAP_INIT, NULL, NULL, 0, 0 };
+	struct interner L = INTERNER_BORROW_INIT;
 	struct trie T = { 0 };
 	struct boxes B = { 0 };
 	struct label_table *lt_a = NULL, *lt_b = NULL;
@@ -698,7 +648,7 @@ enum plumb_err flame_write_svg(const struct profile *after, FILE *out, const str
 	unsigned W = o->width ? o->width : 1200;
 	double minw = o->min_width < 0 ? 0.1 : o->min_width;
 
-	if (!trie_grow(&T))
+	if (!trie_grow(&T, 4096))
 		goto oom;
 	T.n = 1;
 	T.parent[0] = 0;
@@ -781,9 +731,7 @@ done:
 	free(map_b);
 	label_table_free(lt_a);
 	label_table_free(lt_b);
-	free(L.s);
-	free(L.len);
-	hmap_release(&L.index);
+	interner_release(&L);
 	trie_release(&T);
 	free(B.v);
 	return rc;

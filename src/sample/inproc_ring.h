@@ -1,5 +1,5 @@
-/* inproc_ring.h — the shared-memory ring between the in-process sampler (libplumb.so, src/lib/sampler.c) and
- * the inprocess backend (src/sample/inprocess.c). plumb creates a memfd, sizes and initialises it, and passes
+/* inproc_ring.h — the shared-memory ring between the in-process sampler (libplumb-preload.so,
+ * src/lib/sampler.c) and the inprocess backend (src/sample/inprocess.c). plumb creates a memfd, sizes and initialises it, and passes
  * its descriptor to the target (PLUMB_INPROC_FD); the target's signal handler claims fixed-size slots without
  * locks (a bounded multi-producer queue: a slot is free for position `pos` when its seq equals pos) and writes
  * raw registers + a slice of the stack; plumb, the single consumer, unwinds them. Because the memory is also

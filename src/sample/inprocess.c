@@ -1,6 +1,6 @@
-/* inprocess.c — the `inprocess` backend: plumb preloads libplumb.so into a launched command (or into a child of
- * its own for --call LIB.so:SYMBOL), whose signal handler copies registers and a slice of the stack into a
- * shared-memory ring (inproc_ring.h). plumb drains the ring, unwinds each sample here with the same unwinders
+/* inprocess.c — the `inprocess` backend: plumb preloads libplumb-preload.so into a launched command (or into a
+ * child of its own for --call LIB.so:SYMBOL), whose signal handler copies registers and a slice of the stack into
+ * a shared-memory ring (inproc_ring.h). plumb drains the ring, unwinds each sample here with the same unwinders
  * as perf_event, and fills the profile with raw frames. Works where perf_event_open is refused. Invariant: the
  * ring is plumb's memory too, so every committed sample survives the target crashing; the crash handler's
  * sample (marked with a `[crash: SIGNAL]` leaf frame) is the last one in the profile. */
@@ -36,7 +36,7 @@ struct ip_state {
 	struct unwinder *unw;
 	struct inproc_hdr *h;
 	size_t ring_len;
-	char lib_path[PATH_MAX];
+	char lib_path[PATH_MAX]; /* the preloaded sampler library */
 	struct hmap loaded;     /* pids whose maps were read */
 	uint64_t tail;
 	uint64_t ticks;
@@ -50,30 +50,48 @@ struct ip_state {
 	int crash_signal;
 };
 
-/* libplumb.so beside the plumb binary (the build tree), or in the library directory of its install prefix;
- * PLUMB_LIBPLUMB overrides both. */
-static bool find_libplumb(char *out, size_t n)
+#define PRELOAD_NAME "libplumb-preload.so"
+
+/* The sampler library (PRELOAD_NAME): PLUMB_PRELOAD when set, else beside the plumb binary (the build tree), else
+ * in the library directory of its install prefix. On failure `looked` lists every place tried. */
+static bool find_preload(char *out, size_t n, char *looked, size_t looked_n)
 {
-	const char *env = getenv("PLUMB_LIBPLUMB");
-	if (env && *env)
-		return realpath(env, out) != NULL;
+	looked[0] = 0;
+	const char *env = getenv("PLUMB_PRELOAD");
+	if (env && *env) {
+		char res[PATH_MAX];
+		if (!realpath(env, res)) {
+			snprintf(looked, looked_n, "PLUMB_PRELOAD=%s: %s", env, strerror(errno));
+			return false;
+		}
+		return (size_t)snprintf(out, n, "%s", res) < n;
+	}
 	char exe[PATH_MAX];
 	ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	if (len <= 0)
+	if (len <= 0) {
+		snprintf(looked, looked_n, "nowhere: /proc/self/exe: %s", strerror(errno));
 		return false;
+	}
 	exe[len] = 0;
 	char *slash = strrchr(exe, '/');
-	if (!slash)
+	if (!slash) {
+		snprintf(looked, looked_n, "nowhere: /proc/self/exe is %s", exe);
 		return false;
-	*slash = 0;
-	static const char *const rel[] = { "/libplumb.so", "/../lib/libplumb.so", "/../lib64/libplumb.so",
-					   "/../lib/plumb/libplumb.so" };
-	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
-		char cand[PATH_MAX + 64];
-		snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
-		if (access(cand, R_OK) == 0 && realpath(cand, out))
-			return strlen(out) < n;
 	}
+	*slash = 0;
+	static const char *const rel[] = { "/" PRELOAD_NAME, "/../lib/" PRELOAD_NAME, "/../lib64/" PRELOAD_NAME,
+					   "/../lib/plumb/" PRELOAD_NAME };
+	size_t used = (size_t)snprintf(looked, looked_n, "looked in ");
+	for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+		char cand[PATH_MAX + 64], res[PATH_MAX];
+		snprintf(cand, sizeof cand, "%s%s", exe, rel[i]);
+		if (access(cand, R_OK) == 0 && realpath(cand, res))
+			return (size_t)snprintf(out, n, "%s", res) < n;
+		if (used < looked_n)
+			used += (size_t)snprintf(looked + used, looked_n - used, "%s%s", i ? ", " : "", cand);
+	}
+	if (used < looked_n)
+		snprintf(looked + used, looked_n - used, " (PLUMB_PRELOAD may name it)");
 	return false;
 }
 
@@ -141,7 +159,7 @@ static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t
 	return m;
 }
 
-static bool is_libplumb(const struct ip_state *st, const struct map_entry *m)
+static bool is_sampler(const struct ip_state *st, const struct map_entry *m)
 {
 	return m && strcmp(m->path, st->lib_path) == 0;
 }
@@ -162,22 +180,22 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 		ips[0] = regs.r[UREG_IP];
 		n = 1;
 	}
-	/* Raw frames, innermost first; then drop the harness: the libplumb frames that start the thread (and, for
+	/* Raw frames, innermost first; then drop the harness: the sampler library's frames that start the thread (and, for
 	 * --call, everything outside the called function). */
 	const struct map_entry *ms[MAX_FRAMES];
 	bool reloaded = false;
 	for (size_t i = 0; i < n; i++)
 		ms[i] = find_map(st, pid, i ? ips[i] - 1 : ips[i], &reloaded);
-	/* The outermost run of libplumb frames [cut_lo, cut_hi) is the harness: thread_start between the thread
+	/* The outermost run of sampler-library frames [cut_lo, cut_hi) is the harness: thread_start between the thread
 	 * library and the thread's function, or for --call the constructor that calls the function. */
 	size_t cut_lo = n, cut_hi = n;
 	bool harness = false;
 	for (size_t i = n; i-- > 0;)
-		if (is_libplumb(st, ms[i])) {
+		if (is_sampler(st, ms[i])) {
 			harness = true;
 			cut_hi = i + 1;
 			cut_lo = i;
-			while (cut_lo > 0 && is_libplumb(st, ms[cut_lo - 1]))
+			while (cut_lo > 0 && is_sampler(st, ms[cut_lo - 1]))
 				cut_lo--;
 			break;
 		}
@@ -187,7 +205,7 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 			return; /* a tick in the harness itself, just before or after the call: not the callable's time */
 		outer = cut_lo;
 	} else if (harness && cut_lo == 0) {
-		cut_lo = cut_hi = n; /* the leaf is in libplumb (a plumb.h call): nothing to trim */
+		cut_lo = cut_hi = n; /* the leaf is in the sampler library (its pthread_create): nothing to trim */
 	}
 	uint32_t frames[MAX_FRAMES + 1];
 	size_t nf = 0;
@@ -364,10 +382,9 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	pid_t child = -1;
 	st.opts = opts;
 	st.p = p;
-	if (!find_libplumb(st.lib_path, sizeof st.lib_path))
-		return perr_set(e, PLUMB_ENOENT,
-				"inprocess: libplumb.so not found beside plumb or in its install prefix (set "
-				"PLUMB_LIBPLUMB to its path)");
+	char looked[PERR_MSG_MAX / 2];
+	if (!find_preload(st.lib_path, sizeof st.lib_path, looked, sizeof looked))
+		return perr_set(e, PLUMB_ENOENT, "inprocess: " PRELOAD_NAME " not found: %s", looked);
 	char self[PATH_MAX];
 	ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (sl <= 0)
@@ -402,7 +419,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 		signal(SIGTERM, SIG_DFL);
 		signal(SIGPIPE, SIG_DFL);
 		if (opts->target == TARGET_CALL) {
-			/* plumb itself hosts the call: libplumb's constructor runs it and exits before main(). */
+			/* plumb itself hosts the call: the sampler library's constructor runs it and exits before main(). */
 			char *argv[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
 			execv(self, argv);
 		} else {
@@ -467,7 +484,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	if (!atomic_load(&st.h->attached) && !stopped) {
 		/* not a refusal another backend could get around: stop here with the real cause */
 		rc = perr_set(e, PLUMB_ENOENT,
-			      "inprocess: %s did not load libplumb.so (a statically linked or set-user-ID program "
+			      "inprocess: %s did not load " PRELOAD_NAME " (a statically linked or set-user-ID program "
 			      "cannot be preloaded)",
 			      opts->target == TARGET_CALL ? "the --call host" : opts->argv[0]);
 		goto out;

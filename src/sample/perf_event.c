@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "symbol/maps.h"
 #include "sample/wall.h"
@@ -123,14 +124,8 @@ static void fill_switch_attr(struct pe_state *st, struct perf_event_attr *attr, 
 
 static bool add_fd(struct pe_state *st, int fd)
 {
-	if (st->nfds == st->cap_fds) {
-		size_t nc = st->cap_fds ? st->cap_fds * 2 : 16;
-		int *nf = realloc(st->fds, nc * sizeof *nf);
-		if (!nf)
-			return false;
-		st->fds = nf;
-		st->cap_fds = nc;
-	}
+	if (!ALLOC_GROW(st->fds, st->nfds + 1, st->cap_fds))
+		return false;
 	st->fds[st->nfds++] = fd;
 	return true;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -69,14 +70,8 @@ static struct pt_thread *add_thread(struct pt_state *st, pid_t tid)
 	struct pt_thread *t = find_thread(st, tid);
 	if (t)
 		return t;
-	if (st->nt == st->cap) {
-		size_t cap = st->cap ? 2 * st->cap : 16;
-		struct pt_thread *n = realloc(st->t, cap * sizeof *n);
-		if (!n)
-			return NULL;
-		st->t = n;
-		st->cap = cap;
-	}
+	if (!ALLOC_GROW(st->t, st->nt + 1, st->cap))
+		return NULL;
 	t = &st->t[st->nt];
 	memset(t, 0, sizeof *t);
 	t->stack = malloc(st->stack_bytes);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "sample/pyspy.h"
@@ -121,13 +122,8 @@ enum plumb_err pyspy_read_folded(const char *text, size_t len, struct profile *p
 				struct frame f = { 0 };
 				f.func = profile_intern(p, lab.buf, lab.len);
 				f.is_label = 1;
-				if (nf == capf) {
-					capf = capf ? capf * 2 : 64;
-					uint32_t *nfr = realloc(frames, capf * sizeof *nfr);
-					if (!nfr)
-						goto oom;
-					frames = nfr;
-				}
+				if (!ALLOC_GROW(frames, nf + 1, capf))
+					goto oom;
 				frames[nf] = profile_frame(p, &f);
 				if (f.func == PROFILE_NOMEM || frames[nf] == PROFILE_NOMEM)
 					goto oom;

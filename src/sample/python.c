@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "python/python.h"
 #include "sample/python_native.h"
@@ -145,14 +146,8 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 		}
 		return known;
 	}
-	if (pr->nthreads == pr->capthreads) {
-		size_t cap = pr->capthreads ? pr->capthreads * 2 : 16;
-		struct pyb_thread *nt = realloc(pr->threads, cap * sizeof *nt);
-		if (!nt)
-			return NULL;
-		pr->threads = nt;
-		pr->capthreads = cap;
-	}
+	if (!ALLOC_GROW(pr->threads, pr->nthreads + 1, pr->capthreads))
+		return NULL;
 	char path[64], comm[64];
 	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pr->pid, (int)tid);
 	read_comm(pr->pid, tid, comm, sizeof comm);
@@ -368,14 +363,8 @@ static struct pyb_proc *kid_find(struct pyb_state *st, pid_t pid)
 
 static struct pyb_proc *kid_add(struct pyb_state *st, const struct proc_entry *e)
 {
-	if (st->nkids == st->capkids) {
-		size_t cap = st->capkids ? st->capkids * 2 : 8;
-		struct pyb_proc **nk = realloc(st->kids, cap * sizeof *nk);
-		if (!nk)
-			return NULL;
-		st->kids = nk;
-		st->capkids = cap;
-	}
+	if (!ALLOC_GROW(st->kids, st->nkids + 1, st->capkids))
+		return NULL;
 	struct pyb_proc *pr = calloc(1, sizeof *pr);
 	if (!pr)
 		return NULL;
@@ -485,14 +474,8 @@ static void walk_tree(struct pyb_state *st)
 		if (de->d_name[0] < '1' || de->d_name[0] > '9')
 			continue;
 		pid_t pid = (pid_t)strtol(de->d_name, NULL, 10);
-		if (n == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			struct proc_entry *ne = realloc(ents, nc * sizeof *ne);
-			if (!ne)
-				break;
-			ents = ne;
-			cap = nc;
-		}
+		if (!ALLOC_GROW(ents, n + 1, cap))
+			break;
 		if (pid > 0 && pid != st->pid && read_proc_entry(pid, &ents[n]) &&
 		    hmap_put(&index, (uint64_t)pid, (uint32_t)n))
 			n++;
@@ -692,13 +675,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 				scan_kids(&st);
 			}
 			size_t nset = 0;
-			if (st.cappollset < st.nkids + 1) {
-				struct pyn_sampler **ps = realloc(st.pollset, (st.nkids + 1) * sizeof *ps);
-				if (ps) {
-					st.pollset = ps;
-					st.cappollset = st.nkids + 1;
-				}
-			}
+			(void)ALLOC_GROW(st.pollset, st.nkids + 1, st.cappollset); /* on failure: the set it has */
 			if (st.pollset) {
 				st.pollset[nset++] = native;
 				for (size_t i = 0; i < st.nkids && nset < st.cappollset; i++)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -231,13 +232,10 @@ static void collect_py(void *ctx, const struct py_thread *t)
 {
 	struct pyn_sampler *s = ctx;
 	if (s->npystacks == s->cappystacks) {
-		size_t cap = s->cappystacks ? s->cappystacks * 2 : 8;
-		struct pyn_pystack *n = realloc(s->pystacks, cap * sizeof *n);
-		if (!n)
+		size_t old = s->cappystacks;
+		if (!ALLOC_GROW(s->pystacks, s->npystacks + 1, s->cappystacks))
 			return;
-		memset(n + s->cappystacks, 0, (cap - s->cappystacks) * sizeof *n);
-		s->pystacks = n;
-		s->cappystacks = cap;
+		memset(s->pystacks + old, 0, (s->cappystacks - old) * sizeof *s->pystacks);
 	}
 	struct pyn_pystack *ps = &s->pystacks[s->npystacks];
 	if (!ps->frames)

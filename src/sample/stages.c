@@ -3,12 +3,13 @@
 #include "sample/stages.h"
 
 #include <errno.h>
-#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/atomic.h"
+#include "base/grow.h"
+#include "base/json_tree.h"
 #include "base/sbuf.h"
 
 struct stage {
@@ -42,23 +43,17 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 	size_t lcap = 0;
 	ssize_t len;
 	while (f && (len = getline(&line, &lcap, f)) > 0) {
-		json_error_t jerr;
-		json_t *o = json_loadb(line, (size_t)len, JSON_DISABLE_EOF_CHECK, &jerr);
+		json_t *o = jr_parse(line, (size_t)len, JR_TREE_FIRST_VALUE, NULL);
 		json_t *name = o ? json_object_get(o, "name") : NULL;
 		json_t *js = o ? json_object_get(o, "start_ns") : NULL, *je = o ? json_object_get(o, "end_ns") : NULL;
 		if (json_is_string(name) && json_is_integer(js) && json_is_integer(je) &&
 		    json_integer_value(js) >= 0 && json_integer_value(je) >= json_integer_value(js)) {
 			uint64_t s = (uint64_t)json_integer_value(js), en = (uint64_t)json_integer_value(je);
 			if (en >= origin_ns) {
-				if (nv == cap) {
-					cap = cap ? 2 * cap : 16;
-					struct stage *nvp = realloc(v, cap * sizeof *v);
-					if (!nvp) {
-						json_decref(o);
-						rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
-						goto out;
-					}
-					v = nvp;
+				if (!ALLOC_GROW(v, nv + 1, cap)) {
+					json_decref(o);
+					rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
+					goto out;
 				}
 				v[nv].name = strdup(json_string_value(name));
 				v[nv].start_ms = s >= origin_ns ? ms_from(s, origin_ns) : 0.0;
@@ -83,9 +78,8 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 		sbuf_addf(&sb, ", \"start_ms\": %.3f, \"end_ms\": %.3f}", v[i].start_ms, v[i].end_ms);
 	}
 	sbuf_addstr(&sb, "\n]}\n");
-	if (sb.oom)
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory writing stages");
-	else
+	rc = sbuf_done(&sb, e);
+	if (!rc)
 		rc = atomic_write_file(out_path, sb.buf, sb.len, e);
 	sbuf_release(&sb);
 out:

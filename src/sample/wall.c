@@ -6,6 +6,7 @@
 
 #include <stdlib.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
 
 enum wall_kind { EV_OUT, EV_IN, EV_EXIT };
@@ -60,14 +61,8 @@ void wall_free(struct wall *w)
 
 static bool push(struct wall *w, enum wall_kind kind, uint32_t tid, uint32_t thread, uint32_t stack, uint64_t time)
 {
-	if (w->nev == w->capev) {
-		size_t cap = w->capev ? w->capev * 2 : 256;
-		struct wall_event *n = realloc(w->ev, cap * sizeof(*n));
-		if (!n)
-			return false;
-		w->ev = n;
-		w->capev = cap;
-	}
+	if (!ALLOC_GROW(w->ev, w->nev + 1, w->capev))
+		return false;
 	w->ev[w->nev++] = (struct wall_event){ time, w->seq++, tid, thread, stack, (uint8_t)kind };
 	return true;
 }
@@ -100,14 +95,8 @@ static struct wall_thread *thread_slot(struct wall *w, uint32_t tid)
 	uint32_t idx;
 	if (hmap_get(&w->by_tid, tid, &idx))
 		return &w->th[idx];
-	if (w->nth == w->capth) {
-		size_t cap = w->capth ? w->capth * 2 : 16;
-		struct wall_thread *n = realloc(w->th, cap * sizeof(*n));
-		if (!n)
-			return NULL;
-		w->th = n;
-		w->capth = cap;
-	}
+	if (!ALLOC_GROW(w->th, w->nth + 1, w->capth))
+		return NULL;
 	if (!hmap_put(&w->by_tid, tid, (uint32_t)w->nth))
 		return NULL;
 	w->th[w->nth] = (struct wall_thread){ 0 };

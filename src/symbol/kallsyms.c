@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/readall.h"
 
 struct ksym {
@@ -128,13 +129,8 @@ struct kallsyms *kallsyms_parse(char *text, size_t len)
 		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
 			continue;
 		nonzero |= addr != 0;
-		if (k->n == cap) {
-			cap *= 2;
-			struct ksym *ns = realloc(k->syms, cap * sizeof *ns);
-			if (!ns)
-				goto fail;
-			k->syms = ns;
-		}
+		if (!ALLOC_GROW(k->syms, k->n + 1, cap))
+			goto fail;
 		if (k->n && addr < k->syms[k->n - 1].addr)
 			sorted = false;
 		k->syms[k->n++] = (struct ksym){ addr, (uint32_t)(name - text), order++ };

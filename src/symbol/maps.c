@@ -13,7 +13,9 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/idtab.h"
 
 struct proc_maps {
 	pid_t pid;
@@ -35,7 +37,7 @@ struct maps {
 	struct hmap proc_index; /* pid -> index in procs */
 	struct elf_info *elfs;
 	size_t nelfs, cap_elfs;
-	struct hmap elf_index;  /* hash(path) -> index in elfs */
+	struct idtab elf_index; /* path -> index in elfs */
 };
 
 struct maps *maps_new(void)
@@ -55,7 +57,7 @@ void maps_free(struct maps *m)
 	for (size_t i = 0; i < m->nelfs; i++)
 		free(m->elfs[i].path);
 	free(m->elfs);
-	hmap_release(&m->elf_index);
+	idtab_release(&m->elf_index);
 	free(m);
 }
 
@@ -66,14 +68,8 @@ static struct proc_maps *proc_get(struct maps *m, pid_t pid, bool create)
 		return &m->procs[idx];
 	if (!create)
 		return NULL;
-	if (m->nprocs == m->cap_procs) {
-		size_t nc = m->cap_procs ? m->cap_procs * 2 : 16;
-		struct proc_maps *np = realloc(m->procs, nc * sizeof *np);
-		if (!np)
-			return NULL;
-		m->procs = np;
-		m->cap_procs = nc;
-	}
+	if (!ALLOC_GROW(m->procs, m->nprocs + 1, m->cap_procs))
+		return NULL;
 	idx = (uint32_t)m->nprocs;
 	if (!hmap_put(&m->proc_index, (uint64_t)pid, idx))
 		return NULL;
@@ -82,28 +78,24 @@ static struct proc_maps *proc_get(struct maps *m, pid_t pid, bool create)
 }
 
 /* Interns a path: returns the stable copy held by its elf_info. */
+static bool elf_eq(const void *ctx, uint32_t id, const void *path)
+{
+	return strcmp(((const struct maps *)ctx)->elfs[id].path, path) == 0;
+}
+
 static struct elf_info *elf_get(struct maps *m, const char *path)
 {
 	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx;
-	while (hmap_get(&m->elf_index, h, &idx)) {
-		if (strcmp(m->elfs[idx].path, path) == 0)
-			return &m->elfs[idx];
-		h = hash_u64(h + 1);
-	}
-	if (m->nelfs == m->cap_elfs) {
-		size_t nc = m->cap_elfs ? m->cap_elfs * 2 : 64;
-		struct elf_info *ne = realloc(m->elfs, nc * sizeof *ne);
-		if (!ne)
-			return NULL;
-		/* entries point at elf paths, which are separately allocated: moving the array is safe */
-		m->elfs = ne;
-		m->cap_elfs = nc;
-	}
+	uint32_t idx = idtab_find(&m->elf_index, h, elf_eq, m, path);
+	if (idx != IDTAB_NONE)
+		return &m->elfs[idx];
+	/* entries point at elf paths, which are separately allocated: moving the array is safe */
+	if (!ALLOC_GROW(m->elfs, m->nelfs + 1, m->cap_elfs))
+		return NULL;
 	struct elf_info *e = &m->elfs[m->nelfs];
 	memset(e, 0, sizeof *e);
 	e->path = strdup(path);
-	if (!e->path || !hmap_put(&m->elf_index, h, (uint32_t)m->nelfs))
+	if (!e->path || !idtab_add(&m->elf_index, h, (uint32_t)m->nelfs))
 		return NULL;
 	m->nelfs++;
 	return e;
@@ -181,14 +173,8 @@ static void proc_insert(struct proc_maps *pm, const struct map_entry *e)
 		if (pm->entries[i].end <= e->start || pm->entries[i].start >= e->end)
 			pm->entries[w++] = pm->entries[i];
 	pm->n = w;
-	if (pm->n == pm->cap) {
-		size_t nc = pm->cap ? pm->cap * 2 : 32;
-		struct map_entry *ne = realloc(pm->entries, nc * sizeof *ne);
-		if (!ne)
-			return;
-		pm->entries = ne;
-		pm->cap = nc;
-	}
+	if (!ALLOC_GROW(pm->entries, pm->n + 1, pm->cap))
+		return;
 	size_t pos = pm->n;
 	while (pos > 0 && pm->entries[pos - 1].start > e->start) {
 		pm->entries[pos] = pm->entries[pos - 1];

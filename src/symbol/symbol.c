@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/idtab.h"
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
 
@@ -47,9 +49,9 @@ struct symbolizer {
 	struct vdso_info vdso;
 	struct module_info *mods;
 	size_t nmods, cap_mods;
-	struct hmap mod_index;
+	struct idtab mod_index; /* path -> index in mods */
 	struct jit_map *jits;
-	size_t njits;
+	size_t njits, cap_jits;
 	struct kallsyms *kernel;
 	bool kernel_tried;
 	const struct sym_opts *opts;
@@ -82,27 +84,23 @@ char *sym_demangle(const char *name)
 	return d;
 }
 
+static bool module_eq(const void *ctx, uint32_t id, const void *path)
+{
+	return strcmp(((const struct symbolizer *)ctx)->mods[id].path, path) == 0;
+}
+
 static struct module_info *module_get(struct symbolizer *s, const char *path)
 {
 	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx;
-	while (hmap_get(&s->mod_index, h, &idx)) {
-		if (strcmp(s->mods[idx].path, path) == 0)
-			return &s->mods[idx];
-		h = hash_u64(h + 1);
-	}
-	if (s->nmods == s->cap_mods) {
-		size_t nc = s->cap_mods ? s->cap_mods * 2 : 32;
-		struct module_info *nm = realloc(s->mods, nc * sizeof *nm);
-		if (!nm)
-			return NULL;
-		s->mods = nm;
-		s->cap_mods = nc;
-	}
+	uint32_t idx = idtab_find(&s->mod_index, h, module_eq, s, path);
+	if (idx != IDTAB_NONE)
+		return &s->mods[idx];
+	if (!ALLOC_GROW(s->mods, s->nmods + 1, s->cap_mods))
+		return NULL;
 	struct module_info *m = &s->mods[s->nmods];
 	memset(m, 0, sizeof *m);
 	m->path = strdup(path);
-	if (!m->path || !hmap_put(&s->mod_index, h, (uint32_t)s->nmods))
+	if (!m->path || !idtab_add(&s->mod_index, h, (uint32_t)s->nmods))
 		return NULL;
 	s->nmods++;
 	return m;
@@ -357,10 +355,8 @@ static struct jit_map *jit_get(struct symbolizer *s, const char *path)
 	for (size_t i = 0; i < s->njits; i++)
 		if (strcmp(s->jits[i].path, path) == 0)
 			return &s->jits[i];
-	struct jit_map *nj = realloc(s->jits, (s->njits + 1) * sizeof *nj);
-	if (!nj)
+	if (!ALLOC_GROW(s->jits, s->njits + 1, s->cap_jits))
 		return NULL;
-	s->jits = nj;
 	struct jit_map *j = &s->jits[s->njits++];
 	memset(j, 0, sizeof *j);
 	j->path = strdup(path);
@@ -376,13 +372,8 @@ static struct jit_map *jit_get(struct symbolizer *s, const char *path)
 			continue;
 		char *name = line + at;
 		name[strcspn(name, "\n")] = '\0';
-		if (j->n == alloc) {
-			alloc = alloc ? alloc * 2 : 64;
-			struct jit_sym *ns = realloc(j->syms, alloc * sizeof *ns);
-			if (!ns)
-				break;
-			j->syms = ns;
-		}
+		if (!ALLOC_GROW(j->syms, j->n + 1, alloc))
+			break;
 		j->syms[j->n++] = (struct jit_sym){ start, start + size, strdup(name) };
 	}
 	free(line);
@@ -410,7 +401,7 @@ static void symbolizer_free(struct symbolizer *s)
 		free(s->mods[i].path);
 	}
 	free(s->mods);
-	hmap_release(&s->mod_index);
+	idtab_release(&s->mod_index);
 	for (size_t i = 0; i < s->njits; i++) {
 		for (size_t k = 0; k < s->jits[i].n; k++)
 			free(s->jits[i].syms[k].name);
@@ -502,14 +493,9 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 	}
 	profile_keep_timeline(out, profile_has_timeline(raw));
 	for (size_t i = 0; i < nframes; i++) {
-		if (cap_ids - nids < MAX_INLINE) {
-			cap_ids = cap_ids ? cap_ids * 2 : 1024;
-			uint32_t *ni = realloc(frame_ids, cap_ids * sizeof *ni);
-			if (!ni) {
-				rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
-				goto done;
-			}
-			frame_ids = ni;
+		if (!ALLOC_GROW(frame_ids, nids + MAX_INLINE, cap_ids)) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
+			goto done;
 		}
 		frame_first[i] = (uint32_t)nids;
 		frame_count[i] = (uint32_t)resolve_frame(&s, raw, profile_frame_get(raw, (uint32_t)i), out, frame_ids + nids,

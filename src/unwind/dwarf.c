@@ -17,7 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/idtab.h"
 
 /* DWARF register numbers on x86_64 (System V psABI). */
 enum { DW_RAX = 0, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP, DW_R8, DW_R9, DW_R10, DW_R11,
@@ -76,7 +78,7 @@ struct unwinder {
 	struct maps *maps;
 	struct module **mods;
 	size_t nmods, capmods;
-	struct hmap mod_by_hash; /* hash_bytes(path) -> index in mods */
+	struct idtab mod_by_path; /* path -> index in mods */
 	struct hmap mod_by_ptr;  /* the maps' path pointer (stable while the maps live) -> index + 1 */
 	struct rule *cache;      /* direct-mapped, 1 << RULE_CACHE_BITS */
 	struct unwind_stats stats;
@@ -127,7 +129,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nmods; i++)
 		module_free(u->mods[i]);
 	free(u->mods);
-	hmap_release(&u->mod_by_hash);
+	idtab_release(&u->mod_by_path);
 	hmap_release(&u->mod_by_ptr);
 	hmap_release(&u->reloaded);
 	free(u->cache);
@@ -186,25 +188,24 @@ static void module_open(struct module *m)
 }
 
 /* The module for a mapped path, opened on first use; index + 1, or 0 when it cannot be tracked. */
+static bool module_eq(const void *ctx, uint32_t id, const void *path)
+{
+	return strcmp(((const struct unwinder *)ctx)->mods[id]->path, path) == 0;
+}
+
 static uint32_t module_get(struct unwinder *u, const char *path)
 {
 	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx;
-	if (hmap_get(&u->mod_by_hash, h, &idx))
-		return strcmp(u->mods[idx]->path, path) == 0 ? idx + 1 : 0;
-	if (u->nmods == u->capmods) {
-		size_t cap = u->capmods ? u->capmods * 2 : 16;
-		struct module **n = realloc(u->mods, cap * sizeof(*n));
-		if (!n)
-			return 0;
-		u->mods = n;
-		u->capmods = cap;
-	}
+	uint32_t idx = idtab_find(&u->mod_by_path, h, module_eq, u, path);
+	if (idx != IDTAB_NONE)
+		return idx + 1;
+	if (!ALLOC_GROW(u->mods, u->nmods + 1, u->capmods))
+		return 0;
 	struct module *m = calloc(1, sizeof(*m));
 	if (!m)
 		return 0;
 	m->path = strdup(path);
-	if (!m->path || !hmap_put(&u->mod_by_hash, h, (uint32_t)u->nmods)) {
+	if (!m->path || !idtab_add(&u->mod_by_path, h, (uint32_t)u->nmods)) {
 		free(m->path);
 		free(m);
 		return 0;

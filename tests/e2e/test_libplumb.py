@@ -1,11 +1,54 @@
-"""plumb.h / libplumb: off without PLUMB_DEBUG (no thread, file or timer), samples and stages as JSON lines with
-it, target lock files created and removed, and the stage lines turned into plumb's stage file."""
+"""plumb.h / libplumb: off without PLUMB_DEBUG (no thread, file or timer, and under strace no system call),
+samples and stages as JSON lines with it, target lock files created and removed, the stage lines turned into
+plumb's stage file; the library exports plumb.h and nothing else, under its soname, and the sampler is apart."""
 import json
 import os
+import re
+import shutil
 import subprocess
 import unittest
 
-from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, target, wait_until
+from plumbtest import BUILD, PLUMB, ROOT, TempDir, env, main, plumb, read_folded, target, wait_until
+
+MARK_MAIN = "close(-1001"  # tests/targets/api/plumb_quiet.c, once main has started
+
+
+def strace(prog, e, out):
+    """Runs prog under `strace -f` (threads and children followed); returns [(pid, syscall, line)] in order."""
+    assert shutil.which("strace"), "strace is missing (scripts/setup installs it)"
+    p = subprocess.run(["strace", "-f", "-qq", "-o", out, "--", prog], env=e, capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    calls = []
+    with open(out) as f:
+        for line in f:
+            m = re.match(r"(?:(\d+) +)?([a-z_0-9]+)\(", line)
+            if m:  # "<... NAME resumed>", "--- SIG... ---" and "+++ exited +++" lines continue or end a call
+                calls.append((m.group(1), m.group(2), line.rstrip("\n")))
+    return calls
+
+
+def after(calls, marker):
+    """The calls from the one whose line starts with marker to the end (the marker included)."""
+    pattern = r"(\d+ +)?" + re.escape(marker) + r"[) ]"  # "close(-1001)" or, threads interleaving, "close(-1001 <unf"
+    starts = [i for i, (_, _, line) in enumerate(calls) if re.match(pattern, line)]
+    assert len(starts) == 1, (marker, "\n".join(line for _, _, line in calls))
+    return calls[starts[0]:]
+
+
+def dynamic(path, tag):
+    """Values of one tag (NEEDED, SONAME) of an ELF file's dynamic section, from readelf."""
+    out = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    return [re.search(r"\[(.*)\]", line).group(1) for line in out.splitlines() if "(%s)" % tag in line]
+
+
+def names(calls):
+    return [name for _, name, _ in calls]
+
+
+def exported(path):
+    out = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    return {line.split()[-1] for line in out.splitlines() if line.strip()}
 
 
 def record_has(option):
@@ -38,6 +81,54 @@ class LibPlumb(TempDir):
             for k in ("init", "announce", "sample", "tagged", "stage_end"):
                 self.assertTrue(r[k].startswith("switched off"), (k, r[k]))
             self.assertEqual(os.listdir(self.tmp), [], "the library created files with the switch off")
+
+    def test_libplumb__off_makes_no_system_call(self):
+        """Linked and switched off, a program makes, from main on, exactly the system calls of the same program
+        without libplumb: none between its first and last plumb.h call, no thread at load or later."""
+        bare = self.path("bare")
+        subprocess.run(["cc", "-O2", "-DPLUMB_QUIET_BARE", os.path.join(ROOT, "tests/targets/api/plumb_quiet.c"),
+                        "-o", bare], check=True)
+        self.assertNotIn("libplumb.so.1", dynamic(bare, "NEEDED"))
+        self.assertIn("libplumb.so.1", dynamic(target("plumb_quiet"), "NEEDED"))
+        off_env = env(False, PLUMB_HOME=self.path("home"), PLUMB_SAMPLES=self.path("samples.jsonl"),
+                      PLUMB_STAGES=self.path("stages.jsonl"))
+        linked = strace(target("plumb_quiet"), off_env, self.path("linked.trace"))
+        plain = strace(bare, off_env, self.path("bare.trace"))
+        self.assertTrue(any("libplumb.so.1" in line for _, _, line in linked), "libplumb was not loaded")
+        self.assertEqual(names(after(linked, MARK_MAIN)), names(after(plain, MARK_MAIN)),
+                         "\n".join(line for _, _, line in after(linked, MARK_MAIN)))
+        self.assertEqual(names(after(linked, MARK_MAIN))[:2], ["close", "close"])  # nothing between the marks
+        self.assertEqual({pid for pid, _, _ in linked}, {linked[0][0]}, "another thread or process ran")
+        self.assertFalse({"clone", "clone3", "fork", "vfork"} & set(names(linked)))
+        # the same program switched on: the trace sees the library at work (files, the recorder's thread)
+        on = strace(target("plumb_quiet"), env(True, PLUMB_HOME=self.path("home"),
+                                               PLUMB_SAMPLES=self.path("samples.jsonl"),
+                                               PLUMB_STAGES=self.path("stages.jsonl")), self.path("on.trace"))
+        busy = set(names(after(on, MARK_MAIN)))
+        self.assertTrue({"clone", "clone3"} & busy and "openat" in busy and "write" in busy, busy)
+
+    def test_libplumb__exports_plumb_h_under_its_soname(self):
+        """libplumb.so exports every plumb.h function and nothing else, under the soname programs record; the
+        sampler library exports only its pthread_create wrapper and no program links it."""
+        with open(os.path.join(ROOT, "include", "plumb.h")) as f:
+            declared = set(re.findall(r"^PLUMB_API [^(]*?\b(plumb_\w+)\(", f.read(), re.M))
+        self.assertIn("plumb_version", declared)
+        lib = os.path.join(BUILD, "libplumb.so")
+        self.assertEqual(exported(lib), declared)
+        self.assertEqual(dynamic(lib, "SONAME"), ["libplumb.so.1"])
+        self.assertEqual(os.readlink(lib), "libplumb.so.1")
+        self.assertEqual(exported(os.path.join(BUILD, "libplumb-preload.so")), {"pthread_create"})
+        needed = dynamic(target("plumb_api"), "NEEDED")
+        self.assertIn("libplumb.so.1", needed)
+        self.assertFalse([n for n in needed if "preload" in n], needed)
+
+    def test_libplumb__version_from_one_place(self):
+        with open(os.path.join(ROOT, "VERSION")) as f:
+            version = f.read().strip()
+        self.assertRegex(version, r"^\d+\.\d+\.\d+$")
+        self.assertEqual(self.run_api(False, "check")["version"], version)  # plumb_version(), switch off
+        self.assertEqual(plumb("--version").stdout, "plumb %s\n" % version)
+        self.assertTrue(os.path.isfile(os.path.join(BUILD, "libplumb.so.1." + version)))
 
     def test_libplumb__on_writes_samples_stages_and_lock(self):
         r = self.run_api(True, "check")

@@ -120,7 +120,7 @@ static void test_gecko__number_forms_agree_with_strtod(void **state)
 		sbuf_addf(&doc, "%s%s", i ? ", " : "", times[i]);
 	sbuf_addstr(&doc, "]}}]}");
 	struct perr e = PERR_INIT;
-	struct profile *p = read_doc(sbuf_str(&doc), true, PLUMB_OK, &e);
+	struct profile *p = read_doc(doc.buf, true, PLUMB_OK, &e);
 	size_t nt;
 	const struct profile_sample *tl = profile_timeline(p, &nt);
 	assert_int_equal(nt, n);

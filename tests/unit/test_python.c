@@ -106,7 +106,7 @@ static void check_short(const char *in, const char *want)
 {
 	struct sbuf sb = SBUF_INIT;
 	pyspy_shorten_frame(&sb, in, strlen(in));
-	assert_string_equal(sbuf_str(&sb), want);
+	assert_string_equal(sb.buf, want);
 	sbuf_release(&sb);
 }
 

@@ -1,7 +1,7 @@
 /* plumb_api.c — a program using plumb.h, linked with libplumb.so. Modes:
  *   plumb_api check     calls every entry point (init, announce "apitest", samples, a stage around some work)
  *                       and prints one JSON line: threads, open descriptors and POSIX timers before and after,
- *                       whether the lock file existed, and each call's status
+ *                       whether the lock file existed, each call's status and plumb_version()
  *   plumb_api bench N   prints the nanoseconds per plumb_sample() and per stage begin+end over N calls
  *   plumb_api hold NAME announces NAME, prints "ready", and waits until its standard input closes */
 #include <dirent.h>
@@ -103,9 +103,10 @@ int main(int argc, char **argv)
 	int lock_exists = lock[0] && access(lock, F_OK) == 0;
 	printf("{\"threads_before\": %d, \"threads_after\": %d, \"fds_before\": %d, \"fds_after\": %d, "
 	       "\"timers_before\": %d, \"timers_after\": %d, \"lock_exists\": %s, \"init\": \"%s\", "
-	       "\"announce\": \"%s\", \"sample\": \"%s\", \"tagged\": \"%s\", \"stage\": %s, \"stage_end\": \"%s\"}\n",
+	       "\"announce\": \"%s\", \"sample\": \"%s\", \"tagged\": \"%s\", \"stage\": %s, \"stage_end\": \"%s\", "
+	       "\"version\": \"%s\"}\n",
 	       threads0, threads1, fds0, fds1, timers0, timers1, lock_exists ? "true" : "false",
 	       plumb_status_str(init), plumb_status_str(announce), plumb_status_str(sample),
-	       plumb_status_str(tagged), stage ? "true" : "false", plumb_status_str(stage_end));
+	       plumb_status_str(tagged), stage ? "true" : "false", plumb_status_str(stage_end), plumb_version());
 	return 0;
 }

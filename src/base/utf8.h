@@ -1,8 +1,9 @@
 /* utf8.h — checking UTF-8 for writers whose formats (JSON, XML) must be valid UTF-8 whatever bytes a profile's
  * labels hold (perf script text and symbol names are not guaranteed to be UTF-8). */
-#ifndef PLUMB_FORMAT_UTF8_H
-#define PLUMB_FORMAT_UTF8_H
+#ifndef PLUMB_BASE_UTF8_H
+#define PLUMB_BASE_UTF8_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/sbuf.h"
@@ -29,6 +30,23 @@ static inline size_t utf8_seq_len(const unsigned char *p, size_t avail)
 			return 0;
 	}
 	return len;
+}
+
+/* Whether s[0..n) is all valid UTF-8. */
+static inline bool utf8_valid(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	for (size_t i = 0; i < n;) {
+		if (p[i] < 0x80) {
+			i++;
+			continue;
+		}
+		size_t l = utf8_seq_len(p + i, n - i);
+		if (!l)
+			return false;
+		i += l;
+	}
+	return true;
 }
 
 /* Appends s to out with every byte that is not part of valid UTF-8 replaced by '?'. */
