@@ -346,7 +346,7 @@ class Record(TempDir):
 def big_input(directory):
     path = os.path.join(directory, "big.folded")
     with open(path, "w") as f:
-        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_inputs.py"), "folded", "200000",
+        subprocess.run([sys.executable, os.path.join(ROOT, "bench", "gen_inputs.py"), "folded", str(BIG_MB * 1800),
                         str(BIG_MB)], stdout=f, check=True, timeout=300)
     return path
 
