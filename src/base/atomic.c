@@ -110,10 +110,27 @@ static char *follow_link(const char *path, off_t size_hint)
 	}
 }
 
+/* Whether a write may follow the symlink at `path` (lstat'ed into *link): only one this user made, or the
+ * owner of the directory it is in — the kernel's protected_symlinks rule, applied in every directory, since
+ * plumb follows the last link itself and the kernel's check never sees it. Else root writing to
+ * /tmp/out.folded would replace whatever another user's link there names. */
+static bool link_trusted(const char *path, const struct stat *link)
+{
+	if (link->st_uid == geteuid())
+		return true;
+	char *dir = dir_of(path);
+	struct stat ds;
+	bool ok = dir && stat(dir, &ds) == 0 && ds.st_uid == link->st_uid;
+	free(dir);
+	return ok;
+}
+
 /* Follows `path` through symlinks to the file a write must reach; *target is malloc'd. A missing file (or a
  * dangling link's missing target) is KIND_REPLACE: it is created. */
 static enum plumb_err resolve(const char *path, char **target, enum target_kind *kind, struct perr *e)
 {
+	if (!path[0])
+		return fail(e, "''", ENOENT);
 	char *cur = strdup(path);
 	if (!cur)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -141,6 +158,12 @@ static enum plumb_err resolve(const char *path, char **target, enum target_kind 
 			break;
 		} else if (hops >= LINK_HOPS_MAX) {
 			err = ELOOP;
+		} else if (!link_trusted(cur, &st)) {
+			perr_set(e, PLUMB_EOUTPUT,
+				 "cannot write %s: %s is a symbolic link of another user (uid %u), which plumb does not follow",
+				 path, strcmp(cur, path) == 0 ? "it" : cur, (unsigned)st.st_uid);
+			free(cur);
+			return PLUMB_EOUTPUT;
 		} else {
 			char *next = follow_link(cur, st.st_size);
 			if (!next) {

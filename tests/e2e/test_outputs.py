@@ -248,6 +248,36 @@ class SpecialPaths(TempDir):
             os.unlink(link)
             os.unlink(tgt)
 
+    def test_another_users_symlink_is_not_followed(self):
+        # root writing to a shared place must not replace what another user's link there names (the kernel's
+        # protected_symlinks rule: a link is followed when its owner is the writer or the directory's owner)
+        if os.geteuid() != 0:
+            self.skipTest("needs root to make a link owned by another user")
+        victim = self.path("victim")
+        with open(victim, "wb") as f:
+            f.write(OLD)
+        link = self.path("planted")
+        os.symlink("victim", link)
+        os.lchown(link, 65534, 65534)
+        for name, args, _ in self.writers:
+            r = self.run_to(args, link)
+            self.assertEqual(r.returncode, 6, (name, r.stderr))
+            self.assertIn(b"another user", r.stderr)
+            with open(victim, "rb") as f:
+                self.assertEqual(f.read(), OLD, "%s wrote through another user's link" % name)
+            self.assertTrue(os.path.islink(link))
+        # the directory's owner may link within it: followed
+        shared = self.path("shared")
+        os.mkdir(shared)
+        os.chown(shared, 65534, 65534)
+        os.symlink(victim, os.path.join(shared, "out"))
+        os.lchown(os.path.join(shared, "out"), 65534, 65534)
+        name, args, want = self.writers[0]
+        r = self.run_to(args, os.path.join(shared, "out"))
+        self.assertEqual(r.returncode, 0, (name, r.stderr))
+        with open(victim, "rb") as f:
+            self.assertEqual(f.read(), want)
+
     def test_proc_fd_link_writes_to_standard_output(self):
         link = self.path("stdout")
         os.symlink("/proc/self/fd/1", link)  # as /dev/stdout is, without touching /dev
