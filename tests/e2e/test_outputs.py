@@ -314,24 +314,29 @@ class Record(TempDir):
         self.assertTrue(stat.S_ISCHR(st.st_mode) and st.st_rdev == os.makedev(1, 3), "record replaced the node")
         self.assertEqual(os.listdir(self.tmp), ["null"])
 
-    def test_record_to_a_fifo(self):
-        fifo = self.path("pipe")
-        os.mkfifo(fifo)
+    def test_record_to_fifos(self):
+        fifos = [self.path("profile.pipe"), self.path("summary.pipe")]
+        readers = []
+        for fifo in fifos:
+            os.mkfifo(fifo)
 
-        def opener():
-            f = open(fifo, "rb")
-            return (lambda: f.read(65536)), f.close
-        rd = Reader(opener)
-        r = self.record("-o", fifo)
+            def opener(fifo=fifo):
+                f = open(fifo, "rb")
+                return (lambda: f.read(65536)), f.close
+            readers.append(Reader(opener))
+        r = self.record("-o", fifos[0], "--summary", fifos[1])
         self.assertEqual(r.returncode, 0, r.stderr.decode())
-        rd.join(60)
-        self.assertIsNone(rd.error)
-        self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "record replaced the FIFO")
-        self.assertIn(b"path_a", rd.data)
-        for line in rd.data.decode().splitlines():  # whole folded lines
+        for fifo, rd in zip(fifos, readers):
+            rd.join(60)
+            self.assertIsNone(rd.error)
+            self.assertTrue(stat.S_ISFIFO(os.lstat(fifo).st_mode), "record replaced the FIFO")
+        self.assertIn(b"path_a", readers[0].data)
+        for line in readers[0].data.decode().splitlines():  # whole folded lines
             self.assertRegex(line, r"^\S.* \d+$")
+        self.assertIn(b"plumb.hot.v1", readers[1].data)
+        self.assertEqual(sorted(os.listdir(self.tmp)), ["profile.pipe", "summary.pipe"])
 
-    def test_record_summary_through_a_symlink(self):
+    def test_record_summary_through_dangling_symlinks(self):
         os.symlink("hot.json", self.path("summary"))
         os.symlink("p.folded", self.path("out"))
         r = self.record("-o", self.path("out"), "--summary", self.path("summary"))
@@ -342,17 +347,34 @@ class Record(TempDir):
         self.assertEqual(stat.S_IMODE(os.stat(self.path("p.folded")).st_mode), 0o600)
         self.assertEqual(sorted(os.listdir(self.tmp)), ["hot.json", "out", "p.folded", "summary"])
 
+    def record_then_signal(self, sig, args):
+        """Starts a long record, sends sig to plumb alone once sampling is under way; returns (exit status,
+        stderr). plumb's target, which a signal to plumb alone leaves running, is killed afterwards."""
+        with tempfile.TemporaryFile() as err:
+            p = subprocess.Popen([PLUMB, "record", *args, "--", target("split"), "30"], env=env(),
+                                 stdout=subprocess.DEVNULL, stderr=err, preexec_fn=default_signals)
+            self.pid = p.pid
+            kids = wait_until(lambda: children(p.pid), timeout=20)
+            try:
+                self.assertTrue(kids, "the target never started")
+                time.sleep(0.5)  # sampling is under way
+                self.before_signal = os.listdir(self.tmp)
+                p.send_signal(sig)
+                p.wait(timeout=60)
+            finally:
+                for k in kids or []:
+                    os.kill(k, signal.SIGKILL)
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+            err.seek(0)
+            return p.returncode, err.read()
+
     def test_sigint_and_sigterm_still_stop_sampling_and_write(self):
         for sig in (signal.SIGINT, signal.SIGTERM):
             out = self.path("out.folded")
-            p = subprocess.Popen([PLUMB, "record", "-o", out, "--stages", self.path("st.json"), "--",
-                                  target("split"), "30"], env=env(), stdout=subprocess.DEVNULL,
-                                 stderr=subprocess.PIPE, preexec_fn=default_signals)
-            self.assertTrue(wait_until(lambda: children(p.pid), timeout=20), "the target never started")
-            time.sleep(0.5)  # sampling is under way
-            p.send_signal(sig)
-            _, err = p.communicate(timeout=60)
-            self.assertEqual(p.returncode, 0, (sig, err))
+            rc, err = self.record_then_signal(sig, ["-o", out, "--stages", self.path("st.json")])
+            self.assertEqual(rc, 0, (sig, err))
             with open(out, "rb") as f:
                 self.assertIn(b"path_a", f.read())
             self.assertEqual(sorted(os.listdir(self.tmp)), ["out.folded", "st.json"], sig)
@@ -360,16 +382,12 @@ class Record(TempDir):
             os.unlink(self.path("st.json"))
 
     def test_sighup_ends_record_without_leftovers(self):
-        p = subprocess.Popen([PLUMB, "record", "-o", self.path("out.folded"), "--stages", self.path("st.json"),
-                              "--", target("split"), "30"], env=env(), stdout=subprocess.DEVNULL,
-                             stderr=subprocess.PIPE, preexec_fn=default_signals)
-        kids = wait_until(lambda: children(p.pid), timeout=20)
-        self.assertTrue(kids, "the target never started")
-        p.send_signal(signal.SIGHUP)
-        p.communicate(timeout=60)
-        for k in kids:  # plumb alone got the signal: its target runs on
-            os.kill(k, signal.SIGKILL)
-        self.assertEqual(p.returncode, -signal.SIGHUP)
+        rc, err = self.record_then_signal(signal.SIGHUP, ["-o", self.path("out.folded"), "--stages",
+                                                          self.path("st.json")])
+        self.assertEqual(rc, -signal.SIGHUP, err)
+        # the stage lines' scratch file lives beside the stage file, named as plumb's (a SIGKILL's is swept)
+        self.assertEqual(len(self.before_signal), 1, self.before_signal)
+        self.assertRegex(self.before_signal[0], r"^\.st\.json\.plumb-tmp\.%d\.\w{6}$" % self.pid)
         self.assertEqual(os.listdir(self.tmp), [], "record left its stage scratch file")
 
 
