@@ -20,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/json_tree.h"
 #include "base/clock.h"
 #include "base/redact.h"
@@ -518,17 +519,20 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 				rc = perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary samples file: %s", strerror(errno));
 				break;
 			}
+			int sslot = cleanup_add(samples_path); /* a signal that ends plumb removes it too */
 			struct one_run r;
 			launcher_run(&launcher, ci, samples_path, &r);
 			if (!r.started || r.err[0]) {
 				close(sfd);
 				unlink(samples_path);
+				cleanup_forget(sslot);
 				rc = perr_set(e, PLUMB_EIO, "case %s: %s", c->name, r.err);
 				break;
 			}
 			if (interrupted && !r.timed_out) {
 				close(sfd);
 				unlink(samples_path);
+				cleanup_forget(sslot);
 				break;
 			}
 			bool exited_ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
@@ -566,6 +570,7 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 			}
 			close(sfd);
 			unlink(samples_path);
+			cleanup_forget(sslot);
 			if (!exited_ok) {
 				char what[160];
 				if (r.timed_out)
