@@ -123,21 +123,7 @@ struct hot_diff_row {
 enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,
 			uint64_t after_total, struct hot_diff_row **rows, size_t *n, struct perr *e);
 
-/* ---- label pieces (exposed for tests) ----------------------------------------------------------------- */
-
-/* The parts of a finished label "func (dir/file.c:LINE)", "func (libfoo.so)", "func_[k]". Spans point into
- * the label; absent parts have length 0. */
-struct label_parts {
-	const char *func;
-	size_t func_len;
-	const char *file;
-	size_t file_len;
-	uint32_t line;
-	const char *module;
-	size_t module_len;
-	int kind; /* enum frame_kind from the _[k] / _[j] suffix */
-};
-void hot_label_parse(const char *label, size_t len, struct label_parts *out);
+/* ---- generics ---------------------------------------------------------------------------------------- */
 
 /* Appends name with every balanced <...> folded to "<...>" (operator< and -> are left alone). */
 void hot_collapse_generics(struct sbuf *out, const char *name, size_t len);

@@ -57,71 +57,7 @@ const char *hot_table_name(enum hot_table_kind k)
 	return (unsigned)k < HOT_NTABLES ? table_names[k] : "leaf";
 }
 
-/* ---- label pieces ------------------------------------------------------------------------------------ */
-
-static bool has_source_ext(const char *s, size_t n)
-{
-	static const char *const exts[] = { ".c",  ".h",  ".cc",   ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rs",
-					    ".go", ".py", ".java", ".js",  ".ts",  ".m",   ".mm", ".s",   ".S",
-					    ".zig", ".swift", ".kt", ".rb", ".inc", ".inl", ".pyx", ".d" };
-	for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-		size_t m = strlen(exts[i]);
-		if (n > m && memcmp(s + n - m, exts[i], m) == 0)
-			return true;
-	}
-	return false;
-}
-
-void hot_label_parse(const char *label, size_t len, struct label_parts *out)
-{
-	memset(out, 0, sizeof *out);
-	size_t n = len;
-	if (n >= 4 && memcmp(label + n - 4, "_[k]", 4) == 0) {
-		out->kind = FRAME_KERNEL;
-		n -= 4;
-	} else if (n >= 4 && memcmp(label + n - 4, "_[j]", 4) == 0) {
-		out->kind = FRAME_JIT;
-		n -= 4;
-	}
-	out->func = label;
-	out->func_len = n;
-	if (n < 4 || label[n - 1] != ')')
-		return;
-	/* the parenthesized group at the end, preceded by a space */
-	int depth = 0;
-	size_t i = n;
-	while (i-- > 0) {
-		if (label[i] == ')')
-			depth++;
-		else if (label[i] == '(' && --depth == 0)
-			break;
-	}
-	if (depth != 0 || i == 0 || label[i - 1] != ' ')
-		return;
-	const char *loc = label + i + 1;
-	size_t loclen = n - i - 2;
-	if (loclen == 0)
-		return;
-	out->func_len = i - 1;
-	/* "file:LINE" */
-	size_t k = loclen;
-	while (k > 0 && loc[k - 1] >= '0' && loc[k - 1] <= '9')
-		k--;
-	if (k > 1 && k < loclen && loc[k - 1] == ':') {
-		unsigned long line = strtoul(loc + k, NULL, 10);
-		out->file = loc;
-		out->file_len = k - 1;
-		out->line = line > UINT32_MAX ? 0 : (uint32_t)line;
-		return;
-	}
-	if (has_source_ext(loc, loclen) && !memmem(loc, loclen, ".so", 3)) {
-		out->file = loc;
-		out->file_len = loclen;
-		return;
-	}
-	out->module = loc;
-	out->module_len = loclen;
-}
+/* ---- generics ---------------------------------------------------------------------------------------- */
 
 void hot_collapse_generics(struct sbuf *out, const char *s, size_t n)
 {
@@ -386,7 +322,7 @@ static enum plumb_err frame_map_build(const struct profile *p, const struct hot_
 		if (f->is_label) {
 			struct label_parts lp;
 			const char *fl = profile_str(p, f->func);
-			hot_label_parse(fl, strlen(fl), &lp);
+			label_parse(fl, strlen(fl), &lp);
 			func = lp.func, flen = lp.func_len;
 			file = lp.file, filelen = lp.file_len;
 			module = lp.module, modlen = lp.module_len;

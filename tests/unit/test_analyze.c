@@ -1,4 +1,4 @@
-/* test_analyze.c — hot tables with known answers: label parsing, generic folding, leaf/inclusive counts with
+/* test_analyze.c — hot tables with known answers: generic folding, leaf/inclusive counts with
  * recursion, grouping by file/module/library, filters, thread selection, stage slices, the plumb.hot.v1
  * round trip, diff order and the baseline store. */
 #include <setjmp.h>
@@ -68,39 +68,6 @@ static struct hot_summary *analyze(const struct profile *p, const struct hot_opt
 	struct perr e = PERR_INIT;
 	assert_int_equal(hot_analyze(p, o, &s, &e), PLUMB_OK);
 	return s;
-}
-
-static void test_analyze__label_parse(void **state)
-{
-	(void)state;
-	static const struct {
-		const char *label, *func, *file, *module;
-		unsigned line;
-		int kind;
-	} cases[] = {
-		{ "parse (src/parse.c:10)", "parse", "src/parse.c", "", 10, FRAME_USER },
-		{ "memcpy (libc.so.6)", "memcpy", "", "libc.so.6", 0, FRAME_USER },
-		{ "foo(int) const (a/b.cc:3)", "foo(int) const", "a/b.cc", "", 3, FRAME_USER },
-		{ "do_syscall_64_[k]", "do_syscall_64", "", "", 0, FRAME_KERNEL },
-		{ "main", "main", "", "", 0, FRAME_USER },
-		{ "(root)", "(root)", "", "", 0, FRAME_USER },
-		{ "run (pkg/mod.py:12)", "run", "pkg/mod.py", "", 12, FRAME_USER },
-		{ "jit_fn (perf-1.map)_[j]", "jit_fn", "", "perf-1.map", 0, FRAME_JIT },
-		{ "helper (util.c)", "helper", "util.c", "", 0, FRAME_USER },
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct label_parts lp;
-		hot_label_parse(cases[i].label, strlen(cases[i].label), &lp);
-		char buf[128];
-		snprintf(buf, sizeof buf, "%.*s", (int)lp.func_len, lp.func);
-		assert_string_equal(buf, cases[i].func);
-		snprintf(buf, sizeof buf, "%.*s", (int)lp.file_len, lp.file ? lp.file : "");
-		assert_string_equal(buf, cases[i].file);
-		snprintf(buf, sizeof buf, "%.*s", (int)lp.module_len, lp.module ? lp.module : "");
-		assert_string_equal(buf, cases[i].module);
-		assert_int_equal(lp.line, cases[i].line);
-		assert_int_equal(lp.kind, cases[i].kind);
-	}
 }
 
 static void test_analyze__collapse_generics(void **state)
@@ -382,7 +349,6 @@ static void test_analyze__baseline_store(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_analyze__label_parse),
 		cmocka_unit_test(test_analyze__collapse_generics),
 		cmocka_unit_test(test_analyze__leaf_and_inclusive_count_recursion_once),
 		cmocka_unit_test(test_analyze__grouping),
