@@ -8,54 +8,14 @@
 #include <limits.h>
 #include <math.h>
 #include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/hashmap.h"
 #include "base/intern.h"
-#include "base/json_tree.h"
 #include "base/redact.h"
 #include "profile/label.h"
-
-static const char *const group_names[] = { "function", "file", "module", "library" };
-
-bool hot_group_from_name(const char *name, enum hot_group *out)
-{
-	for (size_t i = 0; i < sizeof group_names / sizeof group_names[0]; i++)
-		if (strcmp(name, group_names[i]) == 0) {
-			*out = (enum hot_group)i;
-			return true;
-		}
-	return false;
-}
-
-const char *hot_group_name(enum hot_group g)
-{
-	return (unsigned)g < 4 ? group_names[g] : "function";
-}
-
-static const char *const table_names[] = { "leaf", "inclusive", "grouped_leaf", "grouped_inclusive" };
-
-bool hot_table_from_name(const char *name, enum hot_table_kind *out)
-{
-	char tmp[32];
-	size_t n = strlen(name);
-	if (n >= sizeof tmp)
-		return false;
-	for (size_t i = 0; i <= n; i++)
-		tmp[i] = name[i] == '-' ? '_' : name[i];
-	for (size_t i = 0; i < HOT_NTABLES; i++)
-		if (strcmp(tmp, table_names[i]) == 0) {
-			*out = (enum hot_table_kind)i;
-			return true;
-		}
-	return false;
-}
-
-const char *hot_table_name(enum hot_table_kind k)
-{
-	return (unsigned)k < HOT_NTABLES ? table_names[k] : "leaf";
-}
 
 /* ---- generics ---------------------------------------------------------------------------------------- */
 
@@ -497,15 +457,6 @@ static bool table_from_counts(struct hot_table *t, const struct interner *rs, co
 	return true;
 }
 
-static void table_release(struct hot_table *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->rows[i].name);
-	free(t->rows);
-	t->rows = NULL;
-	t->n = 0;
-}
-
 /* Fills slice's tables from aggregated counts of the selected threads. */
 static enum plumb_err slice_compute(const struct profile *p, const struct frame_map *fm, const bool *selected,
 				    const struct profile_count *counts, size_t ncounts, struct hot_slice *sl,
@@ -647,30 +598,6 @@ static enum plumb_err select_threads(const struct profile *p, const struct hot_o
 	return PLUMB_OK;
 }
 
-static void slice_release(struct hot_slice *sl)
-{
-	free(sl->name);
-	for (int k = 0; k < HOT_NTABLES; k++)
-		table_release(&sl->tables[k]);
-}
-
-void hot_summary_free(struct hot_summary *s)
-{
-	if (!s)
-		return;
-	free(s->source);
-	free(s->format);
-	free(s->weight_unit);
-	for (size_t i = 0; i < s->nthreads; i++)
-		free(s->threads[i].name);
-	free(s->threads);
-	slice_release(&s->all);
-	for (size_t i = 0; i < s->nstages; i++)
-		slice_release(&s->stages[i]);
-	free(s->stages);
-	free(s);
-}
-
 /* The state hot_analyze() and hot_analyze_stages() share. */
 struct analysis {
 	struct frame_map fm;
@@ -730,7 +657,7 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	return PLUMB_OK;
 }
 
-enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct hot_stage *stages,
+enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct fmt_stage *stages,
 				  size_t n, struct hot_summary *s, struct perr *e)
 {
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
@@ -802,89 +729,6 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	free(agg);
 	free(by_stack);
 	analysis_end(&a);
-	return rc;
-}
-
-const struct hot_table *hot_summary_table(const struct hot_summary *s, const struct hot_slice *slice,
-					  enum hot_table_kind k)
-{
-	if (!slice)
-		slice = &s->all;
-	if ((k == HOT_GROUPED_LEAF || k == HOT_GROUPED_INCLUSIVE) && !s->has_grouped) {
-		if (s->group_by != HOT_GROUP_FUNCTION)
-			return NULL;
-		k = k == HOT_GROUPED_LEAF ? HOT_LEAF : HOT_INCLUSIVE;
-	}
-	return &slice->tables[k];
-}
-
-/* ---- stage files ------------------------------------------------------------------------------------- */
-
-void hot_stages_free(struct hot_stage *stages, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(stages[i].name);
-	free(stages);
-}
-
-enum plumb_err hot_stages_load(const char *path, struct hot_stage **out, size_t *nout, struct perr *e)
-{
-	struct jr_error je;
-	json_t *root = jr_parse_file(path, 0, &je);
-	if (!root) {
-		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, PLUMB_EIO, "cannot read the stage file %s: %s", path, je.text);
-		return perr_set(e, PLUMB_EFORMAT, "stage file %s: %s (line %zu, column %zu)", path, je.text, je.line,
-				je.column);
-	}
-	enum plumb_err rc = PLUMB_OK;
-	json_t *schema = json_object_get(root, "schema"), *unit = json_object_get(root, "time_unit");
-	json_t *stages = json_object_get(root, "stages");
-	const char *sv = json_string_value(schema);
-	size_t sl = sv ? strlen(sv) : 0;
-	if (schema && (!sv || sl < 9 || strcmp(sv + sl - 9, "stages.v1") != 0)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "stage file %s: schema %s is not understood (expected plumb.stages.v1)",
-			      path, sv ? sv : "(not a string)");
-		goto out;
-	}
-	if (unit && (!json_is_string(unit) || strcmp(json_string_value(unit), "ms") != 0)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "stage file %s: time_unit must be \"ms\"", path);
-		goto out;
-	}
-	if (!json_is_array(stages)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "stage file %s: no \"stages\" array", path);
-		goto out;
-	}
-	size_t n = json_array_size(stages);
-	struct hot_stage *st = calloc(n + 1, sizeof *st);
-	if (!st) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(stages, i);
-		json_t *name = json_object_get(s, "name"), *a = json_object_get(s, "start_ms"),
-		       *b = json_object_get(s, "end_ms");
-		if (!json_is_string(name) || !json_is_number(a) || !json_is_number(b) ||
-		    json_number_value(b) < json_number_value(a)) {
-			hot_stages_free(st, i);
-			rc = perr_set(e, PLUMB_EFORMAT,
-				      "stage file %s: stages[%zu] needs a name, start_ms and end_ms >= start_ms", path, i);
-			goto out;
-		}
-		st[i].name = strdup(json_string_value(name));
-		st[i].start_ms = json_number_value(a);
-		st[i].end_ms = json_number_value(b);
-		if (!st[i].name) {
-			hot_stages_free(st, i);
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-	}
-	*out = st;
-	*nout = n;
-out:
-	json_decref(root);
 	return rc;
 }
 

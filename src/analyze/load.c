@@ -28,7 +28,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	enum fmt_kind kind = fmt_sniff(in.data, in.len);
 	struct hot_summary *s = NULL;
 	struct profile *p = NULL;
-	struct hot_stage *stages = NULL;
+	struct fmt_stage *stages = NULL;
 	size_t nstages = 0;
 	if (kind == FMT_HOT_JSON) {
 		if (lo && lo->stages_path) {
@@ -47,7 +47,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 				      path, fmt_name(kind));
 			goto out;
 		}
-		if ((rc = hot_stages_load(lo->stages_path, &stages, &nstages, e)))
+		if ((rc = fmt_stages_load(lo->stages_path, &stages, &nstages, e)))
 			goto out;
 	}
 	struct fmt_read_opts ro = { 0 };
@@ -80,7 +80,7 @@ out:
 		hot_summary_free(s);
 		s = NULL;
 	}
-	hot_stages_free(stages, nstages);
+	fmt_stages_free(stages, nstages);
 	profile_free(p);
 	fmt_input_release(&in);
 	*out = s;

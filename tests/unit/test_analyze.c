@@ -227,7 +227,7 @@ static void test_analyze__stages(void **state)
 	(void)state;
 	struct profile *p = sample_profile(true);
 	struct hot_summary *s = analyze(p, NULL);
-	struct hot_stage st[] = { { (char *)"early", 0, 100 }, { (char *)"late", 100, 1000 } };
+	struct fmt_stage st[] = { { (char *)"early", 0, 100 }, { (char *)"late", 100, 1000 } };
 	struct perr e = PERR_INIT;
 	assert_int_equal(hot_analyze_stages(p, NULL, st, 2, s, &e), PLUMB_OK);
 	assert_int_equal(s->nstages, 2);
@@ -252,7 +252,7 @@ static void test_analyze__json_round_trip(void **state)
 	struct hot_opts o = HOT_OPTS_INIT;
 	o.group_by = HOT_GROUP_LIBRARY;
 	struct hot_summary *s = analyze(p, &o);
-	struct hot_stage st[] = { { (char *)"early", 0, 100 } };
+	struct fmt_stage st[] = { { (char *)"early", 0, 100 } };
 	struct perr e = PERR_INIT;
 	assert_int_equal(hot_analyze_stages(p, &o, st, 1, s, &e), PLUMB_OK);
 	s->source = strdup("x \"quoted\".json");
