@@ -2,11 +2,9 @@
  * analyze it (with stage slices when asked). Shared by `plumb hot` and `plumb diff`. */
 #include "analyze/analyze.h"
 
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/redact.h"
 #include "format/format.h"
@@ -85,22 +83,4 @@ out:
 	fmt_input_release(&in);
 	*out = s;
 	return rc;
-}
-
-char *hot_git_toplevel(void)
-{
-	char dir[PATH_MAX];
-	if (!getcwd(dir, sizeof dir))
-		return NULL;
-	for (;;) {
-		char probe[PATH_MAX + 8];
-		struct stat st;
-		snprintf(probe, sizeof probe, "%s/.git", dir);
-		if (stat(probe, &st) == 0)
-			return strdup(dir);
-		char *slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			return NULL;
-		*slash = '\0';
-	}
 }

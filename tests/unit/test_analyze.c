@@ -1,6 +1,6 @@
 /* test_analyze.c — hot tables with known answers: generic folding, leaf/inclusive counts with
  * recursion, grouping by file/module/library, filters, thread selection, stage slices, the plumb.hot.v1
- * round trip, diff order and the baseline store. */
+ * round trip, diff order, the repository walk of --repo-only and the baseline store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
+#include "analyze/repo.h"
 #include "base/store.h"
 #include "format/hot_json.h"
 #include "profile/profile.h"
@@ -346,6 +348,63 @@ static void test_analyze__baseline_store(void **state)
 	unsetenv("PLUMB_HOME");
 }
 
+static void touch(const char *dir, const char *rel)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+/* The walk keeps every file (by path and by short path) and skips links and directories starting with '.'. */
+static void test_analyze__repo_files(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/plumb-repo-XXXXXX", path[512];
+	assert_non_null(mkdtemp(root));
+	static const char *const dirs[] = { "src", "src/deep", "src/deep/er", ".git", ".hidden", "empty" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	touch(root, "top.c");
+	touch(root, ".clang-format");
+	touch(root, "src/deep/er/parse.c");
+	touch(root, ".git/config");
+	touch(root, ".hidden/secret.c");
+	snprintf(path, sizeof path, "%s/linked", root);
+	assert_int_equal(symlink("/usr/include", path), 0);
+	snprintf(path, sizeof path, "%s/src/link.c", root);
+	assert_int_equal(symlink("../top.c", path), 0);
+
+	struct hot_repo_files rf = HOT_REPO_FILES_INIT;
+	assert_true(hot_repo_files_load(&rf, root));
+	static const struct {
+		const char *path;
+		bool has;
+	} cases[] = {
+		{ "top.c", true }, { ".clang-format", true }, { "src/deep/er/parse.c", true },
+		{ "er/parse.c", true }, { "parse.c", false }, { ".git/config", false },
+		{ ".hidden/secret.c", false }, { "hidden/secret.c", false }, { "linked/stdio.h", false },
+		{ "src/link.c", false }, { "src", false }, { "empty", false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_int_equal(hot_repo_files_has(&rf, cases[i].path, strlen(cases[i].path)), cases[i].has);
+	hot_repo_files_release(&rf);
+
+	/* a root that cannot be read: nothing, and no failure */
+	struct hot_repo_files none = HOT_REPO_FILES_INIT;
+	snprintf(path, sizeof path, "%s/no-such-dir", root);
+	assert_true(hot_repo_files_load(&none, path));
+	assert_false(hot_repo_files_has(&none, "top.c", 5));
+	hot_repo_files_release(&none);
+
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -357,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_analyze__stages),
 		cmocka_unit_test(test_analyze__json_round_trip),
 		cmocka_unit_test(test_analyze__diff_order),
+		cmocka_unit_test(test_analyze__repo_files),
 		cmocka_unit_test(test_analyze__baseline_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
