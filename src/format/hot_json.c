@@ -212,70 +212,38 @@ static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *groupe
 	return PLUMB_OK;
 }
 
-enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary **out, struct perr *e)
+/* The "threads" array (optional) into s->threads. */
+static enum plumb_err read_threads(json_t *root, struct hot_summary *s, struct perr *e)
 {
-	struct jr_error je;
-	json_t *root = jr_parse(buf, len, 0, &je);
-	if (!root)
-		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %zu, byte %zu)", je.text, je.line,
-				je.offset);
-	enum plumb_err rc = PLUMB_OK;
-	struct hot_summary *s = calloc(1, sizeof *s);
-	if (!s) {
-		json_decref(root);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
-	const char *schema = json_string_value(json_object_get(root, "schema"));
-	if (!schema || strcmp(schema, HOT_JSON_SCHEMA) != 0) {
-		rc = perr_set(e, PLUMB_EFORMAT, "summary schema %s is not understood (expected " HOT_JSON_SCHEMA ")",
-			      schema ? schema : "(missing)");
-		goto out;
-	}
-	const char *src = json_string_value(json_object_get(root, "source"));
-	const char *fmt = json_string_value(json_object_get(root, "format"));
-	const char *wu = json_string_value(json_object_get(root, "weight_unit"));
-	const char *gb = json_string_value(json_object_get(root, "group_by"));
-	json_t *md = json_object_get(root, "module_depth");
-	s->source = src ? strdup(src) : NULL;
-	s->format = strdup(fmt ? fmt : HOT_JSON_SCHEMA);
-	s->weight_unit = strdup(wu ? wu : "samples");
-	if (gb && !hot_group_from_name(gb, &s->group_by)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: unknown group_by \"%s\"", gb);
-		goto out;
-	}
-	s->module_depth = json_is_integer(md) ? (int)json_integer_value(md) : 2;
-	s->has_grouped = true;
 	json_t *threads = json_object_get(root, "threads");
 	size_t nt = json_is_array(threads) ? json_array_size(threads) : 0;
 	s->threads = calloc(nt + 1, sizeof *s->threads);
-	if (!s->threads || !s->format || !s->weight_unit) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!s->threads)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < nt; i++) {
 		json_t *t = json_array_get(threads, i);
 		const char *name = json_string_value(json_object_get(t, "name"));
 		json_t *count = json_object_get(t, "count");
 		struct hot_thread_row *r = &s->threads[s->nthreads];
 		r->name = strdup(name ? name : "");
-		if (!r->name) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
+		if (!r->name)
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		s->nthreads++;
 		r->pid = (uint32_t)json_integer_value(json_object_get(t, "pid"));
 		r->tid = (uint32_t)json_integer_value(json_object_get(t, "tid"));
 		r->count = json_is_integer(count) && json_integer_value(count) > 0 ? (uint64_t)json_integer_value(count) : 0;
 	}
-	if ((rc = read_slice(root, &s->all, &s->has_grouped, "summary", e)))
-		goto out;
+	return PLUMB_OK;
+}
+
+/* The "stages" array (optional) into s->stages, one slice each. */
+static enum plumb_err read_stages(json_t *root, struct hot_summary *s, struct perr *e)
+{
 	json_t *stages = json_object_get(root, "stages");
 	size_t ns = json_is_array(stages) ? json_array_size(stages) : 0;
 	s->stages = calloc(ns + 1, sizeof *s->stages);
-	if (!s->stages) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
+	if (!s->stages)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < ns; i++) {
 		json_t *st = json_array_get(stages, i);
 		struct hot_slice *sl = &s->stages[s->nstages++];
@@ -286,14 +254,53 @@ enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary
 		char w[64];
 		snprintf(w, sizeof w, "stages[%zu]", i);
 		bool g = true;
-		if (!sl->name) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-		if ((rc = read_slice(st, sl, &g, w, e)))
-			goto out;
+		if (!sl->name)
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		enum plumb_err rc = read_slice(st, sl, &g, w, e);
+		if (rc)
+			return rc;
 	}
-out:
+	return PLUMB_OK;
+}
+
+/* The document's head: schema, source, format, weight unit and grouping. */
+static enum plumb_err read_head(json_t *root, struct hot_summary *s, struct perr *e)
+{
+	const char *schema = json_string_value(json_object_get(root, "schema"));
+	if (!schema || strcmp(schema, HOT_JSON_SCHEMA) != 0)
+		return perr_set(e, PLUMB_EFORMAT, "summary schema %s is not understood (expected " HOT_JSON_SCHEMA ")",
+				schema ? schema : "(missing)");
+	const char *src = json_string_value(json_object_get(root, "source"));
+	const char *fmt = json_string_value(json_object_get(root, "format"));
+	const char *wu = json_string_value(json_object_get(root, "weight_unit"));
+	const char *gb = json_string_value(json_object_get(root, "group_by"));
+	json_t *md = json_object_get(root, "module_depth");
+	s->source = src ? strdup(src) : NULL;
+	s->format = strdup(fmt ? fmt : HOT_JSON_SCHEMA);
+	s->weight_unit = strdup(wu ? wu : "samples");
+	if (gb && !hot_group_from_name(gb, &s->group_by))
+		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: unknown group_by \"%s\"", gb);
+	s->module_depth = json_is_integer(md) ? (int)json_integer_value(md) : 2;
+	s->has_grouped = true;
+	if (!s->format || !s->weight_unit)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return PLUMB_OK;
+}
+
+enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary **out, struct perr *e)
+{
+	struct jr_error je;
+	json_t *root = jr_parse(buf, len, 0, &je);
+	if (!root)
+		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %zu, byte %zu)", je.text, je.line,
+				je.offset);
+	enum plumb_err rc;
+	struct hot_summary *s = calloc(1, sizeof *s);
+	if (!s)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	else if (!(rc = read_head(root, s, e)) && !(rc = read_threads(root, s, e)) &&
+		 !(rc = read_slice(root, &s->all, &s->has_grouped, "summary", e)))
+		rc = read_stages(root, s, e);
 	json_decref(root);
 	if (rc) {
 		hot_summary_free(s);
