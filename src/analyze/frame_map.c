@@ -267,6 +267,17 @@ static size_t function_row(struct build *b, const struct label_parts *lp)
 	return fname_len;
 }
 
+/* The library of a frame: [kernel], its module's base name (in brackets when `brackets`), or [unknown]. */
+static void add_library_key(struct sbuf *key, const struct label_parts *lp, bool brackets)
+{
+	if (lp->kind == FRAME_KERNEL)
+		sbuf_addstr(key, "[kernel]");
+	else if (lp->module_len)
+		add_module_name(key, lp->module, lp->module_len, brackets);
+	else
+		sbuf_addstr(key, "[unknown]");
+}
+
 /* The group key (not grouping by function) into b->key: the file (repo-relative under the root), the module or
  * the library, with [kernel], [libname] and [unknown] for frames without one. */
 static void group_key(struct build *b, const struct label_parts *lp, size_t fname_len)
@@ -286,7 +297,6 @@ static void group_key(struct build *b, const struct label_parts *lp, size_t fnam
 		dfile = lp->file + (d - b->tmp.buf);
 		dfilelen = lp->file_len - (size_t)(d - b->tmp.buf);
 	}
-	bool kernel = lp->kind == FRAME_KERNEL;
 	sbuf_reset(key);
 	switch (b->o->group_by) {
 	case HOT_GROUP_FUNCTION:
@@ -294,26 +304,17 @@ static void group_key(struct build *b, const struct label_parts *lp, size_t fnam
 	case HOT_GROUP_FILE:
 		if (dfilelen)
 			sbuf_add(key, dfile, dfilelen);
-		else if (kernel)
-			sbuf_addstr(key, "[kernel]");
-		else if (lp->module_len)
-			add_module_name(key, lp->module, lp->module_len, true);
 		else
-			sbuf_addstr(key, "[unknown]");
+			add_library_key(key, lp, true);
 		break;
 	case HOT_GROUP_MODULE:
-		if (kernel && !dfilelen)
+		if (lp->kind == FRAME_KERNEL && !dfilelen)
 			sbuf_addstr(key, "[kernel]");
 		else
 			add_module_key(key, b->raw.buf, fname_len, dfile, dfilelen, lp->module, lp->module_len, b->o);
 		break;
 	case HOT_GROUP_LIBRARY:
-		if (kernel)
-			sbuf_addstr(key, "[kernel]");
-		else if (lp->module_len)
-			add_module_name(key, lp->module, lp->module_len, false);
-		else
-			sbuf_addstr(key, "[unknown]");
+		add_library_key(key, lp, false);
 		break;
 	}
 }
