@@ -79,7 +79,4 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 /* The git top level of the current directory (the nearest ancestor holding .git), malloc'd; NULL when none. */
 char *hot_git_toplevel(void);
 
-/* `plumb diff A B --folded ...`: differential folded output (issue 6). Returns an exit code. */
-int diff_folded_main(int argc, char **argv);
-
 #endif
