@@ -207,7 +207,8 @@ enum plumb_err diff_folded_from_buffers(const struct diff_folded_opts *opt, cons
 		for (size_t i = 0; i < t.n; i++)
 			t.v[i].a = (uint64_t)((double)t.v[i].a * (double)total2 / (double)total1);
 	if (!rc) {
-		qsort_r(t.v, t.n, sizeof *t.v, cmp_dstack, &t);
+		if (t.n > 1) /* t.v is NULL when both inputs were empty */
+			qsort_r(t.v, t.n, sizeof *t.v, cmp_dstack, &t);
 		for (size_t i = 0; i < t.n; i++)
 			fmt_diff_folded_write_line(out, t.all.buf + t.v[i].off, t.v[i].len, t.v[i].a, t.v[i].b);
 	}
