@@ -158,6 +158,21 @@ static void test_diff_folded__bad_line_warns_once(void **state)
 	free(warn);
 }
 
+static void test_diff_folded__empty_inputs(void **state)
+{
+	(void)state;
+	const struct diff_folded_input none = { "empty", "", 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	assert_non_null(out);
+	struct perr e = PERR_INIT;
+	assert_int_equal(diff_folded_from_buffers(NULL, &none, &none, out, &e), PLUMB_OK);
+	fclose(out);
+	assert_int_equal(len, 0);
+	free(text);
+}
+
 static void test_diff_folded__write_line(void **state)
 {
 	(void)state;
@@ -196,6 +211,7 @@ int main(void)
 		cmocka_unit_test(test_diff_folded__fractionals),
 		cmocka_unit_test(test_diff_folded__bad_line_warns_once),
 		cmocka_unit_test(test_diff_folded__write_line),
+		cmocka_unit_test(test_diff_folded__empty_inputs),
 		cmocka_unit_test(test_diff_folded__two_column_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
