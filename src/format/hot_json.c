@@ -212,21 +212,34 @@ static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *groupe
 	return PLUMB_OK;
 }
 
+/* The optional array `key` of root (*arr, *n entries; none when absent or not an array) and zeroed room for as
+ * many elements of `size` bytes, plus one. NULL when out of memory. */
+static void *array_rows(json_t *root, const char *key, size_t size, json_t **arr, size_t *n)
+{
+	*arr = json_object_get(root, key);
+	*n = json_is_array(*arr) ? json_array_size(*arr) : 0;
+	return calloc(*n + 1, size);
+}
+
+/* A copy of an object's "name" ("" when it has none); NULL when out of memory. */
+static char *name_of(json_t *obj)
+{
+	const char *name = json_string_value(json_object_get(obj, "name"));
+	return strdup(name ? name : "");
+}
+
 /* The "threads" array (optional) into s->threads. */
 static enum plumb_err read_threads(json_t *root, struct hot_summary *s, struct perr *e)
 {
-	json_t *threads = json_object_get(root, "threads");
-	size_t nt = json_is_array(threads) ? json_array_size(threads) : 0;
-	s->threads = calloc(nt + 1, sizeof *s->threads);
-	if (!s->threads)
+	json_t *threads;
+	size_t nt;
+	if (!(s->threads = array_rows(root, "threads", sizeof *s->threads, &threads, &nt)))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < nt; i++) {
 		json_t *t = json_array_get(threads, i);
-		const char *name = json_string_value(json_object_get(t, "name"));
 		json_t *count = json_object_get(t, "count");
 		struct hot_thread_row *r = &s->threads[s->nthreads];
-		r->name = strdup(name ? name : "");
-		if (!r->name)
+		if (!(r->name = name_of(t)))
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		s->nthreads++;
 		r->pid = (uint32_t)json_integer_value(json_object_get(t, "pid"));
@@ -239,16 +252,14 @@ static enum plumb_err read_threads(json_t *root, struct hot_summary *s, struct p
 /* The "stages" array (optional) into s->stages, one slice each. */
 static enum plumb_err read_stages(json_t *root, struct hot_summary *s, struct perr *e)
 {
-	json_t *stages = json_object_get(root, "stages");
-	size_t ns = json_is_array(stages) ? json_array_size(stages) : 0;
-	s->stages = calloc(ns + 1, sizeof *s->stages);
-	if (!s->stages)
+	json_t *stages;
+	size_t ns;
+	if (!(s->stages = array_rows(root, "stages", sizeof *s->stages, &stages, &ns)))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < ns; i++) {
 		json_t *st = json_array_get(stages, i);
 		struct hot_slice *sl = &s->stages[s->nstages++];
-		const char *name = json_string_value(json_object_get(st, "name"));
-		sl->name = strdup(name ? name : "");
+		sl->name = name_of(st);
 		sl->start_ms = json_number_value(json_object_get(st, "start_ms"));
 		sl->end_ms = json_number_value(json_object_get(st, "end_ms"));
 		char w[64];
