@@ -1,5 +1,6 @@
 /* analyze.h — hot tables (docs/design.md §6.2): leaf (self) and inclusive counts per function, the same rolled up by
- * source file, module or library, frame filters, thread selection, stage slicing, and diffs of two tables.
+ * source file, module or library, frame filters, thread selection, stage slicing, and diffs of two tables. The
+ * result is the plumb.hot.v1 document model (struct hot_summary, format/hot_json.h).
  *
  * Ownership: hot_analyze() returns a summary the caller frees with hot_summary_free(); every string in it is
  * owned by the summary. Row names are redacted labels (they go to outputs as they are). */
@@ -12,13 +13,9 @@
 
 #include "base/err.h"
 #include "base/sbuf.h"
+#include "format/hot_json.h"
+#include "format/stages.h"
 #include "profile/profile.h"
-
-enum hot_group { HOT_GROUP_FUNCTION = 0, HOT_GROUP_FILE, HOT_GROUP_MODULE, HOT_GROUP_LIBRARY };
-
-/* "function", "file", "module", "library"; returns false for anything else. */
-bool hot_group_from_name(const char *name, enum hot_group *out);
-const char *hot_group_name(enum hot_group g);
 
 struct hot_opts {
 	enum hot_group group_by;
@@ -36,77 +33,14 @@ struct hot_opts {
 };
 #define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0 }
 
-struct hot_row {
-	char *name;
-	uint64_t count;
-};
-
-/* Rows sorted by count (largest first), then by name. */
-struct hot_table {
-	struct hot_row *rows;
-	size_t n;
-};
-
-enum hot_table_kind { HOT_LEAF = 0, HOT_INCLUSIVE, HOT_GROUPED_LEAF, HOT_GROUPED_INCLUSIVE, HOT_NTABLES };
-/* "leaf", "inclusive", "grouped-leaf", "grouped-inclusive" (underscores accepted). */
-bool hot_table_from_name(const char *name, enum hot_table_kind *out);
-const char *hot_table_name(enum hot_table_kind k); /* JSON key: "leaf", ..., "grouped_inclusive" */
-
-/* One slice of samples: the whole profile, or one stage. `total` is the weight of every sample of the
- * selected threads in the slice, whether or not a frame passed the filters (shares are of this total). A
- * sample's leaf is its innermost frame that passes the filters; inclusive counts each row once per sample. */
-struct hot_slice {
-	char *name;              /* stage name; NULL for the whole profile */
-	double start_ms, end_ms; /* stage range */
-	uint64_t total;
-	uint64_t attributed;     /* weight of samples with at least one frame that passed the filters */
-	struct hot_table tables[HOT_NTABLES];
-};
-
-struct hot_thread_row {
-	char *name;
-	uint32_t pid, tid;
-	uint64_t count;
-};
-
-struct hot_summary {
-	char *source;      /* the profile's path (redacted), may be NULL */
-	char *format;      /* format it was read from */
-	char *weight_unit; /* "samples", ... */
-	enum hot_group group_by;
-	int module_depth;
-	bool has_grouped;  /* grouped tables present (always for a fresh analysis) */
-	struct hot_thread_row *threads; /* selected threads, most samples first */
-	size_t nthreads;
-	struct hot_slice all;
-	struct hot_slice *stages;
-	size_t nstages;
-};
-
 /* Builds the summary of the whole profile. PLUMB_EINVAL for a bad regular expression (message names it). */
 enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
 			   struct perr *e);
 
-struct hot_stage {
-	char *name;
-	double start_ms, end_ms;
-};
-
-/* Reads a stage file (plumb.stages.v1, docs/design.md §9.2). The caller frees with hot_stages_free(). */
-enum plumb_err hot_stages_load(const char *path, struct hot_stage **stages, size_t *n, struct perr *e);
-void hot_stages_free(struct hot_stage *stages, size_t n);
-
 /* Adds one slice per stage to s, slicing p's timeline by time relative to meta.clock_origin_ns. The profile
  * must have a timeline (PLUMB_EINVAL otherwise). */
-enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct hot_stage *stages,
+enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct fmt_stage *stages,
 				  size_t n, struct hot_summary *s, struct perr *e);
-
-void hot_summary_free(struct hot_summary *s);
-
-/* The table of a summary; grouped tables fall back to the function tables when the summary was grouped by
- * function. NULL when the summary lacks it. */
-const struct hot_table *hot_summary_table(const struct hot_summary *s, const struct hot_slice *slice,
-					  enum hot_table_kind k);
 
 /* ---- diff -------------------------------------------------------------------------------------------- */
 
@@ -123,21 +57,7 @@ struct hot_diff_row {
 enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,
 			uint64_t after_total, struct hot_diff_row **rows, size_t *n, struct perr *e);
 
-/* ---- label pieces (exposed for tests) ----------------------------------------------------------------- */
-
-/* The parts of a finished label "func (dir/file.c:LINE)", "func (libfoo.so)", "func_[k]". Spans point into
- * the label; absent parts have length 0. */
-struct label_parts {
-	const char *func;
-	size_t func_len;
-	const char *file;
-	size_t file_len;
-	uint32_t line;
-	const char *module;
-	size_t module_len;
-	int kind; /* enum frame_kind from the _[k] / _[j] suffix */
-};
-void hot_label_parse(const char *label, size_t len, struct label_parts *out);
+/* ---- generics ---------------------------------------------------------------------------------------- */
 
 /* Appends name with every balanced <...> folded to "<...>" (operator< and -> are left alone). */
 void hot_collapse_generics(struct sbuf *out, const char *name, size_t len);
@@ -158,8 +78,5 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 
 /* The git top level of the current directory (the nearest ancestor holding .git), malloc'd; NULL when none. */
 char *hot_git_toplevel(void);
-
-/* `plumb diff A B --folded ...`: differential folded output (issue 6). Returns an exit code. */
-int diff_folded_main(int argc, char **argv);
 
 #endif

@@ -1,19 +1,17 @@
 /* diff_folded.c — differential folded stacks (inferno's diff-folded semantics): each input line is
  * "stack COUNT" split at its last space; a fractional count is truncated (with one warning); a line that does
- * not parse is skipped (one warning per file); --normalize scales the first profile's counts by
- * total2 / total1; --strip-hex turns every "0x<hex>" into "0x...". Output lines are sorted by stack. */
+ * not parse is skipped (one warning per input); normalize scales the first profile's counts by
+ * total2 / total1; strip_hex turns every "0x<hex>" into "0x...". Output lines are sorted by stack. */
 #include "analyze/diff_folded.h"
 
-#include <stdio.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic.h"
 #include "base/grow.h"
 #include "base/idtab.h"
-#include "base/opt.h"
 #include "base/sbuf.h"
-#include "cmd/cmd.h"
+#include "format/diff_folded.h"
 
 struct dstack {
 	size_t off, len; /* the stack text in dtable.all */
@@ -123,20 +121,33 @@ static void strip_hex(struct sbuf *out, const char *s, size_t n)
 	}
 }
 
-static enum plumb_err read_side(const char *path, struct dtable *t, bool first, bool hex, uint64_t *total,
-				struct perr *e)
+static void warnf(const struct diff_folded_opts *opt, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warnf(const struct diff_folded_opts *opt, const char *fmt, ...)
 {
-	struct fmt_input in;
-	enum plumb_err rc = fmt_load(path, &in, e);
-	if (rc)
-		return rc;
+	if (!opt->warn)
+		return;
+	struct sbuf msg = SBUF_INIT;
+	va_list ap;
+	va_start(ap, fmt);
+	sbuf_vaddf(&msg, fmt, ap);
+	va_end(ap);
+	opt->warn(opt->warn_ctx, msg.buf);
+	sbuf_release(&msg);
+}
+
+/* Adds one input's stacks to side A (first) or B of the table; *total is the input's weight. */
+static enum plumb_err read_side(const struct diff_folded_opts *opt, const struct diff_folded_input *in,
+				struct dtable *t, bool first, uint64_t *total, struct perr *e)
+{
+	enum plumb_err rc = PLUMB_OK;
 	struct sbuf tmp = SBUF_INIT;
 	size_t bad = 0, lineno = 0, first_bad = 0;
 	char bad_text[120] = "";
 	bool fraction = false;
-	const char *end = in.data + in.len;
+	const char *end = in->data + in->len;
 	*total = 0;
-	for (const char *line = in.data; line < end;) {
+	for (const char *line = in->data; line < end;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		size_t n = (size_t)((nl ? nl : end) - line);
 		lineno++;
@@ -149,7 +160,7 @@ static enum plumb_err read_side(const char *path, struct dtable *t, bool first, 
 			}
 		} else {
 			const char *s = line;
-			if (hex) {
+			if (opt->strip_hex) {
 				strip_hex(&tmp, line, sl);
 				s = tmp.buf;
 				sl = tmp.len;
@@ -163,12 +174,11 @@ static enum plumb_err read_side(const char *path, struct dtable *t, bool first, 
 		line = nl ? nl + 1 : end;
 	}
 	if (!rc && fraction)
-		plumb_warn("%s: the input data has fractional sample counts that will be truncated to integers", path);
+		warnf(opt, "%s: the input data has fractional sample counts that will be truncated to integers", in->name);
 	if (!rc && bad)
-		plumb_warn("%s: Unable to parse line: %s (line %zu; %zu line%s skipped)", path, bad_text, first_bad, bad,
-			   bad == 1 ? "" : "s");
+		warnf(opt, "%s: Unable to parse line: %s (line %zu; %zu line%s skipped)", in->name, bad_text, first_bad, bad,
+		      bad == 1 ? "" : "s");
 	sbuf_release(&tmp);
-	fmt_input_release(&in);
 	return rc;
 }
 
@@ -182,166 +192,28 @@ static int cmp_dstack(const void *x, const void *y, void *ctx)
 	return c ? c : (a->len < b->len ? -1 : a->len > b->len);
 }
 
-int diff_folded_main(int argc, char **argv)
+enum plumb_err diff_folded_from_buffers(const struct diff_folded_opts *opt, const struct diff_folded_input *before,
+					const struct diff_folded_input *after, FILE *out, struct perr *e)
 {
-	bool folded = false, normalize = false, hex = false;
-	const char *output = "-";
-	const struct opt opts[] = {
-		{ "folded", 0, OPT_FLAG, &folded, NULL, "write the differential folded format", NULL },
-		{ "normalize", 0, OPT_FLAG, &normalize, NULL, "scale BEFORE's counts to AFTER's total", NULL },
-		{ "strip-hex", 0, OPT_FLAG, &hex, NULL, "replace hex addresses (0x45ef2173) with 0x...", NULL },
-		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (default: stdout)", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
-	};
-	struct opt_result res;
-	int code;
-	if (!cmd_parse_options(opts, "plumb diff BEFORE AFTER --folded [--normalize] [--strip-hex] [-o OUT]",
-			       "Write differential folded stacks (\"stack BEFORE AFTER\"), the input of a "
-			       "differential flame graph.", argc, argv, &res, &code))
-		return code;
-	if (res.npos != 2) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "diff --folded: give two folded profiles, BEFORE and AFTER");
-	}
+	static const struct diff_folded_opts defaults = DIFF_FOLDED_OPTS_INIT;
+	if (!opt)
+		opt = &defaults;
 	struct dtable t = { SBUF_INIT, NULL, 0, 0, IDTAB_INIT };
-	struct perr e = PERR_INIT;
 	uint64_t total1 = 0, total2 = 0;
-	enum plumb_err rc = read_side(res.pos[0], &t, true, hex, &total1, &e);
+	enum plumb_err rc = read_side(opt, before, &t, true, &total1, e);
 	if (!rc)
-		rc = read_side(res.pos[1], &t, false, hex, &total2, &e);
-	opt_result_release(&res);
-	if (!rc && normalize && total1 != total2 && total1)
+		rc = read_side(opt, after, &t, false, &total2, e);
+	if (!rc && opt->normalize && total1 != total2 && total1)
 		for (size_t i = 0; i < t.n; i++)
 			t.v[i].a = (uint64_t)((double)t.v[i].a * (double)total2 / (double)total1);
-	struct atomic_file af = ATOMIC_FILE_INIT;
 	if (!rc) {
-		qsort_r(t.v, t.n, sizeof *t.v, cmp_dstack, &t);
-		rc = atomic_open(&af, output, &e);
-	}
-	if (!rc) {
-		for (size_t i = 0; i < t.n; i++) {
-			fwrite(t.all.buf + t.v[i].off, 1, t.v[i].len, af.fp);
-			fprintf(af.fp, " %llu %llu\n", (unsigned long long)t.v[i].a, (unsigned long long)t.v[i].b);
-		}
-		if (ferror(af.fp)) {
-			atomic_abort(&af);
-			rc = perr_set(&e, PLUMB_EOUTPUT, "cannot write %s", output);
-		} else {
-			rc = atomic_commit(&af, &e);
-		}
+		if (t.n > 1) /* t.v is NULL when both inputs were empty */
+			qsort_r(t.v, t.n, sizeof *t.v, cmp_dstack, &t);
+		for (size_t i = 0; i < t.n; i++)
+			fmt_diff_folded_write_line(out, t.all.buf + t.v[i].off, t.v[i].len, t.v[i].a, t.v[i].b);
 	}
 	sbuf_release(&t.all);
 	free(t.v);
 	idtab_release(&t.index);
-	return rc ? perr_report(&e) : EXIT_DONE;
-}
-
-/* ---- reading a two-column file back (for flame graphs) ---- */
-
-/* The last two whitespace-separated tokens of [s, e) as numbers; *stack_end is where the stack text ends. */
-static bool two_counts(const char *s, const char *e, uint64_t *a, uint64_t *b, const char **stack_end)
-{
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		e--;
-	uint64_t v[2];
-	for (int k = 1; k >= 0; k--) {
-		const char *ne = e;
-		while (e > s && ((e[-1] >= '0' && e[-1] <= '9') || e[-1] == '.'))
-			e--;
-		if (e == ne || e == s || (e[-1] != ' ' && e[-1] != '\t') || *e == '.')
-			return false;
-		uint64_t x = 0;
-		for (const char *q = e; q < ne && *q != '.'; q++)
-			x = x * 10 + (uint64_t)(*q - '0');
-		v[k] = x;
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-	}
-	*a = v[0];
-	*b = v[1];
-	*stack_end = e;
-	return e > s;
-}
-
-bool diff_folded_is_two_column(const char *buf, size_t len)
-{
-	const char *end = buf + len;
-	for (const char *line = buf; line < end;) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *le = nl ? nl : end;
-		const char *s = line;
-		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
-			s++;
-		if (s < le && *s != '#') {
-			uint64_t a, b;
-			const char *se;
-			return two_counts(s, le, &a, &b, &se);
-		}
-		line = nl ? nl + 1 : end;
-	}
-	return false;
-}
-
-static uint32_t add_stack(struct profile *p, const char *s, const char *se)
-{
-	uint32_t node = PROFILE_ROOT;
-	for (const char *f = s; f <= se;) {
-		const char *semi = memchr(f, ';', (size_t)(se - f));
-		const char *fe = semi ? semi : se;
-		struct frame fr = { 0 };
-		fr.is_label = 1;
-		fr.func = profile_intern(p, f, (size_t)(fe - f));
-		uint32_t id = fr.func == PROFILE_NOMEM ? PROFILE_NOMEM : profile_frame(p, &fr);
-		if (id == PROFILE_NOMEM || (node = profile_stack(p, node, id)) == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-		if (!semi)
-			break;
-		f = semi + 1;
-	}
-	return node;
-}
-
-enum plumb_err diff_folded_read_two_column(const char *buf, size_t len, const struct fmt_read_opts *ro,
-					   struct profile **before, struct profile **after, struct perr *e)
-{
-	struct profile *pa = profile_new(), *pb = profile_new();
-	uint32_t ta = pa ? profile_thread(pa, 0, 0, "all") : PROFILE_NOMEM;
-	uint32_t tb = pb ? profile_thread(pb, 0, 0, "all") : PROFILE_NOMEM;
-	size_t bad = 0;
-	if (ta == PROFILE_NOMEM || tb == PROFILE_NOMEM)
-		goto oom;
-	const char *end = buf + len;
-	for (const char *line = buf; line < end;) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *le = nl ? nl : end;
-		const char *s = line;
-		line = nl ? nl + 1 : end;
-		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
-			s++;
-		if (s == le || *s == '#')
-			continue;
-		uint64_t a, b;
-		const char *se;
-		if (!two_counts(s, le, &a, &b, &se)) {
-			bad++;
-			continue;
-		}
-		uint32_t sa = add_stack(pa, s, se), sb = add_stack(pb, s, se);
-		if (sa == PROFILE_NOMEM || sb == PROFILE_NOMEM || !profile_add_sample(pa, sa, ta, 0, b) ||
-		    !profile_add_sample(pb, sb, tb, 0, a))
-			goto oom;
-	}
-	if (bad && ro && ro->warn) {
-		char msg[160];
-		snprintf(msg, sizeof msg, "skipped %zu line%s that %s not differential folded (\"stack BEFORE AFTER\")",
-			 bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
-		ro->warn(ro->warn_ctx, msg);
-	}
-	*before = pb;
-	*after = pa;
-	return PLUMB_OK;
-oom:
-	profile_free(pa);
-	profile_free(pb);
-	return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return rc;
 }

@@ -1,25 +1,36 @@
-/* diff_folded.h — the two-column differential folded format (inferno's diff-folded, flamegraph.pl's
- * difffolded.pl): "stack BEFORE AFTER" per line, the input of a differential flame graph. */
+/* diff_folded.h — differential folded stacks, as inferno's `differential::from_readers(opt, r1, r2, writer)`:
+ * two folded profiles in, "stack BEFORE AFTER" lines out (format/diff_folded.h), the input of a differential
+ * flame graph. The command (cmd/diff.c) owns the options, the messages and the output file; this library takes
+ * an options struct, the two inputs, an output stream and a warning callback. */
 #ifndef PLUMB_ANALYZE_DIFF_FOLDED_H
 #define PLUMB_ANALYZE_DIFF_FOLDED_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "base/err.h"
-#include "format/format.h"
-#include "profile/profile.h"
 
-/* `plumb diff A B --folded [--normalize] [--strip-hex] [-o OUT]`: argv[0] is the command name; --folded is
- * accepted and ignored. Writes "stack countA countB" lines sorted by stack. Returns an exit code. */
-int diff_folded_main(int argc, char **argv);
+struct diff_folded_opts {
+	bool normalize; /* scale BEFORE's counts by total(AFTER) / total(BEFORE) */
+	bool strip_hex; /* turn every "0x<hex digits>" into "0x..." */
+	void (*warn)(void *ctx, const char *msg); /* one call per warning; may be NULL */
+	void *warn_ctx;
+};
+#define DIFF_FOLDED_OPTS_INIT { false, false, NULL, NULL }
 
-/* True when the first data line of a folded text has two trailing counts ("stack 12 34"). */
-bool diff_folded_is_two_column(const char *buf, size_t len);
+/* One folded input: its name (for warnings) and its text, borrowed. */
+struct diff_folded_input {
+	const char *name;
+	const char *data;
+	size_t len;
+};
 
-/* Reads a two-column file into two new profiles (caller frees both). Lines that do not parse are skipped with
- * one warning through ro->warn. */
-enum plumb_err diff_folded_read_two_column(const char *buf, size_t len, const struct fmt_read_opts *ro,
-					   struct profile **before, struct profile **after, struct perr *e);
+/* Reads both inputs ("stack COUNT" lines split at the last space; a fractional count is truncated with one
+ * warning per input; a line that does not parse is skipped with one warning per input) and writes one
+ * "stack BEFORE AFTER" line per stack seen in either, sorted by stack bytes. The caller owns `out` and checks it
+ * (ferror) afterwards. Returns PLUMB_ENOMEM when memory runs out (nothing written then). */
+enum plumb_err diff_folded_from_buffers(const struct diff_folded_opts *opt, const struct diff_folded_input *before,
+					const struct diff_folded_input *after, FILE *out, struct perr *e);
 
 #endif

@@ -1,535 +1,17 @@
-/* hot.c — hot tables. Every frame is mapped once to a function row and a group row (or to "filtered out");
- * then each aggregated (stack, thread) count walks its stack once: the innermost kept frame gets the leaf
+/* hot.c — hot tables. Every frame is mapped once to a function row and a group row, or to "filtered out"
+ * (frame_map.c); then each aggregated (stack, thread) count walks its stack once: the innermost kept frame gets the leaf
  * count, and every distinct row on the stack gets the inclusive count once (a generation stamp per row makes
  * recursion count once per sample). Work grows with distinct stacks, not with the run's length. */
 #include "analyze/analyze.h"
 
-#include <ftw.h>
-#include <limits.h>
-#include <math.h>
-#include <regex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/frame_map.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
-#include "base/json_tree.h"
 #include "base/redact.h"
-#include "profile/label.h"
-
-static const char *const group_names[] = { "function", "file", "module", "library" };
-
-bool hot_group_from_name(const char *name, enum hot_group *out)
-{
-	for (size_t i = 0; i < sizeof group_names / sizeof group_names[0]; i++)
-		if (strcmp(name, group_names[i]) == 0) {
-			*out = (enum hot_group)i;
-			return true;
-		}
-	return false;
-}
-
-const char *hot_group_name(enum hot_group g)
-{
-	return (unsigned)g < 4 ? group_names[g] : "function";
-}
-
-static const char *const table_names[] = { "leaf", "inclusive", "grouped_leaf", "grouped_inclusive" };
-
-bool hot_table_from_name(const char *name, enum hot_table_kind *out)
-{
-	char tmp[32];
-	size_t n = strlen(name);
-	if (n >= sizeof tmp)
-		return false;
-	for (size_t i = 0; i <= n; i++)
-		tmp[i] = name[i] == '-' ? '_' : name[i];
-	for (size_t i = 0; i < HOT_NTABLES; i++)
-		if (strcmp(tmp, table_names[i]) == 0) {
-			*out = (enum hot_table_kind)i;
-			return true;
-		}
-	return false;
-}
-
-const char *hot_table_name(enum hot_table_kind k)
-{
-	return (unsigned)k < HOT_NTABLES ? table_names[k] : "leaf";
-}
-
-/* ---- label pieces ------------------------------------------------------------------------------------ */
-
-static bool has_source_ext(const char *s, size_t n)
-{
-	static const char *const exts[] = { ".c",  ".h",  ".cc",   ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rs",
-					    ".go", ".py", ".java", ".js",  ".ts",  ".m",   ".mm", ".s",   ".S",
-					    ".zig", ".swift", ".kt", ".rb", ".inc", ".inl", ".pyx", ".d" };
-	for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
-		size_t m = strlen(exts[i]);
-		if (n > m && memcmp(s + n - m, exts[i], m) == 0)
-			return true;
-	}
-	return false;
-}
-
-void hot_label_parse(const char *label, size_t len, struct label_parts *out)
-{
-	memset(out, 0, sizeof *out);
-	size_t n = len;
-	if (n >= 4 && memcmp(label + n - 4, "_[k]", 4) == 0) {
-		out->kind = FRAME_KERNEL;
-		n -= 4;
-	} else if (n >= 4 && memcmp(label + n - 4, "_[j]", 4) == 0) {
-		out->kind = FRAME_JIT;
-		n -= 4;
-	}
-	out->func = label;
-	out->func_len = n;
-	if (n < 4 || label[n - 1] != ')')
-		return;
-	/* the parenthesized group at the end, preceded by a space */
-	int depth = 0;
-	size_t i = n;
-	while (i-- > 0) {
-		if (label[i] == ')')
-			depth++;
-		else if (label[i] == '(' && --depth == 0)
-			break;
-	}
-	if (depth != 0 || i == 0 || label[i - 1] != ' ')
-		return;
-	const char *loc = label + i + 1;
-	size_t loclen = n - i - 2;
-	if (loclen == 0)
-		return;
-	out->func_len = i - 1;
-	/* "file:LINE" */
-	size_t k = loclen;
-	while (k > 0 && loc[k - 1] >= '0' && loc[k - 1] <= '9')
-		k--;
-	if (k > 1 && k < loclen && loc[k - 1] == ':') {
-		unsigned long line = strtoul(loc + k, NULL, 10);
-		out->file = loc;
-		out->file_len = k - 1;
-		out->line = line > UINT32_MAX ? 0 : (uint32_t)line;
-		return;
-	}
-	if (has_source_ext(loc, loclen) && !memmem(loc, loclen, ".so", 3)) {
-		out->file = loc;
-		out->file_len = loclen;
-		return;
-	}
-	out->module = loc;
-	out->module_len = loclen;
-}
-
-void hot_collapse_generics(struct sbuf *out, const char *s, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		bool opener = c == '<';
-		if (opener) {
-			/* operator<, operator<<, operator<=, operator<=> stay as they are */
-			if (i >= 8 && memcmp(s + i - 8, "operator", 8) == 0)
-				opener = false;
-			if (i > 0 && s[i - 1] == '<')
-				opener = false;
-		}
-		if (!opener) {
-			sbuf_addch(out, c);
-			continue;
-		}
-		int depth = 0;
-		size_t j;
-		for (j = i; j < n; j++) {
-			if (s[j] == '<') {
-				depth++;
-			} else if (s[j] == '>' && !(j > 0 && s[j - 1] == '-')) {
-				if (--depth == 0)
-					break;
-			}
-		}
-		if (j >= n) { /* unbalanced: keep the rest as it is */
-			sbuf_add(out, s + i, n - i);
-			return;
-		}
-		sbuf_addstr(out, "<...>");
-		i = j;
-	}
-}
-
-/* ---- row interning ----------------------------------------------------------------------------------- */
-
-/* Row names are interned (base/intern.h): a row's id is its index in the hot table being built. */
-static uint32_t rowset_add(struct interner *rs, const char *s, size_t len)
-{
-	uint32_t id = intern(rs, s, len, NULL);
-	return id == INTERN_NOMEM ? UINT32_MAX : id;
-}
-
-/* ---- the repository's files (for --repo-only with short paths) ------------------------------------------ */
-
-struct repo_files {
-	struct interner paths; /* repo-relative paths and their last-two-component suffixes */
-	size_t root_len;
-	bool ok;
-};
-
-static struct repo_files *walk_target;
-
-static int walk_cb(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	const char *base = path + ftw->base;
-	if (flag == FTW_D && ftw->level > 0 && base[0] == '.')
-		return FTW_SKIP_SUBTREE;
-	if (flag != FTW_F)
-		return FTW_CONTINUE;
-	if (intern_count(&walk_target->paths) > 2000000)
-		return FTW_STOP;
-	const char *rel = path + walk_target->root_len;
-	while (*rel == '/')
-		rel++;
-	if (intern(&walk_target->paths, rel, strlen(rel), NULL) == INTERN_NOMEM)
-		return FTW_STOP; /* out of memory: the filter keeps what it has */
-	const char *shortp = label_short_path(rel);
-	if (shortp != rel && intern(&walk_target->paths, shortp, strlen(shortp), NULL) == INTERN_NOMEM)
-		return FTW_STOP;
-	return FTW_CONTINUE;
-}
-
-static void repo_files_load(struct repo_files *rf, const char *root)
-{
-	rf->root_len = strlen(root);
-	walk_target = rf;
-	rf->ok = nftw(root, walk_cb, 32, FTW_PHYS | FTW_ACTIONRETVAL) != -1;
-	walk_target = NULL;
-}
-
-static bool repo_has(const struct repo_files *rf, const char *s, size_t len)
-{
-	return intern_find(&rf->paths, s, len) != IDTAB_NONE;
-}
-
-/* ---- per-frame mapping ----------------------------------------------------------------------------- */
-
-struct frame_map {
-	uint32_t *func_row;  /* UINT32_MAX: filtered out */
-	uint32_t *group_row;
-	struct interner funcs, groups;
-};
-
-static bool path_under(const char *path, const char *root, size_t root_len)
-{
-	return root_len > 0 && strncmp(path, root, root_len) == 0 && (path[root_len] == '/' || root[root_len - 1] == '/');
-}
-
-/* The path as shown in file/module keys: repo-relative when under root. */
-static const char *display_path(const char *path, const struct hot_opts *o, size_t root_len)
-{
-	if (o->root && path_under(path, o->root, root_len)) {
-		path += root_len;
-		while (*path == '/')
-			path++;
-	}
-	return path;
-}
-
-static const char *base_name(const char *path, size_t len, size_t *out_len)
-{
-	const char *s = path + len;
-	while (s > path && s[-1] != '/')
-		s--;
-	*out_len = len - (size_t)(s - path);
-	return s;
-}
-
-/* Splits a "::" name at top level (outside <...> and (...)); returns the number of components found and
- * the byte length of the first `keep` components. */
-static size_t colon_prefix(const char *s, size_t n, int keep, size_t *ncomp)
-{
-	int depth = 0;
-	size_t comps = 1, cut = n;
-	int seen = 0;
-	for (size_t i = 0; i + 1 < n; i++) {
-		char c = s[i];
-		if (c == '<' || c == '(' || c == '[')
-			depth++;
-		else if ((c == '>' || c == ')' || c == ']') && depth > 0)
-			depth--;
-		else if (c == ':' && s[i + 1] == ':' && depth == 0) {
-			comps++;
-			if (++seen == keep && cut == n)
-				cut = i;
-			i++;
-		}
-	}
-	*ncomp = comps;
-	return cut;
-}
-
-static void add_module_key(struct sbuf *key, const char *func, size_t flen, const char *file, size_t filelen,
-			   const char *module, size_t modlen, const struct hot_opts *o)
-{
-	size_t ncomp;
-	int depth = o->module_depth > 0 ? o->module_depth : 2;
-	if (flen > 0) {
-		size_t cut = colon_prefix(func, flen, depth, &ncomp);
-		if (ncomp > 1) {
-			/* never the function itself: at most ncomp - 1 components */
-			if ((size_t)depth >= ncomp)
-				cut = colon_prefix(func, flen, (int)ncomp - 1, &ncomp);
-			sbuf_add(key, func, cut);
-			return;
-		}
-	}
-	if (filelen > 0) {
-		size_t i = 0;
-		int comps = 0;
-		if (file[0] == '/')
-			i = 1;
-		for (; i < filelen; i++)
-			if (file[i] == '/' && ++comps == depth)
-				break;
-		sbuf_add(key, file, i);
-		return;
-	}
-	if (modlen > 0) {
-		size_t bl;
-		const char *b = base_name(module, modlen, &bl);
-		sbuf_addch(key, '[');
-		sbuf_add(key, b, bl);
-		sbuf_addch(key, ']');
-		return;
-	}
-	sbuf_addstr(key, "[unknown]");
-}
-
-static enum plumb_err compile_all(const char *const *res, int n, regex_t **out, struct perr *e, const char *what)
-{
-	*out = NULL;
-	if (n <= 0)
-		return PLUMB_OK;
-	regex_t *r = calloc((size_t)n, sizeof *r);
-	if (!r)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	for (int i = 0; i < n; i++) {
-		int rc = regcomp(&r[i], res[i], REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-			regerror(rc, &r[i], msg, sizeof msg);
-			for (int k = 0; k < i; k++)
-				regfree(&r[k]);
-			free(r);
-			return perr_set(e, PLUMB_EINVAL, "%s '%s' is not a valid regular expression: %s", what, res[i], msg);
-		}
-	}
-	*out = r;
-	return PLUMB_OK;
-}
-
-static void free_all(regex_t *r, int n)
-{
-	if (!r)
-		return;
-	for (int i = 0; i < n; i++)
-		regfree(&r[i]);
-	free(r);
-}
-
-static enum plumb_err frame_map_build(const struct profile *p, const struct hot_opts *o, struct frame_map *fm,
-				      struct perr *e)
-{
-	size_t nframes = profile_nframes(p);
-	enum plumb_err rc = PLUMB_OK;
-	regex_t *inc = NULL, *exc = NULL;
-	struct label_table *labels = NULL;
-	struct repo_files rf = { INTERNER_INIT, 0, false };
-	struct sbuf raw = SBUF_INIT, key = SBUF_INIT, red = SBUF_INIT, tmp = SBUF_INIT;
-	size_t root_len = o->root ? strlen(o->root) : 0;
-	while (root_len > 1 && o->root[root_len - 1] == '/')
-		root_len--;
-
-	fm->func_row = malloc((nframes + 1) * sizeof *fm->func_row);
-	fm->group_row = malloc((nframes + 1) * sizeof *fm->group_row);
-	if (!fm->func_row || !fm->group_row)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	if ((rc = compile_all(o->include, o->ninclude, &inc, e, "--include")) ||
-	    (rc = compile_all(o->exclude, o->nexclude, &exc, e, "--exclude")))
-		goto out;
-	labels = label_table_build(p, o->label_flags);
-	if (!labels) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
-	if (o->repo_only && o->root)
-		repo_files_load(&rf, o->root);
-
-	for (size_t i = 0; i < nframes; i++) {
-		const struct frame *f = profile_frame_get(p, (uint32_t)i);
-		const char *label = labels->labels[i];
-		fm->func_row[i] = fm->group_row[i] = UINT32_MAX;
-		/* filters on the full label */
-		bool keep = true;
-		if (inc) {
-			keep = false;
-			for (int k = 0; k < o->ninclude && !keep; k++)
-				keep = regexec(&inc[k], label, 0, NULL, 0) == 0;
-		}
-		for (int k = 0; keep && k < o->nexclude; k++)
-			if (regexec(&exc[k], label, 0, NULL, 0) == 0)
-				keep = false;
-		/* the frame's parts: from the model, or parsed back out of a finished label */
-		const char *func, *file, *module;
-		size_t flen, filelen, modlen;
-		int kind;
-		if (f->is_label) {
-			struct label_parts lp;
-			const char *fl = profile_str(p, f->func);
-			hot_label_parse(fl, strlen(fl), &lp);
-			func = lp.func, flen = lp.func_len;
-			file = lp.file, filelen = lp.file_len;
-			module = lp.module, modlen = lp.module_len;
-			kind = lp.kind;
-		} else {
-			func = profile_str(p, f->func);
-			flen = strlen(func);
-			if (!flen) {
-				func = "[unknown]";
-				flen = 9;
-			}
-			file = profile_str(p, f->file);
-			filelen = strlen(file);
-			module = profile_str(p, f->module);
-			modlen = strlen(module);
-			kind = f->kind;
-		}
-		if (keep && o->repo_only) {
-			if (!filelen) {
-				keep = false;
-			} else if (file[0] == '/') {
-				keep = path_under(file, o->root, root_len);
-			} else {
-				keep = repo_has(&rf, file, filelen);
-				if (!keep) {
-					sbuf_reset(&tmp);
-					sbuf_add(&tmp, file, filelen);
-					const char *sp = label_short_path(tmp.buf);
-					keep = repo_has(&rf, sp, strlen(sp));
-				}
-			}
-		}
-		if (!keep)
-			continue;
-		/* function row: "func (dir/file.c)" / "func (libfoo.so)", no line, generics folded on request */
-		sbuf_reset(&raw);
-		if (o->collapse_generics)
-			hot_collapse_generics(&raw, func, flen);
-		else
-			sbuf_add(&raw, func, flen);
-		size_t fname_len = raw.len;
-		if (filelen) {
-			sbuf_reset(&tmp);
-			sbuf_add(&tmp, file, filelen);
-			sbuf_addstr(&raw, " (");
-			sbuf_addstr(&raw, label_short_path(tmp.buf));
-			sbuf_addch(&raw, ')');
-		} else if (modlen) {
-			size_t bl;
-			const char *b = base_name(module, modlen, &bl);
-			sbuf_addstr(&raw, " (");
-			sbuf_add(&raw, b, bl);
-			sbuf_addch(&raw, ')');
-		}
-		if (kind == FRAME_KERNEL)
-			sbuf_addstr(&raw, "_[k]");
-		else if (kind == FRAME_JIT)
-			sbuf_addstr(&raw, "_[j]");
-		sbuf_reset(&red);
-		redact_append(&red, raw.buf, raw.len);
-		uint32_t fr = rowset_add(&fm->funcs, red.buf, red.len);
-		/* group row */
-		sbuf_reset(&key);
-		const char *dfile = file;
-		size_t dfilelen = filelen;
-		if (filelen) {
-			sbuf_reset(&tmp);
-			sbuf_add(&tmp, file, filelen);
-			const char *d = display_path(tmp.buf, o, root_len);
-			dfile = file + (d - tmp.buf);
-			dfilelen = filelen - (size_t)(d - tmp.buf);
-		}
-		switch (o->group_by) {
-		case HOT_GROUP_FUNCTION:
-			sbuf_add(&key, red.buf, red.len);
-			break;
-		case HOT_GROUP_FILE:
-			if (dfilelen) {
-				sbuf_add(&key, dfile, dfilelen);
-			} else if (kind == FRAME_KERNEL) {
-				sbuf_addstr(&key, "[kernel]");
-			} else if (modlen) {
-				size_t bl;
-				const char *b = base_name(module, modlen, &bl);
-				sbuf_addch(&key, '[');
-				sbuf_add(&key, b, bl);
-				sbuf_addch(&key, ']');
-			} else {
-				sbuf_addstr(&key, "[unknown]");
-			}
-			break;
-		case HOT_GROUP_MODULE:
-			if (kind == FRAME_KERNEL && !dfilelen)
-				sbuf_addstr(&key, "[kernel]");
-			else
-				add_module_key(&key, raw.buf, fname_len, dfile, dfilelen, module, modlen, o);
-			break;
-		case HOT_GROUP_LIBRARY:
-			if (kind == FRAME_KERNEL) {
-				sbuf_addstr(&key, "[kernel]");
-			} else if (modlen) {
-				size_t bl;
-				const char *b = base_name(module, modlen, &bl);
-				sbuf_add(&key, b, bl);
-			} else {
-				sbuf_addstr(&key, "[unknown]");
-			}
-			break;
-		}
-		uint32_t gr;
-		if (o->group_by == HOT_GROUP_FUNCTION) {
-			gr = fr;
-		} else {
-			sbuf_reset(&red);
-			redact_append(&red, key.buf, key.len);
-			gr = rowset_add(&fm->groups, red.buf, red.len);
-		}
-		if (fr == UINT32_MAX || gr == UINT32_MAX || raw.oom || red.oom || key.oom || tmp.oom) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-		fm->func_row[i] = fr;
-		fm->group_row[i] = gr;
-	}
-out:
-	free_all(inc, o->ninclude);
-	free_all(exc, o->nexclude);
-	label_table_free(labels);
-	interner_release(&rf.paths);
-	sbuf_release(&raw);
-	sbuf_release(&key);
-	sbuf_release(&red);
-	sbuf_release(&tmp);
-	return rc;
-}
-
-static void frame_map_release(struct frame_map *fm)
-{
-	free(fm->func_row);
-	free(fm->group_row);
-	interner_release(&fm->funcs);
-	interner_release(&fm->groups);
-}
 
 /* ---- tables ------------------------------------------------------------------------------------------ */
 
@@ -561,17 +43,8 @@ static bool table_from_counts(struct hot_table *t, const struct interner *rs, co
 	return true;
 }
 
-static void table_release(struct hot_table *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->rows[i].name);
-	free(t->rows);
-	t->rows = NULL;
-	t->n = 0;
-}
-
 /* Fills slice's tables from aggregated counts of the selected threads. */
-static enum plumb_err slice_compute(const struct profile *p, const struct frame_map *fm, const bool *selected,
+static enum plumb_err slice_compute(const struct profile *p, const struct hot_frame_map *fm, const bool *selected,
 				    const struct profile_count *counts, size_t ncounts, struct hot_slice *sl,
 				    struct perr *e)
 {
@@ -595,7 +68,7 @@ static enum plumb_err slice_compute(const struct profile *p, const struct frame_
 		bool leaf_done = false;
 		for (uint32_t node = c->stack; node != PROFILE_ROOT; node = profile_stack_parent(p, node)) {
 			uint32_t f = profile_stack_frame(p, node);
-			if (f == UINT32_MAX || fm->func_row[f] == UINT32_MAX)
+			if (f == UINT32_MAX || fm->func_row[f] == HOT_ROW_NONE)
 				continue;
 			uint32_t fr = fm->func_row[f], gr = fm->group_row[f];
 			if (!leaf_done) {
@@ -660,32 +133,26 @@ static enum plumb_err select_threads(const struct profile *p, const struct hot_o
 	for (size_t i = 0; i < nc; i++)
 		if (counts[i].thread < nt)
 			ord[counts[i].thread].count += counts[i].weight;
-	regex_t re;
-	if (o->thread_re) {
-		int rc = regcomp(&re, o->thread_re, REG_EXTENDED | REG_NOSUB);
-		if (rc) {
-			char msg[256];
-			regerror(rc, &re, msg, sizeof msg);
-			free(ord);
-			return perr_set(e, PLUMB_EINVAL, "--thread '%s' is not a valid regular expression: %s", o->thread_re,
-					msg);
-		}
+	regex_t *re = NULL;
+	enum plumb_err rc = hot_regex_compile(&o->thread_re, o->thread_re ? 1 : 0, &re, "--thread", e);
+	if (rc) {
+		free(ord);
+		return rc;
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < nt; i++) {
 		const struct profile_thread *t = profile_thread_get(p, (uint32_t)i);
 		bool keep = true;
-		if (o->thread_re) {
+		if (re) {
 			char full[512];
 			const char *name = profile_str(p, t->name);
 			snprintf(full, sizeof full, "%s (%u)", name, t->tid);
-			keep = regexec(&re, name, 0, NULL, 0) == 0 || regexec(&re, full, 0, NULL, 0) == 0;
+			keep = regexec(re, name, 0, NULL, 0) == 0 || regexec(re, full, 0, NULL, 0) == 0;
 		}
 		if (keep)
 			ord[m++] = ord[i];
 	}
-	if (o->thread_re)
-		regfree(&re);
+	hot_regex_free(re, 1);
 	qsort(ord, m, sizeof *ord, thread_cmp);
 	if (o->top_threads > 0 && (size_t)o->top_threads < m)
 		m = (size_t)o->top_threads;
@@ -711,33 +178,9 @@ static enum plumb_err select_threads(const struct profile *p, const struct hot_o
 	return PLUMB_OK;
 }
 
-static void slice_release(struct hot_slice *sl)
-{
-	free(sl->name);
-	for (int k = 0; k < HOT_NTABLES; k++)
-		table_release(&sl->tables[k]);
-}
-
-void hot_summary_free(struct hot_summary *s)
-{
-	if (!s)
-		return;
-	free(s->source);
-	free(s->format);
-	free(s->weight_unit);
-	for (size_t i = 0; i < s->nthreads; i++)
-		free(s->threads[i].name);
-	free(s->threads);
-	slice_release(&s->all);
-	for (size_t i = 0; i < s->nstages; i++)
-		slice_release(&s->stages[i]);
-	free(s->stages);
-	free(s);
-}
-
 /* The state hot_analyze() and hot_analyze_stages() share. */
 struct analysis {
-	struct frame_map fm;
+	struct hot_frame_map fm;
 	bool *selected;
 };
 
@@ -753,12 +196,12 @@ static enum plumb_err analysis_begin(const struct profile *p, const struct hot_o
 	enum plumb_err rc = select_threads(p, o, a->selected, s, e);
 	if (rc)
 		return rc;
-	return frame_map_build(p, o, &a->fm, e);
+	return hot_frame_map_build(p, o, &a->fm, e);
 }
 
 static void analysis_end(struct analysis *a)
 {
-	frame_map_release(&a->fm);
+	hot_frame_map_release(&a->fm);
 	free(a->selected);
 }
 
@@ -794,7 +237,7 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	return PLUMB_OK;
 }
 
-enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct hot_stage *stages,
+enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct fmt_stage *stages,
 				  size_t n, struct hot_summary *s, struct perr *e)
 {
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
@@ -867,145 +310,4 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	free(by_stack);
 	analysis_end(&a);
 	return rc;
-}
-
-const struct hot_table *hot_summary_table(const struct hot_summary *s, const struct hot_slice *slice,
-					  enum hot_table_kind k)
-{
-	if (!slice)
-		slice = &s->all;
-	if ((k == HOT_GROUPED_LEAF || k == HOT_GROUPED_INCLUSIVE) && !s->has_grouped) {
-		if (s->group_by != HOT_GROUP_FUNCTION)
-			return NULL;
-		k = k == HOT_GROUPED_LEAF ? HOT_LEAF : HOT_INCLUSIVE;
-	}
-	return &slice->tables[k];
-}
-
-/* ---- stage files ------------------------------------------------------------------------------------- */
-
-void hot_stages_free(struct hot_stage *stages, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(stages[i].name);
-	free(stages);
-}
-
-enum plumb_err hot_stages_load(const char *path, struct hot_stage **out, size_t *nout, struct perr *e)
-{
-	struct jr_error je;
-	json_t *root = jr_parse_file(path, 0, &je);
-	if (!root) {
-		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, PLUMB_EIO, "cannot read the stage file %s: %s", path, je.text);
-		return perr_set(e, PLUMB_EFORMAT, "stage file %s: %s (line %zu, column %zu)", path, je.text, je.line,
-				je.column);
-	}
-	enum plumb_err rc = PLUMB_OK;
-	json_t *schema = json_object_get(root, "schema"), *unit = json_object_get(root, "time_unit");
-	json_t *stages = json_object_get(root, "stages");
-	const char *sv = json_string_value(schema);
-	size_t sl = sv ? strlen(sv) : 0;
-	if (schema && (!sv || sl < 9 || strcmp(sv + sl - 9, "stages.v1") != 0)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "stage file %s: schema %s is not understood (expected plumb.stages.v1)",
-			      path, sv ? sv : "(not a string)");
-		goto out;
-	}
-	if (unit && (!json_is_string(unit) || strcmp(json_string_value(unit), "ms") != 0)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "stage file %s: time_unit must be \"ms\"", path);
-		goto out;
-	}
-	if (!json_is_array(stages)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "stage file %s: no \"stages\" array", path);
-		goto out;
-	}
-	size_t n = json_array_size(stages);
-	struct hot_stage *st = calloc(n + 1, sizeof *st);
-	if (!st) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < n; i++) {
-		json_t *s = json_array_get(stages, i);
-		json_t *name = json_object_get(s, "name"), *a = json_object_get(s, "start_ms"),
-		       *b = json_object_get(s, "end_ms");
-		if (!json_is_string(name) || !json_is_number(a) || !json_is_number(b) ||
-		    json_number_value(b) < json_number_value(a)) {
-			hot_stages_free(st, i);
-			rc = perr_set(e, PLUMB_EFORMAT,
-				      "stage file %s: stages[%zu] needs a name, start_ms and end_ms >= start_ms", path, i);
-			goto out;
-		}
-		st[i].name = strdup(json_string_value(name));
-		st[i].start_ms = json_number_value(a);
-		st[i].end_ms = json_number_value(b);
-		if (!st[i].name) {
-			hot_stages_free(st, i);
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-	}
-	*out = st;
-	*nout = n;
-out:
-	json_decref(root);
-	return rc;
-}
-
-/* ---- diff -------------------------------------------------------------------------------------------- */
-
-static int diff_cmp(const void *a, const void *b)
-{
-	const struct hot_diff_row *x = a, *y = b;
-	double dx = fabs(x->delta_points), dy = fabs(y->delta_points);
-	if (fabs(dx - dy) > 1e-9)
-		return dx > dy ? -1 : 1;
-	uint64_t cx = (uint64_t)llabs(x->delta_count), cy = (uint64_t)llabs(y->delta_count);
-	if (cx != cy)
-		return cx > cy ? -1 : 1;
-	return strcmp(x->name, y->name);
-}
-
-enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,
-			uint64_t after_total, struct hot_diff_row **rows_out, size_t *n_out, struct perr *e)
-{
-	size_t cap = before->n + after->n + 1;
-	struct hot_diff_row *rows = calloc(cap, sizeof *rows);
-	struct interner index = INTERNER_BORROW_INIT; /* row names -> rows; the tables' names outlive it */
-	size_t n = 0;
-	if (!rows)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	for (int side = 0; side < 2; side++) {
-		const struct hot_table *t = side ? after : before;
-		for (size_t i = 0; i < t->n; i++) {
-			const char *name = t->rows[i].name;
-			bool added;
-			uint32_t idx = intern(&index, name, strlen(name), &added);
-			if (idx == INTERN_NOMEM) {
-				free(rows);
-				interner_release(&index);
-				return perr_set(e, PLUMB_ENOMEM, "out of memory");
-			}
-			if (added) {
-				rows[idx].name = name;
-				n++;
-			}
-			if (side)
-				rows[idx].after += t->rows[i].count;
-			else
-				rows[idx].before += t->rows[i].count;
-		}
-	}
-	interner_release(&index);
-	for (size_t i = 0; i < n; i++) {
-		struct hot_diff_row *r = &rows[i];
-		r->before_share = before_total ? 100.0 * (double)r->before / (double)before_total : 0;
-		r->after_share = after_total ? 100.0 * (double)r->after / (double)after_total : 0;
-		r->delta_points = r->after_share - r->before_share;
-		r->delta_count = (int64_t)r->after - (int64_t)r->before;
-	}
-	qsort(rows, n, sizeof *rows, diff_cmp);
-	*rows_out = rows;
-	*n_out = n;
-	return PLUMB_OK;
 }

@@ -2,11 +2,9 @@
  * analyze it (with stage slices when asked). Shared by `plumb hot` and `plumb diff`. */
 #include "analyze/analyze.h"
 
-#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "base/redact.h"
 #include "format/format.h"
@@ -28,7 +26,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	enum fmt_kind kind = fmt_sniff(in.data, in.len);
 	struct hot_summary *s = NULL;
 	struct profile *p = NULL;
-	struct hot_stage *stages = NULL;
+	struct fmt_stage *stages = NULL;
 	size_t nstages = 0;
 	if (kind == FMT_HOT_JSON) {
 		if (lo && lo->stages_path) {
@@ -47,7 +45,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 				      path, fmt_name(kind));
 			goto out;
 		}
-		if ((rc = hot_stages_load(lo->stages_path, &stages, &nstages, e)))
+		if ((rc = fmt_stages_load(lo->stages_path, &stages, &nstages, e)))
 			goto out;
 	}
 	struct fmt_read_opts ro = { 0 };
@@ -80,27 +78,9 @@ out:
 		hot_summary_free(s);
 		s = NULL;
 	}
-	hot_stages_free(stages, nstages);
+	fmt_stages_free(stages, nstages);
 	profile_free(p);
 	fmt_input_release(&in);
 	*out = s;
 	return rc;
-}
-
-char *hot_git_toplevel(void)
-{
-	char dir[PATH_MAX];
-	if (!getcwd(dir, sizeof dir))
-		return NULL;
-	for (;;) {
-		char probe[PATH_MAX + 8];
-		struct stat st;
-		snprintf(probe, sizeof probe, "%s/.git", dir);
-		if (stat(probe, &st) == 0)
-			return strdup(dir);
-		char *slash = strrchr(dir, '/');
-		if (!slash || slash == dir)
-			return NULL;
-		*slash = '\0';
-	}
 }

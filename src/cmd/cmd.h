@@ -34,6 +34,10 @@ struct cmd_collapse {
 struct fmt_read_opts;
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
 
+/* A warning callback for library options (`void (*warn)(void *ctx, const char *msg)`): prints one
+ * "plumb: warning: MSG" line; ctx is unused. */
+void cmd_warn_to_stderr(void *ctx, const char *msg);
+
 /* Text for a message: a redacted copy (every path and command line printed goes through the redactor,
  * docs/design.md §3.6), "?" when out of memory. The caller frees it. */
 char *cmd_shown_text(const char *s);

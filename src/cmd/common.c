@@ -1,4 +1,5 @@
-/* common.c — shared command plumbing: option parsing with the uniform --help and error behaviour. */
+/* common.c — shared command plumbing: option parsing with the uniform --help and error behaviour, warnings and
+ * redacted messages. */
 #include "cmd/cmd.h"
 
 #include <stdio.h>
@@ -28,6 +29,12 @@ bool cmd_parse_options(const struct opt *opts, const char *usage, const char *de
 		*exit_code = perr_report(&e);
 		return false;
 	}
+}
+
+void cmd_warn_to_stderr(void *ctx, const char *msg)
+{
+	(void)ctx;
+	plumb_warn("%s", msg);
 }
 
 char *cmd_shown_text(const char *s)

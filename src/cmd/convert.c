@@ -10,13 +10,6 @@
 #include "format/format.h"
 #include "profile/label.h"
 
-/* Prints reader warnings as one "plumb: warning: ..." line each. */
-static void warn_to_stderr(void *ctx, const char *msg)
-{
-	(void)ctx;
-	plumb_warn("%s", msg);
-}
-
 int cmd_convert(int argc, char **argv)
 {
 	const char *output = NULL, *from = NULL, *to = NULL;
@@ -73,7 +66,7 @@ int cmd_convert(int argc, char **argv)
 	struct fmt_read_opts ro = { 0 };
 	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = out_kind == FMT_GECKO || out_kind == FMT_SPEEDSCOPE;
-	ro.warn = warn_to_stderr;
+	ro.warn = cmd_warn_to_stderr;
 	struct profile *p = NULL;
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = fmt_read_file(input, in_kind, &ro, &p, &e);

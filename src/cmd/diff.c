@@ -1,6 +1,7 @@
 /* diff.c — `plumb diff BEFORE AFTER`: what moved. Either side is a raw profile, a plumb.hot.v1 summary, or the
  * name of a saved profile baseline. Rows are the union of both tables, largest change in share first.
- * `--folded` hands over to the differential folded writer (diff_folded_main). */
+ * `--folded` writes differential folded stacks instead (analyze/diff_folded.h); this file owns the options, the
+ * messages and the output file of both. */
 #include "cmd/cmd.h"
 
 #include <math.h>
@@ -11,15 +12,95 @@
 
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
-#include "base/store.h"
+#include "analyze/diff_folded.h"
+#include "base/atomic.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/store.h"
+#include "format/format.h"
 
 static const char usage[] =
 	"plumb diff BEFORE AFTER [--table leaf|inclusive|grouped-leaf|grouped-inclusive] [--top N] [--json]\n"
 	"plumb diff BEFORE AFTER --folded [--normalize] [--strip-hex]";
+
+/* ---- --folded ------------------------------------------------------------------------------------------ */
+
+/* Loads both inputs, then writes their differential folded lines to `output` through the atomic writer. */
+static enum plumb_err diff_folded_write(const struct diff_folded_opts *dopt, const char *const *paths,
+					const char *output, struct perr *e)
+{
+	struct fmt_input in[2];
+	enum plumb_err rc = fmt_load(paths[0], &in[0], e);
+	if (rc)
+		return rc;
+	if ((rc = fmt_load(paths[1], &in[1], e))) {
+		fmt_input_release(&in[0]);
+		return rc;
+	}
+	const struct diff_folded_input side[2] = { { paths[0], in[0].data, in[0].len },
+						   { paths[1], in[1].data, in[1].len } };
+	struct atomic_file af = ATOMIC_FILE_INIT;
+	rc = atomic_open(&af, output, e);
+	if (!rc && (rc = diff_folded_from_buffers(dopt, &side[0], &side[1], af.fp, e)))
+		atomic_abort(&af);
+	else if (!rc && ferror(af.fp)) {
+		atomic_abort(&af);
+		rc = perr_set(e, PLUMB_EOUTPUT, "cannot write %s", output);
+	} else if (!rc) {
+		rc = atomic_commit(&af, e);
+	}
+	fmt_input_release(&in[0]);
+	fmt_input_release(&in[1]);
+	return rc;
+}
+
+/* `plumb diff A B --folded [--normalize] [--strip-hex] [-o OUT]`: --folded is accepted and ignored here. */
+static int diff_folded(int argc, char **argv)
+{
+	bool folded = false;
+	struct diff_folded_opts dopt = DIFF_FOLDED_OPTS_INIT;
+	const char *output = "-";
+	const struct opt opts[] = {
+		{ "folded", 0, OPT_FLAG, &folded, NULL, "write the differential folded format", NULL },
+		{ "normalize", 0, OPT_FLAG, &dopt.normalize, NULL, "scale BEFORE's counts to AFTER's total", NULL },
+		{ "strip-hex", 0, OPT_FLAG, &dopt.strip_hex, NULL, "replace hex addresses (0x45ef2173) with 0x...", NULL },
+		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (default: stdout)", NULL },
+		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+	};
+	struct opt_result res;
+	int code;
+	if (!cmd_parse_options(opts, "plumb diff BEFORE AFTER --folded [--normalize] [--strip-hex] [-o OUT]",
+			       "Write differential folded stacks (\"stack BEFORE AFTER\"), the input of a "
+			       "differential flame graph.", argc, argv, &res, &code))
+		return code;
+	if (res.npos != 2) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "diff --folded: give two folded profiles, BEFORE and AFTER");
+	}
+	dopt.warn = cmd_warn_to_stderr;
+	struct perr e = PERR_INIT;
+	enum plumb_err rc = diff_folded_write(&dopt, res.pos, output, &e);
+	opt_result_release(&res);
+	return rc ? perr_report(&e) : EXIT_DONE;
+}
+
+/* ---- tables -------------------------------------------------------------------------------------------- */
+
+/* What `plumb diff` works on: its options, both sides, and the rows of the diff. */
+struct diff_cmd {
+	long top;
+	bool json, top_seen;
+	enum hot_table_kind kind;
+	const char *args[2];           /* BEFORE and AFTER as given */
+	char *paths[2];                /* as resolved (a baseline's file) */
+	struct hot_summary *side[2];
+	const struct hot_table *table[2];
+	uint64_t total[2];
+	struct hot_diff_row *rows;
+	size_t nrows;
+};
 
 /* A path as given, or a saved baseline's path when no such file exists and the argument is a name. */
 static enum plumb_err resolve_side(const char *arg, char **path, struct perr *e)
@@ -39,6 +120,30 @@ static enum plumb_err resolve_side(const char *arg, char **path, struct perr *e)
 	return rc;
 }
 
+/* Reads both sides into summaries, picks their tables and diffs them. Returns an exit code. */
+static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
+{
+	struct perr e = PERR_INIT;
+	for (int i = 0; i < 2; i++)
+		if (resolve_side(d->args[i], &d->paths[i], &e) ||
+		    hot_summary_from_file(d->paths[i], NULL, o, &d->side[i], &e))
+			return perr_report(&e);
+	for (int i = 0; i < 2; i++) {
+		d->table[i] = hot_summary_table(d->side[i], NULL, d->kind);
+		if (!d->table[i])
+			return plumb_fail(EXIT_INPUT, "diff: %s has no %s table (summarize it with --group-by, or pass the "
+						      "raw profile)", d->args[i], hot_table_name(d->kind));
+		d->total[i] = d->side[i]->all.total;
+	}
+	if (d->side[0]->group_by != d->side[1]->group_by &&
+	    (d->kind == HOT_GROUPED_LEAF || d->kind == HOT_GROUPED_INCLUSIVE))
+		plumb_warn("diff: the two sides are grouped differently (%s and %s)", hot_group_name(d->side[0]->group_by),
+			   hot_group_name(d->side[1]->group_by));
+	if (hot_diff(d->table[0], d->total[0], d->table[1], d->total[1], &d->rows, &d->nrows, &e))
+		return perr_report(&e);
+	return EXIT_DONE;
+}
+
 static void json_side(struct sbuf *sb, const char *key, const char *arg, const struct hot_summary *s,
 		      uint64_t total)
 {
@@ -52,19 +157,78 @@ static void json_side(struct sbuf *sb, const char *key, const char *arg, const s
 	sbuf_addf(sb, ", \"total\": %llu},\n", (unsigned long long)total);
 }
 
+/* plumb.hot-diff.v1 on stdout. Returns an exit code. */
+static int diff_print_json(const struct diff_cmd *d)
+{
+	size_t n = d->top_seen && (size_t)d->top < d->nrows ? (size_t)d->top : d->nrows;
+	struct sbuf sb = SBUF_INIT;
+	sbuf_addf(&sb, "{\n  \"schema\": \"plumb.hot-diff.v1\",\n  \"table\": \"%s\",\n", hot_table_name(d->kind));
+	json_side(&sb, "before", d->args[0], d->side[0], d->total[0]);
+	json_side(&sb, "after", d->args[1], d->side[1], d->total[1]);
+	sbuf_addstr(&sb, "  \"rows\": [");
+	for (size_t i = 0; i < n; i++) {
+		const struct hot_diff_row *r = &d->rows[i];
+		sbuf_addstr(&sb, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
+		sbuf_add_json_str(&sb, r->name, strlen(r->name));
+		sbuf_addf(&sb,
+			  ", \"before\": {\"count\": %llu, \"share\": %.4f}, \"after\": {\"count\": %llu, "
+			  "\"share\": %.4f}, \"delta_points\": %.4f, \"delta_count\": %lld}",
+			  (unsigned long long)r->before, r->before_share, (unsigned long long)r->after, r->after_share,
+			  r->delta_points, (long long)r->delta_count);
+	}
+	sbuf_addstr(&sb, n ? "\n  ]\n}\n" : "]\n}\n");
+	int rc = EXIT_DONE;
+	if (sb.oom || fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
+		rc = plumb_fail(EXIT_OUTPUT, "diff: cannot write to stdout");
+	sbuf_release(&sb);
+	return rc;
+}
+
+/* The table for people on stdout. */
+static void diff_print_table(const struct diff_cmd *d)
+{
+	const char *unit = d->side[1]->weight_unit ? d->side[1]->weight_unit : "samples";
+	size_t n = d->top && (size_t)d->top < d->nrows ? (size_t)d->top : d->nrows;
+	char *shown[2] = { redact_dup(d->args[0]), redact_dup(d->args[1]) };
+	printf("%s table: before %s (%llu %s), after %s (%llu %s)\n", hot_table_name(d->kind),
+	       shown[0] ? shown[0] : "?", (unsigned long long)d->total[0], unit, shown[1] ? shown[1] : "?",
+	       (unsigned long long)d->total[1], unit);
+	free(shown[0]);
+	free(shown[1]);
+	if (n < d->nrows)
+		printf("top %zu of %zu rows by change\n", n, d->nrows);
+	int wc = 7;
+	char buf[40];
+	for (size_t i = 0; i < n; i++) {
+		int l = snprintf(buf, sizeof buf, "%+lld", (long long)d->rows[i].delta_count);
+		if (l > wc)
+			wc = l;
+	}
+	printf("\n  change   before    after  %*s  %s\n", wc, "count", "name");
+	for (size_t i = 0; i < n; i++) {
+		const struct hot_diff_row *r = &d->rows[i];
+		double delta = fabs(r->delta_points) < 0.05 ? 0.0 : r->delta_points;
+		printf("  %+6.1f  %6.1f%%  %6.1f%%  %+*lld  %s\n", delta, r->before_share, r->after_share, wc,
+		       (long long)r->delta_count, r->name);
+	}
+	if (!n)
+		puts("  (no rows)");
+}
+
 int cmd_diff(int argc, char **argv)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--folded") == 0)
-			return diff_folded_main(argc, argv);
-	long top = 20, module_depth = 2;
-	bool json = false, collapse = false, top_seen = false;
+			return diff_folded(argc, argv);
+	struct diff_cmd d = { .top = 20 };
+	long module_depth = 2;
+	bool collapse = false;
 	const char *table = "leaf", *group_by = "function", *thread = NULL;
 	const struct opt opts[] = {
 		{ "table", 't', OPT_STRING, &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive", NULL },
-		{ "top", 'n', OPT_INT, &top, "N", "rows shown (default 20; --json keeps every row unless given)",
-		  &top_seen },
-		{ "json", 0, OPT_FLAG, &json, NULL, "write the diff as JSON (plumb.hot-diff.v1) to stdout", NULL },
+		{ "top", 'n', OPT_INT, &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
+		  &d.top_seen },
+		{ "json", 0, OPT_FLAG, &d.json, NULL, "write the diff as JSON (plumb.hot-diff.v1) to stdout", NULL },
 		{ "folded", 0, OPT_FLAG, NULL, NULL, "differential folded output (for flame --diff)", NULL },
 		{ "group-by", 'g', OPT_STRING, &group_by, "KEY", "grouping for raw profiles' grouped tables", NULL },
 		{ "module-depth", 0, OPT_INT, &module_depth, "N", "module depth for raw profiles (default 2)", NULL },
@@ -73,111 +237,34 @@ int cmd_diff(int argc, char **argv)
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;
-	int code;
+	int rc;
 	if (!cmd_parse_options(opts, usage, "What moved between two profiles (or summaries, or baselines).", argc,
-			       argv, &res, &code))
-		return code;
-	struct hot_summary *side[2] = { NULL, NULL };
-	char *paths[2] = { NULL, NULL };
-	struct hot_diff_row *rows = NULL;
-	size_t nrows = 0;
-	struct perr e = PERR_INIT;
-	int rc = EXIT_DONE;
-	enum hot_table_kind kind;
+			       argv, &res, &rc))
+		return rc;
 	struct hot_opts o = HOT_OPTS_INIT;
-	if (res.npos != 2) {
+	rc = EXIT_DONE;
+	if (res.npos != 2)
 		rc = plumb_fail(EXIT_USAGE, "diff: expected BEFORE and AFTER (see plumb diff --help)");
-		goto out;
-	}
-	if (!hot_table_from_name(table, &kind)) {
+	else if (!hot_table_from_name(table, &d.kind))
 		rc = plumb_fail(EXIT_USAGE, "diff: --table must be leaf, inclusive, grouped-leaf or grouped-inclusive");
-		goto out;
-	}
-	if (!hot_group_from_name(group_by, &o.group_by) || top < 0 || module_depth < 1 || module_depth > 64) {
+	else if (!hot_group_from_name(group_by, &o.group_by) || d.top < 0 || module_depth < 1 || module_depth > 64)
 		rc = plumb_fail(EXIT_USAGE, "diff: bad --group-by, --top or --module-depth");
-		goto out;
+	if (!rc) {
+		o.module_depth = (int)module_depth;
+		o.collapse_generics = collapse;
+		o.thread_re = thread;
+		d.args[0] = res.pos[0];
+		d.args[1] = res.pos[1];
+		rc = diff_load(&d, &o);
 	}
-	o.module_depth = (int)module_depth;
-	o.collapse_generics = collapse;
-	o.thread_re = thread;
+	if (!rc && d.json)
+		rc = diff_print_json(&d);
+	else if (!rc)
+		diff_print_table(&d);
+	free(d.rows);
 	for (int i = 0; i < 2; i++) {
-		if (resolve_side(res.pos[i], &paths[i], &e) ||
-		    hot_summary_from_file(paths[i], NULL, &o, &side[i], &e)) {
-			rc = perr_report(&e);
-			goto out;
-		}
-	}
-	const struct hot_table *t[2];
-	for (int i = 0; i < 2; i++) {
-		t[i] = hot_summary_table(side[i], NULL, kind);
-		if (!t[i]) {
-			rc = plumb_fail(EXIT_INPUT, "diff: %s has no %s table (summarize it with --group-by, or pass the "
-						    "raw profile)", res.pos[i], hot_table_name(kind));
-			goto out;
-		}
-	}
-	if (side[0]->group_by != side[1]->group_by && (kind == HOT_GROUPED_LEAF || kind == HOT_GROUPED_INCLUSIVE))
-		plumb_warn("diff: the two sides are grouped differently (%s and %s)", hot_group_name(side[0]->group_by),
-			   hot_group_name(side[1]->group_by));
-	uint64_t tot[2] = { side[0]->all.total, side[1]->all.total };
-	if (hot_diff(t[0], tot[0], t[1], tot[1], &rows, &nrows, &e)) {
-		rc = perr_report(&e);
-		goto out;
-	}
-	const char *unit = side[1]->weight_unit ? side[1]->weight_unit : "samples";
-	if (json) {
-		size_t n = top_seen && (size_t)top < nrows ? (size_t)top : nrows;
-		struct sbuf sb = SBUF_INIT;
-		sbuf_addf(&sb, "{\n  \"schema\": \"plumb.hot-diff.v1\",\n  \"table\": \"%s\",\n", hot_table_name(kind));
-		json_side(&sb, "before", res.pos[0], side[0], tot[0]);
-		json_side(&sb, "after", res.pos[1], side[1], tot[1]);
-		sbuf_addstr(&sb, "  \"rows\": [");
-		for (size_t i = 0; i < n; i++) {
-			const struct hot_diff_row *r = &rows[i];
-			sbuf_addstr(&sb, i ? ",\n    {\"name\": " : "\n    {\"name\": ");
-			sbuf_add_json_str(&sb, r->name, strlen(r->name));
-			sbuf_addf(&sb,
-				  ", \"before\": {\"count\": %llu, \"share\": %.4f}, \"after\": {\"count\": %llu, "
-				  "\"share\": %.4f}, \"delta_points\": %.4f, \"delta_count\": %lld}",
-				  (unsigned long long)r->before, r->before_share, (unsigned long long)r->after, r->after_share,
-				  r->delta_points, (long long)r->delta_count);
-		}
-		sbuf_addstr(&sb, n ? "\n  ]\n}\n" : "]\n}\n");
-		if (sb.oom || fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
-			rc = plumb_fail(EXIT_OUTPUT, "diff: cannot write to stdout");
-		sbuf_release(&sb);
-		goto out;
-	}
-	size_t n = top && (size_t)top < nrows ? (size_t)top : nrows;
-	char *shown[2] = { redact_dup(res.pos[0]), redact_dup(res.pos[1]) };
-	printf("%s table: before %s (%llu %s), after %s (%llu %s)\n", hot_table_name(kind),
-	       shown[0] ? shown[0] : "?", (unsigned long long)tot[0], unit, shown[1] ? shown[1] : "?",
-	       (unsigned long long)tot[1], unit);
-	free(shown[0]);
-	free(shown[1]);
-	if (n < nrows)
-		printf("top %zu of %zu rows by change\n", n, nrows);
-	int wc = 7;
-	char buf[40];
-	for (size_t i = 0; i < n; i++) {
-		int l = snprintf(buf, sizeof buf, "%+lld", (long long)rows[i].delta_count);
-		if (l > wc)
-			wc = l;
-	}
-	printf("\n  change   before    after  %*s  %s\n", wc, "count", "name");
-	for (size_t i = 0; i < n; i++) {
-		const struct hot_diff_row *r = &rows[i];
-		double d = fabs(r->delta_points) < 0.05 ? 0.0 : r->delta_points;
-		printf("  %+6.1f  %6.1f%%  %6.1f%%  %+*lld  %s\n", d, r->before_share, r->after_share, wc,
-		       (long long)r->delta_count, r->name);
-	}
-	if (!n)
-		puts("  (no rows)");
-out:
-	free(rows);
-	for (int i = 0; i < 2; i++) {
-		hot_summary_free(side[i]);
-		free(paths[i]);
+		hot_summary_free(d.side[i]);
+		free(d.paths[i]);
 	}
 	opt_result_release(&res);
 	return rc;

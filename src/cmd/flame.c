@@ -5,18 +5,12 @@
 
 #include <string.h>
 
-#include "analyze/diff_folded.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "format/diff_folded.h"
 #include "format/format.h"
 #include "profile/label.h"
 #include "render/flame.h"
-
-static void warn_to_stderr(void *ctx, const char *msg)
-{
-	(void)ctx;
-	plumb_warn("%s", msg);
-}
 
 /* Reads a profile for drawing; a two-column differential folded file yields both sides. */
 static int load(const char *path, const struct fmt_read_opts *ro, struct profile **after, struct profile **before)
@@ -27,8 +21,8 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 		return perr_report(&e);
 	enum fmt_kind kind = fmt_sniff(in.data, in.len);
 	enum plumb_err rc;
-	if (kind == FMT_FOLDED && diff_folded_is_two_column(in.data, in.len))
-		rc = diff_folded_read_two_column(in.data, in.len, ro, before, after, &e);
+	if (kind == FMT_FOLDED && fmt_diff_folded_is_two_column(in.data, in.len))
+		rc = fmt_diff_folded_read(in.data, in.len, ro, before, after, &e);
 	else
 		rc = fmt_read_buf(in.data, in.len, kind, ro, after, &e);
 	fmt_input_release(&in);
@@ -97,7 +91,7 @@ int cmd_flame(int argc, char **argv)
 	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = flamechart;
 	ro.lenient = true;
-	ro.warn = warn_to_stderr;
+	ro.warn = cmd_warn_to_stderr;
 	struct profile *after = NULL, *before = NULL, *before2 = NULL;
 	code = load(input, &ro, &after, &before);
 	if (!code && diff) {

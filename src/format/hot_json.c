@@ -1,11 +1,100 @@
-/* hot_json.c — writes and reads plumb.hot.v1 summaries. Written by hand into an sbuf (key order fixed, so
- * equal summaries are equal bytes); read with jansson (summaries are small). */
+/* hot_json.c — the plumb.hot.v1 document model (names of groupings and tables, freeing, table lookup) and its
+ * writer and reader. Written by hand into an sbuf (key order fixed, so equal summaries are equal bytes); read
+ * with jansson (summaries are small). */
 #include "format/hot_json.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/json_tree.h"
+
+static const char *const group_names[] = { "function", "file", "module", "library" };
+
+bool hot_group_from_name(const char *name, enum hot_group *out)
+{
+	for (size_t i = 0; i < sizeof group_names / sizeof group_names[0]; i++)
+		if (strcmp(name, group_names[i]) == 0) {
+			*out = (enum hot_group)i;
+			return true;
+		}
+	return false;
+}
+
+const char *hot_group_name(enum hot_group g)
+{
+	return (unsigned)g < 4 ? group_names[g] : "function";
+}
+
+static const char *const table_names[] = { "leaf", "inclusive", "grouped_leaf", "grouped_inclusive" };
+
+bool hot_table_from_name(const char *name, enum hot_table_kind *out)
+{
+	char tmp[32];
+	size_t n = strlen(name);
+	if (n >= sizeof tmp)
+		return false;
+	for (size_t i = 0; i <= n; i++)
+		tmp[i] = name[i] == '-' ? '_' : name[i];
+	for (size_t i = 0; i < HOT_NTABLES; i++)
+		if (strcmp(tmp, table_names[i]) == 0) {
+			*out = (enum hot_table_kind)i;
+			return true;
+		}
+	return false;
+}
+
+const char *hot_table_name(enum hot_table_kind k)
+{
+	return (unsigned)k < HOT_NTABLES ? table_names[k] : "leaf";
+}
+
+static void table_release(struct hot_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].name);
+	free(t->rows);
+	t->rows = NULL;
+	t->n = 0;
+}
+
+static void slice_release(struct hot_slice *sl)
+{
+	free(sl->name);
+	for (int k = 0; k < HOT_NTABLES; k++)
+		table_release(&sl->tables[k]);
+}
+
+void hot_summary_free(struct hot_summary *s)
+{
+	if (!s)
+		return;
+	free(s->source);
+	free(s->format);
+	free(s->weight_unit);
+	for (size_t i = 0; i < s->nthreads; i++)
+		free(s->threads[i].name);
+	free(s->threads);
+	slice_release(&s->all);
+	for (size_t i = 0; i < s->nstages; i++)
+		slice_release(&s->stages[i]);
+	free(s->stages);
+	free(s);
+}
+
+const struct hot_table *hot_summary_table(const struct hot_summary *s, const struct hot_slice *slice,
+					  enum hot_table_kind k)
+{
+	if (!slice)
+		slice = &s->all;
+	if ((k == HOT_GROUPED_LEAF || k == HOT_GROUPED_INCLUSIVE) && !s->has_grouped) {
+		if (s->group_by != HOT_GROUP_FUNCTION)
+			return NULL;
+		k = k == HOT_GROUPED_LEAF ? HOT_LEAF : HOT_INCLUSIVE;
+	}
+	return &slice->tables[k];
+}
+
+/* ---- writing and reading ---------------------------------------------------------------------------- */
 
 static void add_share(struct sbuf *out, uint64_t count, uint64_t total)
 {
@@ -123,25 +212,75 @@ static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *groupe
 	return PLUMB_OK;
 }
 
-enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary **out, struct perr *e)
+/* The optional array `key` of root (*arr, *n entries; none when absent or not an array) and zeroed room for as
+ * many elements of `size` bytes, plus one. NULL when out of memory. */
+static void *array_rows(json_t *root, const char *key, size_t size, json_t **arr, size_t *n)
 {
-	struct jr_error je;
-	json_t *root = jr_parse(buf, len, 0, &je);
-	if (!root)
-		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %zu, byte %zu)", je.text, je.line,
-				je.offset);
-	enum plumb_err rc = PLUMB_OK;
-	struct hot_summary *s = calloc(1, sizeof *s);
-	if (!s) {
-		json_decref(root);
+	*arr = json_object_get(root, key);
+	*n = json_is_array(*arr) ? json_array_size(*arr) : 0;
+	return calloc(*n + 1, size);
+}
+
+/* A copy of an object's "name" ("" when it has none); NULL when out of memory. */
+static char *name_of(json_t *obj)
+{
+	const char *name = json_string_value(json_object_get(obj, "name"));
+	return strdup(name ? name : "");
+}
+
+/* The "threads" array (optional) into s->threads. */
+static enum plumb_err read_threads(json_t *root, struct hot_summary *s, struct perr *e)
+{
+	json_t *threads;
+	size_t nt;
+	if (!(s->threads = array_rows(root, "threads", sizeof *s->threads, &threads, &nt)))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < nt; i++) {
+		json_t *t = json_array_get(threads, i);
+		json_t *count = json_object_get(t, "count");
+		struct hot_thread_row *r = &s->threads[s->nthreads];
+		if (!(r->name = name_of(t)))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		s->nthreads++;
+		r->pid = (uint32_t)json_integer_value(json_object_get(t, "pid"));
+		r->tid = (uint32_t)json_integer_value(json_object_get(t, "tid"));
+		r->count = json_is_integer(count) && json_integer_value(count) > 0 ? (uint64_t)json_integer_value(count) : 0;
 	}
+	return PLUMB_OK;
+}
+
+/* The "stages" array (optional) into s->stages, one slice each. */
+static enum plumb_err read_stages(json_t *root, struct hot_summary *s, struct perr *e)
+{
+	json_t *stages;
+	size_t ns;
+	if (!(s->stages = array_rows(root, "stages", sizeof *s->stages, &stages, &ns)))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < ns; i++) {
+		json_t *st = json_array_get(stages, i);
+		struct hot_slice *sl = &s->stages[s->nstages++];
+		sl->name = name_of(st);
+		sl->start_ms = json_number_value(json_object_get(st, "start_ms"));
+		sl->end_ms = json_number_value(json_object_get(st, "end_ms"));
+		char w[64];
+		snprintf(w, sizeof w, "stages[%zu]", i);
+		bool g = true;
+		if (!sl->name)
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		enum plumb_err rc = read_slice(st, sl, &g, w, e);
+		if (rc)
+			return rc;
+	}
+	return PLUMB_OK;
+}
+
+/* The document's head: schema, source, format, weight unit and grouping. */
+static enum plumb_err read_head(json_t *root, struct hot_summary *s, struct perr *e)
+{
 	const char *schema = json_string_value(json_object_get(root, "schema"));
-	if (!schema || strcmp(schema, HOT_JSON_SCHEMA) != 0) {
-		rc = perr_set(e, PLUMB_EFORMAT, "summary schema %s is not understood (expected " HOT_JSON_SCHEMA ")",
-			      schema ? schema : "(missing)");
-		goto out;
-	}
+	if (!schema || strcmp(schema, HOT_JSON_SCHEMA) != 0)
+		return perr_set(e, PLUMB_EFORMAT, "summary schema %s is not understood (expected " HOT_JSON_SCHEMA ")",
+				schema ? schema : "(missing)");
 	const char *src = json_string_value(json_object_get(root, "source"));
 	const char *fmt = json_string_value(json_object_get(root, "format"));
 	const char *wu = json_string_value(json_object_get(root, "weight_unit"));
@@ -150,61 +289,29 @@ enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary
 	s->source = src ? strdup(src) : NULL;
 	s->format = strdup(fmt ? fmt : HOT_JSON_SCHEMA);
 	s->weight_unit = strdup(wu ? wu : "samples");
-	if (gb && !hot_group_from_name(gb, &s->group_by)) {
-		rc = perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: unknown group_by \"%s\"", gb);
-		goto out;
-	}
+	if (gb && !hot_group_from_name(gb, &s->group_by))
+		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: unknown group_by \"%s\"", gb);
 	s->module_depth = json_is_integer(md) ? (int)json_integer_value(md) : 2;
 	s->has_grouped = true;
-	json_t *threads = json_object_get(root, "threads");
-	size_t nt = json_is_array(threads) ? json_array_size(threads) : 0;
-	s->threads = calloc(nt + 1, sizeof *s->threads);
-	if (!s->threads || !s->format || !s->weight_unit) {
+	if (!s->format || !s->weight_unit)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return PLUMB_OK;
+}
+
+enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary **out, struct perr *e)
+{
+	struct jr_error je;
+	json_t *root = jr_parse(buf, len, 0, &je);
+	if (!root)
+		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %zu, byte %zu)", je.text, je.line,
+				je.offset);
+	enum plumb_err rc;
+	struct hot_summary *s = calloc(1, sizeof *s);
+	if (!s)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < nt; i++) {
-		json_t *t = json_array_get(threads, i);
-		const char *name = json_string_value(json_object_get(t, "name"));
-		json_t *count = json_object_get(t, "count");
-		struct hot_thread_row *r = &s->threads[s->nthreads];
-		r->name = strdup(name ? name : "");
-		if (!r->name) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-		s->nthreads++;
-		r->pid = (uint32_t)json_integer_value(json_object_get(t, "pid"));
-		r->tid = (uint32_t)json_integer_value(json_object_get(t, "tid"));
-		r->count = json_is_integer(count) && json_integer_value(count) > 0 ? (uint64_t)json_integer_value(count) : 0;
-	}
-	if ((rc = read_slice(root, &s->all, &s->has_grouped, "summary", e)))
-		goto out;
-	json_t *stages = json_object_get(root, "stages");
-	size_t ns = json_is_array(stages) ? json_array_size(stages) : 0;
-	s->stages = calloc(ns + 1, sizeof *s->stages);
-	if (!s->stages) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
-	}
-	for (size_t i = 0; i < ns; i++) {
-		json_t *st = json_array_get(stages, i);
-		struct hot_slice *sl = &s->stages[s->nstages++];
-		const char *name = json_string_value(json_object_get(st, "name"));
-		sl->name = strdup(name ? name : "");
-		sl->start_ms = json_number_value(json_object_get(st, "start_ms"));
-		sl->end_ms = json_number_value(json_object_get(st, "end_ms"));
-		char w[64];
-		snprintf(w, sizeof w, "stages[%zu]", i);
-		bool g = true;
-		if (!sl->name) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			goto out;
-		}
-		if ((rc = read_slice(st, sl, &g, w, e)))
-			goto out;
-	}
-out:
+	else if (!(rc = read_head(root, s, e)) && !(rc = read_threads(root, s, e)) &&
+		 !(rc = read_slice(root, &s->all, &s->has_grouped, "summary", e)))
+		rc = read_stages(root, s, e);
 	json_decref(root);
 	if (rc) {
 		hot_summary_free(s);

@@ -1,5 +1,6 @@
-/* label.c — builds frame labels (docs/design.md §4.1) and the per-output table of redacted labels, so each distinct
- * frame is labelled and redacted once however many samples or lines use it. */
+/* label.c — the frame-label grammar (docs/design.md §4.1) in both directions: label_append writes a label,
+ * label_parse reads its parts back (so one file holds the grammar); and the per-output table of redacted labels,
+ * so each distinct frame is labelled and redacted once however many samples or lines use it. */
 #include "profile/label.h"
 
 #include <stdlib.h>
@@ -59,6 +60,74 @@ void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, 
 		else if (f->kind == FRAME_JIT)
 			sbuf_addstr(out, "_[j]");
 	}
+}
+
+static bool has_source_ext(const char *s, size_t n)
+{
+	static const char *const exts[] = { ".c",  ".h",  ".cc",   ".cpp", ".cxx", ".hpp", ".hh", ".hxx", ".rs",
+					    ".go", ".py", ".java", ".js",  ".ts",  ".m",   ".mm", ".s",   ".S",
+					    ".zig", ".swift", ".kt", ".rb", ".inc", ".inl", ".pyx", ".d" };
+	for (size_t i = 0; i < sizeof exts / sizeof exts[0]; i++) {
+		size_t m = strlen(exts[i]);
+		if (n > m && memcmp(s + n - m, exts[i], m) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* Reads the "(...)" group of a label into file and line, or module. */
+static void parse_location(const char *loc, size_t loclen, struct label_parts *out)
+{
+	/* "file:LINE" */
+	size_t k = loclen;
+	while (k > 0 && loc[k - 1] >= '0' && loc[k - 1] <= '9')
+		k--;
+	if (k > 1 && k < loclen && loc[k - 1] == ':') {
+		unsigned long line = strtoul(loc + k, NULL, 10);
+		out->file = loc;
+		out->file_len = k - 1;
+		out->line = line > UINT32_MAX ? 0 : (uint32_t)line;
+		return;
+	}
+	if (has_source_ext(loc, loclen) && !memmem(loc, loclen, ".so", 3)) {
+		out->file = loc;
+		out->file_len = loclen;
+		return;
+	}
+	out->module = loc;
+	out->module_len = loclen;
+}
+
+void label_parse(const char *label, size_t len, struct label_parts *out)
+{
+	memset(out, 0, sizeof *out);
+	size_t n = len;
+	if (n >= 4 && memcmp(label + n - 4, "_[k]", 4) == 0) {
+		out->kind = FRAME_KERNEL;
+		n -= 4;
+	} else if (n >= 4 && memcmp(label + n - 4, "_[j]", 4) == 0) {
+		out->kind = FRAME_JIT;
+		n -= 4;
+	}
+	out->func = label;
+	out->func_len = n;
+	if (n < 4 || label[n - 1] != ')')
+		return;
+	/* the parenthesized group at the end, preceded by a space */
+	int depth = 0;
+	size_t i = n;
+	while (i-- > 0) {
+		if (label[i] == ')')
+			depth++;
+		else if (label[i] == '(' && --depth == 0)
+			break;
+	}
+	if (depth != 0 || i == 0 || label[i - 1] != ' ')
+		return;
+	if (n - i - 2 == 0)
+		return;
+	out->func_len = i - 1;
+	parse_location(label + i + 1, n - i - 2, out);
 }
 
 struct label_table *label_table_build(const struct profile *p, unsigned flags)

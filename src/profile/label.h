@@ -1,4 +1,5 @@
-/* label.h — frame labels as docs/design.md §4.1 defines them, and the redacted label table writers print.
+/* label.h — frame labels as docs/design.md §4.1 defines them, both ways (label_append writes one, label_parse
+ * reads its parts back), and the redacted label table writers print.
  *   function (dir/file.c:LINE)   with line info (the last two path components)
  *   function (libfoo.so.1)       without line info (the module's base name)
  *   [unknown] (libfoo.so.1)      without a symbol
@@ -20,6 +21,22 @@ enum label_flags {
 
 /* Appends the (unredacted) label of frame_id to out. */
 void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags);
+
+/* The parts of a finished label as label_append writes it: "func (dir/file.c:LINE)", "func (file.c)",
+ * "func (libfoo.so)", "func_[k]", "func (perf-1.map)_[j]". Spans point into the label; an absent part is NULL
+ * with length 0 (line 0). A parenthesized group is a file when it ends in ":LINE" or has a source file's
+ * extension (and no ".so"), a module otherwise. */
+struct label_parts {
+	const char *func;
+	size_t func_len;
+	const char *file;
+	size_t file_len;
+	uint32_t line;
+	const char *module;
+	size_t module_len;
+	enum frame_kind kind; /* from the _[k] / _[j] suffix */
+};
+void label_parse(const char *label, size_t len, struct label_parts *out);
 
 /* The last two components of a path ("a/b/c/d.c" -> "c/d.c"); returns a pointer into path. */
 const char *label_short_path(const char *path);

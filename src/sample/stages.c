@@ -1,4 +1,5 @@
-/* stages.c — turns the JSON lines a target wrote to PLUMB_STAGES into the plumb.stages.v1 file of
+/* stages.c — collects the stage ranges a target wrote to PLUMB_STAGES (JSON lines with CLOCK_MONOTONIC
+ * nanoseconds, from plumb.h) and hands them to the plumb.stages.v1 writer (format/stages.c) for
  * `plumb record --stages` (docs/design.md §9.2). Times become milliseconds from profile_start (the origin). */
 #include "sample/stages.h"
 
@@ -11,15 +12,11 @@
 #include "base/grow.h"
 #include "base/json_tree.h"
 #include "base/sbuf.h"
-
-struct stage {
-	char *name;
-	double start_ms, end_ms;
-};
+#include "format/stages.h"
 
 static int stage_cmp(const void *a, const void *b)
 {
-	const struct stage *x = a, *y = b;
+	const struct fmt_stage *x = a, *y = b;
 	if (x->start_ms != y->start_ms)
 		return x->start_ms < y->start_ms ? -1 : 1;
 	return x->end_ms < y->end_ms ? -1 : x->end_ms > y->end_ms;
@@ -30,10 +27,39 @@ static double ms_from(uint64_t t, uint64_t origin)
 	return t >= origin ? (double)(t - origin) / 1e6 : -(double)(origin - t) / 1e6;
 }
 
+/* Appends the stage of one line to *v when it is a well-formed range that ended at or after the origin. */
+static bool add_line(const char *line, size_t len, uint64_t origin_ns, struct fmt_stage **v, size_t *nv,
+		     size_t *cap)
+{
+	json_t *o = jr_parse(line, len, JR_TREE_FIRST_VALUE, NULL);
+	json_t *name = o ? json_object_get(o, "name") : NULL;
+	json_t *js = o ? json_object_get(o, "start_ns") : NULL, *je = o ? json_object_get(o, "end_ns") : NULL;
+	bool ok = true;
+	if (json_is_string(name) && json_is_integer(js) && json_is_integer(je) && json_integer_value(js) >= 0 &&
+	    json_integer_value(je) >= json_integer_value(js)) {
+		uint64_t s = (uint64_t)json_integer_value(js), en = (uint64_t)json_integer_value(je);
+		if (en >= origin_ns) {
+			if (!ALLOC_GROW(*v, *nv + 1, *cap)) {
+				ok = false;
+			} else {
+				struct fmt_stage *st = &(*v)[*nv];
+				st->name = strdup(json_string_value(name));
+				st->start_ms = s >= origin_ns ? ms_from(s, origin_ns) : 0.0;
+				st->end_ms = ms_from(en, origin_ns);
+				if (st->name)
+					(*nv)++;
+			}
+		}
+	}
+	json_decref(o);
+	return ok;
+}
+
 enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t end_ns, const char *out_path,
 			    struct perr *e)
 {
-	struct stage *v = NULL;
+	/* v[0] is the coarse "command" stage; the emitted ones follow, sorted by start */
+	struct fmt_stage *v = NULL;
 	size_t nv = 0, cap = 0;
 	enum plumb_err rc = PLUMB_OK;
 	FILE *f = lines_path ? fopen(lines_path, "re") : NULL;
@@ -42,48 +68,28 @@ enum plumb_err stages_write(const char *lines_path, uint64_t origin_ns, uint64_t
 	char *line = NULL;
 	size_t lcap = 0;
 	ssize_t len;
+	if (!ALLOC_GROW(v, 1, cap)) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
+		goto out;
+	}
+	v[0] = (struct fmt_stage){ (char *)"command", 0.0, end_ns > origin_ns ? ms_from(end_ns, origin_ns) : 0.0 };
+	nv = 1;
 	while (f && (len = getline(&line, &lcap, f)) > 0) {
-		json_t *o = jr_parse(line, (size_t)len, JR_TREE_FIRST_VALUE, NULL);
-		json_t *name = o ? json_object_get(o, "name") : NULL;
-		json_t *js = o ? json_object_get(o, "start_ns") : NULL, *je = o ? json_object_get(o, "end_ns") : NULL;
-		if (json_is_string(name) && json_is_integer(js) && json_is_integer(je) &&
-		    json_integer_value(js) >= 0 && json_integer_value(je) >= json_integer_value(js)) {
-			uint64_t s = (uint64_t)json_integer_value(js), en = (uint64_t)json_integer_value(je);
-			if (en >= origin_ns) {
-				if (!ALLOC_GROW(v, nv + 1, cap)) {
-					json_decref(o);
-					rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
-					goto out;
-				}
-				v[nv].name = strdup(json_string_value(name));
-				v[nv].start_ms = s >= origin_ns ? ms_from(s, origin_ns) : 0.0;
-				v[nv].end_ms = ms_from(en, origin_ns);
-				if (v[nv].name)
-					nv++;
-			}
+		if (!add_line(line, (size_t)len, origin_ns, &v, &nv, &cap)) {
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory reading stages");
+			goto out;
 		}
-		json_decref(o);
 	}
-	if (nv > 1)
-		qsort(v, nv, sizeof *v, stage_cmp);
-
+	if (nv > 2)
+		qsort(v + 1, nv - 1, sizeof *v, stage_cmp);
 	struct sbuf sb = SBUF_INIT;
-	sbuf_addstr(&sb, "{\"schema\": \"plumb.stages.v1\", \"time_unit\": \"ms\", \"time_origin\": \"profile_start\", "
-			 "\"stages\": [\n");
-	sbuf_addf(&sb, "  {\"name\": \"command\", \"start_ms\": 0.0, \"end_ms\": %.3f}",
-		  end_ns > origin_ns ? ms_from(end_ns, origin_ns) : 0.0);
-	for (size_t i = 0; i < nv; i++) {
-		sbuf_addstr(&sb, ",\n  {\"name\": ");
-		sbuf_add_json_str(&sb, v[i].name, strlen(v[i].name));
-		sbuf_addf(&sb, ", \"start_ms\": %.3f, \"end_ms\": %.3f}", v[i].start_ms, v[i].end_ms);
-	}
-	sbuf_addstr(&sb, "\n]}\n");
+	fmt_stages_write(&sb, v, nv);
 	rc = sbuf_done(&sb, e);
 	if (!rc)
 		rc = atomic_write_file(out_path, sb.buf, sb.len, e);
 	sbuf_release(&sb);
 out:
-	for (size_t i = 0; i < nv; i++)
+	for (size_t i = 1; i < nv; i++)
 		free(v[i].name);
 	free(v);
 	free(line);

@@ -1,6 +1,6 @@
 """`plumb diff A B --folded`: inferno's diff-folded cases through the real binary (the unit test
-test_diff_folded.c runs the same cases on diff_folded_main directly; this one needs `plumb diff` to hand
---folded over, and skips while that command is not in the build)."""
+test_diff_folded.c runs the same cases on the library, analyze/diff_folded.c; this one checks that `plumb diff`
+hands --folded over, prints the library's warnings and owns the output file)."""
 import os
 import unittest
 
@@ -33,6 +33,18 @@ class DiffFolded(TempDir):
     def test_bad_line_warns_once(self):
         r = self.run_diff("bad_before.txt")
         self.assertEqual(r.stderr.count("Unable to parse line: "), 1, r.stderr)
+
+    def test_output_file_and_missing_input(self):
+        out = self.path("d.txt")
+        r = plumb("diff", os.path.join(D, "before.txt"), os.path.join(D, "after.txt"), "--folded", "-o", out)
+        self.assertEqual((r.returncode, r.stdout), (0, ""), r.stderr)
+        with open(out) as f, open(os.path.join(D, "results", "default.txt")) as g:
+            self.assertEqual(lines(f.read()), lines(g.read()))
+        r = plumb("diff", os.path.join(D, "no-such-file.txt"), os.path.join(D, "after.txt"), "--folded")
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("no-such-file.txt", r.stderr)
+        r = plumb("diff", os.path.join(D, "before.txt"), "--folded")
+        self.assertEqual(r.returncode, 2, r.stderr)
 
     def test_differential_folded_draws(self):
         r = self.run_diff("before.txt")

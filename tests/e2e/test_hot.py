@@ -363,7 +363,7 @@ class Diff(TempDir):
         r = plumb("diff", "missing-baseline", b, extra_env={"PLUMB_HOME": home})
         self.assertEqual(r.returncode, 3)
         self.assertIn("before", r.stderr)  # lists what is saved
-        r = plumb("diff", a, b, "--folded")  # handed to diff_folded_main: "stack BEFORE AFTER" lines
+        r = plumb("diff", a, b, "--folded")  # handed to the differential folded writer: "stack BEFORE AFTER" lines
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertTrue(r.stdout and all(len(l.rsplit(" ", 2)) == 3 for l in r.stdout.splitlines()), r.stdout)
 

@@ -23,7 +23,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		o.group_by = (enum hot_group)(size % 4);
 		struct hot_summary *s = NULL;
 		if (hot_analyze(p, &o, &s, &e) == PLUMB_OK) {
-			struct hot_stage st = { (char *)"s", 0.0, 5.0 };
+			struct fmt_stage st = { (char *)"s", 0.0, 5.0 };
 			if (opts.keep_timeline)
 				hot_analyze_stages(p, &o, &st, 1, s, &e);
 			hot_summary_free(s);

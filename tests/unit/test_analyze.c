@@ -1,6 +1,6 @@
-/* test_analyze.c — hot tables with known answers: label parsing, generic folding, leaf/inclusive counts with
+/* test_analyze.c — hot tables with known answers: generic folding, leaf/inclusive counts with
  * recursion, grouping by file/module/library, filters, thread selection, stage slices, the plumb.hot.v1
- * round trip, diff order and the baseline store. */
+ * round trip, diff order, the repository walk of --repo-only and the baseline store. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
+#include "analyze/repo.h"
 #include "base/store.h"
 #include "format/hot_json.h"
 #include "profile/profile.h"
@@ -68,39 +70,6 @@ static struct hot_summary *analyze(const struct profile *p, const struct hot_opt
 	struct perr e = PERR_INIT;
 	assert_int_equal(hot_analyze(p, o, &s, &e), PLUMB_OK);
 	return s;
-}
-
-static void test_analyze__label_parse(void **state)
-{
-	(void)state;
-	static const struct {
-		const char *label, *func, *file, *module;
-		unsigned line;
-		int kind;
-	} cases[] = {
-		{ "parse (src/parse.c:10)", "parse", "src/parse.c", "", 10, FRAME_USER },
-		{ "memcpy (libc.so.6)", "memcpy", "", "libc.so.6", 0, FRAME_USER },
-		{ "foo(int) const (a/b.cc:3)", "foo(int) const", "a/b.cc", "", 3, FRAME_USER },
-		{ "do_syscall_64_[k]", "do_syscall_64", "", "", 0, FRAME_KERNEL },
-		{ "main", "main", "", "", 0, FRAME_USER },
-		{ "(root)", "(root)", "", "", 0, FRAME_USER },
-		{ "run (pkg/mod.py:12)", "run", "pkg/mod.py", "", 12, FRAME_USER },
-		{ "jit_fn (perf-1.map)_[j]", "jit_fn", "", "perf-1.map", 0, FRAME_JIT },
-		{ "helper (util.c)", "helper", "util.c", "", 0, FRAME_USER },
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		struct label_parts lp;
-		hot_label_parse(cases[i].label, strlen(cases[i].label), &lp);
-		char buf[128];
-		snprintf(buf, sizeof buf, "%.*s", (int)lp.func_len, lp.func);
-		assert_string_equal(buf, cases[i].func);
-		snprintf(buf, sizeof buf, "%.*s", (int)lp.file_len, lp.file ? lp.file : "");
-		assert_string_equal(buf, cases[i].file);
-		snprintf(buf, sizeof buf, "%.*s", (int)lp.module_len, lp.module ? lp.module : "");
-		assert_string_equal(buf, cases[i].module);
-		assert_int_equal(lp.line, cases[i].line);
-		assert_int_equal(lp.kind, cases[i].kind);
-	}
 }
 
 static void test_analyze__collapse_generics(void **state)
@@ -260,7 +229,7 @@ static void test_analyze__stages(void **state)
 	(void)state;
 	struct profile *p = sample_profile(true);
 	struct hot_summary *s = analyze(p, NULL);
-	struct hot_stage st[] = { { (char *)"early", 0, 100 }, { (char *)"late", 100, 1000 } };
+	struct fmt_stage st[] = { { (char *)"early", 0, 100 }, { (char *)"late", 100, 1000 } };
 	struct perr e = PERR_INIT;
 	assert_int_equal(hot_analyze_stages(p, NULL, st, 2, s, &e), PLUMB_OK);
 	assert_int_equal(s->nstages, 2);
@@ -285,7 +254,7 @@ static void test_analyze__json_round_trip(void **state)
 	struct hot_opts o = HOT_OPTS_INIT;
 	o.group_by = HOT_GROUP_LIBRARY;
 	struct hot_summary *s = analyze(p, &o);
-	struct hot_stage st[] = { { (char *)"early", 0, 100 } };
+	struct fmt_stage st[] = { { (char *)"early", 0, 100 } };
 	struct perr e = PERR_INIT;
 	assert_int_equal(hot_analyze_stages(p, &o, st, 1, s, &e), PLUMB_OK);
 	s->source = strdup("x \"quoted\".json");
@@ -379,10 +348,66 @@ static void test_analyze__baseline_store(void **state)
 	unsetenv("PLUMB_HOME");
 }
 
+static void touch(const char *dir, const char *rel)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", dir, rel);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+}
+
+/* The walk keeps every file (by path and by short path) and skips links and directories starting with '.'. */
+static void test_analyze__repo_files(void **state)
+{
+	(void)state;
+	char root[] = "/tmp/plumb-repo-XXXXXX", path[512];
+	assert_non_null(mkdtemp(root));
+	static const char *const dirs[] = { "src", "src/deep", "src/deep/er", ".git", ".hidden", "empty" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		snprintf(path, sizeof path, "%s/%s", root, dirs[i]);
+		assert_int_equal(mkdir(path, 0700), 0);
+	}
+	touch(root, "top.c");
+	touch(root, ".clang-format");
+	touch(root, "src/deep/er/parse.c");
+	touch(root, ".git/config");
+	touch(root, ".hidden/secret.c");
+	snprintf(path, sizeof path, "%s/linked", root);
+	assert_int_equal(symlink("/usr/include", path), 0);
+	snprintf(path, sizeof path, "%s/src/link.c", root);
+	assert_int_equal(symlink("../top.c", path), 0);
+
+	struct hot_repo_files rf = HOT_REPO_FILES_INIT;
+	assert_true(hot_repo_files_load(&rf, root));
+	static const struct {
+		const char *path;
+		bool has;
+	} cases[] = {
+		{ "top.c", true }, { ".clang-format", true }, { "src/deep/er/parse.c", true },
+		{ "er/parse.c", true }, { "parse.c", false }, { ".git/config", false },
+		{ ".hidden/secret.c", false }, { "hidden/secret.c", false }, { "linked/stdio.h", false },
+		{ "src/link.c", false }, { "src", false }, { "empty", false },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		assert_int_equal(hot_repo_files_has(&rf, cases[i].path, strlen(cases[i].path)), cases[i].has);
+	hot_repo_files_release(&rf);
+
+	/* a root that cannot be read: nothing, and no failure */
+	struct hot_repo_files none = HOT_REPO_FILES_INIT;
+	snprintf(path, sizeof path, "%s/no-such-dir", root);
+	assert_true(hot_repo_files_load(&none, path));
+	assert_false(hot_repo_files_has(&none, "top.c", 5));
+	hot_repo_files_release(&none);
+
+	char cmd[600];
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_analyze__label_parse),
 		cmocka_unit_test(test_analyze__collapse_generics),
 		cmocka_unit_test(test_analyze__leaf_and_inclusive_count_recursion_once),
 		cmocka_unit_test(test_analyze__grouping),
@@ -391,6 +416,7 @@ int main(void)
 		cmocka_unit_test(test_analyze__stages),
 		cmocka_unit_test(test_analyze__json_round_trip),
 		cmocka_unit_test(test_analyze__diff_order),
+		cmocka_unit_test(test_analyze__repo_files),
 		cmocka_unit_test(test_analyze__baseline_store),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

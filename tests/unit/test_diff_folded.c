@@ -1,18 +1,20 @@
-/* test_diff_folded.c — differential folded output against inferno's diff-folded cases (default, --normalize,
- * --strip-hex, fractional counts with exactly one warning, an unparsable line with exactly one warning), and
- * reading a two-column file back into two profiles. Run from the repository root (make check does). */
+/* test_diff_folded.c — the differential folded library against inferno's diff-folded cases (default, normalize,
+ * strip-hex, fractional counts with exactly one warning, an unparsable line with exactly one warning, both given
+ * to the warning callback, nothing printed), the line writer, and reading a two-column file back into two
+ * profiles (format/diff_folded.h). Run from the repository root (make check does). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "analyze/diff_folded.h"
+#include "base/sbuf.h"
+#include "format/diff_folded.h"
 
 #define DIR "tests/fixtures/inferno/diff-folded/"
 
@@ -53,37 +55,36 @@ static size_t lines_of(char *text, char **out, size_t max)
 	return n;
 }
 
-/* Runs diff_folded_main with stderr captured; returns its exit code, the output and the warnings. */
-static int run(const char *before, const char *extra, char **output, char **warnings)
+static void collect(void *ctx, const char *msg)
 {
-	char out_path[] = "/tmp/plumb-test-diffXXXXXX", err_path[] = "/tmp/plumb-test-errXXXXXX";
-	int ofd = mkstemp(out_path), efd = mkstemp(err_path);
-	assert_true(ofd >= 0 && efd >= 0);
-	close(ofd);
-	fflush(stderr);
-	int saved = dup(2);
-	dup2(efd, 2);
-	char *argv[8];
-	int argc = 0;
-	argv[argc++] = "diff";
-	argv[argc++] = (char *)before;
-	argv[argc++] = DIR "after.txt";
-	argv[argc++] = "--folded";
-	argv[argc++] = "-o";
-	argv[argc++] = out_path;
-	if (extra)
-		argv[argc++] = (char *)extra;
-	argv[argc] = NULL;
-	int code = diff_folded_main(argc, argv);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	close(efd);
-	*output = slurp(out_path);
-	*warnings = slurp(err_path);
-	unlink(out_path);
-	unlink(err_path);
-	return code;
+	struct sbuf *sb = ctx;
+	sbuf_addstr(sb, "warning: ");
+	sbuf_addstr(sb, msg);
+	sbuf_addch(sb, '\n');
+}
+
+/* Runs the library on BEFORE and after.txt with `opt`; returns its result, the output and the warnings. */
+static enum plumb_err run(const char *before, struct diff_folded_opts opt, char **output, char **warnings)
+{
+	char *text[2] = { slurp(before), slurp(DIR "after.txt") };
+	assert_non_null(text[0]);
+	assert_non_null(text[1]);
+	struct diff_folded_input in[2] = { { before, text[0], strlen(text[0]) }, { "after", text[1], strlen(text[1]) } };
+	struct sbuf warn = SBUF_INIT;
+	opt.warn = collect;
+	opt.warn_ctx = &warn;
+	size_t len = 0;
+	FILE *out = open_memstream(output, &len);
+	assert_non_null(out);
+	struct perr e = PERR_INIT;
+	enum plumb_err rc = diff_folded_from_buffers(&opt, &in[0], &in[1], out, &e);
+	assert_false(ferror(out));
+	fclose(out);
+	*warnings = strdup(warn.buf);
+	sbuf_release(&warn);
+	free(text[0]);
+	free(text[1]);
+	return rc;
 }
 
 static size_t count(const char *hay, const char *needle)
@@ -94,10 +95,11 @@ static size_t count(const char *hay, const char *needle)
 	return n;
 }
 
-static void check_case(const char *before, const char *extra, const char *expected_file, const char *warning)
+static void check_case(const char *before, struct diff_folded_opts opt, const char *expected_file,
+		       const char *warning)
 {
 	char *out, *warn;
-	assert_int_equal(run(before, extra, &out, &warn), 0);
+	assert_int_equal(run(before, opt, &out, &warn), PLUMB_OK);
 	char *exp = slurp(expected_file);
 	assert_non_null(out);
 	assert_non_null(exp);
@@ -118,56 +120,82 @@ static void check_case(const char *before, const char *extra, const char *expect
 static void test_diff_folded__default(void **state)
 {
 	(void)state;
-	check_case(DIR "before.txt", NULL, DIR "results/default.txt", NULL);
+	check_case(DIR "before.txt", (struct diff_folded_opts)DIFF_FOLDED_OPTS_INIT, DIR "results/default.txt", NULL);
 }
 
 static void test_diff_folded__normalize(void **state)
 {
 	(void)state;
-	check_case(DIR "before.txt", "--normalize", DIR "results/normalize.txt", NULL);
+	struct diff_folded_opts opt = DIFF_FOLDED_OPTS_INIT;
+	opt.normalize = true;
+	check_case(DIR "before.txt", opt, DIR "results/normalize.txt", NULL);
 }
 
 static void test_diff_folded__strip_hex(void **state)
 {
 	(void)state;
-	check_case(DIR "before.txt", "--strip-hex", DIR "results/strip_hex.txt", NULL);
+	struct diff_folded_opts opt = DIFF_FOLDED_OPTS_INIT;
+	opt.strip_hex = true;
+	check_case(DIR "before.txt", opt, DIR "results/strip_hex.txt", NULL);
 }
 
 static void test_diff_folded__fractionals(void **state)
 {
 	(void)state;
-	check_case(DIR "before_fractionals.txt", NULL, DIR "results/fractionals.txt", "fractional sample counts");
+	check_case(DIR "before_fractionals.txt", (struct diff_folded_opts)DIFF_FOLDED_OPTS_INIT, DIR "results/fractionals.txt",
+		   "fractional sample counts");
 }
 
 static void test_diff_folded__bad_line_warns_once(void **state)
 {
 	(void)state;
 	char *out, *warn;
-	assert_int_equal(run(DIR "bad_before.txt", NULL, &out, &warn), 0);
+	assert_int_equal(run(DIR "bad_before.txt", (struct diff_folded_opts)DIFF_FOLDED_OPTS_INIT, &out, &warn), PLUMB_OK);
 	assert_int_equal(count(warn, "Unable to parse line: "), 1);
+	assert_non_null(strstr(warn, DIR "bad_before.txt: Unable to parse line: "));
 	assert_non_null(strstr(out, "dd;[unknown];[dd] 3 7"));
 	free(out);
 	free(warn);
 }
 
-static void test_diff_folded__missing_input(void **state)
+static void test_diff_folded__empty_inputs(void **state)
 {
 	(void)state;
-	char *out, *warn;
-	assert_int_equal(run(DIR "no-such-file.txt", NULL, &out, &warn), 5);
-	free(out);
-	free(warn);
+	const struct diff_folded_input none = { "empty", "", 0 };
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	assert_non_null(out);
+	struct perr e = PERR_INIT;
+	assert_int_equal(diff_folded_from_buffers(NULL, &none, &none, out, &e), PLUMB_OK);
+	fclose(out);
+	assert_int_equal(len, 0);
+	free(text);
+}
+
+static void test_diff_folded__write_line(void **state)
+{
+	(void)state;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	assert_non_null(out);
+	fmt_diff_folded_write_line(out, "main;a;bXX", 8, 3, 18446744073709551615ull);
+	fmt_diff_folded_write_line(out, "", 0, 0, 0);
+	fclose(out);
+	assert_string_equal(text, "main;a;b 3 18446744073709551615\n 0 0\n");
+	free(text);
 }
 
 static void test_diff_folded__two_column_read_back(void **state)
 {
 	(void)state;
 	const char text[] = "main;a 3 5\nmain;b 7 0\nnot a line\n";
-	assert_true(diff_folded_is_two_column(text, sizeof text - 1));
-	assert_false(diff_folded_is_two_column("main;a 3\n", 9));
+	assert_true(fmt_diff_folded_is_two_column(text, sizeof text - 1));
+	assert_false(fmt_diff_folded_is_two_column("main;a 3\n", 9));
 	struct profile *before = NULL, *after = NULL;
 	struct perr e = PERR_INIT;
-	assert_int_equal(diff_folded_read_two_column(text, sizeof text - 1, NULL, &before, &after, &e), PLUMB_OK);
+	assert_int_equal(fmt_diff_folded_read(text, sizeof text - 1, NULL, &before, &after, &e), PLUMB_OK);
 	assert_int_equal(profile_total_weight(before), 10);
 	assert_int_equal(profile_total_weight(after), 5);
 	profile_free(before);
@@ -182,7 +210,8 @@ int main(void)
 		cmocka_unit_test(test_diff_folded__strip_hex),
 		cmocka_unit_test(test_diff_folded__fractionals),
 		cmocka_unit_test(test_diff_folded__bad_line_warns_once),
-		cmocka_unit_test(test_diff_folded__missing_input),
+		cmocka_unit_test(test_diff_folded__write_line),
+		cmocka_unit_test(test_diff_folded__empty_inputs),
 		cmocka_unit_test(test_diff_folded__two_column_read_back),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

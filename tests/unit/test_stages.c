@@ -1,4 +1,5 @@
-/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (docs/design.md §9.2). */
+/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (docs/design.md §9.2), and that document
+ * reads back into the same stages; the reader refuses what the schema does not allow. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "format/stages.h"
 #include "sample/stages.h"
 
 static char dir[] = "/tmp/plumb-stages-XXXXXX";
@@ -83,6 +85,68 @@ static void test_stages__unwritable_output(void **state)
 	assert_int_equal(stages_write(NULL, 0, 1, "/nonexistent-dir/x/stages.json", &e), PLUMB_EOUTPUT);
 }
 
+static void test_stages__write_then_read_gives_the_stages(void **state)
+{
+	(void)state;
+	const struct fmt_stage in[] = { { (char *)"command", 0.0, 2000.0 }, { (char *)"load \"x\"", 0.5, 250.25 },
+					{ (char *)"parse", 1000.0, 1500.125 } };
+	struct sbuf sb = SBUF_INIT;
+	fmt_stages_write(&sb, in, 3);
+	assert_false(sb.oom);
+	struct fmt_stage *out = NULL;
+	size_t n = 0;
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_stages_read(sb.buf, sb.len, "mem", &out, &n, &e), PLUMB_OK);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		assert_string_equal(out[i].name, in[i].name);
+		assert_float_equal(out[i].start_ms, in[i].start_ms, 1e-9);
+		assert_float_equal(out[i].end_ms, in[i].end_ms, 1e-9);
+	}
+	/* writing what was read gives the same bytes */
+	struct sbuf again = SBUF_INIT;
+	fmt_stages_write(&again, out, n);
+	assert_string_equal(again.buf, sb.buf);
+	fmt_stages_free(out, n);
+	sbuf_release(&sb);
+	sbuf_release(&again);
+}
+
+static void test_stages__reader_refuses(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *doc, *message;
+	} cases[] = {
+		{ "{\"schema\": \"plumb.stages.v2\", \"stages\": []}", "schema plumb.stages.v2 is not understood" },
+		{ "{\"schema\": 1, \"stages\": []}", "schema (not a string)" },
+		{ "{\"time_unit\": \"s\", \"stages\": []}", "time_unit must be \"ms\"" },
+		{ "{\"schema\": \"plumb.stages.v1\"}", "no \"stages\" array" },
+		{ "{\"stages\": [{\"name\": \"a\", \"start_ms\": 5, \"end_ms\": 4}]}", "stages[0] needs a name" },
+		{ "{\"stages\": [{\"name\": \"a\", \"start_ms\": 1, \"end_ms\": 2}, {\"start_ms\": 1}]}",
+		  "stages[1] needs a name" },
+		{ "{\"stages\": [", "stage file doc: " },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct fmt_stage *out = NULL;
+		size_t n = 0;
+		struct perr e = PERR_INIT;
+		assert_int_equal(fmt_stages_read(cases[i].doc, strlen(cases[i].doc), "doc", &out, &n, &e), PLUMB_EFORMAT);
+		assert_non_null(strstr(e.msg, cases[i].message));
+		assert_null(out);
+	}
+	/* no schema and no unit: taken as plumb's */
+	const char ok[] = "{\"stages\": [{\"name\": \"a\", \"start_ms\": 1, \"end_ms\": 1}]}";
+	struct fmt_stage *out = NULL;
+	size_t n = 0;
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_stages_read(ok, sizeof ok - 1, "doc", &out, &n, &e), PLUMB_OK);
+	assert_int_equal(n, 1);
+	fmt_stages_free(out, n);
+	assert_int_equal(fmt_stages_load("/nonexistent-dir/stages.json", &out, &n, &e), PLUMB_EIO);
+	assert_non_null(strstr(e.msg, "cannot read the stage file /nonexistent-dir/stages.json"));
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -91,6 +155,8 @@ int main(void)
 		cmocka_unit_test(test_stages__command_stage_and_sorted_ms),
 		cmocka_unit_test(test_stages__no_lines_gives_command_only),
 		cmocka_unit_test(test_stages__unwritable_output),
+		cmocka_unit_test(test_stages__write_then_read_gives_the_stages),
+		cmocka_unit_test(test_stages__reader_refuses),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];

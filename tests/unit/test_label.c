@@ -1,0 +1,145 @@
+/* test_label.c — the frame-label grammar both ways (docs/design.md §4.1): label_parse(label_append(frame)) gives
+ * back the frame's parts as the label shows them (function, short file path and line, module base name, kernel or
+ * JIT kind), and finished labels from other tools parse into the same parts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/sbuf.h"
+#include "profile/label.h"
+#include "profile/profile.h"
+
+/* Copies a span (NULL with length 0 for an absent part) into buf as a string. */
+static const char *span(char *buf, size_t cap, const char *s, size_t n)
+{
+	snprintf(buf, cap, "%.*s", (int)n, s ? s : "");
+	return buf;
+}
+
+static void check_parts(const char *label, const char *func, const char *file, unsigned line, const char *module,
+			enum frame_kind kind)
+{
+	struct label_parts lp;
+	char buf[256];
+	label_parse(label, strlen(label), &lp);
+	assert_string_equal(span(buf, sizeof buf, lp.func, lp.func_len), func);
+	assert_string_equal(span(buf, sizeof buf, lp.file, lp.file_len), file);
+	assert_string_equal(span(buf, sizeof buf, lp.module, lp.module_len), module);
+	assert_int_equal(lp.line, line);
+	assert_int_equal(lp.kind, kind);
+	assert_true(lp.file_len == 0 || lp.file);
+	assert_true(lp.module_len == 0 || lp.module);
+}
+
+static void test_label__parse_of_append_gives_the_parts(void **state)
+{
+	(void)state;
+	static const struct {
+		/* the frame */
+		const char *func, *file;
+		unsigned line;
+		const char *module;
+		enum frame_kind kind;
+		unsigned flags;
+		/* the label, and the parts read back from it */
+		const char *label, *p_func, *p_file;
+		unsigned p_line;
+		const char *p_module;
+	} cases[] = {
+		{ "parse", "/src/app/parse.c", 10, "/bin/app", FRAME_USER, 0,
+		  "parse (app/parse.c:10)", "parse", "app/parse.c", 10, "" },
+		{ "parse", "/src/app/parse.c", 10, "/bin/app", FRAME_USER, LABEL_NO_LINES,
+		  "parse (app/parse.c)", "parse", "app/parse.c", 0, "" },
+		{ "helper", "util.c", 0, "", FRAME_USER, 0, "helper (util.c)", "helper", "util.c", 0, "" },
+		{ "memcpy", "", 0, "/lib/x86_64-linux-gnu/libc.so.6", FRAME_USER, 0,
+		  "memcpy (libc.so.6)", "memcpy", "", 0, "libc.so.6" },
+		{ "", "", 0, "/usr/lib/libfoo.so.1", FRAME_USER, 0, "[unknown] (libfoo.so.1)", "[unknown]", "", 0,
+		  "libfoo.so.1" },
+		{ "foo(int) const", "/x/a/b.cc", 3, "", FRAME_USER, 0, "foo(int) const (a/b.cc:3)", "foo(int) const",
+		  "a/b.cc", 3, "" },
+		{ "run", "/usr/lib/python3/pkg/mod.py", 12, "", FRAME_USER, 0, "run (pkg/mod.py:12)", "run",
+		  "pkg/mod.py", 12, "" },
+		{ "do_syscall_64", "", 0, "", FRAME_KERNEL, 0, "do_syscall_64_[k]", "do_syscall_64", "", 0, "" },
+		{ "ext4_read", "", 0, "[kernel.kallsyms]", FRAME_KERNEL, 0, "ext4_read ([kernel.kallsyms])_[k]",
+		  "ext4_read", "", 0, "[kernel.kallsyms]" },
+		{ "vfs_read", "/k/fs/read_write.c", 452, "", FRAME_KERNEL, 0, "vfs_read (fs/read_write.c:452)_[k]",
+		  "vfs_read", "fs/read_write.c", 452, "" },
+		{ "jit_fn", "", 0, "/tmp/perf-1.map", FRAME_JIT, 0, "jit_fn (perf-1.map)_[j]", "jit_fn", "", 0,
+		  "perf-1.map" },
+		{ "compiled", "/srv/x/y.js", 5, "", FRAME_JIT, 0, "compiled (x/y.js:5)_[j]", "compiled", "x/y.js", 5,
+		  "" },
+		{ "main", "", 0, "", FRAME_USER, 0, "main", "main", "", 0, "" },
+	};
+	struct profile *p = profile_new();
+	assert_non_null(p);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct frame f = { 0 };
+		f.func = profile_intern_cstr(p, cases[i].func);
+		f.file = profile_intern_cstr(p, cases[i].file);
+		f.module = profile_intern_cstr(p, cases[i].module);
+		f.line = cases[i].line;
+		f.kind = (uint8_t)cases[i].kind;
+		uint32_t id = profile_frame(p, &f);
+		struct sbuf label = SBUF_INIT;
+		label_append(&label, p, id, cases[i].flags);
+		assert_false(label.oom);
+		assert_string_equal(label.buf, cases[i].label);
+		check_parts(label.buf, cases[i].p_func, cases[i].p_file, cases[i].p_line, cases[i].p_module,
+			    cases[i].kind);
+		sbuf_release(&label);
+	}
+	profile_free(p);
+}
+
+/* Labels written by other tools (folded files): the same grammar, and what is not a location stays in the name. */
+static void test_label__parse_finished_labels(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *label, *func, *file;
+		unsigned line;
+		const char *module;
+		enum frame_kind kind;
+	} cases[] = {
+		{ "parse (src/parse.c:10)", "parse", "src/parse.c", 10, "", FRAME_USER },
+		{ "memcpy (libc.so.6)", "memcpy", "", 0, "libc.so.6", FRAME_USER },
+		{ "foo(int) const (a/b.cc:3)", "foo(int) const", "a/b.cc", 3, "", FRAME_USER },
+		{ "do_syscall_64_[k]", "do_syscall_64", "", 0, "", FRAME_KERNEL },
+		{ "(root)", "(root)", "", 0, "", FRAME_USER },
+		{ "f(x)", "f(x)", "", 0, "", FRAME_USER },       /* no space before "(": part of the name */
+		{ "g ()", "g ()", "", 0, "", FRAME_USER },       /* an empty group is not a location */
+		{ "h (a (b) c)", "h", "", 0, "a (b) c", FRAME_USER }, /* nested parentheses stay in the group */
+		{ "lib (x.so.c)", "lib", "", 0, "x.so.c", FRAME_USER }, /* ".so" makes it a module */
+		{ "big (a.c:99999999999)", "big", "a.c", 0, "", FRAME_USER }, /* a line past 32 bits reads as 0 */
+		{ "t (a.c:)", "t", "", 0, "a.c:", FRAME_USER },
+		{ "jit_fn (perf-1.map)_[j]", "jit_fn", "", 0, "perf-1.map", FRAME_JIT },
+		{ "helper (util.c)", "helper", "util.c", 0, "", FRAME_USER },
+		{ "", "", "", 0, "", FRAME_USER },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		check_parts(cases[i].label, cases[i].func, cases[i].file, cases[i].line, cases[i].module, cases[i].kind);
+}
+
+static void test_label__short_path(void **state)
+{
+	(void)state;
+	assert_string_equal(label_short_path("a/b/c/d.c"), "c/d.c");
+	assert_string_equal(label_short_path("/file.c"), "file.c");
+	assert_string_equal(label_short_path("file.c"), "file.c");
+	assert_string_equal(label_short_path("/x/file.c"), "x/file.c");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_label__parse_of_append_gives_the_parts),
+		cmocka_unit_test(test_label__parse_finished_labels),
+		cmocka_unit_test(test_label__short_path),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
