@@ -14,14 +14,14 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "base/json_tree.h"
 #include "base/clock.h"
+#include "base/json_tree.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
@@ -173,7 +173,7 @@ static int enter_cwd(void *arg)
  * with a timeout; without one (Linux < 5.3) the run is polled every 5 ms. */
 static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, struct one_run *r)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, ch->pid, 0);
+	int pidfd = procfs_pidfd(ch->pid);
 	for (;;) {
 		double left = c->timeout_s > 0 ? c->timeout_s - (double)(mono_ns() - t0) / 1e9 : -1;
 		if (c->timeout_s > 0 && left <= 0) {

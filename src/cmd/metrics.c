@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -56,17 +55,6 @@ static void on_stop(int sig)
 static void on_child(int sig)
 {
 	(void)sig; /* only wakes ppoll */
-}
-
-static int pidfd_open_compat(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	errno = ENOSYS;
-	return -1;
-#endif
 }
 
 static int cmd_metrics_record(int argc, char **argv)
@@ -190,7 +178,7 @@ static int cmd_metrics_record(int argc, char **argv)
 	/* rec.root_name is redacted already (the recorder keeps only that form) */
 	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
 		path_shown);
-	int pidfd = pidfd_open_compat(root);
+	int pidfd = procfs_pidfd(root);
 	uint64_t next = mono_ns();
 	uint64_t step_ns = (uint64_t)(every * 1e9);
 	int exit_code = EXIT_DONE;
