@@ -354,41 +354,12 @@ static char *default_out(const char *suite_name)
 	return sbuf_detach(&sb, NULL);
 }
 
-/* A case whose program links libplumb but ran without PLUMB_DEBUG wrote none of its plumb_sample() lines: say
- * so, since nothing else would (the runner leaves the switch to the user, docs/design.md §3.1). */
-static void warn_silent_libplumb(const struct bench_suite *suite, const struct bench_evidence *ev)
+static void warn_silent_libplumb(void *ctx, const struct bench_case *c)
 {
-	for (size_t i = 0; i < ev->ncases; i++) {
-		const struct bench_case_result *cr = &ev->cases[i];
-		const struct bench_case *c = NULL;
-		for (size_t k = 0; k < suite->ncases && !c; k++)
-			if (strcmp(suite->cases[k].name, cr->name) == 0)
-				c = &suite->cases[k];
-		if (!c || (cr->status && strcmp(cr->status, "ok") != 0))
-			continue;
-		const char *debug = getenv("PLUMB_DEBUG");
-		for (size_t k = 0; k < c->nenv; k++)
-			if (strncmp(c->env[k], "PLUMB_DEBUG=", 12) == 0)
-				debug = c->env[k] + 12;
-		if (gate_value_enabled(debug))
-			continue;
-		size_t prefix = strlen(cr->name);
-		bool own = false; /* a sample of the program's own, beyond the runner's five */
-		for (size_t k = 0; k < ev->nsamples && !own; k++) {
-			const char *n = ev->samples[k].name;
-			own = strncmp(n, cr->name, prefix) == 0 && n[prefix] == '.' && strcmp(n + prefix, ".wall_ms") &&
-			      strcmp(n + prefix, ".user_ms") && strcmp(n + prefix, ".sys_ms") && strcmp(n + prefix, ".cpu_ms") &&
-			      strcmp(n + prefix, ".max_rss_bytes");
-		}
-		if (own)
-			continue;
-		char *bin = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
-		if (bin && bench_binary_needs(bin, "libplumb.so"))
-			plumb_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls "
-				   "wrote nothing; add `env = PLUMB_DEBUG=1` to the case",
-				   c->name);
-		free(bin);
-	}
+	(void)ctx;
+	plumb_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls wrote "
+		   "nothing; add `env = PLUMB_DEBUG=1` to the case",
+		   c->name);
 }
 
 static int sub_run(int argc, char **argv)
@@ -439,25 +410,9 @@ static int sub_run(int argc, char **argv)
 		return cmd_report_redacted(&e);
 	}
 	struct bench_run_opts ro = { 0 };
-	if (seen_repeats) {
-		ro.repeats = repeats;
-		ro.policy_source = "--repeats";
-	} else if (duration) {
-		ro.repeats = bench_repeats_for_duration(duration_s);
-		ro.duration_s = duration_s;
-		ro.policy_source = "--duration";
-	} else if (suite.repeats) {
-		ro.repeats = suite.repeats;
-		ro.policy_source = "suite repeats";
-	} else if (suite.duration_s > 0) {
-		ro.repeats = bench_repeats_for_duration(suite.duration_s);
-		ro.duration_s = suite.duration_s;
-		ro.policy_source = "suite duration";
-	} else {
-		ro.repeats = BENCH_DEFAULT_REPEATS;
-		ro.policy_source = "default";
-	}
-	ro.warmup = seen_warmup ? warmup : suite.warmup >= 0 ? suite.warmup : BENCH_DEFAULT_WARMUP;
+	struct bench_policy_request rq = { seen_repeats ? repeats : 0, duration ? duration_s : 0,
+					   seen_warmup ? warmup : -1 };
+	bench_run_policy(&suite, &rq, &ro);
 	ro.case_filter = case_re;
 	if (isatty(STDERR_FILENO))
 		ro.progress = progress;
@@ -514,7 +469,7 @@ static int sub_run(int argc, char **argv)
 		if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
 			plumb_warn("bench run: case %s runs an unoptimized build (%s): harness-only evidence, never a baseline",
 				   ev.cases[i].name, ev.cases[i].binary ? ev.cases[i].binary : "?");
-	warn_silent_libplumb(&suite, &ev);
+	bench_find_silent_libplumb(&suite, &ev, warn_silent_libplumb, NULL);
 	rc = EXIT_DONE;
 	if (oc.timed_out)
 		rc = plumb_fail(EXIT_TIMEOUT, "bench run: %s (recorded in the artifact; %zu case%s timed out)", oc.first_problem,
