@@ -24,6 +24,8 @@
 #include "base/sbuf.h"
 #include "base/store.h"
 #include "base/str.h"
+#include "bench/artifact.h"
+#include "bench/baseline.h"
 #include "bench/compare.h"
 #include "bench/config.h"
 #include "bench/evidence.h"
@@ -53,40 +55,20 @@ static const char *fmt_num(char *buf, size_t len, double v)
 /* Paths and command lines in messages (a suite or catalog FILE:LINE, an artifact, an output) are printed through
  * the redactor: cmd_shown_text, cmd_report_redacted. */
 
-/* Where an artifact's catalog_path is: the path as written, which is redacted like every path in an artifact.
- * The runner only stores absolute paths, so a relative one is one whose home-directory prefix the redactor
- * dropped: it is looked for under $HOME again. Malloc'd, or NULL when out of memory. */
-static char *artifact_catalog_path(const char *stored)
-{
-	const char *home = getenv("HOME");
-	if (stored[0] == '/' || !home || home[0] != '/')
-		return strdup(stored);
-	struct sbuf sb = SBUF_INIT;
-	sbuf_addf(&sb, "%s%s%s", home, home[strlen(home) - 1] == '/' ? "" : "/", stored);
-	return sbuf_detach(&sb, NULL);
-}
-
-/* Loads the catalog: --catalog when given (missing: exit 3), else the artifact's own when it still exists.
- * Returns an exit code (0 on success); *have says whether one was loaded. */
+/* Loads the catalog for an artifact (bench_catalog_for); says so when the artifact's own is gone. Returns an exit
+ * code (0 on success); *have says whether one was loaded. */
 static int load_catalog(const char *opt_path, const struct bench_evidence *ev, struct bench_catalog *cat, bool *have)
 {
-	*have = false;
 	struct perr e = PERR_INIT;
-	if (!opt_path && !(ev && ev->catalog_path))
-		return EXIT_DONE;
-	char *path = opt_path ? strdup(opt_path) : artifact_catalog_path(ev->catalog_path);
-	if (!path)
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	int rc = EXIT_DONE;
-	if (!opt_path && access(path, R_OK) != 0) /* the stored path is redacted already */
+	enum bench_catalog_source src;
+	*have = false;
+	if (bench_catalog_for(opt_path, ev, cat, &src, &e) != PLUMB_OK)
+		return e.code == PLUMB_ENOMEM ? plumb_fail(EXIT_FAILED, "out of memory") : cmd_report_redacted(&e);
+	if (src == BENCH_CATALOG_GONE) /* the stored path is redacted already */
 		plumb_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)",
 			   ev->catalog_path);
-	else if (bench_catalog_load(path, cat, &e) != PLUMB_OK)
-		rc = cmd_report_redacted(&e);
-	else
-		*have = true;
-	free(path);
-	return rc;
+	*have = src == BENCH_CATALOG_GIVEN || src == BENCH_CATALOG_SUITES;
+	return EXIT_DONE;
 }
 
 #define NO_HOME "cannot find the plumb home (set PLUMB_HOME or HOME)"
@@ -95,35 +77,29 @@ static int load_catalog(const char *opt_path, const struct bench_evidence *ev, s
 static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evidence *ev, char **resolved)
 {
 	struct perr e = PERR_INIT;
-	struct stat st;
 	char *path = NULL;
-	if (stat(arg, &st) == 0 || strchr(arg, '/') || !may_be_baseline ||
-	    (strlen(arg) > 5 && str_ends_with(arg, ".json"))) {
-		path = strdup(arg);
-	} else {
-		if (!store_name_valid(arg)) {
-			char *a = cmd_shown_text(arg);
-			int rc = plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", a);
-			free(a);
-			return rc;
-		}
-		char buf[PATH_MAX];
-		if (store_path(&STORE_BENCH_BASELINES, arg, buf, sizeof buf, &e) != PLUMB_OK)
-			return plumb_fail(EXIT_FAILED, "bench: " NO_HOME);
-		if (!(path = strdup(buf)))
-			return plumb_fail(EXIT_FAILED, "out of memory");
-		if (access(path, F_OK) != 0) {
-			char *shown = redact_dup(path);
-			int rc = plumb_fail(EXIT_MISSING,
-					    "bench: no baseline named '%s' (looked for %s; see `plumb bench baseline list`)", arg,
-					    shown ? shown : path);
-			free(shown);
-			free(path);
-			return rc;
-		}
+	switch (bench_artifact_locate(arg, may_be_baseline, &path)) {
+	case BENCH_BASELINE_OK:
+		break;
+	case BENCH_BASELINE_BAD_NAME: {
+		char *a = cmd_shown_text(arg);
+		int rc = plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", a);
+		free(a);
+		return rc;
 	}
-	if (!path)
+	case BENCH_BASELINE_NO_HOME:
+		return plumb_fail(EXIT_FAILED, "bench: " NO_HOME);
+	case BENCH_BASELINE_MISSING: {
+		char *shown = cmd_shown_text(path);
+		int rc = plumb_fail(EXIT_MISSING, "bench: no baseline named '%s' (looked for %s; see `plumb bench baseline list`)",
+				    arg, shown);
+		free(shown);
+		free(path);
+		return rc;
+	}
+	default:
 		return plumb_fail(EXIT_FAILED, "out of memory");
+	}
 	if (bench_evidence_read(path, ev, &e) != PLUMB_OK) {
 		free(path);
 		if (e.code != PLUMB_ENOENT)
@@ -716,39 +692,35 @@ static int baseline_save(int argc, char **argv)
 		opt_result_release(&res);
 		return rc;
 	}
-	if (ev.trust && strcmp(ev.trust, BENCH_TRUST_HARNESS) == 0) {
-		const char *which = "?";
-		for (size_t i = 0; i < ev.ncases; i++)
-			if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
-				which = ev.cases[i].name;
+	char path[PATH_MAX];
+	struct perr e = PERR_INIT;
+	const char *which;
+	switch (bench_baseline_save(&ev, name, force, path, sizeof path, &which, &e)) {
+	case BENCH_BASELINE_OK: {
+		char *shown = cmd_shown_text(path);
+		printf("saved baseline %s (%zu samples, suite %s) to %s\n", name, ev.nsamples, ev.suite ? ev.suite : "?",
+		       shown);
+		free(shown);
+		break;
+	}
+	case BENCH_BASELINE_HARNESS: {
 		char *art = cmd_shown_text(res.pos[0]);
 		rc = plumb_fail(EXIT_FAILED,
 				"bench baseline save: %s is harness-only (case %s runs an unoptimized build); rebuild with -O2 "
 				"and rerun: a debug build never counts as a baseline",
-				art, which);
+				art, which ? which : "?");
 		free(art);
-		goto out;
+		break;
 	}
-	char path[PATH_MAX];
-	struct perr e = PERR_INIT;
-	enum plumb_err prc = store_path_for_write(&STORE_BENCH_BASELINES, name, force, path, sizeof path, &e);
-	if (prc == PLUMB_ENOENT) {
+	case BENCH_BASELINE_NO_HOME:
 		rc = plumb_fail(EXIT_FAILED, "bench baseline save: " NO_HOME);
-	} else if (prc == PLUMB_EINVAL && !force && store_exists(&STORE_BENCH_BASELINES, name)) {
+		break;
+	case BENCH_BASELINE_EXISTS:
 		rc = plumb_fail(EXIT_USAGE, "bench baseline save: a baseline named '%s' exists (--force replaces it)", name);
-	} else if (prc) {
+		break;
+	default:
 		rc = cmd_report_redacted(&e);
-	} else {
-		if (bench_evidence_write(&ev, path, &e) != PLUMB_OK) {
-			rc = cmd_report_redacted(&e);
-		} else {
-			char *shown = redact_dup(path);
-			printf("saved baseline %s (%zu samples, suite %s) to %s\n", name, ev.nsamples, ev.suite ? ev.suite : "?",
-			       shown ? shown : path);
-			free(shown);
-		}
 	}
-out:
 	bench_evidence_release(&ev);
 	opt_result_release(&res);
 	return rc;
@@ -762,37 +734,33 @@ static int baseline_list(int argc, char **argv)
 	if (!cmd_parse_options(opts, "plumb bench baseline list", "Lists the saved baselines.", argc, argv, &res, &rc))
 		return rc;
 	opt_result_release(&res);
-	char **names = NULL;
-	size_t n = 0;
-	struct perr le = PERR_INIT;
-	enum plumb_err lrc = store_list(&STORE_BENCH_BASELINES, &names, &n, &le);
-	if (lrc == PLUMB_ENOENT)
+	struct bench_baseline_summary *list;
+	size_t n;
+	struct perr e = PERR_INIT;
+	enum bench_baseline_status st = bench_baseline_list(&list, &n, &e);
+	if (st == BENCH_BASELINE_NO_HOME)
 		return plumb_fail(EXIT_FAILED, "bench baseline list: " NO_HOME);
-	if (lrc)
-		return cmd_report_redacted(&le);
+	if (st != BENCH_BASELINE_OK)
+		return cmd_report_redacted(&e);
 	if (n == 0)
 		printf("no baselines yet (plumb bench baseline save ARTIFACT --name NAME)\n");
 	else
 		printf("%-32s %-20s %-21s %-12s %-12s %s\n", "name", "suite", "created", "commit", "trust", "samples");
 	for (size_t i = 0; i < n; i++) {
-		char path[PATH_MAX];
-		struct bench_evidence ev;
-		struct perr e = PERR_INIT;
-		if (store_path(&STORE_BENCH_BASELINES, names[i], path, sizeof path, &e) == PLUMB_OK &&
-		    bench_evidence_read(path, &ev, &e) == PLUMB_OK) {
-			char commit[16] = "-";
-			if (ev.git_commit)
-				snprintf(commit, sizeof commit, "%.12s", ev.git_commit);
-			printf("%-32s %-20s %-21s %-12s %-12s %zu\n", names[i], ev.suite ? ev.suite : "?",
-			       ev.created ? ev.created : "?", commit, ev.trust ? ev.trust : "?", ev.nsamples);
-			bench_evidence_release(&ev);
-		} else {
-			char *why = cmd_shown_text(e.msg);
-			printf("%-32s (unreadable: %s)\n", names[i], why);
+		const struct bench_baseline_summary *b = &list[i];
+		if (b->unreadable) {
+			char *why = cmd_shown_text(b->unreadable);
+			printf("%-32s (unreadable: %s)\n", b->name, why);
 			free(why);
+			continue;
 		}
+		char commit[16] = "-";
+		if (b->git_commit)
+			snprintf(commit, sizeof commit, "%.12s", b->git_commit);
+		printf("%-32s %-20s %-21s %-12s %-12s %zu\n", b->name, b->suite ? b->suite : "?", b->created ? b->created : "?",
+		       commit, b->trust ? b->trust : "?", b->nsamples);
 	}
-	store_list_free(names, n);
+	bench_baseline_list_free(list, n);
 	return EXIT_DONE;
 }
 
@@ -811,23 +779,26 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 	if (!cmd_parse_options(rm ? rm_opts : show_opts, rm ? "plumb bench baseline rm NAME" : "plumb bench baseline show NAME",
 			       rm ? "Removes a saved baseline." : "Reports a saved baseline.", argc, argv, &res, &rc))
 		return rc;
-	if (res.npos != 1 || !store_name_valid(res.pos[0])) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", rm ? "rm" : "show");
-	}
+	const char *verb = rm ? "rm" : "show";
 	char path[PATH_MAX];
-	struct perr e = PERR_INIT;
-	if (store_path(&STORE_BENCH_BASELINES, res.pos[0], path, sizeof path, &e) != PLUMB_OK) {
+	enum bench_baseline_status st =
+		res.npos == 1 ? bench_baseline_path(res.pos[0], path, sizeof path) : BENCH_BASELINE_BAD_NAME;
+	if (st == BENCH_BASELINE_BAD_NAME) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", verb);
+	}
+	if (st == BENCH_BASELINE_NO_HOME) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_FAILED, "bench baseline: " NO_HOME);
 	}
 	rc = EXIT_DONE;
-	if (access(path, F_OK) != 0) {
+	struct perr e = PERR_INIT;
+	if (st == BENCH_BASELINE_MISSING) {
 		rc = plumb_fail(EXIT_MISSING, "bench baseline %s: no baseline named '%s' (see `plumb bench baseline list`)",
-				rm ? "rm" : "show", res.pos[0]);
+				verb, res.pos[0]);
 	} else if (rm) {
-		if (store_remove(&STORE_BENCH_BASELINES, res.pos[0], &e) != PLUMB_OK)
-			rc = plumb_fail(EXIT_OUTPUT, "bench baseline rm: cannot remove '%s': %s", res.pos[0], strerror(errno));
+		if (bench_baseline_remove(res.pos[0], &e) != BENCH_BASELINE_OK)
+			rc = plumb_fail(EXIT_OUTPUT, "bench baseline rm: %s", e.msg);
 		else
 			printf("removed baseline %s\n", res.pos[0]);
 	} else {
