@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
@@ -342,6 +343,45 @@ char *bench_command_program(const char *command, const char *cwd)
 	return found;
 }
 
+bool bench_suite_programs(const struct bench_suite *s, char ***programs, size_t *n,
+			  void (*unknown)(void *ctx, const struct bench_case *c), void *ctx)
+{
+	char **out = NULL;
+	size_t count = 0, cap = 0;
+	*programs = NULL;
+	*n = 0;
+	for (size_t i = 0; i < s->ncases; i++) {
+		const struct bench_case *c = &s->cases[i];
+		char *p = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
+		if (!p) {
+			unknown(ctx, c);
+			continue;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < count && !dup; k++)
+			dup = strcmp(out[k], p) == 0;
+		if (!dup && !ALLOC_GROW(out, count + 1, cap)) {
+			free(p);
+			bench_programs_free(out, count);
+			return false;
+		}
+		if (dup)
+			free(p);
+		else
+			out[count++] = p;
+	}
+	*programs = out;
+	*n = count;
+	return true;
+}
+
+void bench_programs_free(char **programs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(programs[i]);
+	free(programs);
+}
+
 /* ---- doctor ---- */
 
 static void item(struct bench_doctor *d, enum bench_doctor_level lv, const char *name, const char *fmt, ...)
@@ -439,6 +479,9 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		      const char *const *binaries, size_t nbinaries)
 {
 	d->n = 0;
+	char cwd[PATH_MAX];
+	if (!dir)
+		dir = getcwd(cwd, sizeof cwd) ? cwd : ".";
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
 		unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
@@ -504,6 +547,23 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		     "build", "%s%s", why,
 		     b == BENCH_BUILD_UNOPTIMIZED ? ": its runs are harness-only, never a baseline; rebuild with -O2" : "");
 	}
+}
+
+void bench_doctor_write(FILE *out, const struct bench_doctor *d, size_t nbinaries, size_t *fails, size_t *warns)
+{
+	static const char *const level[] = { [BENCH_DOCTOR_OK] = "ok", [BENCH_DOCTOR_WARN] = "warn",
+					     [BENCH_DOCTOR_FAIL] = "FAIL" };
+	*fails = *warns = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct bench_doctor_item *it = &d->items[i];
+		char *shown = redact_dup(it->detail);
+		fprintf(out, "%-5s %-11s %s\n", level[it->level], it->name, shown ? shown : "?");
+		free(shown);
+		*fails += it->level == BENCH_DOCTOR_FAIL;
+		*warns += it->level == BENCH_DOCTOR_WARN;
+	}
+	if (nbinaries == 0)
+		fprintf(out, "%-5s %-11s %s\n", "-", "build", "no program under test given (--suite SUITE or --binary PATH)");
 }
 
 char *bench_redact_path(const char *path)
