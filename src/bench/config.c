@@ -3,6 +3,7 @@
 #include "bench/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <ini.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 
 #include "base/grow.h"
 #include "base/opt.h"
+#include "base/readall.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/str.h"
@@ -32,25 +34,20 @@ static void ini_setup(void)
 
 static enum plumb_err read_text(const char *path, const char *what, char **text, struct perr *e)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		int err = errno;
 		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s %s: %s", what, path,
 				strerror(err));
 	}
-	struct sbuf sb = SBUF_INIT;
-	char buf[8192];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		sbuf_add(&sb, buf, n);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		sbuf_release(&sb);
+	size_t len;
+	int err = read_fd_whole(fd, 8192, 0, text, &len);
+	close(fd);
+	if (err == ENOMEM)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (err) /* a directory, say */
 		return perr_set(e, PLUMB_EIO, "cannot read %s %s", what, path);
-	}
-	*text = sbuf_detach(&sb, NULL);
-	return *text ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return PLUMB_OK;
 }
 
 /* dir of path, absolute */

@@ -26,40 +26,35 @@
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
+#include "base/str.h"
 
-/* First line of a small file, trailing newline removed; false when unreadable. */
+/* First line of a small file (/sys, /proc), trailing newline removed; false when unreadable. */
 static bool read_line(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (procfs_read_path(path, buf, len) < 0)
 		return false;
-	bool ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok;
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
 }
 
+/* The first "model name" (x86) or "Model" (ARM boards, at the end) line of /proc/cpuinfo, whose first 64 KiB
+ * hold it on any machine. */
 static char *cpu_model(void)
 {
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	if (!f)
-		return NULL;
-	char line[512];
+	enum { CAP = 64 * 1024 };
+	char *text = malloc(CAP);
 	char *out = NULL;
-	while (!out && fgets(line, sizeof line, f)) {
-		if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0) {
-			char *colon = strchr(line, ':');
-			if (colon) {
-				colon++;
-				while (*colon == ' ' || *colon == '\t')
-					colon++;
-				colon[strcspn(colon, "\n")] = '\0';
-				out = strdup(colon);
-			}
-		}
+	char *line = text && procfs_read_path("/proc/cpuinfo", text, CAP) > 0 ? text : NULL;
+	while (line && !out) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		char *colon = strchr(line, ':');
+		if (colon && (str_starts_with(line, "model name") || str_starts_with(line, "Model")))
+			out = strdup(colon + 1 + strspn(colon + 1, " \t"));
+		line = end ? end + 1 : NULL;
 	}
-	fclose(f);
+	free(text);
 	return out;
 }
 
