@@ -34,6 +34,15 @@
  * made where the text is printed (cmd_shown_text, cmd_report_redacted); the values the command works with
  * (paths it opens) stay whole. */
 
+/* plumb_fail(code, fmt, text) with text redacted; fmt holds one %s, for it. */
+static int fail_shown(int code, const char *fmt, const char *text)
+{
+	char *shown = cmd_shown_text(text);
+	int rc = plumb_fail(code, fmt, shown);
+	free(shown);
+	return rc;
+}
+
 /* A recording name derived from text the user did not choose as a name (a command's basename, a comm): from
  * its redacted form, so that the file name and the artifact's name field cannot carry a secret either. */
 static void name_from_redacted(const char *text, char *buf, size_t cap)
@@ -57,7 +66,18 @@ static void on_child(int sig)
 	(void)sig; /* only wakes ppoll */
 }
 
-static int cmd_metrics_record(int argc, char **argv)
+/* What `metrics record` was asked, once its options are checked. */
+struct record_request {
+	double every;
+	long keep;
+	pid_t pid;                          /* --pid, or 0 with a command */
+	const char *const *command;         /* the command after `--` (NULL-terminated, in res.pos), or NULL */
+	char name[STORE_NAME_MAX + 1];      /* --name, else the program's (redacted) name */
+};
+
+/* The options of `metrics record` into rq; false with *rc set when they end the command (--help, a mistake).
+ * rq->command points into res, which the caller releases after the command has started. */
+static bool record_options(int argc, char **argv, struct record_request *rq, struct opt_result *res, int *rc)
 {
 	const char *every_arg = NULL, *name = NULL;
 	long keep = METRICS_DEFAULT_KEEP, pid_arg = 0;
@@ -70,146 +90,121 @@ static int cmd_metrics_record(int argc, char **argv)
 		{ "pid", 'p', OPT_INT, &pid_arg, "PID", "record this running process and its children", &have_pid },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
-	struct opt_result res;
-	int rc;
 	if (!cmd_parse_options(opts, "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
 			       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
 			       "into a bounded recording that `plumb metrics` reads.",
-			       argc, argv, &res, &rc))
-		return rc;
-	double every = METRICS_DEFAULT_EVERY;
-	if (every_arg && (!opt_parse_seconds(every_arg, &every) || every < METRICS_EVERY_MIN || every > METRICS_EVERY_MAX)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
-				  METRICS_EVERY_MIN, METRICS_EVERY_MAX, every_arg);
+			       argc, argv, res, rc))
+		return false;
+	rq->every = METRICS_DEFAULT_EVERY;
+	bool have_cmd = res->npos > 0;
+	*rc = EXIT_DONE;
+	if (every_arg &&
+	    (!opt_parse_seconds(every_arg, &rq->every) || rq->every < METRICS_EVERY_MIN || rq->every > METRICS_EVERY_MAX))
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
+				 METRICS_EVERY_MIN, METRICS_EVERY_MAX, every_arg);
+	else if (keep < 1 || keep > METRICS_KEEP_MAX)
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
+	else if (have_cmd && res->dashdash != 0)
+		*rc = fail_shown(EXIT_USAGE, "metrics record: put the command after `--` (plumb metrics record -- %s ...)",
+				 res->pos[0]);
+	else if (have_cmd == have_pid)
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
+	else if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !procfs_alive((pid_t)pid_arg)))
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
+	else if (name && !store_name_valid(name))
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
+				 name);
+	if (*rc != EXIT_DONE) {
+		opt_result_release(res);
+		return false;
 	}
-	if (keep < 1 || keep > METRICS_KEEP_MAX) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
-	}
-	bool have_cmd = res.npos > 0;
-	if (have_cmd && res.dashdash != 0) {
-		char *word = cmd_shown_text(res.pos[0]);
-		opt_result_release(&res);
-		int code = plumb_fail(EXIT_USAGE,
-				      "metrics record: put the command after `--` (plumb metrics record -- %s ...)", word);
-		free(word);
-		return code;
-	}
-	if (have_cmd == have_pid) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
-	}
-	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !procfs_alive((pid_t)pid_arg))) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
-	}
-
-	char file_name[STORE_NAME_MAX + 1];
+	rq->keep = keep;
+	rq->pid = have_pid ? (pid_t)pid_arg : 0;
+	rq->command = have_cmd ? (const char *const *)res->pos : NULL; /* calloc'd with argc + 1 slots */
 	if (name) {
-		if (!store_name_valid(name)) {
-			opt_result_release(&res);
-			return plumb_fail(EXIT_USAGE,
-					  "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
-					  name);
-		}
-		snprintf(file_name, sizeof file_name, "%s", name);
+		snprintf(rq->name, sizeof rq->name, "%s", name);
 	} else if (have_cmd) {
-		const char *base = strrchr(res.pos[0], '/');
-		name_from_redacted(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
+		const char *base = strrchr(res->pos[0], '/');
+		name_from_redacted(base ? base + 1 : res->pos[0], rq->name, sizeof rq->name);
 	} else {
 		struct procfs_stat st;
-		name_from_redacted(procfs_stat_read((pid_t)pid_arg, 0, &st) ? st.comm : "process", file_name,
-				   sizeof file_name);
+		name_from_redacted(procfs_stat_read(rq->pid, 0, &st) ? st.comm : "process", rq->name, sizeof rq->name);
 	}
+	return true;
+}
 
-	struct perr e = PERR_INIT;
-	char path[PATH_MAX];
-	/* a recording of the same name is replaced, as it always was (force) */
-	if (store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e) ||
-	    atomic_check_writable(path, &e)) {
-		opt_result_release(&res);
-		return cmd_report_redacted(&e);
-	}
-	char *path_shown = cmd_shown_text(path);
-
-	/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks */
+/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks; *orig is the mask
+ * to wait with (and to give the command). */
+static void block_signals(sigset_t *orig)
+{
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
-	sigset_t block, orig;
+	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigprocmask(SIG_BLOCK, &block, orig);
+}
 
-	pid_t root = (pid_t)pid_arg;
-	struct child child = CHILD_INIT;
-	if (have_cmd) {
-		/* res.pos is NULL-terminated: calloc'd with argc + 1 slots */
-		child.argv = (const char *const *)res.pos;
-		child.sigmask = &orig; /* not the one blocking SIGINT/SIGTERM/SIGCHLD here */
-		struct perr se = PERR_INIT;
-		if (child_start(&child, &se) != PLUMB_OK) {
-			sigprocmask(SIG_SETMASK, &orig, NULL);
-			char *word = cmd_shown_text(child.exec_errno ? res.pos[0] : se.msg);
-			int code = child.exec_errno ? plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word,
-								 strerror(child.exec_errno))
-						    : plumb_fail(EXIT_USAGE, "metrics record: %s", word);
-			free(word);
-			free(path_shown);
-			opt_result_release(&res);
-			return code;
-		}
-		root = child.pid;
+/* Starts the command to record; an exit code. */
+static int start_command(struct child *child, const char *const *command, const sigset_t *orig)
+{
+	struct perr e = PERR_INIT;
+	child->argv = command;
+	child->sigmask = orig; /* not the one blocking SIGINT/SIGTERM/SIGCHLD here */
+	if (child_start(child, &e) == PLUMB_OK)
+		return EXIT_DONE;
+	if (child->exec_errno) {
+		char *word = cmd_shown_text(command[0]);
+		int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(child->exec_errno));
+		free(word);
+		return code;
 	}
-	opt_result_release(&res);
+	return fail_shown(EXIT_USAGE, "metrics record: %s", e.msg);
+}
 
-	struct metrics_recorder rec;
-	if (metrics_recorder_init(&rec, path, file_name, root, every, (size_t)keep, &e)) {
-		sigprocmask(SIG_SETMASK, &orig, NULL);
-		free(path_shown);
-		return cmd_report_redacted(&e);
+/* Waits until the next sample is due, the root has gone (its pidfd, or the command reaped) or a stop signal came.
+ * True when the root has gone. */
+static bool wait_next(uint64_t next, int pidfd, struct child *child, const sigset_t *orig)
+{
+	while (!stop_signal) {
+		uint64_t now = mono_ns();
+		if (now >= next)
+			return false;
+		struct timespec wait = ns_timespec(next - now);
+		struct pollfd pfd = { pidfd, POLLIN, 0 };
+		int status;
+		bool gone = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, orig) > 0;
+		if (child->pid > 0 && child_poll(child, &status, NULL) == 1)
+			gone = true;
+		if (gone)
+			return true;
 	}
-	/* rec.root_name is redacted already (the recorder keeps only that form) */
-	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
-		path_shown);
-	int pidfd = procfs_pidfd(root);
-	uint64_t next = mono_ns();
-	uint64_t step_ns = (uint64_t)(every * 1e9);
+	return false;
+}
+
+/* Samples every `every` seconds into the recording until the root has gone or a stop signal came. */
+static int record_loop(struct metrics_recorder *rec, struct child *child, double every, const sigset_t *orig)
+{
+	struct perr e = PERR_INIT;
+	int pidfd = procfs_pidfd(rec->root_pid);
+	uint64_t next = mono_ns(), step_ns = (uint64_t)(every * 1e9);
 	int exit_code = EXIT_DONE;
-	int child_status = -1;
 	for (;;) {
 		size_t n;
-		if (metrics_recorder_sample(&rec, &n, &e)) {
+		if (metrics_recorder_sample(rec, &n, &e) || (n > 0 && metrics_recorder_write(rec, "recording", &e))) {
 			exit_code = cmd_report_redacted(&e);
 			break;
 		}
 		if (n == 0)
 			break; /* the root has exited */
-		if (metrics_recorder_write(&rec, "recording", &e)) {
-			exit_code = cmd_report_redacted(&e);
-			break;
-		}
 		next += step_ns;
-		bool root_gone = false;
-		while (!stop_signal && !root_gone) {
-			uint64_t now = mono_ns();
-			if (now >= next)
-				break;
-			struct timespec wait = ns_timespec(next - now);
-			struct pollfd pfd = { pidfd, POLLIN, 0 };
-			int pr = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, &orig);
-			if (pr > 0)
-				root_gone = true;
-			if (child.pid > 0 && child_poll(&child, &child_status, NULL) == 1)
-				root_gone = true;
-		}
-		if (stop_signal || root_gone)
+		if (wait_next(next, pidfd, child, orig) || stop_signal)
 			break;
 		uint64_t now = mono_ns();
 		if (now > next)
@@ -217,24 +212,59 @@ static int cmd_metrics_record(int argc, char **argv)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if (exit_code == EXIT_DONE || rec.count > 0) {
-		struct perr we = PERR_INIT;
-		if (metrics_recorder_write(&rec, "ended", &we) && exit_code == EXIT_DONE)
-			exit_code = cmd_report_redacted(&we);
+	return exit_code;
+}
+
+static int cmd_metrics_record(int argc, char **argv)
+{
+	struct record_request rq;
+	struct opt_result res;
+	int rc;
+	if (!record_options(argc, argv, &rq, &res, &rc))
+		return rc;
+	struct perr e = PERR_INIT;
+	char path[PATH_MAX];
+	/* a recording of the same name is replaced, as it always was (force) */
+	if (store_path_for_write(&STORE_METRICS, rq.name, true, path, sizeof path, &e) ||
+	    atomic_check_writable(path, &e)) {
+		opt_result_release(&res);
+		return cmd_report_redacted(&e);
 	}
-	if (exit_code == EXIT_DONE && rec.samples_taken == 0)
-		exit_code = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", (int)root);
-	if (exit_code == EXIT_DONE)
+	sigset_t orig;
+	block_signals(&orig);
+	struct child child = CHILD_INIT;
+	rc = rq.command ? start_command(&child, rq.command, &orig) : EXIT_DONE;
+	opt_result_release(&res);
+	struct metrics_recorder rec;
+	if (rc == EXIT_DONE &&
+	    metrics_recorder_init(&rec, path, rq.name, rq.command ? child.pid : rq.pid, rq.every, (size_t)rq.keep, &e))
+		rc = cmd_report_redacted(&e);
+	if (rc != EXIT_DONE) {
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		return rc;
+	}
+	char *path_shown = cmd_shown_text(path);
+	/* rec.root_name is redacted already (the recorder keeps only that form) */
+	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", rec.root_pid, rec.root_name, rq.every,
+		path_shown);
+	rc = record_loop(&rec, &child, rq.every, &orig);
+	if (rc == EXIT_DONE || rec.count > 0) {
+		struct perr we = PERR_INIT;
+		if (metrics_recorder_write(&rec, "ended", &we) && rc == EXIT_DONE)
+			rc = cmd_report_redacted(&we);
+	}
+	if (rc == EXIT_DONE && rec.samples_taken == 0)
+		rc = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", rec.root_pid);
+	if (rc == EXIT_DONE)
 		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
-			(unsigned long long)rec.samples_taken, rec.count, file_name, path_shown,
+			(unsigned long long)rec.samples_taken, rec.count, rq.name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
 	if (child.pid > 0 && !stop_signal)
-		child_status = child_finish(&child);
-	(void)child_status;
+		child_finish(&child);
 	metrics_recorder_release(&rec);
 	free(path_shown);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
-	return exit_code;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- reading */
