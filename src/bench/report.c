@@ -117,7 +117,8 @@ oom:
 	return false;
 }
 
-static json_t *report_json(const struct bench_evidence *ev, const struct bench_catalog *cat, const struct report_rows *r)
+static json_t *report_json(const struct bench_evidence *ev, const struct bench_catalog *cat,
+			   const struct report_rows *r)
 {
 	json_t *root = json_pack("{s:s, s:s?, s:s?, s:s?}", "schema", "plumb.bench.report.v1", "suite", ev->suite,
 				 "created", ev->created, "trust", ev->trust);

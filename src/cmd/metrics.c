@@ -10,14 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
 #include "base/clock.h"
 #include "base/err.h"
-#include "base/grow.h"
 #include "base/opt.h"
 #include "base/procfs.h"
 #include "base/redact.h"
@@ -305,28 +303,6 @@ static void full_time(char *buf, size_t cap, int64_t t_ms)
 		snprintf(buf, cap, "?");
 }
 
-/* One process across the window. */
-struct proc_row {
-	int pid, ppid;
-	char name[MPROC_NAME_MAX];
-	bool main;
-	double cpu_sum, cpu_max, wake_sum;
-	uint64_t rss, peak_rss, private_bytes;
-	uint32_t threads;
-	size_t samples;
-	int64_t last_ms;
-};
-
-static int cmp_row(const void *a, const void *b)
-{
-	const struct proc_row *x = a, *y = b;
-	if (x->cpu_max != y->cpu_max)
-		return x->cpu_max > y->cpu_max ? -1 : 1;
-	if (x->peak_rss != y->peak_rss)
-		return x->peak_rss > y->peak_rss ? -1 : 1;
-	return x->pid - y->pid;
-}
-
 #define NCOLS 11
 
 static void print_table(char (*cells)[NCOLS][48], size_t nrows)
@@ -367,9 +343,9 @@ static void print_peak(const char *label, const struct metrics_peak *k, bool mem
 	}
 }
 
-static int print_report(const struct metrics_doc *doc, const char *path, long top)
+/* The recording's name, file, root and state: ended, still recording, or silent for too long. */
+static void print_state(const struct metrics_doc *doc, const char *path)
 {
-	char t0[64], t1[64], b1[32], b2[32];
 	char *path_shown = cmd_shown_text(path);
 	printf("recording \"%s\": %s\n", doc->name, path_shown);
 	free(path_shown);
@@ -385,24 +361,24 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 		snprintf(state, sizeof state, "still recording");
 	printf("  root: pid %d %s%s%s%s — %s\n", doc->root_pid, doc->root_name, doc->root_command ? " (" : "",
 	       doc->root_command ? doc->root_command : "", doc->root_command ? ")" : "", state);
-	if (doc->nsamples == 0) {
-		printf("  no samples yet (every %gs)\n", doc->every_s);
-		return EXIT_DONE;
-	}
+}
+
+/* The window, the latest sample's totals, and the worst samples (of the window, and earlier ones). */
+static void print_window(const struct metrics_doc *doc)
+{
+	char t0[64], t1[64], b1[32], b2[32];
 	const struct metrics_sample *first = &doc->samples[0], *last = &doc->samples[doc->nsamples - 1];
 	full_time(t0, sizeof t0, first->t_ms);
 	clock_time(t1, sizeof t1, last->t_ms);
 	printf("  every %gs: %zu samples in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
 	       doc->nsamples, (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
 	       (double)(last->t_ms - first->t_ms) / 1000.0);
-
 	human_bytes(b1, sizeof b1, last->totals.rss_bytes);
 	human_bytes(b2, sizeof b2, last->totals.private_bytes);
 	printf("\nlatest sample (%s, %u process%s):\n", t1, last->totals.processes,
 	       last->totals.processes == 1 ? "" : "es");
 	printf("  CPU %.1f%%   wake-ups %.1f/s   resident %s   private %s   threads %u\n", last->totals.cpu_pct,
 	       last->totals.wakeups_per_s, b1, b2, last->totals.threads);
-
 	struct metrics_peak cpu, mem;
 	metrics_doc_window_peaks(doc, &cpu, &mem);
 	printf("\nworst sample in the window:\n");
@@ -412,48 +388,16 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 		print_peak("earlier CPU", &doc->rec_cpu, false);
 	if (doc->rec_mem.set && doc->rec_mem.t_ms < first->t_ms && doc->rec_mem.total_rss_bytes > mem.total_rss_bytes)
 		print_peak("earlier mem", &doc->rec_mem, true);
+}
 
-	/* one row per process over the window */
-	size_t cap = 0, nrows = 0;
-	for (size_t i = 0; i < doc->nsamples; i++)
-		cap += doc->samples[i].nprocs;
-	struct proc_row *rows = calloc(cap ? cap : 1, sizeof *rows);
-	if (!rows)
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < doc->nsamples; i++) {
-		const struct metrics_sample *s = &doc->samples[i];
-		for (size_t j = 0; j < s->nprocs; j++) {
-			const struct metrics_proc *p = &s->procs[j];
-			struct proc_row *r = NULL;
-			for (size_t k = 0; k < nrows; k++)
-				if (rows[k].pid == p->pid) {
-					r = &rows[k];
-					break;
-				}
-			if (!r) {
-				r = &rows[nrows++];
-				r->pid = p->pid;
-			}
-			/* the latest name: a child seen between fork and exec (or prctl) still had its parent's */
-			snprintf(r->name, sizeof r->name, "%s", p->name);
-			r->ppid = p->ppid;
-			r->main = p->main;
-			r->cpu_sum += p->cpu_pct;
-			if (p->cpu_pct > r->cpu_max)
-				r->cpu_max = p->cpu_pct;
-			r->wake_sum += p->wakeups_per_s;
-			r->rss = p->rss_bytes;
-			if (p->peak_rss_bytes > r->peak_rss)
-				r->peak_rss = p->peak_rss_bytes;
-			if (p->rss_bytes > r->peak_rss)
-				r->peak_rss = p->rss_bytes;
-			r->private_bytes = p->private_bytes;
-			r->threads = p->threads;
-			r->samples++;
-			r->last_ms = s->t_ms;
-		}
-	}
-	qsort(rows, nrows, sizeof *rows, cmp_row);
+/* The top processes of the window, one row each. */
+static int print_processes(const struct metrics_doc *doc, long top)
+{
+	struct metrics_proc_window *rows;
+	size_t nrows;
+	struct perr e = PERR_INIT;
+	if (metrics_doc_processes(doc, &rows, &nrows, &e))
+		return cmd_report_redacted(&e);
 	size_t shown = nrows < (size_t)top ? nrows : (size_t)top;
 	printf("\ntop %zu of %zu process%s in the window (by peak CPU, then peak resident set):\n", shown, nrows,
 	       nrows == 1 ? "" : "es");
@@ -467,7 +411,7 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 	for (int c = 0; c < NCOLS; c++)
 		snprintf(cells[0][c], 48, "%s", head[c]);
 	for (size_t i = 0; i < shown; i++) {
-		const struct proc_row *r = &rows[i];
+		const struct metrics_proc_window *r = &rows[i];
 		char (*row)[48] = cells[i + 1];
 		snprintf(row[0], 48, "%d", r->pid);
 		snprintf(row[1], 48, "%d", r->ppid);
@@ -487,88 +431,68 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 	return EXIT_DONE;
 }
 
-/* Probes every NAME.json of the metrics folder; picks the newest recording into *doc / *raw / path. */
-static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, char *path, size_t cap,
-			bool quiet_stdout)
+static int print_report(const struct metrics_doc *doc, const char *path, long top)
+{
+	print_state(doc, path);
+	if (doc->nsamples == 0) {
+		printf("  no samples yet (every %gs)\n", doc->every_s);
+		return EXIT_DONE;
+	}
+	print_window(doc);
+	return print_processes(doc, top);
+}
+
+static void skipped(void *ctx, const struct perr *why)
+{
+	(void)ctx;
+	char *shown = cmd_shown_text(why->msg);
+	plumb_warn("metrics: skipping %s", shown);
+	free(shown);
+}
+
+/* The newest recording of the store into *n; says which it is and what else is there (on stderr when stdout
+ * carries the document). */
+static int newest_recording(struct metrics_newest *n, bool quiet_stdout)
 {
 	struct perr e = PERR_INIT;
-	char dir[PATH_MAX];
-	char **names;
-	size_t nnames;
-	if (store_dir(&STORE_METRICS, dir, sizeof dir, &e) || store_list(&STORE_METRICS, &names, &nnames, &e))
+	if (metrics_store_newest(n, skipped, NULL, &e))
 		return cmd_report_redacted(&e);
-	char *dir_shown = cmd_shown_text(dir);
-	struct sbuf_names {
-		char name[METRICS_NAME_MAX];
-	} *others = NULL;
-	size_t nothers = 0, nfiles = 0, nbad = 0;
-	int64_t best_t = 0;
-	bool have = false;
-	struct perr first_bad = PERR_INIT;
-	for (size_t i = 0; i < nnames; i++) {
-		char p[PATH_MAX];
-		if (store_path(&STORE_METRICS, names[i], p, sizeof p, &e))
-			continue;
-		nfiles++;
-		struct metrics_doc cand;
-		char *cand_raw = NULL;
-		size_t cand_len = 0;
-		struct perr ce = PERR_INIT;
-		if (metrics_doc_read_file(p, &cand, &cand_raw, &cand_len, &ce)) {
-			if (ce.code == PLUMB_ENOENT) { /* removed meanwhile */
-				nfiles--;
-				continue;
-			}
-			char *why = cmd_shown_text(ce.msg);
-			plumb_warn("metrics: skipping %s", why);
-			free(why);
-			if (!nbad++)
-				first_bad = ce;
-			continue;
-		}
-		if (!REALLOC_ARRAY(others, nothers + 1)) {
-			metrics_doc_release(&cand);
-			free(cand_raw);
-			continue;
-		}
-		if (!have || cand.updated_ms > best_t) {
-			if (have) {
-				snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", doc->name);
-				metrics_doc_release(doc);
-				free(*raw);
-			}
-			*doc = cand;
-			*raw = cand_raw;
-			*raw_len = cand_len;
-			best_t = cand.updated_ms;
-			snprintf(path, cap, "%s", p);
-			have = true;
-		} else {
-			snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", cand.name);
-			metrics_doc_release(&cand);
-			free(cand_raw);
-		}
-	}
-	store_list_free(names, nnames);
-	if (!have) {
-		free(others);
-		int code = nbad ? cmd_report_redacted(&first_bad)
-				: plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
-		free(dir_shown);
+	if (!n->found) {
+		int code = n->nbad ? cmd_report_redacted(&n->first_bad)
+				   : fail_shown(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, n->dir);
+		metrics_newest_release(n);
 		return code;
 	}
-	if (nothers || nbad) {
+	if (n->nothers || n->nbad) {
 		FILE *out = quiet_stdout ? stderr : stdout;
-		fprintf(out, "newest of %zu recordings in %s: %s; others:", nfiles, dir_shown, doc->name);
-		for (size_t i = 0; i < nothers; i++)
-			fprintf(out, "%s %s", i ? "," : "", others[i].name);
-		if (nbad)
-			fprintf(out, "%s %zu unreadable", nothers ? "," : "", nbad);
+		char *dir_shown = cmd_shown_text(n->dir);
+		fprintf(out, "newest of %zu recordings in %s: %s; others:", n->nfiles, dir_shown, n->doc.name);
+		for (size_t i = 0; i < n->nothers; i++)
+			fprintf(out, "%s %s", i ? "," : "", n->others[i]);
+		if (n->nbad)
+			fprintf(out, "%s %zu unreadable", n->nothers ? "," : "", n->nbad);
 		fprintf(out, " (pick one with --name)\n%s", quiet_stdout ? "" : "\n");
+		free(dir_shown);
 	}
-	free(others);
-	free(dir_shown);
 	return EXIT_DONE;
+}
+
+/* The recording --name or --path names, into n as metrics_store_newest would fill it. */
+static int named_recording(const char *name, const char *path_arg, struct metrics_newest *n)
+{
+	struct perr e = PERR_INIT;
+	memset(n, 0, sizeof *n);
+	if (!name)
+		snprintf(n->path, sizeof n->path, "%s", path_arg);
+	else if (store_path(&STORE_METRICS, name, n->path, sizeof n->path, &e))
+		return cmd_report_redacted(&e);
+	if (metrics_doc_read_file(n->path, &n->doc, &n->raw, &n->raw_len, &e) == PLUMB_OK) {
+		n->found = true;
+		return EXIT_DONE;
+	}
+	if (e.code != PLUMB_ENOENT)
+		return cmd_report_redacted(&e);
+	return fail_shown(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT, n->path);
 }
 
 static int cmd_metrics_read(int argc, char **argv)
@@ -594,54 +518,26 @@ static int cmd_metrics_read(int argc, char **argv)
 			       argc, argv, &res, &rc))
 		return rc;
 	if (res.npos > 0) {
-		char *arg = cmd_shown_text(res.pos[0]);
-		int code = plumb_fail(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
-				      arg);
-		free(arg);
+		rc = fail_shown(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
+				res.pos[0]);
 		opt_result_release(&res);
-		return code;
+		return rc;
 	}
 	opt_result_release(&res);
 	if (name && path_arg)
 		return plumb_fail(EXIT_USAGE, "metrics: give --name or --path, not both");
 	if (top < 1)
 		return plumb_fail(EXIT_USAGE, "metrics: --top must be at least 1");
-
-	struct perr e = PERR_INIT;
-	struct metrics_doc doc;
-	char *raw = NULL;
-	size_t raw_len = 0;
-	char path[PATH_MAX];
-	memset(&doc, 0, sizeof doc);
-	if (name || path_arg) {
-		if (name) {
-			if (store_path(&STORE_METRICS, name, path, sizeof path, &e))
-				return cmd_report_redacted(&e);
-		} else {
-			snprintf(path, sizeof path, "%s", path_arg);
-		}
-		if (metrics_doc_read_file(path, &doc, &raw, &raw_len, &e)) {
-			if (e.code != PLUMB_ENOENT)
-				return cmd_report_redacted(&e);
-			char *path_shown = cmd_shown_text(path);
-			int code = plumb_fail(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT,
-					      path_shown);
-			free(path_shown);
-			return code;
-		}
-	} else {
-		int code = probe_folder(&doc, &raw, &raw_len, path, sizeof path, json);
-		if (code != EXIT_DONE)
-			return code;
-	}
-	int code = EXIT_DONE;
+	struct metrics_newest n;
+	rc = name || path_arg ? named_recording(name, path_arg, &n) : newest_recording(&n, json);
+	if (rc != EXIT_DONE)
+		return rc;
 	if (json)
-		fwrite(raw, 1, raw_len, stdout);
+		fwrite(n.raw, 1, n.raw_len, stdout);
 	else
-		code = print_report(&doc, path, top);
-	free(raw);
-	metrics_doc_release(&doc);
-	return code;
+		rc = print_report(&n.doc, n.path, top);
+	metrics_newest_release(&n);
+	return rc;
 }
 
 int cmd_metrics(int argc, char **argv)
