@@ -14,6 +14,7 @@
 
 #include "base/grow.h"
 #include "base/json_tree.h"
+#include "base/readall.h"
 #include "base/store.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
@@ -312,39 +313,17 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 		close(fd);
 		return perr_set(e, PLUMB_EFORMAT, "%s is too large to be a metrics recording", path);
 	}
-	size_t cap = (size_t)st.st_size + 1, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
-	for (;;) { /* the file is replaced by rename, never rewritten in place: this fd sees one version */
-		if (len + 1 >= cap) {
-			if (cap > METRICS_READ_MAX)
-				break;
-			size_t nc = grow_cap(cap + 1, cap);
-			if (!REALLOC_ARRAY(buf, nc)) {
-				free(buf);
-				close(fd);
-				return perr_set(e, PLUMB_ENOMEM, "out of memory");
-			}
-			cap = nc;
-		}
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int err = errno;
-			free(buf);
-			close(fd);
-			return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	/* the file is replaced by rename, never rewritten in place: this fd sees one version */
+	char *buf;
+	size_t len;
+	int err = read_fd_whole(fd, (size_t)st.st_size + 1, METRICS_READ_MAX, &buf, &len);
 	close(fd);
-	buf[len] = '\0';
+	if (err == EFBIG)
+		return perr_set(e, PLUMB_EFORMAT, "%s is too large to be a metrics recording", path);
+	if (err == ENOMEM)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (err)
+		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
 	enum plumb_err rc = metrics_doc_parse(buf, len, doc, e);
 	if (rc == PLUMB_EFORMAT && e) { /* name the file */
 		char msg[PERR_MSG_MAX];

@@ -6,6 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The sample's peak `sample` with the figures of its top process (when it had one). */
+static void peak_of(struct metrics_peak *out, const struct metrics_peak *sample, const struct metrics_proc *top)
+{
+	*out = *sample;
+	if (!top)
+		return;
+	out->pid = top->pid;
+	snprintf(out->name, sizeof out->name, "%s", top->name);
+	out->cpu_pct = top->cpu_pct;
+	out->rss_bytes = top->rss_bytes;
+}
+
 void metrics_doc_window_peaks(const struct metrics_doc *doc, struct metrics_peak *cpu, struct metrics_peak *mem)
 {
 	memset(cpu, 0, sizeof *cpu);
@@ -26,24 +38,10 @@ void metrics_doc_window_peaks(const struct metrics_doc *doc, struct metrics_peak
 			if (!top_mem || p->rss_bytes > top_mem->rss_bytes)
 				top_mem = p;
 		}
-		if (better_cpu) {
-			*cpu = k;
-			if (top_cpu) {
-				cpu->pid = top_cpu->pid;
-				snprintf(cpu->name, sizeof cpu->name, "%s", top_cpu->name);
-				cpu->cpu_pct = top_cpu->cpu_pct;
-				cpu->rss_bytes = top_cpu->rss_bytes;
-			}
-		}
-		if (better_mem) {
-			*mem = k;
-			if (top_mem) {
-				mem->pid = top_mem->pid;
-				snprintf(mem->name, sizeof mem->name, "%s", top_mem->name);
-				mem->cpu_pct = top_mem->cpu_pct;
-				mem->rss_bytes = top_mem->rss_bytes;
-			}
-		}
+		if (better_cpu)
+			peak_of(cpu, &k, top_cpu);
+		if (better_mem)
+			peak_of(mem, &k, top_mem);
 	}
 }
 
