@@ -100,6 +100,20 @@ static int fail(struct parse_ctx *cx, const char *fmt, ...)
 	return 0;
 }
 
+/* Out of memory: remembered (the parse fails with PLUMB_ENOMEM, not a line number) and the parse stops. */
+static int oom(struct parse_ctx *cx)
+{
+	cx->oom = true;
+	return fail(cx, "out of memory");
+}
+
+/* The name of a "[PREFIX NAME]" section (spaces after the prefix skipped), or NULL when it is another section. */
+static const char *section_name(const char *section, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(section, prefix, n) == 0 ? section + n + strspn(section + n, " ") : NULL;
+}
+
 static bool set_str(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *value)
 {
 	if (*slot) {
@@ -107,12 +121,7 @@ static bool set_str(struct parse_ctx *cx, char **slot, const char *section, cons
 		return false;
 	}
 	*slot = strdup(value);
-	if (!*slot) {
-		cx->oom = true;
-		fail(cx, "out of memory");
-		return false;
-	}
-	return true;
+	return *slot || oom(cx);
 }
 
 static bool parse_long(const char *v, long lo, long hi, long *out)
@@ -205,10 +214,8 @@ static int set_path(struct parse_ctx *cx, char **slot, const char *section, cons
 	if (!*value)
 		return fail(cx, "[%s] %s is empty", section, key);
 	*slot = resolve(dir, value);
-	if (!*slot) {
-		cx->oom = true;
-		return fail(cx, "out of memory");
-	}
+	if (!*slot)
+		return oom(cx);
 	return 1;
 }
 
@@ -252,10 +259,8 @@ static int case_env(struct parse_ctx *cx, struct bench_case *c, const char *sect
 		const char *eq = memchr(w, '=', n);
 		if (!eq || !valid_env_key(w, (size_t)(eq - w)))
 			return fail(cx, "[%s] env wants KEY=VALUE words, not '%.*s'", section, (int)n, w);
-		if (!REALLOC_ARRAY(c->env, c->nenv + 1) || !(c->env[c->nenv] = strndup(w, n))) {
-			cx->oom = true;
-			return fail(cx, "out of memory");
-		}
+		if (!REALLOC_ARRAY(c->env, c->nenv + 1) || !(c->env[c->nenv] = strndup(w, n)))
+			return oom(cx);
 		c->nenv++;
 	}
 	return 1;
@@ -295,18 +300,14 @@ static int suite_handler(void *user, const char *section, const char *key, const
 	struct parse_ctx *cx = &sc->cx;
 	if (strcmp(section, "suite") == 0)
 		return suite_key(cx, sc->s, key, value);
-	if (strncmp(section, "case ", 5) == 0) {
-		const char *name = section + 5;
-		while (*name == ' ')
-			name++;
+	const char *name = section_name(section, "case ");
+	if (name) {
 		if (!valid_case_name(name))
 			return fail(cx, "[%s]: a case name is letters, digits, '_' and '-' (metric names are CASE.METRIC)",
 				    section);
 		struct bench_case *c = find_or_add_case(sc, name);
-		if (!c) {
-			cx->oom = true;
-			return fail(cx, "out of memory");
-		}
+		if (!c)
+			return oom(cx);
 		return case_key(cx, c, section, key, value);
 	}
 	if (!*section)
@@ -473,10 +474,8 @@ static int catalog_key(struct catalog_ctx *cc, const char *key, const char *valu
 static int set_redacted(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *value)
 {
 	char *red = redact_dup(value);
-	if (!red) {
-		cx->oom = true;
-		return fail(cx, "out of memory");
-	}
+	if (!red)
+		return oom(cx);
 	bool ok = set_str(cx, slot, section, key, red);
 	free(red);
 	return ok;
@@ -488,10 +487,8 @@ static int metric_required(struct parse_ctx *cx, struct bench_metric_def *m, con
 	const char *p = value, *w;
 	size_t n;
 	while ((w = next_word(&p, " \t,", &n)) != NULL) {
-		if (!REALLOC_ARRAY(m->required, m->nrequired + 1) || !(m->required[m->nrequired] = strndup(w, n))) {
-			cx->oom = true;
-			return fail(cx, "out of memory");
-		}
+		if (!REALLOC_ARRAY(m->required, m->nrequired + 1) || !(m->required[m->nrequired] = strndup(w, n)))
+			return oom(cx);
 		m->nrequired++;
 	}
 	return 1;
@@ -551,17 +548,13 @@ static int catalog_handler(void *user, const char *section, const char *key, con
 	struct parse_ctx *cx = &cc->cx;
 	if (strcmp(section, "catalog") == 0)
 		return catalog_key(cc, key, value);
-	if (strncmp(section, "metric ", 7) == 0) {
-		const char *name = section + 7;
-		while (*name == ' ')
-			name++;
+	const char *name = section_name(section, "metric ");
+	if (name) {
 		if (!*name || strchr(name, ' '))
 			return fail(cx, "[%s]: a metric name is one word like cold-start.wall_ms", section);
 		struct bench_metric_def *m = find_or_add_metric(cc->c, name);
-		if (!m) {
-			cx->oom = true;
-			return fail(cx, "out of memory");
-		}
+		if (!m)
+			return oom(cx);
 		return metric_key(cx, m, section, key, value);
 	}
 	if (!*section)

@@ -36,24 +36,28 @@ long bench_repeats_for_duration(double duration_s)
 
 void bench_run_policy(const struct bench_suite *s, const struct bench_policy_request *rq, struct bench_run_opts *o)
 {
+	/* the command line's choice first, then the suite's: a count of repeats, or a duration that sets one */
+	const struct {
+		long repeats;
+		double duration_s;
+		const char *repeats_source, *duration_source;
+	} from[] = { { rq->repeats, rq->duration_s, "--repeats", "--duration" },
+		     { s->repeats, s->duration_s, "suite repeats", "suite duration" } };
+	o->repeats = BENCH_DEFAULT_REPEATS;
 	o->duration_s = 0;
-	if (rq->repeats) {
-		o->repeats = rq->repeats;
-		o->policy_source = "--repeats";
-	} else if (rq->duration_s > 0) {
-		o->repeats = bench_repeats_for_duration(rq->duration_s);
-		o->duration_s = rq->duration_s;
-		o->policy_source = "--duration";
-	} else if (s->repeats) {
-		o->repeats = s->repeats;
-		o->policy_source = "suite repeats";
-	} else if (s->duration_s > 0) {
-		o->repeats = bench_repeats_for_duration(s->duration_s);
-		o->duration_s = s->duration_s;
-		o->policy_source = "suite duration";
-	} else {
-		o->repeats = BENCH_DEFAULT_REPEATS;
-		o->policy_source = "default";
+	o->policy_source = "default";
+	for (size_t i = 0; i < 2; i++) {
+		if (from[i].repeats) {
+			o->repeats = from[i].repeats;
+			o->policy_source = from[i].repeats_source;
+			break;
+		}
+		if (from[i].duration_s > 0) {
+			o->repeats = bench_repeats_for_duration(from[i].duration_s);
+			o->duration_s = from[i].duration_s;
+			o->policy_source = from[i].duration_source;
+			break;
+		}
 	}
 	o->warmup = rq->warmup >= 0 ? rq->warmup : s->warmup >= 0 ? s->warmup : BENCH_DEFAULT_WARMUP;
 }
