@@ -28,16 +28,8 @@
 
 /* ---- shared helpers ---- */
 
-/* plumb_fail(code, fmt, text) with text redacted; fmt holds one %s, for it. Paths and command lines in messages (a
- * suite or catalog FILE:LINE, an artifact, an output) go through the redactor: this, cmd_shown_text and
- * cmd_report_redacted. */
-static int fail_shown(int code, const char *fmt, const char *text)
-{
-	char *shown = cmd_shown_text(text);
-	int rc = plumb_fail(code, fmt, shown);
-	free(shown);
-	return rc;
-}
+/* Paths and command lines in messages (a suite or catalog FILE:LINE, an artifact, an output) go through the
+ * redactor: cmd_shown_text, cmd_fail_shown, cmd_report_redacted. */
 
 /* Loads the catalog for an artifact (bench_catalog_for); says so when the artifact's own is gone. Returns an exit
  * code (0 on success); *have says whether one was loaded. */
@@ -66,7 +58,7 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 	case BENCH_BASELINE_OK:
 		break;
 	case BENCH_BASELINE_BAD_NAME:
-		return fail_shown(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", arg);
+		return cmd_fail_shown(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", arg);
 	case BENCH_BASELINE_NO_HOME:
 		return plumb_fail(EXIT_FAILED, "bench: " NO_HOME);
 	case BENCH_BASELINE_MISSING: {
@@ -84,7 +76,7 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 		free(path);
 		if (e.code != PLUMB_ENOENT)
 			return cmd_report_redacted(&e);
-		return fail_shown(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", e.msg);
+		return cmd_fail_shown(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", e.msg);
 	}
 	if (resolved)
 		*resolved = path;

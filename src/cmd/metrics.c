@@ -29,17 +29,8 @@
 
 /* Every path and command word this command prints goes through the redactor (docs/design.md §3.6): the recording's
  * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
- * made where the text is printed (cmd_shown_text, cmd_report_redacted); the values the command works with
- * (paths it opens) stay whole. */
-
-/* plumb_fail(code, fmt, text) with text redacted; fmt holds one %s, for it. */
-static int fail_shown(int code, const char *fmt, const char *text)
-{
-	char *shown = cmd_shown_text(text);
-	int rc = plumb_fail(code, fmt, shown);
-	free(shown);
-	return rc;
-}
+ * made where the text is printed (cmd_shown_text, cmd_fail_shown, cmd_report_redacted); the values the command
+ * works with (paths it opens) stay whole. */
 
 /* A recording name derived from text the user did not choose as a name (a command's basename, a comm): from
  * its redacted form, so that the file name and the artifact's name field cannot carry a secret either. */
@@ -103,7 +94,7 @@ static bool record_options(int argc, char **argv, struct record_request *rq, str
 	else if (keep < 1 || keep > METRICS_KEEP_MAX)
 		*rc = plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
 	else if (have_cmd && res->dashdash != 0)
-		*rc = fail_shown(EXIT_USAGE, "metrics record: put the command after `--` (plumb metrics record -- %s ...)",
+		*rc = cmd_fail_shown(EXIT_USAGE, "metrics record: put the command after `--` (plumb metrics record -- %s ...)",
 				 res->pos[0]);
 	else if (have_cmd == have_pid)
 		*rc = plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
@@ -163,7 +154,7 @@ static int start_command(struct child *child, const char *const *command, const 
 		free(word);
 		return code;
 	}
-	return fail_shown(EXIT_USAGE, "metrics record: %s", e.msg);
+	return cmd_fail_shown(EXIT_USAGE, "metrics record: %s", e.msg);
 }
 
 /* Waits until the next sample is due, the root has gone (its pidfd, or the command reaped) or a stop signal came.
@@ -459,7 +450,7 @@ static int newest_recording(struct metrics_newest *n, bool quiet_stdout)
 		return cmd_report_redacted(&e);
 	if (!n->found) {
 		int code = n->nbad ? cmd_report_redacted(&n->first_bad)
-				   : fail_shown(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, n->dir);
+				   : cmd_fail_shown(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, n->dir);
 		metrics_newest_release(n);
 		return code;
 	}
@@ -492,7 +483,7 @@ static int named_recording(const char *name, const char *path_arg, struct metric
 	}
 	if (e.code != PLUMB_ENOENT)
 		return cmd_report_redacted(&e);
-	return fail_shown(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT, n->path);
+	return cmd_fail_shown(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT, n->path);
 }
 
 static int cmd_metrics_read(int argc, char **argv)
@@ -518,7 +509,7 @@ static int cmd_metrics_read(int argc, char **argv)
 			       argc, argv, &res, &rc))
 		return rc;
 	if (res.npos > 0) {
-		rc = fail_shown(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
+		rc = cmd_fail_shown(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
 				res.pos[0]);
 		opt_result_release(&res);
 		return rc;
