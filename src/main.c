@@ -1,9 +1,11 @@
 /* main.c — plumb's command table and dispatch (git.c / perf.c style). The dispatcher does the shared work
- * once: --help, the debug gate for commands that sample, and a checked flush of stdout. */
+ * once: the signal handlers that remove temp files, --help, the debug gate for commands that sample, and a
+ * checked flush of stdout. */
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/err.h"
 #include "base/gate.h"
 #include "cmd/cmd.h"
@@ -47,6 +49,7 @@ static int wants_help(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	cleanup_install();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

@@ -1,27 +1,37 @@
-/* atomic.h — files written whole: a temporary file in the target's directory, mode 0600, renamed into
- * place on commit (docs/design.md §3.4). A reader never sees half a file; an abort leaves the old file untouched.
- * The path "-" means standard output (no rename, no mode change). */
+/* atomic.h — the one writer of output files (docs/design.md §3.4). A regular file (or a new one) is written whole to a
+ * temporary file beside it, mode 0600, and renamed into place on commit: a reader never sees half a file, an
+ * abort or a signal leaves the old file untouched and no temp behind. A symlink is followed (through chains;
+ * a dangling link creates its target) and its target is replaced, so the link stays a link. A path that is
+ * not a regular file — a character device, a FIFO, a socket, /dev/stdout — is opened and written directly,
+ * never renamed over, chmod-ed or chown-ed. The path "-" means standard output. */
 #ifndef PLUMB_BASE_ATOMIC_H
 #define PLUMB_BASE_ATOMIC_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "base/err.h"
 
 struct atomic_file {
 	FILE *fp;        /* write through this */
-	char *path;      /* owned */
-	char *tmp_path;  /* owned; NULL for stdout */
+	char *path;      /* owned: the path as the caller gave it (for messages) */
+	char *tmp_path;  /* owned; NULL when written directly (stdout, a device, a FIFO, a socket) */
+	char *target;    /* owned; the file tmp_path is renamed over (path, or where its symlinks lead) */
+	int slot;        /* tmp_path's entry in the signal-cleanup table (base/cleanup.h), -1 if none */
 };
-#define ATOMIC_FILE_INIT { NULL, NULL, NULL }
+#define ATOMIC_FILE_INIT { NULL, NULL, NULL, NULL, -1 }
 
-/* Opens a temporary file beside `path`. On failure fills e (PLUMB_EOUTPUT, with the errno text). */
+/* Opens `path` for writing as above. Before creating a temp file it removes the stale temps of dead plumb
+ * processes in that directory (see atomic_is_temp_name). On failure fills e (PLUMB_EOUTPUT, with the errno
+ * text) and leaves *af empty. */
 enum plumb_err atomic_open(struct atomic_file *af, const char *path, struct perr *e);
-/* Flushes, fsyncs and renames the temporary file over `path`; frees the handle's storage either way.
- * On failure the temporary file is removed and the old file is left as it was. */
+/* Flushes, fsyncs and renames the temporary file over the target (a direct output is flushed and closed);
+ * frees the handle's storage either way. On failure the temporary file is removed and the old file is left
+ * as it was. */
 enum plumb_err atomic_commit(struct atomic_file *af, struct perr *e);
-/* Removes the temporary file; safe on a handle that was never opened. */
+/* Removes the temporary file (a direct output is just closed); safe on a handle that was never opened. */
 void atomic_abort(struct atomic_file *af);
 
 /* The whole cycle for data already in memory. */
@@ -31,7 +41,8 @@ enum plumb_err atomic_write_file(const char *path, const void *data, size_t len,
  * RENAME_NOREPLACE, or a hard link where the file system lacks it). */
 enum plumb_err atomic_write_file_excl(const char *path, const void *data, size_t len, struct perr *e);
 
-/* Checks early (before a long recording) that `path`'s directory accepts a new file; PLUMB_EOUTPUT if not. */
+/* Checks early (before a long recording) that `path` can be written: its directory accepts a new file, or
+ * the special file it names is writable. Opens no FIFO (that would block, and end a reader's input). */
 enum plumb_err atomic_check_writable(const char *path, struct perr *e);
 
 /* atomic_commit without the fsync: the rename still replaces the file whole (a reader sees the old or the new
@@ -39,5 +50,16 @@ enum plumb_err atomic_check_writable(const char *path, struct perr *e);
  * interval (metrics recordings), where an fsync stalled behind other processes' writeback would delay the next
  * sample by up to a second. */
 enum plumb_err atomic_commit_nosync(struct atomic_file *af, struct perr *e);
+
+/* A private scratch file for data gathered during a run that becomes `output` at the end (record's stage
+ * lines): created empty, 0600, named and registered like a temp file of atomic_open — beside output's target,
+ * or in $TMPDIR (else /tmp) when output is written directly. af->tmp_path is its path, af->fp is open on it;
+ * atomic_abort() removes it. */
+enum plumb_err atomic_scratch_open(struct atomic_file *af, const char *output, struct perr *e);
+
+/* Whether a directory entry is a plumb temp file: ".NAME.plumb-tmp.PID.XXXXXX"; stores the writer's PID. Such
+ * a file is removed by a later run only when it is a regular file owned by the same user, its PID is gone and
+ * no process holds its lock. */
+bool atomic_is_temp_name(const char *name, pid_t *pid);
 
 #endif

@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/clock.h"
 #include "base/gate.h"
 #include "base/json_tree.h"
@@ -653,6 +654,7 @@ static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size
 	int sfd = make_temp(samples_path, sizeof samples_path, "samples");
 	if (sfd < 0)
 		return perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary samples file: %s", strerror(errno));
+	int slot = cleanup_add(samples_path); /* a signal that ends plumb removes it too */
 	struct one_run r;
 	launcher_run(&sr->launcher, ci, samples_path, &r);
 	enum plumb_err rc = PLUMB_OK;
@@ -677,6 +679,7 @@ static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size
 	}
 	close(sfd);
 	unlink(samples_path);
+	cleanup_forget(slot);
 	return rc;
 }
 

@@ -13,6 +13,7 @@
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
 #include "base/atomic.h"
+#include "base/cleanup.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/procfs.h"
@@ -27,13 +28,7 @@
 #include "sample/targets.h"
 #include "symbol/symbol.h"
 
-static volatile int stop_requested;
-
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-	stop_requested = 1;
-}
+static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: stop sampling, then write what was sampled */
 
 static const char *const usage_text =
 	"plumb record [options] -- COMMAND [ARGS...]\n"
@@ -330,24 +325,18 @@ int cmd_record(int argc, char **argv)
 		rc = perr_report(&e);
 		goto out;
 	}
-	/* the program's stage lines go to a private temporary file; the stage file is written at the end */
-	char stage_lines[64] = "";
+	/* the program's stage lines go to a private scratch file beside the stage file, written at the end */
+	struct atomic_file stage_lines = ATOMIC_FILE_INIT;
 	if (a.stages) {
-		snprintf(stage_lines, sizeof stage_lines, "/tmp/plumb-stages-XXXXXX");
-		int fd = mkstemp(stage_lines);
-		if (fd < 0) {
-			rc = plumb_fail(EXIT_OUTPUT, "record: cannot create a temporary stage file: %s", strerror(errno));
+		if (atomic_scratch_open(&stage_lines, a.stages, &e)) {
+			rc = perr_report(&e);
 			goto out;
 		}
-		close(fd);
-		opts.stages_path = stage_lines;
+		opts.stages_path = stage_lines.tmp_path;
 	}
 
-	struct sigaction sa = { 0 };
-	sa.sa_handler = on_stop_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
+	cleanup_catch(SIGINT, &stop_requested);
+	cleanup_catch(SIGTERM, &stop_requested);
 	signal(SIGPIPE, SIG_IGN);
 
 	const struct backend *cands[16];
@@ -437,7 +426,7 @@ int cmd_record(int argc, char **argv)
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a.threads;
 	wo.label_flags = a.no_lines ? LABEL_NO_LINES : 0;
-	if (fmt_write_file(prof, a.output, kind, &wo, &e) || write_extras(prof, &a, &res, stage_lines, &e)) {
+	if (fmt_write_file(prof, a.output, kind, &wo, &e) || write_extras(prof, &a, &res, stage_lines.tmp_path, &e)) {
 		rc = perr_report(&e);
 		profile_free(prof);
 		goto out_profile;
@@ -455,8 +444,7 @@ int cmd_record(int argc, char **argv)
 	free(shown);
 	rc = EXIT_DONE;
 out_profile:
-	if (stage_lines[0])
-		unlink(stage_lines);
+	atomic_abort(&stage_lines);
 	profile_free(raw);
 	sbuf_release(&fallback);
 out:
