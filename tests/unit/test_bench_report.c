@@ -223,13 +223,13 @@ static void test_bench_report__artifact_and_catalog_lookup(void **state)
 static void test_bench_report__coverage(void **state)
 {
 	(void)state;
-	struct bench_evidence a, b;
-	artifact(&a, BENCH_TRUST_OPTIMIZED, 10, 1, 6);
-	artifact(&b, BENCH_TRUST_HARNESS, 10, 1, 2);
-	free(b.cases[0].name);
-	b.cases[0].name = strdup("d");
+	struct bench_evidence evs[2]; /* the lookups cache an index in each: not copied, released in place */
+	artifact(&evs[0], BENCH_TRUST_OPTIMIZED, 10, 1, 6);
+	artifact(&evs[1], BENCH_TRUST_HARNESS, 10, 1, 2);
+	free(evs[1].cases[0].name);
+	evs[1].cases[0].name = strdup("d");
 	for (int i = 0; i < 7; i++)
-		assert_true(bench_evidence_add_sample(&b, "d.wall_ms", "latency", "ms", i, i, NULL));
+		assert_true(bench_evidence_add_sample(&evs[1], "d.wall_ms", "latency", "ms", i, i, NULL));
 	struct bench_catalog cat;
 	struct perr e = PERR_INIT;
 	assert_int_equal(bench_catalog_parse("[catalog]\nmin_samples = 5\n"
@@ -240,7 +240,6 @@ static void test_bench_report__coverage(void **state)
 					     "[metric c.unrequired]\ntier = core\n",
 					     "c.ini", &cat, &e),
 			 PLUMB_OK);
-	struct bench_evidence evs[2] = { a, b };
 	struct bench_coverage cov;
 	assert_int_equal(bench_coverage_check(&cat, evs, 2, &cov, &e), PLUMB_OK);
 	static const struct {
@@ -282,8 +281,8 @@ static void test_bench_report__coverage(void **state)
 	assert_string_equal(cov.rows[0].status, "too few samples (2 < 5)");
 	bench_coverage_release(&cov);
 	bench_catalog_release(&cat);
-	bench_evidence_release(&a);
-	bench_evidence_release(&b);
+	bench_evidence_release(&evs[0]);
+	bench_evidence_release(&evs[1]);
 }
 
 static void test_bench_report__slo_and_writers(void **state)
