@@ -253,6 +253,17 @@ bool procfs_alive(pid_t pid)
 	return pid > 0 && procfs_stat_read(pid, 0, &st) && st.state != 'Z' && st.state != 'X';
 }
 
+int procfs_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0); /* a pidfd is always close-on-exec */
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 /* ---- lines ---- */
 
 static bool lines_open(struct procfs_lines *l, const char *path)

@@ -71,6 +71,10 @@ uint64_t procfs_start_time(pid_t pid);
 /* True when pid exists and is neither a zombie nor dead (an exited child of someone else is still "there"
  * for kill(pid, 0)). */
 bool procfs_alive(pid_t pid);
+/* A pidfd of pid (pidfd_open, Linux 5.3): poll() finds it readable once the process has ended, whoever its
+ * parent is, and it cannot name a recycled pid. Close-on-exec; -1 with errno (ENOSYS on an older kernel, when
+ * the caller falls back to polling). */
+int procfs_pidfd(pid_t pid);
 
 /* ---- /proc/PID/status ---- */
 

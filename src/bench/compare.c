@@ -6,6 +6,8 @@
 #include "bench/compare.h"
 
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,25 @@ double bench_unit_ms(const char *unit)
 	if (strcmp(unit, "ns") == 0)
 		return 1e-6;
 	return NAN;
+}
+
+static const char *const rank_names[] = { [BENCH_RANK_BOTTLENECKS] = "bottlenecks",
+					   [BENCH_RANK_REGRESSIONS] = "regressions",
+					   [BENCH_RANK_NAME] = "name" };
+
+bool bench_rank_parse(const char *name, enum bench_rank *rank)
+{
+	for (size_t i = 0; i < sizeof rank_names / sizeof rank_names[0]; i++)
+		if (strcmp(name, rank_names[i]) == 0) {
+			*rank = (enum bench_rank)i;
+			return true;
+		}
+	return false;
+}
+
+const char *bench_rank_name(enum bench_rank rank)
+{
+	return rank_names[rank];
 }
 
 static int verdict_order(const char *v)
@@ -144,12 +165,55 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 		return false;
 	}
 	qsort_r(out->rows, out->n, sizeof *out->rows, cmp_rows, &rank);
+	for (size_t i = 0; i < out->n; i++)
+		if (out->rows[i].core && strcmp(out->rows[i].verdict, BENCH_VERDICT_SLOWER) == 0) {
+			if (!out->regressions++)
+				out->first_regression = &out->rows[i];
+		}
 	return true;
 }
 
 void bench_cmp_release(struct bench_cmp *c)
 {
 	free(c->rows);
-	c->rows = NULL;
-	c->n = 0;
+	memset(c, 0, sizeof *c);
+}
+
+static bool is_harness(const struct bench_evidence *ev)
+{
+	return ev->trust && strcmp(ev->trust, BENCH_TRUST_HARNESS) == 0;
+}
+
+/* warn(ctx, the formatted message); a message that cannot be formatted (out of memory) is dropped. */
+static void cautionf(void (*warn)(void *ctx, const char *msg), void *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void cautionf(void (*warn)(void *ctx, const char *msg), void *ctx, const char *fmt, ...)
+{
+	char *msg;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	warn(ctx, msg);
+	free(msg);
+}
+
+void bench_compare_cautions(const struct bench_evidence *base, const struct bench_evidence *cur,
+			    void (*warn)(void *ctx, const char *msg), void *ctx)
+{
+	if (is_harness(base) || is_harness(cur))
+		cautionf(warn, ctx,
+			 "%s artifact is harness-only (an unoptimized build): treat the verdicts as a harness check, not "
+			 "performance evidence",
+			 is_harness(base) ? "the baseline" : "the current");
+	if (base->suite && cur->suite && strcmp(base->suite, cur->suite) != 0)
+		cautionf(warn, ctx, "the baseline ran suite '%s', the current one '%s'", base->suite, cur->suite);
+	if ((base->cpu_model && cur->cpu_model && strcmp(base->cpu_model, cur->cpu_model) != 0) ||
+	    (base->cores && cur->cores && base->cores != cur->cores))
+		cautionf(warn, ctx,
+			 "measured on different machines (%s, %ld CPUs vs %s, %ld CPUs): differences may be the machine's",
+			 base->cpu_model ? base->cpu_model : "?", base->cores, cur->cpu_model ? cur->cpu_model : "?",
+			 cur->cores);
 }

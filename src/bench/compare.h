@@ -34,9 +34,16 @@ struct bench_cmp_row {
 
 enum bench_rank { BENCH_RANK_BOTTLENECKS, BENCH_RANK_REGRESSIONS, BENCH_RANK_NAME };
 
+/* "bottlenecks", "regressions" or "name" into *rank; false for anything else. */
+bool bench_rank_parse(const char *name, enum bench_rank *rank);
+/* The name of a ranking (what bench_rank_parse reads). */
+const char *bench_rank_name(enum bench_rank rank);
+
 struct bench_cmp {
 	struct bench_cmp_row *rows;
 	size_t n;
+	size_t regressions;                         /* core metrics whose verdict is slower: the gate's count */
+	const struct bench_cmp_row *first_regression; /* the first of them in rank order, or NULL */
 };
 
 /* Compares every metric of either artifact. Ranked: significant regressions first, then `~`/inconclusive, then
@@ -47,6 +54,11 @@ struct bench_cmp {
 bool bench_compare(const struct bench_evidence *base, const struct bench_evidence *cur, const struct bench_catalog *cat,
 		   double threshold_pct, double alpha, enum bench_rank rank, struct bench_cmp *out);
 void bench_cmp_release(struct bench_cmp *c);
+
+/* Calls warn(ctx, message) for each reason to read a comparison with care: an artifact is harness-only, the two
+ * ran different suites, or were measured on different machines (CPU model or count). */
+void bench_compare_cautions(const struct bench_evidence *base, const struct bench_evidence *cur,
+			    void (*warn)(void *ctx, const char *msg), void *ctx);
 
 /* Milliseconds per one of `unit` for time units; NAN for others. */
 double bench_unit_ms(const char *unit);

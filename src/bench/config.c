@@ -3,6 +3,7 @@
 #include "bench/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <ini.h>
 #include <limits.h>
@@ -14,8 +15,10 @@
 
 #include "base/grow.h"
 #include "base/opt.h"
+#include "base/readall.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/str.h"
 
 /* libinih's Debian build makes its options run-time variables: a heap line buffer that grows to 64 KiB (long
  * `run =` lines), stop at the first error, no multi-line continuation (indentation means nothing). */
@@ -31,25 +34,20 @@ static void ini_setup(void)
 
 static enum plumb_err read_text(const char *path, const char *what, char **text, struct perr *e)
 {
-	FILE *f = fopen(path, "r");
-	if (!f) {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		int err = errno;
 		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s %s: %s", what, path,
 				strerror(err));
 	}
-	struct sbuf sb = SBUF_INIT;
-	char buf[8192];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		sbuf_add(&sb, buf, n);
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		sbuf_release(&sb);
+	size_t len;
+	int err = read_fd_whole(fd, 8192, 0, text, &len);
+	close(fd);
+	if (err == ENOMEM)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (err) /* a directory, say */
 		return perr_set(e, PLUMB_EIO, "cannot read %s %s", what, path);
-	}
-	*text = sbuf_detach(&sb, NULL);
-	return *text ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return PLUMB_OK;
 }
 
 /* dir of path, absolute */
@@ -102,6 +100,20 @@ static int fail(struct parse_ctx *cx, const char *fmt, ...)
 	return 0;
 }
 
+/* Out of memory: remembered (the parse fails with PLUMB_ENOMEM, not a line number) and the parse stops. */
+static int oom(struct parse_ctx *cx)
+{
+	cx->oom = true;
+	return fail(cx, "out of memory");
+}
+
+/* The name of a "[PREFIX NAME]" section (spaces after the prefix skipped), or NULL when it is another section. */
+static const char *section_name(const char *section, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strncmp(section, prefix, n) == 0 ? section + n + strspn(section + n, " ") : NULL;
+}
+
 static bool set_str(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *value)
 {
 	if (*slot) {
@@ -109,12 +121,7 @@ static bool set_str(struct parse_ctx *cx, char **slot, const char *section, cons
 		return false;
 	}
 	*slot = strdup(value);
-	if (!*slot) {
-		cx->oom = true;
-		fail(cx, "out of memory");
-		return false;
-	}
-	return true;
+	return *slot || oom(cx);
 }
 
 static bool parse_long(const char *v, long lo, long hi, long *out)
@@ -185,125 +192,123 @@ static struct bench_case *find_or_add_case(struct suite_ctx *sc, const char *nam
 	return c;
 }
 
+/* A word of a list value: skips the separators in seps, returns the word's start (NULL at the end) and its
+ * length; *p moves past it. */
+static const char *next_word(const char **p, const char *seps, size_t *len)
+{
+	*p += strspn(*p, seps);
+	if (!**p)
+		return NULL;
+	const char *w = *p;
+	*len = strcspn(w, seps);
+	*p += *len;
+	return w;
+}
+
+/* Stores value, resolved against dir, in *slot (once); an empty value is an error. */
+static int set_path(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *dir,
+		    const char *value)
+{
+	if (*slot)
+		return fail(cx, "[%s] sets '%s' twice", section, key);
+	if (!*value)
+		return fail(cx, "[%s] %s is empty", section, key);
+	*slot = resolve(dir, value);
+	if (!*slot)
+		return oom(cx);
+	return 1;
+}
+
+/* One key of [suite]. */
+static int suite_key(struct parse_ctx *cx, struct bench_suite *s, const char *key, const char *value)
+{
+	if (strcmp(key, "name") == 0)
+		return set_str(cx, &s->name, "suite", key, value);
+	if (strcmp(key, "repeats") == 0) {
+		if (s->repeats)
+			return fail(cx, "[suite] sets 'repeats' twice");
+		if (!parse_long(value, 1, 1000000, &s->repeats))
+			return fail(cx, "[suite] repeats must be a whole number from 1 to 1000000, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "duration") == 0) {
+		if (s->duration_s > 0)
+			return fail(cx, "[suite] sets 'duration' twice");
+		if (!opt_parse_seconds(value, &s->duration_s) || s->duration_s <= 0)
+			return fail(cx, "[suite] duration must be a positive time like 60s or 10m, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "warmup") == 0) {
+		if (s->warmup >= 0)
+			return fail(cx, "[suite] sets 'warmup' twice");
+		if (!parse_long(value, 0, 1000000, &s->warmup))
+			return fail(cx, "[suite] warmup must be a whole number >= 0, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "catalog") == 0)
+		return set_path(cx, &s->catalog, "suite", key, cx->dir, value);
+	return fail(cx, "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog)", key);
+}
+
+/* `env = KEY=VALUE ...`: one or more words; the key may repeat. */
+static int case_env(struct parse_ctx *cx, struct bench_case *c, const char *section, const char *value)
+{
+	const char *p = value, *w;
+	size_t n;
+	while ((w = next_word(&p, " \t", &n)) != NULL) {
+		const char *eq = memchr(w, '=', n);
+		if (!eq || !valid_env_key(w, (size_t)(eq - w)))
+			return fail(cx, "[%s] env wants KEY=VALUE words, not '%.*s'", section, (int)n, w);
+		if (!REALLOC_ARRAY(c->env, c->nenv + 1) || !(c->env[c->nenv] = strndup(w, n)))
+			return oom(cx);
+		c->nenv++;
+	}
+	return 1;
+}
+
+/* One key of a [case NAME] section. */
+static int case_key(struct parse_ctx *cx, struct bench_case *c, const char *section, const char *key,
+		    const char *value)
+{
+	if (strcmp(key, "run") == 0) {
+		if (!*value)
+			return fail(cx, "[%s] run is empty", section);
+		return set_str(cx, &c->run, section, key, value);
+	}
+	if (strcmp(key, "env") == 0)
+		return case_env(cx, c, section, value);
+	if (strcmp(key, "cwd") == 0)
+		return set_path(cx, &c->cwd, section, key, cx->dir, value);
+	if (strcmp(key, "timeout") == 0) {
+		if (c->timeout_s > 0)
+			return fail(cx, "[%s] sets 'timeout' twice", section);
+		if (!opt_parse_seconds(value, &c->timeout_s) || c->timeout_s <= 0)
+			return fail(cx, "[%s] timeout must be a positive time like 30s, not '%s'", section, value);
+		return 1;
+	}
+	if (strcmp(key, "binary") == 0) {
+		if (!*value) /* said before "twice", as it always was */
+			return fail(cx, "[%s] binary is empty", section);
+		return set_path(cx, &c->binary, section, key, c->cwd ? c->cwd : cx->dir, value);
+	}
+	return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary)", key, section);
+}
+
 static int suite_handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct suite_ctx *sc = user;
 	struct parse_ctx *cx = &sc->cx;
-	struct bench_suite *s = sc->s;
-	if (strcmp(section, "suite") == 0) {
-		if (strcmp(key, "name") == 0)
-			return set_str(cx, &s->name, section, key, value);
-		if (strcmp(key, "repeats") == 0) {
-			if (s->repeats)
-				return fail(cx, "[suite] sets 'repeats' twice");
-			if (!parse_long(value, 1, 1000000, &s->repeats))
-				return fail(cx, "[suite] repeats must be a whole number from 1 to 1000000, not '%s'", value);
-			return 1;
-		}
-		if (strcmp(key, "duration") == 0) {
-			if (s->duration_s > 0)
-				return fail(cx, "[suite] sets 'duration' twice");
-			if (!opt_parse_seconds(value, &s->duration_s) || s->duration_s <= 0)
-				return fail(cx, "[suite] duration must be a positive time like 60s or 10m, not '%s'", value);
-			return 1;
-		}
-		if (strcmp(key, "warmup") == 0) {
-			if (s->warmup >= 0)
-				return fail(cx, "[suite] sets 'warmup' twice");
-			if (!parse_long(value, 0, 1000000, &s->warmup))
-				return fail(cx, "[suite] warmup must be a whole number >= 0, not '%s'", value);
-			return 1;
-		}
-		if (strcmp(key, "catalog") == 0) {
-			if (s->catalog)
-				return fail(cx, "[suite] sets 'catalog' twice");
-			if (!*value)
-				return fail(cx, "[suite] catalog is empty");
-			s->catalog = resolve(cx->dir, value);
-			if (!s->catalog) {
-				cx->oom = true;
-				return fail(cx, "out of memory");
-			}
-			return 1;
-		}
-		return fail(cx, "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog)", key);
-	}
-	if (strncmp(section, "case ", 5) == 0) {
-		const char *name = section + 5;
-		while (*name == ' ')
-			name++;
+	if (strcmp(section, "suite") == 0)
+		return suite_key(cx, sc->s, key, value);
+	const char *name = section_name(section, "case ");
+	if (name) {
 		if (!valid_case_name(name))
 			return fail(cx, "[%s]: a case name is letters, digits, '_' and '-' (metric names are CASE.METRIC)",
 				    section);
 		struct bench_case *c = find_or_add_case(sc, name);
-		if (!c) {
-			cx->oom = true;
-			return fail(cx, "out of memory");
-		}
-		if (strcmp(key, "run") == 0) {
-			if (!*value)
-				return fail(cx, "[%s] run is empty", section);
-			return set_str(cx, &c->run, section, key, value);
-		}
-		if (strcmp(key, "env") == 0) {
-			/* one or more KEY=VALUE words; the key may repeat */
-			const char *p = value;
-			while (*p) {
-				while (*p == ' ' || *p == '\t')
-					p++;
-				if (!*p)
-					break;
-				const char *w = p;
-				while (*p && *p != ' ' && *p != '\t')
-					p++;
-				const char *eq = memchr(w, '=', (size_t)(p - w));
-				if (!eq || !valid_env_key(w, (size_t)(eq - w)))
-					return fail(cx, "[%s] env wants KEY=VALUE words, not '%.*s'", section, (int)(p - w), w);
-				if (!REALLOC_ARRAY(c->env, c->nenv + 1)) {
-					cx->oom = true;
-					return fail(cx, "out of memory");
-				}
-				c->env[c->nenv] = strndup(w, (size_t)(p - w));
-				if (!c->env[c->nenv]) {
-					cx->oom = true;
-					return fail(cx, "out of memory");
-				}
-				c->nenv++;
-			}
-			return 1;
-		}
-		if (strcmp(key, "cwd") == 0) {
-			if (c->cwd)
-				return fail(cx, "[%s] sets 'cwd' twice", section);
-			if (!*value)
-				return fail(cx, "[%s] cwd is empty", section);
-			c->cwd = resolve(cx->dir, value);
-			if (!c->cwd) {
-				cx->oom = true;
-				return fail(cx, "out of memory");
-			}
-			return 1;
-		}
-		if (strcmp(key, "timeout") == 0) {
-			if (c->timeout_s > 0)
-				return fail(cx, "[%s] sets 'timeout' twice", section);
-			if (!opt_parse_seconds(value, &c->timeout_s) || c->timeout_s <= 0)
-				return fail(cx, "[%s] timeout must be a positive time like 30s, not '%s'", section, value);
-			return 1;
-		}
-		if (strcmp(key, "binary") == 0) {
-			if (!*value)
-				return fail(cx, "[%s] binary is empty", section);
-			if (c->binary)
-				return fail(cx, "[%s] sets 'binary' twice", section);
-			c->binary = resolve(c->cwd ? c->cwd : cx->dir, value);
-			if (!c->binary) {
-				cx->oom = true;
-				return fail(cx, "out of memory");
-			}
-			return 1;
-		}
-		return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary)", key, section);
+		if (!c)
+			return oom(cx);
+		return case_key(cx, c, section, key, value);
 	}
 	if (!*section)
 		return fail(cx, "'%s' is outside any section (start with [suite] or [case NAME])", key);
@@ -384,7 +389,7 @@ enum plumb_err bench_suite_parse(const char *text, const char *path, struct benc
 		const char *base = strrchr(path, '/');
 		base = base ? base + 1 : path;
 		size_t n = strlen(base);
-		if (n > 4 && strcmp(base + n - 4, ".ini") == 0)
+		if (n > 4 && str_ends_with(base, ".ini"))
 			n -= 4;
 		s->name = strndup(base, n);
 		if (!s->name) {
@@ -443,108 +448,114 @@ static int set_slo(struct parse_ctx *cx, double *slot, const char *section, cons
 	return 1;
 }
 
+/* One key of [catalog]. */
+static int catalog_key(struct catalog_ctx *cc, const char *key, const char *value)
+{
+	struct parse_ctx *cx = &cc->cx;
+	if (strcmp(key, "schema") == 0) {
+		if (strcmp(value, BENCH_CATALOG_SCHEMA) != 0)
+			return fail(cx, "schema '%s' is not one this build reads (%s)", value, BENCH_CATALOG_SCHEMA);
+		return 1;
+	}
+	if (strcmp(key, "min_samples") == 0) {
+		if (cc->saw_min_samples)
+			return fail(cx, "[catalog] sets 'min_samples' twice");
+		cc->saw_min_samples = true;
+		if (!parse_long(value, 1, 1000000, &cc->c->min_samples))
+			return fail(cx, "[catalog] min_samples must be a whole number >= 1, not '%s'", value);
+		return 1;
+	}
+	return fail(cx, "unknown key '%s' in [catalog] (known: schema, min_samples)", key);
+}
+
+/* set_str of the redacted value. A metric's owner (a source path or seam) and hint are printed by report, compare
+ * and owners: redacted when the catalog is read, so every output of them shows the redacted text
+ * (docs/design.md §3.6). */
+static int set_redacted(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *value)
+{
+	char *red = redact_dup(value);
+	if (!red)
+		return oom(cx);
+	bool ok = set_str(cx, slot, section, key, red);
+	free(red);
+	return ok;
+}
+
+/* `required = SET, SET ...`: the required sets a metric belongs to. */
+static int metric_required(struct parse_ctx *cx, struct bench_metric_def *m, const char *value)
+{
+	const char *p = value, *w;
+	size_t n;
+	while ((w = next_word(&p, " \t,", &n)) != NULL) {
+		if (!REALLOC_ARRAY(m->required, m->nrequired + 1) || !(m->required[m->nrequired] = strndup(w, n)))
+			return oom(cx);
+		m->nrequired++;
+	}
+	return 1;
+}
+
+/* One key of a [metric NAME] section. */
+static int metric_key(struct parse_ctx *cx, struct bench_metric_def *m, const char *section, const char *key,
+		      const char *value)
+{
+	if (strcmp(key, "kind") == 0)
+		return set_str(cx, &m->kind, section, key, value);
+	if (strcmp(key, "unit") == 0)
+		return set_str(cx, &m->unit, section, key, value);
+	if (strcmp(key, "phase") == 0)
+		return set_str(cx, &m->phase, section, key, value);
+	if (strcmp(key, "owner") == 0)
+		return set_redacted(cx, &m->owner, section, key, value);
+	if (strcmp(key, "hint") == 0)
+		return set_redacted(cx, &m->hint, section, key, value);
+	if (strcmp(key, "better") == 0) {
+		if (strcmp(value, "lower") == 0)
+			m->better = BENCH_LOWER_IS_BETTER;
+		else if (strcmp(value, "higher") == 0)
+			m->better = BENCH_HIGHER_IS_BETTER;
+		else
+			return fail(cx, "[%s] better is lower or higher, not '%s'", section, value);
+		return 1;
+	}
+	if (strcmp(key, "tier") == 0) {
+		if (strcmp(value, "core") != 0 && strcmp(value, "drilldown") != 0)
+			return fail(cx, "[%s] tier is core or drilldown, not '%s'", section, value);
+		m->core = strcmp(value, "core") == 0;
+		return 1;
+	}
+	if (strcmp(key, "required") == 0)
+		return metric_required(cx, m, value);
+	if (strcmp(key, "slo_p50") == 0)
+		return set_slo(cx, &m->slo_p50, section, key, value);
+	if (strcmp(key, "slo_p95") == 0)
+		return set_slo(cx, &m->slo_p95, section, key, value);
+	if (strcmp(key, "slo_max") == 0)
+		return set_slo(cx, &m->slo_max, section, key, value);
+	if (strcmp(key, "min_samples") == 0) {
+		if (!parse_long(value, 1, 1000000, &m->min_samples))
+			return fail(cx, "[%s] min_samples must be a whole number >= 1, not '%s'", section, value);
+		return 1;
+	}
+	return fail(cx,
+		    "unknown key '%s' in [%s] (known: kind, unit, better, tier, required, slo_p50, slo_p95, slo_max, "
+		    "phase, owner, hint, min_samples)",
+		    key, section);
+}
+
 static int catalog_handler(void *user, const char *section, const char *key, const char *value)
 {
 	struct catalog_ctx *cc = user;
 	struct parse_ctx *cx = &cc->cx;
-	struct bench_catalog *c = cc->c;
-	if (strcmp(section, "catalog") == 0) {
-		if (strcmp(key, "schema") == 0) {
-			if (strcmp(value, BENCH_CATALOG_SCHEMA) != 0)
-				return fail(cx, "schema '%s' is not one this build reads (%s)", value, BENCH_CATALOG_SCHEMA);
-			return 1;
-		}
-		if (strcmp(key, "min_samples") == 0) {
-			if (cc->saw_min_samples)
-				return fail(cx, "[catalog] sets 'min_samples' twice");
-			cc->saw_min_samples = true;
-			if (!parse_long(value, 1, 1000000, &c->min_samples))
-				return fail(cx, "[catalog] min_samples must be a whole number >= 1, not '%s'", value);
-			return 1;
-		}
-		return fail(cx, "unknown key '%s' in [catalog] (known: schema, min_samples)", key);
-	}
-	if (strncmp(section, "metric ", 7) == 0) {
-		const char *name = section + 7;
-		while (*name == ' ')
-			name++;
+	if (strcmp(section, "catalog") == 0)
+		return catalog_key(cc, key, value);
+	const char *name = section_name(section, "metric ");
+	if (name) {
 		if (!*name || strchr(name, ' '))
 			return fail(cx, "[%s]: a metric name is one word like cold-start.wall_ms", section);
-		struct bench_metric_def *m = find_or_add_metric(c, name);
-		if (!m) {
-			cx->oom = true;
-			return fail(cx, "out of memory");
-		}
-		if (strcmp(key, "kind") == 0)
-			return set_str(cx, &m->kind, section, key, value);
-		if (strcmp(key, "unit") == 0)
-			return set_str(cx, &m->unit, section, key, value);
-		if (strcmp(key, "phase") == 0)
-			return set_str(cx, &m->phase, section, key, value);
-		/* owner (a source path or seam) and hint are printed by report, compare and owners: redacted
-		 * here, when the catalog is read, so every output of them shows the redacted text (docs/design.md §3.6) */
-		if (strcmp(key, "owner") == 0 || strcmp(key, "hint") == 0) {
-			char *red = redact_dup(value);
-			if (!red) {
-				cx->oom = true;
-				return fail(cx, "out of memory");
-			}
-			bool ok = set_str(cx, key[0] == 'o' ? &m->owner : &m->hint, section, key, red);
-			free(red);
-			return ok;
-		}
-		if (strcmp(key, "better") == 0) {
-			if (strcmp(value, "lower") == 0)
-				m->better = BENCH_LOWER_IS_BETTER;
-			else if (strcmp(value, "higher") == 0)
-				m->better = BENCH_HIGHER_IS_BETTER;
-			else
-				return fail(cx, "[%s] better is lower or higher, not '%s'", section, value);
-			return 1;
-		}
-		if (strcmp(key, "tier") == 0) {
-			if (strcmp(value, "core") == 0)
-				m->core = true;
-			else if (strcmp(value, "drilldown") == 0)
-				m->core = false;
-			else
-				return fail(cx, "[%s] tier is core or drilldown, not '%s'", section, value);
-			return 1;
-		}
-		if (strcmp(key, "required") == 0) {
-			const char *p = value;
-			while (*p) {
-				while (*p == ' ' || *p == '\t' || *p == ',')
-					p++;
-				if (!*p)
-					break;
-				const char *w = p;
-				while (*p && *p != ' ' && *p != '\t' && *p != ',')
-					p++;
-				if (!REALLOC_ARRAY(m->required, m->nrequired + 1) ||
-				    !(m->required[m->nrequired] = strndup(w, (size_t)(p - w)))) {
-					cx->oom = true;
-					return fail(cx, "out of memory");
-				}
-				m->nrequired++;
-			}
-			return 1;
-		}
-		if (strcmp(key, "slo_p50") == 0)
-			return set_slo(cx, &m->slo_p50, section, key, value);
-		if (strcmp(key, "slo_p95") == 0)
-			return set_slo(cx, &m->slo_p95, section, key, value);
-		if (strcmp(key, "slo_max") == 0)
-			return set_slo(cx, &m->slo_max, section, key, value);
-		if (strcmp(key, "min_samples") == 0) {
-			if (!parse_long(value, 1, 1000000, &m->min_samples))
-				return fail(cx, "[%s] min_samples must be a whole number >= 1, not '%s'", section, value);
-			return 1;
-		}
-		return fail(cx,
-			    "unknown key '%s' in [%s] (known: kind, unit, better, tier, required, slo_p50, slo_p95, slo_max, "
-			    "phase, owner, hint, min_samples)",
-			    key, section);
+		struct bench_metric_def *m = find_or_add_metric(cc->c, name);
+		if (!m)
+			return oom(cx);
+		return metric_key(cx, m, section, key, value);
 	}
 	if (!*section)
 		return fail(cx, "'%s' is outside any section (start with [metric NAME])", key);

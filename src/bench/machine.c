@@ -21,44 +21,40 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
+#include "base/str.h"
 
-/* First line of a small file, trailing newline removed; false when unreadable. */
+/* First line of a small file (/sys, /proc), trailing newline removed; false when unreadable. */
 static bool read_line(const char *path, char *buf, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	if (!f)
+	if (procfs_read_path(path, buf, len) < 0)
 		return false;
-	bool ok = fgets(buf, (int)len, f) != NULL;
-	fclose(f);
-	if (ok)
-		buf[strcspn(buf, "\n")] = '\0';
-	return ok;
+	buf[strcspn(buf, "\n")] = '\0';
+	return true;
 }
 
+/* The first "model name" (x86) or "Model" (ARM boards, at the end) line of /proc/cpuinfo, whose first 64 KiB
+ * hold it on any machine. */
 static char *cpu_model(void)
 {
-	FILE *f = fopen("/proc/cpuinfo", "r");
-	if (!f)
-		return NULL;
-	char line[512];
+	enum { CAP = 64 * 1024 };
+	char *text = malloc(CAP);
 	char *out = NULL;
-	while (!out && fgets(line, sizeof line, f)) {
-		if (strncmp(line, "model name", 10) == 0 || strncmp(line, "Model", 5) == 0) {
-			char *colon = strchr(line, ':');
-			if (colon) {
-				colon++;
-				while (*colon == ' ' || *colon == '\t')
-					colon++;
-				colon[strcspn(colon, "\n")] = '\0';
-				out = strdup(colon);
-			}
-		}
+	char *line = text && procfs_read_path("/proc/cpuinfo", text, CAP) > 0 ? text : NULL;
+	while (line && !out) {
+		char *end = strchr(line, '\n');
+		if (end)
+			*end = '\0';
+		char *colon = strchr(line, ':');
+		if (colon && (str_starts_with(line, "model name") || str_starts_with(line, "Model")))
+			out = strdup(colon + 1 + strspn(colon + 1, " \t"));
+		line = end ? end + 1 : NULL;
 	}
-	fclose(f);
+	free(text);
 	return out;
 }
 
@@ -342,6 +338,45 @@ char *bench_command_program(const char *command, const char *cwd)
 	return found;
 }
 
+bool bench_suite_programs(const struct bench_suite *s, char ***programs, size_t *n,
+			  void (*unknown)(void *ctx, const struct bench_case *c), void *ctx)
+{
+	char **out = NULL;
+	size_t count = 0, cap = 0;
+	*programs = NULL;
+	*n = 0;
+	for (size_t i = 0; i < s->ncases; i++) {
+		const struct bench_case *c = &s->cases[i];
+		char *p = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
+		if (!p) {
+			unknown(ctx, c);
+			continue;
+		}
+		bool dup = false;
+		for (size_t k = 0; k < count && !dup; k++)
+			dup = strcmp(out[k], p) == 0;
+		if (!dup && !ALLOC_GROW(out, count + 1, cap)) {
+			free(p);
+			bench_programs_free(out, count);
+			return false;
+		}
+		if (dup)
+			free(p);
+		else
+			out[count++] = p;
+	}
+	*programs = out;
+	*n = count;
+	return true;
+}
+
+void bench_programs_free(char **programs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(programs[i]);
+	free(programs);
+}
+
 /* ---- doctor ---- */
 
 static void item(struct bench_doctor *d, enum bench_doctor_level lv, const char *name, const char *fmt, ...)
@@ -439,6 +474,9 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		      const char *const *binaries, size_t nbinaries)
 {
 	d->n = 0;
+	char cwd[PATH_MAX];
+	if (!dir)
+		dir = getcwd(cwd, sizeof cwd) ? cwd : ".";
 	struct statvfs vfs;
 	if (statvfs(dir, &vfs) == 0) {
 		unsigned long long avail = (unsigned long long)vfs.f_bavail * vfs.f_frsize;
@@ -504,6 +542,23 @@ void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long lon
 		     "build", "%s%s", why,
 		     b == BENCH_BUILD_UNOPTIMIZED ? ": its runs are harness-only, never a baseline; rebuild with -O2" : "");
 	}
+}
+
+void bench_doctor_write(FILE *out, const struct bench_doctor *d, size_t nbinaries, size_t *fails, size_t *warns)
+{
+	static const char *const level[] = { [BENCH_DOCTOR_OK] = "ok", [BENCH_DOCTOR_WARN] = "warn",
+					     [BENCH_DOCTOR_FAIL] = "FAIL" };
+	*fails = *warns = 0;
+	for (size_t i = 0; i < d->n; i++) {
+		const struct bench_doctor_item *it = &d->items[i];
+		char *shown = redact_dup(it->detail);
+		fprintf(out, "%-5s %-11s %s\n", level[it->level], it->name, shown ? shown : "?");
+		free(shown);
+		*fails += it->level == BENCH_DOCTOR_FAIL;
+		*warns += it->level == BENCH_DOCTOR_WARN;
+	}
+	if (nbinaries == 0)
+		fprintf(out, "%-5s %-11s %s\n", "-", "build", "no program under test given (--suite SUITE or --binary PATH)");
 }
 
 char *bench_redact_path(const char *path)

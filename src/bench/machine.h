@@ -6,7 +6,9 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
+#include "bench/config.h"
 #include "bench/evidence.h"
 
 /* Fills ev's machine fields (cpu_model, cores, kernel, governor, load) and created. Missing facts stay NULL. */
@@ -32,6 +34,13 @@ int bench_producer_optimized(const char *producer);
  * cwd when it holds a '/', else along PATH. Returns a malloc'd path or NULL (a shell builtin, not found). */
 char *bench_command_program(const char *command, const char *cwd);
 
+/* The programs a suite's cases run (a case's binary, else its command's program), each once, in case order. For a
+ * case whose program cannot be told (a shell builtin, not found), calls unknown(ctx, case). *programs is a
+ * malloc'd array of malloc'd paths (bench_programs_free); false when out of memory. */
+bool bench_suite_programs(const struct bench_suite *s, char ***programs, size_t *n,
+			  void (*unknown)(void *ctx, const struct bench_case *c), void *ctx);
+void bench_programs_free(char **programs, size_t n);
+
 /* Whether an ELF file's dynamic section names a DT_NEEDED library starting with `prefix` ("libplumb.so"). */
 bool bench_binary_needs(const char *path, const char *prefix);
 
@@ -54,10 +63,13 @@ struct bench_doctor {
 	struct bench_doctor_item items[64];
 	size_t n;
 };
-/* Runs the read-only checks: free disk of `dir` against min_free_bytes, load and competing busy processes
- * (sampled over ~0.3 s), CPU governor, perf_event_paranoid and ptrace ability, and for each binary whether it
- * is an optimized build. */
+/* Runs the read-only checks: free disk of `dir` (NULL: the current directory) against min_free_bytes, load and
+ * competing busy processes (sampled over ~0.3 s), CPU governor, perf_event_paranoid and ptrace ability, and for
+ * each binary whether it is an optimized build. */
 void bench_doctor_run(struct bench_doctor *d, const char *dir, unsigned long long min_free_bytes,
 		      const char *const *binaries, size_t nbinaries);
+/* One line per item ("ok    disk        ..."; details redacted here), and a line saying no program was checked
+ * when nbinaries was 0. *fails and *warns count the items of those levels. */
+void bench_doctor_write(FILE *out, const struct bench_doctor *d, size_t nbinaries, size_t *fails, size_t *warns);
 
 #endif

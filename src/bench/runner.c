@@ -14,15 +14,16 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/cleanup.h"
-#include "base/json_tree.h"
 #include "base/clock.h"
+#include "base/gate.h"
+#include "base/json_tree.h"
+#include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
@@ -32,6 +33,76 @@ long bench_repeats_for_duration(double duration_s)
 {
 	double r = ceil(duration_s / BENCH_DURATION_PER_REPEAT_S - 1e-9);
 	return r < 1 ? 1 : (long)r;
+}
+
+void bench_run_policy(const struct bench_suite *s, const struct bench_policy_request *rq, struct bench_run_opts *o)
+{
+	/* the command line's choice first, then the suite's: a count of repeats, or a duration that sets one */
+	const struct {
+		long repeats;
+		double duration_s;
+		const char *repeats_source, *duration_source;
+	} from[] = { { rq->repeats, rq->duration_s, "--repeats", "--duration" },
+		     { s->repeats, s->duration_s, "suite repeats", "suite duration" } };
+	o->repeats = BENCH_DEFAULT_REPEATS;
+	o->duration_s = 0;
+	o->policy_source = "default";
+	for (size_t i = 0; i < 2; i++) {
+		if (from[i].repeats) {
+			o->repeats = from[i].repeats;
+			o->policy_source = from[i].repeats_source;
+			break;
+		}
+		if (from[i].duration_s > 0) {
+			o->repeats = bench_repeats_for_duration(from[i].duration_s);
+			o->duration_s = from[i].duration_s;
+			o->policy_source = from[i].duration_source;
+			break;
+		}
+	}
+	o->warmup = rq->warmup >= 0 ? rq->warmup : s->warmup >= 0 ? s->warmup : BENCH_DEFAULT_WARMUP;
+}
+
+/* Whether a case's result holds a sample of the program's own (CASE.NAME beyond the runner's five). */
+static bool has_own_sample(const struct bench_evidence *ev, const char *case_name)
+{
+	static const char *const runners[] = { "wall_ms", "user_ms", "sys_ms", "cpu_ms", "max_rss_bytes" };
+	size_t prefix = strlen(case_name);
+	for (size_t k = 0; k < ev->nsamples; k++) {
+		const char *n = ev->samples[k].name;
+		if (strncmp(n, case_name, prefix) != 0 || n[prefix] != '.')
+			continue;
+		bool theirs = true;
+		for (size_t i = 0; i < sizeof runners / sizeof runners[0] && theirs; i++)
+			theirs = strcmp(n + prefix + 1, runners[i]) != 0;
+		if (theirs)
+			return true;
+	}
+	return false;
+}
+
+void bench_find_silent_libplumb(const struct bench_suite *s, const struct bench_evidence *ev,
+				void (*silent)(void *ctx, const struct bench_case *c), void *ctx)
+{
+	for (size_t i = 0; i < ev->ncases; i++) {
+		const struct bench_case_result *cr = &ev->cases[i];
+		const struct bench_case *c = NULL;
+		for (size_t k = 0; k < s->ncases && !c; k++)
+			if (strcmp(s->cases[k].name, cr->name) == 0)
+				c = &s->cases[k];
+		if (!c || (cr->status && strcmp(cr->status, "ok") != 0))
+			continue;
+		const char *debug = getenv("PLUMB_DEBUG");
+		for (size_t k = 0; k < c->nenv; k++)
+			if (strncmp(c->env[k], "PLUMB_DEBUG=", 12) == 0)
+				debug = c->env[k] + 12;
+		if (gate_value_enabled(debug) || has_own_sample(ev, cr->name))
+			continue;
+		char *bin = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
+		if (bin && bench_binary_needs(bin, "libplumb.so"))
+			silent(ctx, c);
+		free(bin);
+	}
 }
 
 static volatile sig_atomic_t interrupted;
@@ -174,7 +245,7 @@ static int enter_cwd(void *arg)
  * with a timeout; without one (Linux < 5.3) the run is polled every 5 ms. */
 static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, struct one_run *r)
 {
-	int pidfd = (int)syscall(SYS_pidfd_open, ch->pid, 0);
+	int pidfd = procfs_pidfd(ch->pid);
 	for (;;) {
 		double left = c->timeout_s > 0 ? c->timeout_s - (double)(mono_ns() - t0) / 1e9 : -1;
 		if (c->timeout_s > 0 && left <= 0) {
@@ -415,42 +486,45 @@ static bool set_status(struct bench_case_result *cr, const char *status)
 	return true;
 }
 
-enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_run_opts *o, struct bench_evidence *ev,
-			       struct bench_run_outcome *out, struct perr *e)
+/* The cases the filter selects: sel[i] for each, *nsel of them. PLUMB_EINVAL for a bad filter or none. */
+static enum plumb_err select_cases(const struct bench_suite *s, const char *filter, bool **sel, size_t *nsel,
+				   struct perr *e)
 {
-	memset(out, 0, sizeof *out);
 	regex_t re;
-	if (o->case_filter) {
-		int rc = regcomp(&re, o->case_filter, REG_EXTENDED | REG_NOSUB);
+	if (filter) {
+		int rc = regcomp(&re, filter, REG_EXTENDED | REG_NOSUB);
 		if (rc != 0) {
 			char msg[128];
 			regerror(rc, &re, msg, sizeof msg);
-			return perr_set(e, PLUMB_EINVAL, "--case '%s' is not a regular expression: %s", o->case_filter, msg);
+			return perr_set(e, PLUMB_EINVAL, "--case '%s' is not a regular expression: %s", filter, msg);
 		}
 	}
-	size_t nsel = 0;
-	bool *sel = calloc(s->ncases ? s->ncases : 1, sizeof *sel);
-	if (!sel) {
-		if (o->case_filter)
-			regfree(&re);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	*nsel = 0;
+	*sel = calloc(s->ncases ? s->ncases : 1, sizeof **sel);
+	for (size_t i = 0; *sel && i < s->ncases; i++) {
+		(*sel)[i] = !filter || regexec(&re, s->cases[i].name, 0, NULL, 0) == 0;
+		*nsel += (*sel)[i];
 	}
-	for (size_t i = 0; i < s->ncases; i++) {
-		sel[i] = !o->case_filter || regexec(&re, s->cases[i].name, 0, NULL, 0) == 0;
-		nsel += sel[i];
-	}
-	if (o->case_filter)
+	if (filter)
 		regfree(&re);
-	if (nsel == 0) {
-		free(sel);
-		return perr_set(e, PLUMB_EINVAL, "--case '%s' matches no case of %s", o->case_filter, s->path);
+	if (!*sel)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (*nsel == 0) {
+		free(*sel);
+		*sel = NULL;
+		return perr_set(e, PLUMB_EINVAL, "--case '%s' matches no case of %s", filter, s->path);
 	}
+	return PLUMB_OK;
+}
 
-	bool oom = false;
+/* The artifact's header: suite, policy, machine and git state, and room for nsel cases. */
+static enum plumb_err describe_run(const struct bench_suite *s, const struct bench_run_opts *o, size_t nsel,
+				   struct bench_evidence *ev, struct perr *e)
+{
 	ev->suite = strdup(s->name);
 	ev->suite_path = redact_dup(s->path);
 	/* redacted like every path in the artifact; report and compare find a catalog under the home directory
-	 * again through its home-relative form (cmd/bench.c, load_catalog) */
+	 * again through its home-relative form (bench_catalog_of_artifact) */
 	ev->catalog_path = redacted_or_null(s->catalog);
 	ev->repeats = o->repeats;
 	ev->warmup = o->warmup;
@@ -460,153 +534,175 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 	bench_machine_fill(ev);
 	bench_git_fill(ev, s->dir);
 	ev->cases = calloc(nsel, sizeof *ev->cases);
-	if (!ev->suite || !ev->suite_path || !ev->cases) {
-		free(sel);
+	if (!ev->suite || !ev->suite_path || !ev->cases)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
+	return PLUMB_OK;
+}
 
-	char samples_path[4096], stderr_path[4096];
-	int stderr_fd = make_temp(stderr_path, sizeof stderr_path, "stderr");
-	if (stderr_fd < 0) {
-		free(sel);
+/* A suite run in progress: what bench_run_suite's steps share. */
+struct suite_run {
+	const struct bench_suite *s;
+	const struct bench_run_opts *o;
+	struct bench_evidence *ev;
+	struct bench_run_outcome *out;
+	struct launcher launcher;
+	int stderr_fd;
+	struct sigaction old_int, old_term;
+	bool oom; /* a sample or a status was lost for want of memory */
+};
+
+/* The stderr file, the signal handlers and the launcher. */
+static enum plumb_err run_open(struct suite_run *sr, struct perr *e)
+{
+	char stderr_path[4096];
+	sr->stderr_fd = make_temp(stderr_path, sizeof stderr_path, "stderr");
+	if (sr->stderr_fd < 0)
 		return perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary file in %s: %s (set TMPDIR)",
 				getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
-	}
 	unlink(stderr_path);
-
-	struct sigaction sa = { 0 }, old_int, old_term;
+	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
 	interrupted = 0;
-	sigaction(SIGINT, &sa, &old_int); /* before the launcher forks: it kills a run's group on Ctrl-C too */
-	sigaction(SIGTERM, &sa, &old_term);
-	struct launcher launcher;
-	if (!launcher_start(&launcher, s, stderr_fd)) {
+	sigaction(SIGINT, &sa, &sr->old_int); /* before the launcher forks: it kills a run's group on Ctrl-C too */
+	sigaction(SIGTERM, &sa, &sr->old_term);
+	if (!launcher_start(&sr->launcher, sr->s, sr->stderr_fd)) {
 		int err = errno;
-		close(stderr_fd);
-		sigaction(SIGINT, &old_int, NULL);
-		sigaction(SIGTERM, &old_term, NULL);
-		free(sel);
+		close(sr->stderr_fd);
+		sigaction(SIGINT, &sr->old_int, NULL);
+		sigaction(SIGTERM, &sr->old_term, NULL);
 		return perr_set(e, PLUMB_EIO, "cannot start the launcher process: %s", strerror(err));
 	}
+	return PLUMB_OK;
+}
 
-	enum plumb_err rc = PLUMB_OK;
-	size_t idx = 0;
-	for (size_t ci = 0; ci < s->ncases && !interrupted && rc == PLUMB_OK; ci++) {
-		if (!sel[ci])
-			continue;
-		const struct bench_case *c = &s->cases[ci];
-		struct bench_case_result *cr = &ev->cases[ev->ncases++];
-		if (!describe_case(c, cr)) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			break;
-		}
-		cr->runs = calloc((size_t)o->repeats, sizeof *cr->runs);
-		if (!cr->runs) {
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-			break;
-		}
-		out->cases_run++;
-		long total = o->warmup + o->repeats;
-		for (long k = 0; k < total && !interrupted; k++) {
-			bool warm = k < o->warmup;
-			long run_index = k - o->warmup;
-			if (o->progress)
-				o->progress(o->progress_ctx, c->name, idx, nsel, warm ? k : run_index, warm ? o->warmup : o->repeats,
-					    warm);
-			int sfd = make_temp(samples_path, sizeof samples_path, "samples");
-			if (sfd < 0) {
-				rc = perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary samples file: %s", strerror(errno));
-				break;
-			}
-			int sslot = cleanup_add(samples_path); /* a signal that ends plumb removes it too */
-			struct one_run r;
-			launcher_run(&launcher, ci, samples_path, &r);
-			if (!r.started || r.err[0]) {
-				close(sfd);
-				unlink(samples_path);
-				cleanup_forget(sslot);
-				rc = perr_set(e, PLUMB_EIO, "case %s: %s", c->name, r.err);
-				break;
-			}
-			if (interrupted && !r.timed_out) {
-				close(sfd);
-				unlink(samples_path);
-				cleanup_forget(sslot);
-				break;
-			}
-			bool exited_ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
-			if (!warm) {
-				struct bench_run *run = &cr->runs[cr->nruns++];
-				run->index = run_index;
-				run->timed_out = r.timed_out;
-				run->signal = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
-				run->exit_code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
-			}
-			if (exited_ok && !warm) {
-				struct bench_run *run = &cr->runs[cr->nruns - 1];
-				struct sbuf name = SBUF_INIT;
-				static const struct {
-					const char *metric, *kind, *unit;
-				} own[] = { { "wall_ms", "latency", "ms" },
-					    { "user_ms", "cpu", "ms" },
-					    { "sys_ms", "cpu", "ms" },
-					    { "cpu_ms", "cpu", "ms" },
-					    { "max_rss_bytes", "memory", "bytes" } };
-				/* cpu_ms = user + sys: the kernel splits a task's exact run time into user and sys by
-				 * tick samples (cputime_adjust), so each part is off by up to a tick (4 ms at HZ=250)
-				 * while their sum is exact — the steadiest CPU figure of a short run */
-				double vals[5] = { r.wall_ms, tv_ms(r.ru.ru_utime), tv_ms(r.ru.ru_stime),
-						   tv_ms(r.ru.ru_utime) + tv_ms(r.ru.ru_stime), (double)r.ru.ru_maxrss * 1024.0 };
-				for (int m = 0; m < 5; m++) {
-					sbuf_reset(&name);
-					sbuf_addf(&name, "%s.%s", c->name, own[m].metric);
-					if (name.oom || !bench_evidence_add_sample(ev, name.buf, own[m].kind, own[m].unit, vals[m],
-										   run_index, NULL))
-						oom = true;
-				}
-				sbuf_release(&name);
-				run->bad_sample_lines = collect_samples(ev, c->name, run_index, sfd);
-			}
-			close(sfd);
-			unlink(samples_path);
-			cleanup_forget(sslot);
-			if (!exited_ok) {
-				char what[160];
-				if (r.timed_out)
-					snprintf(what, sizeof what, "timed out after %gs", c->timeout_s);
-				else if (WIFSIGNALED(r.status))
-					snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(r.status),
-						 strsignal(WTERMSIG(r.status)));
-				else
-					snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(r.status));
-				if (!set_status(cr, r.timed_out ? "timed-out" : "failed"))
-					oom = true;
-				if (r.timed_out)
-					out->timed_out++;
-				else
-					out->failed++;
-				if (!out->first_problem[0]) {
-					char *tail = redact_dup(r.stderr_tail);
-					snprintf(out->first_problem, sizeof out->first_problem, "case %s %s in %s run %ld%s%s",
-						 c->name, what, warm ? "warm-up" : "measured", (warm ? k : run_index) + 1,
-						 tail && *tail ? ": " : "", tail ? tail : "");
-					free(tail);
-				}
-				break; /* the rest of this case's runs would fail the same way */
-			}
-		}
-		idx++;
+static void run_close(struct suite_run *sr)
+{
+	launcher_stop(&sr->launcher);
+	close(sr->stderr_fd);
+	sigaction(SIGINT, &sr->old_int, NULL);
+	sigaction(SIGTERM, &sr->old_term, NULL);
+}
+
+/* A measured run that exited 0: the five figures the runner takes itself, then the samples it wrote. */
+static void keep_measures(struct suite_run *sr, const struct bench_case *c, struct bench_run *run,
+			  const struct one_run *r, int samples_fd)
+{
+	static const struct {
+		const char *metric, *kind, *unit;
+	} own[] = { { "wall_ms", "latency", "ms" },
+		    { "user_ms", "cpu", "ms" },
+		    { "sys_ms", "cpu", "ms" },
+		    { "cpu_ms", "cpu", "ms" },
+		    { "max_rss_bytes", "memory", "bytes" } };
+	/* cpu_ms = user + sys: the kernel splits a task's exact run time into user and sys by tick samples
+	 * (cputime_adjust), so each part is off by up to a tick (4 ms at HZ=250) while their sum is exact — the
+	 * steadiest CPU figure of a short run */
+	double vals[5] = { r->wall_ms, tv_ms(r->ru.ru_utime), tv_ms(r->ru.ru_stime),
+			   tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime), (double)r->ru.ru_maxrss * 1024.0 };
+	struct sbuf name = SBUF_INIT;
+	for (int m = 0; m < 5; m++) {
+		sbuf_reset(&name);
+		sbuf_addf(&name, "%s.%s", c->name, own[m].metric);
+		if (name.oom ||
+		    !bench_evidence_add_sample(sr->ev, name.buf, own[m].kind, own[m].unit, vals[m], run->index, NULL))
+			sr->oom = true;
 	}
-	launcher_stop(&launcher);
-	close(stderr_fd);
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
-	out->interrupted = interrupted;
-	free(sel);
-	if (rc == PLUMB_OK && oom)
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-	/* the artifact's trust is its weakest case's */
+	sbuf_release(&name);
+	run->bad_sample_lines = collect_samples(sr->ev, c->name, run->index, samples_fd);
+}
+
+/* A run that did not exit 0: the case's status, the outcome's counts and, for the first, one line on why. */
+static void note_failure(struct suite_run *sr, const struct bench_case *c, struct bench_case_result *cr,
+			 const struct one_run *r, bool warm, long nth)
+{
+	char what[160];
+	if (r->timed_out)
+		snprintf(what, sizeof what, "timed out after %gs", c->timeout_s);
+	else if (WIFSIGNALED(r->status))
+		snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(r->status),
+			 strsignal(WTERMSIG(r->status)));
+	else
+		snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(r->status));
+	if (!set_status(cr, r->timed_out ? "timed-out" : "failed"))
+		sr->oom = true;
+	if (r->timed_out)
+		sr->out->timed_out++;
+	else
+		sr->out->failed++;
+	if (sr->out->first_problem[0])
+		return;
+	char *tail = redact_dup(r->stderr_tail);
+	snprintf(sr->out->first_problem, sizeof sr->out->first_problem, "case %s %s in %s run %ld%s%s", c->name, what,
+		 warm ? "warm-up" : "measured", nth + 1, tail && *tail ? ": " : "", tail ? tail : "");
+	free(tail);
+}
+
+/* Run k of case ci (the warm-up runs first). *go_on turns false when the case stops here: it failed (the rest
+ * of its runs would fail the same way) or plumb was interrupted. */
+static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size_t nsel, struct bench_case_result *cr,
+			       long k, bool *go_on, struct perr *e)
+{
+	const struct bench_case *c = &sr->s->cases[ci];
+	const struct bench_run_opts *o = sr->o;
+	bool warm = k < o->warmup;
+	long run_index = k - o->warmup;
+	*go_on = false;
+	if (o->progress)
+		o->progress(o->progress_ctx, c->name, idx, nsel, warm ? k : run_index, warm ? o->warmup : o->repeats, warm);
+	char samples_path[4096];
+	int sfd = make_temp(samples_path, sizeof samples_path, "samples");
+	if (sfd < 0)
+		return perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary samples file: %s", strerror(errno));
+	int slot = cleanup_add(samples_path); /* a signal that ends plumb removes it too */
+	struct one_run r;
+	launcher_run(&sr->launcher, ci, samples_path, &r);
+	enum plumb_err rc = PLUMB_OK;
+	bool exited_ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
+	if (!r.started || r.err[0]) {
+		rc = perr_set(e, PLUMB_EIO, "case %s: %s", c->name, r.err);
+	} else if (interrupted && !r.timed_out) {
+		/* the run was cut short: nothing of it is kept */
+	} else {
+		if (!warm) {
+			struct bench_run *run = &cr->runs[cr->nruns++];
+			run->index = run_index;
+			run->timed_out = r.timed_out;
+			run->signal = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
+			run->exit_code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+			if (exited_ok)
+				keep_measures(sr, c, run, &r, sfd);
+		}
+		if (!exited_ok)
+			note_failure(sr, c, cr, &r, warm, warm ? k : run_index);
+		*go_on = exited_ok;
+	}
+	close(sfd);
+	unlink(samples_path);
+	cleanup_forget(slot);
+	return rc;
+}
+
+/* Case ci: its record, then its warm-up and measured runs until one fails or plumb is interrupted. */
+static enum plumb_err run_case(struct suite_run *sr, size_t ci, size_t idx, size_t nsel, struct perr *e)
+{
+	struct bench_case_result *cr = &sr->ev->cases[sr->ev->ncases++];
+	if (!describe_case(&sr->s->cases[ci], cr) || !(cr->runs = calloc((size_t)sr->o->repeats, sizeof *cr->runs)))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	sr->out->cases_run++;
+	long total = sr->o->warmup + sr->o->repeats;
+	bool go_on = true;
+	for (long k = 0; k < total && go_on && !interrupted; k++) {
+		enum plumb_err rc = run_step(sr, ci, idx, nsel, cr, k, &go_on, e);
+		if (rc)
+			return rc;
+	}
+	return PLUMB_OK;
+}
+
+/* The artifact's trust is its weakest case's. */
+static void set_trust(struct bench_evidence *ev)
+{
 	const char *trust = BENCH_TRUST_OPTIMIZED;
 	for (size_t i = 0; i < ev->ncases; i++) {
 		const char *t = ev->cases[i].trust ? ev->cases[i].trust : BENCH_TRUST_UNKNOWN;
@@ -617,5 +713,33 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 	}
 	free(ev->trust);
 	ev->trust = strdup(trust);
+}
+
+enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_run_opts *o, struct bench_evidence *ev,
+			       struct bench_run_outcome *out, struct perr *e)
+{
+	memset(out, 0, sizeof *out);
+	bool *sel;
+	size_t nsel;
+	enum plumb_err rc = select_cases(s, o->case_filter, &sel, &nsel, e);
+	if (rc)
+		return rc;
+	struct suite_run sr = { .s = s, .o = o, .ev = ev, .out = out };
+	rc = describe_run(s, o, nsel, ev, e);
+	if (!rc)
+		rc = run_open(&sr, e);
+	if (rc) {
+		free(sel);
+		return rc;
+	}
+	for (size_t ci = 0, idx = 0; ci < s->ncases && !interrupted && rc == PLUMB_OK; ci++)
+		if (sel[ci])
+			rc = run_case(&sr, ci, idx++, nsel, e);
+	run_close(&sr);
+	out->interrupted = interrupted;
+	free(sel);
+	if (rc == PLUMB_OK && sr.oom)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	set_trust(ev);
 	return rc;
 }

@@ -39,11 +39,28 @@ struct bench_run_outcome {
 /* repeats = ceil(duration / 20 s), at least 1. */
 long bench_repeats_for_duration(double duration_s);
 
+/* What the command line asked of the repeat policy (each already checked by the command). */
+struct bench_policy_request {
+	long repeats;      /* --repeats, or 0 */
+	double duration_s; /* --duration, or 0 */
+	long warmup;       /* --warmup, or -1 */
+};
+
+/* Fills o's repeats, duration_s, policy_source and warmup: the command line's, else the suite's, else the
+ * defaults (BENCH_DEFAULT_REPEATS, BENCH_DEFAULT_WARMUP). */
+void bench_run_policy(const struct bench_suite *s, const struct bench_policy_request *rq, struct bench_run_opts *o);
+
 /* Runs the suite's cases (those matching the filter) into ev, which the caller initialized. Machine, git and
  * trust fields are filled too. Returns PLUMB_OK when the artifact is complete enough to write (even if cases
  * failed or timed out: the outcome says so), PLUMB_EINVAL for a bad filter or when no case matches. */
 enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_run_opts *o, struct bench_evidence *ev,
 			       struct bench_run_outcome *out, struct perr *e);
+
+/* Calls silent(ctx, case) for each case that ran fine without writing a sample of its own (beyond the runner's
+ * five) although its program links libplumb and PLUMB_DEBUG was off for it: its plumb_sample() calls wrote nothing
+ * (the runner leaves the switch to the user, docs/design.md §3.1). */
+void bench_find_silent_libplumb(const struct bench_suite *s, const struct bench_evidence *ev,
+				void (*silent)(void *ctx, const struct bench_case *c), void *ctx);
 
 /* Parses one JSON-lines sample (a line of PLUMB_SAMPLES) and adds it to ev as CASE.NAME. False when the line
  * is not a sample object (name string, finite numeric value, optional kind/unit strings and tags object). */

@@ -1,92 +1,50 @@
 /* bench.c — `plumb bench`: run suites into evidence artifacts, report them, compare them with baselines,
  * keep baselines, check coverage against the catalog, show owners, and check the machine (docs/design.md §8).
- * Each sub-command parses its own options; exit codes follow docs/design.md §3.2. */
+ * The work is bench/'s; this file holds each sub-command's options, its messages and its exit codes
+ * (docs/design.md §3.2). */
 #include "cmd/cmd.h"
 
-#include <dirent.h>
-#include <errno.h>
-#include <jansson.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
 #include "base/err.h"
 #include "base/grow.h"
-#include "base/home.h"
-#include "base/gate.h"
 #include "base/opt.h"
-#include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/store.h"
-#include "base/str.h"
+#include "bench/artifact.h"
+#include "bench/baseline.h"
 #include "bench/compare.h"
 #include "bench/config.h"
+#include "bench/coverage.h"
 #include "bench/evidence.h"
 #include "bench/machine.h"
+#include "bench/report.h"
 #include "bench/runner.h"
-#include "bench/stats.h"
 
 /* ---- shared helpers ---- */
 
-static const char *fmt_num(char *buf, size_t len, double v)
-{
-	if (isnan(v))
-		snprintf(buf, len, "-");
-	else if (isinf(v))
-		snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
-	else if (fabs(v) >= 1e9)
-		snprintf(buf, len, "%.4g", v);
-	else if (fabs(v) >= 1e5)
-		snprintf(buf, len, "%.0f", v);
-	else if (fabs(v) >= 100 || v == floor(v))
-		snprintf(buf, len, "%.1f", v);
-	else
-		snprintf(buf, len, "%.3f", v);
-	return buf;
-}
+/* Paths and command lines in messages (a suite or catalog FILE:LINE, an artifact, an output) go through the
+ * redactor: cmd_shown_text, cmd_fail_shown, cmd_report_redacted. */
 
-/* Paths and command lines in messages (a suite or catalog FILE:LINE, an artifact, an output) are printed through
- * the redactor: cmd_shown_text, cmd_report_redacted. */
-
-/* Where an artifact's catalog_path is: the path as written, which is redacted like every path in an artifact.
- * The runner only stores absolute paths, so a relative one is one whose home-directory prefix the redactor
- * dropped: it is looked for under $HOME again. Malloc'd, or NULL when out of memory. */
-static char *artifact_catalog_path(const char *stored)
-{
-	const char *home = getenv("HOME");
-	if (stored[0] == '/' || !home || home[0] != '/')
-		return strdup(stored);
-	struct sbuf sb = SBUF_INIT;
-	sbuf_addf(&sb, "%s%s%s", home, home[strlen(home) - 1] == '/' ? "" : "/", stored);
-	return sbuf_detach(&sb, NULL);
-}
-
-/* Loads the catalog: --catalog when given (missing: exit 3), else the artifact's own when it still exists.
- * Returns an exit code (0 on success); *have says whether one was loaded. */
+/* Loads the catalog for an artifact (bench_catalog_for); says so when the artifact's own is gone. Returns an exit
+ * code (0 on success); *have says whether one was loaded. */
 static int load_catalog(const char *opt_path, const struct bench_evidence *ev, struct bench_catalog *cat, bool *have)
 {
-	*have = false;
 	struct perr e = PERR_INIT;
-	if (!opt_path && !(ev && ev->catalog_path))
-		return EXIT_DONE;
-	char *path = opt_path ? strdup(opt_path) : artifact_catalog_path(ev->catalog_path);
-	if (!path)
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	int rc = EXIT_DONE;
-	if (!opt_path && access(path, R_OK) != 0) /* the stored path is redacted already */
+	enum bench_catalog_source src;
+	*have = false;
+	if (bench_catalog_for(opt_path, ev, cat, &src, &e) != PLUMB_OK)
+		return cmd_report_redacted(&e);
+	if (src == BENCH_CATALOG_GONE) /* the stored path is redacted already */
 		plumb_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)",
 			   ev->catalog_path);
-	else if (bench_catalog_load(path, cat, &e) != PLUMB_OK)
-		rc = cmd_report_redacted(&e);
-	else
-		*have = true;
-	free(path);
-	return rc;
+	*have = src == BENCH_CATALOG_GIVEN || src == BENCH_CATALOG_SUITES;
+	return EXIT_DONE;
 }
 
 #define NO_HOME "cannot find the plumb home (set PLUMB_HOME or HOME)"
@@ -95,43 +53,30 @@ static int load_catalog(const char *opt_path, const struct bench_evidence *ev, s
 static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evidence *ev, char **resolved)
 {
 	struct perr e = PERR_INIT;
-	struct stat st;
 	char *path = NULL;
-	if (stat(arg, &st) == 0 || strchr(arg, '/') || !may_be_baseline ||
-	    (strlen(arg) > 5 && str_ends_with(arg, ".json"))) {
-		path = strdup(arg);
-	} else {
-		if (!store_name_valid(arg)) {
-			char *a = cmd_shown_text(arg);
-			int rc = plumb_fail(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", a);
-			free(a);
-			return rc;
-		}
-		char buf[PATH_MAX];
-		if (store_path(&STORE_BENCH_BASELINES, arg, buf, sizeof buf, &e) != PLUMB_OK)
-			return plumb_fail(EXIT_FAILED, "bench: " NO_HOME);
-		if (!(path = strdup(buf)))
-			return plumb_fail(EXIT_FAILED, "out of memory");
-		if (access(path, F_OK) != 0) {
-			char *shown = redact_dup(path);
-			int rc = plumb_fail(EXIT_MISSING,
-					    "bench: no baseline named '%s' (looked for %s; see `plumb bench baseline list`)", arg,
-					    shown ? shown : path);
-			free(shown);
-			free(path);
-			return rc;
-		}
+	switch (bench_artifact_locate(arg, may_be_baseline, &path)) {
+	case BENCH_BASELINE_OK:
+		break;
+	case BENCH_BASELINE_BAD_NAME:
+		return cmd_fail_shown(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", arg);
+	case BENCH_BASELINE_NO_HOME:
+		return plumb_fail(EXIT_FAILED, "bench: " NO_HOME);
+	case BENCH_BASELINE_MISSING: {
+		char *shown = cmd_shown_text(path);
+		int rc = plumb_fail(EXIT_MISSING, "bench: no baseline named '%s' (looked for %s; see `plumb bench baseline list`)",
+				    arg, shown);
+		free(shown);
+		free(path);
+		return rc;
 	}
-	if (!path)
+	default:
 		return plumb_fail(EXIT_FAILED, "out of memory");
+	}
 	if (bench_evidence_read(path, ev, &e) != PLUMB_OK) {
 		free(path);
 		if (e.code != PLUMB_ENOENT)
 			return cmd_report_redacted(&e);
-		char *msg = cmd_shown_text(e.msg);
-		int rc = plumb_fail(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", msg);
-		free(msg);
-		return rc;
+		return cmd_fail_shown(EXIT_MISSING, "bench: %s (run `plumb bench run SUITE --out FILE` first)", e.msg);
 	}
 	if (resolved)
 		*resolved = path;
@@ -142,160 +87,30 @@ static int load_artifact(const char *arg, bool may_be_baseline, struct bench_evi
 
 /* ---- report ---- */
 
-struct slo_check {
-	const char *stat;
-	double limit, value;
-	bool pass;
-};
-
-static size_t slo_checks(const struct bench_metric_def *d, const struct bench_summary *s, struct slo_check out[3])
-{
-	size_t n = 0;
-	if (!d || s->n == 0)
-		return 0;
-	const struct {
-		const char *stat;
-		double limit, value;
-	} all[] = { { "p50", d->slo_p50, s->p50 }, { "p95", d->slo_p95, s->p95 }, { "max", d->slo_max, s->max } };
-	for (int i = 0; i < 3; i++) {
-		if (isnan(all[i].limit))
-			continue;
-		bool pass = d->better == BENCH_HIGHER_IS_BETTER ? all[i].value >= all[i].limit : all[i].value <= all[i].limit;
-		out[n++] = (struct slo_check){ all[i].stat, all[i].limit, all[i].value, pass };
-	}
-	return n;
-}
-
-static void slo_text(struct sbuf *sb, const struct bench_metric_def *d, const struct slo_check *c, size_t n)
-{
-	if (n == 0) {
-		sbuf_addstr(sb, "-");
-		return;
-	}
-	for (size_t i = 0; i < n; i++) {
-		char lim[32];
-		sbuf_addf(sb, "%s%s %s %s: %s", i ? ", " : "", c[i].stat, d->better == BENCH_HIGHER_IS_BETTER ? ">=" : "<=",
-			  fmt_num(lim, sizeof lim, c[i].limit), c[i].pass ? "pass" : "FAIL");
-	}
-}
-
-static void print_header(FILE *out, const struct bench_evidence *ev, const char *path, bool markdown)
-{
-	char commit[16] = "no git";
-	if (ev->git_commit)
-		snprintf(commit, sizeof commit, "%.12s", ev->git_commit);
-	fprintf(out, "%s%s: suite %s, %s, commit %s%s, trust %s, %ld repeats + %ld warm-up\n", markdown ? "**" : "", path,
-		ev->suite ? ev->suite : "?", ev->created ? ev->created : "?", commit,
-		ev->git_dirty == 1 ? " (dirty)" : "", ev->trust ? ev->trust : "?", ev->repeats, ev->warmup);
-	if (markdown)
-		fputs("**\n\n", out);
-	for (size_t i = 0; i < ev->ncases; i++) {
-		const struct bench_case_result *c = &ev->cases[i];
-		if (c->status && strcmp(c->status, "ok") != 0)
-			fprintf(out, "%scase %s %s\n", markdown ? "- " : "  ", c->name, c->status);
-		if (c->trust && strcmp(c->trust, BENCH_TRUST_HARNESS) == 0)
-			fprintf(out, "%scase %s is harness-only: %s is an unoptimized build\n", markdown ? "- " : "  ", c->name,
-				c->binary ? c->binary : "its program");
-	}
-}
-
 static int report_artifact(const struct bench_evidence *ev, const char *shown, const struct bench_catalog *cat,
-			   bool json, bool markdown)
+			   enum bench_style style)
 {
-	size_t nm;
-	const char **metrics = bench_evidence_metrics(ev, &nm);
-	if (!metrics)
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	struct bench_summary *sum = calloc(nm + 1, sizeof *sum);
-	if (!sum) {
-		free(metrics);
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	}
-	for (size_t i = 0; i < nm; i++) {
-		size_t n;
-		double *v = bench_evidence_values(ev, metrics[i], &n);
-		bool ok = bench_summarize(v, n, &sum[i]);
-		free(v);
-		if (!ok) {
-			free(sum);
-			free(metrics);
-			return plumb_fail(EXIT_FAILED, "out of memory");
-		}
-	}
-	if (json) {
-		json_t *root = json_pack("{s:s, s:s?, s:s?, s:s?}", "schema", "plumb.bench.report.v1", "suite", ev->suite,
-					 "created", ev->created, "trust", ev->trust);
-		json_t *arr = json_array();
-		for (size_t i = 0; i < nm; i++) {
-			const struct bench_sample *f = bench_evidence_first(ev, metrics[i]);
-			const struct bench_metric_def *d = bench_catalog_find(cat, metrics[i]);
-			const struct bench_case_result *c = bench_evidence_case_of(ev, metrics[i]);
-			json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:s?, s:b}", "name",
-					      metrics[i], "kind", f->kind, "unit", f->unit, "count", (json_int_t)sum[i].n, "min",
-					      sum[i].min, "p50", sum[i].p50, "p95", sum[i].p95, "max", sum[i].max, "mean",
-					      sum[i].mean, "cv", sum[i].cv, "trust", c ? c->trust : NULL, "core",
-					      bench_metric_is_core(cat, metrics[i]));
-			struct slo_check sc[3];
-			size_t ns = slo_checks(d, &sum[i], sc);
-			json_t *slos = json_array();
-			for (size_t k = 0; k < ns; k++)
-				json_array_append_new(slos, json_pack("{s:s, s:f, s:f, s:b}", "stat", sc[k].stat, "limit",
-								      sc[k].limit, "value", sc[k].value, "pass", sc[k].pass));
-			json_object_set_new(o, "slo", slos);
-			if (d)
-				json_object_set_new(o, "owner",
-						    json_pack("{s:s?, s:s?, s:s?}", "phase", d->phase, "owner", d->owner, "hint",
-							      d->hint));
-			json_array_append_new(arr, o);
-		}
-		json_object_set_new(root, "metrics", arr);
-		char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
-		json_decref(root);
-		if (!text) {
-			free(sum);
-			free(metrics);
-			return plumb_fail(EXIT_FAILED, "out of memory");
-		}
-		puts(text);
-		free(text);
-	} else {
-		print_header(stdout, ev, shown, markdown);
-		size_t w = strlen("metric");
-		for (size_t i = 0; i < nm; i++)
-			if (strlen(metrics[i]) > w)
-				w = strlen(metrics[i]);
-		if (markdown)
-			printf("| metric | n | min | p50 | p95 | max | mean | CV | unit | SLO |\n"
-			       "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
-		else
-			printf("%-*s %5s %11s %11s %11s %11s %11s %6s  %-6s %s\n", (int)w, "metric", "n", "min", "p50", "p95",
-			       "max", "mean", "cv%", "unit", "slo");
-		for (size_t i = 0; i < nm; i++) {
-			const struct bench_sample *f = bench_evidence_first(ev, metrics[i]);
-			const struct bench_metric_def *d = bench_catalog_find(cat, metrics[i]);
-			struct slo_check sc[3];
-			size_t ns = slo_checks(d, &sum[i], sc);
-			struct sbuf slo = SBUF_INIT;
-			slo_text(&slo, d, sc, ns);
-			char a[32], b[32], c[32], e[32], g[32];
-			if (markdown)
-				printf("| %s | %zu | %s | %s | %s | %s | %s | %.1f%% | %s | %s |\n", metrics[i], sum[i].n,
-				       fmt_num(a, 32, sum[i].min), fmt_num(b, 32, sum[i].p50), fmt_num(c, 32, sum[i].p95),
-				       fmt_num(e, 32, sum[i].max), fmt_num(g, 32, sum[i].mean), sum[i].cv * 100, f->unit,
-				       slo.buf);
-			else
-				printf("%-*s %5zu %11s %11s %11s %11s %11s %6.1f  %-6s %s\n", (int)w, metrics[i], sum[i].n,
-				       fmt_num(a, 32, sum[i].min), fmt_num(b, 32, sum[i].p50), fmt_num(c, 32, sum[i].p95),
-				       fmt_num(e, 32, sum[i].max), fmt_num(g, 32, sum[i].mean), sum[i].cv * 100, f->unit,
-				       slo.buf);
-			sbuf_release(&slo);
-		}
-		if (nm == 0)
-			printf("(no samples)\n");
-	}
-	free(sum);
-	free(metrics);
-	return EXIT_DONE;
+	struct perr e = PERR_INIT;
+	return bench_report_write(stdout, ev, shown, cat, style, &e) == PLUMB_OK ? EXIT_DONE : cmd_report_redacted(&e);
+}
+
+/* Loads an artifact (load_artifact) and its catalog (load_catalog) and reports it, named `shown`. */
+static int report_file(const char *arg, bool may_be_baseline, const char *catalog, const char *shown,
+		       enum bench_style style)
+{
+	struct bench_evidence ev;
+	int rc = load_artifact(arg, may_be_baseline, &ev, NULL);
+	if (rc != EXIT_DONE)
+		return rc;
+	struct bench_catalog cat;
+	bool have;
+	rc = load_catalog(catalog, &ev, &cat, &have);
+	if (rc == EXIT_DONE)
+		rc = report_artifact(&ev, shown, have ? &cat : NULL, style);
+	if (have)
+		bench_catalog_release(&cat);
+	bench_evidence_release(&ev);
+	return rc;
 }
 
 static int sub_report(int argc, char **argv)
@@ -318,21 +133,10 @@ static int sub_report(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench report: give one ARTIFACT (and at most one of --json, --markdown)");
 	}
-	struct bench_evidence ev;
-	rc = load_artifact(res.pos[0], true, &ev, NULL);
-	if (rc == EXIT_DONE) {
-		struct bench_catalog cat;
-		bool have;
-		rc = load_catalog(catalog, &ev, &cat, &have);
-		if (rc == EXIT_DONE) {
-			char *shown = redact_dup(res.pos[0]);
-			rc = report_artifact(&ev, shown ? shown : res.pos[0], have ? &cat : NULL, json, markdown);
-			free(shown);
-		}
-		if (have)
-			bench_catalog_release(&cat);
-		bench_evidence_release(&ev);
-	}
+	char *shown = cmd_shown_text(res.pos[0]);
+	rc = report_file(res.pos[0], true, catalog, shown,
+			 json ? BENCH_STYLE_JSON : markdown ? BENCH_STYLE_MARKDOWN : BENCH_STYLE_TEXT);
+	free(shown);
 	opt_result_release(&res);
 	return rc;
 }
@@ -347,51 +151,22 @@ static void progress(void *ctx, const char *case_name, size_t ci, size_t nc, lon
 	fflush(stderr);
 }
 
-static char *default_out(const char *suite_name)
+static void warn_silent_libplumb(void *ctx, const struct bench_case *c)
 {
-	struct sbuf sb = SBUF_INIT;
-	sbuf_addf(&sb, "%s.evidence.json", suite_name);
-	return sbuf_detach(&sb, NULL);
+	(void)ctx;
+	plumb_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls wrote "
+		   "nothing; add `env = PLUMB_DEBUG=1` to the case",
+		   c->name);
 }
 
-/* A case whose program links libplumb but ran without PLUMB_DEBUG wrote none of its plumb_sample() lines: say
- * so, since nothing else would (the runner leaves the switch to the user, docs/design.md §3.1). */
-static void warn_silent_libplumb(const struct bench_suite *suite, const struct bench_evidence *ev)
-{
-	for (size_t i = 0; i < ev->ncases; i++) {
-		const struct bench_case_result *cr = &ev->cases[i];
-		const struct bench_case *c = NULL;
-		for (size_t k = 0; k < suite->ncases && !c; k++)
-			if (strcmp(suite->cases[k].name, cr->name) == 0)
-				c = &suite->cases[k];
-		if (!c || (cr->status && strcmp(cr->status, "ok") != 0))
-			continue;
-		const char *debug = getenv("PLUMB_DEBUG");
-		for (size_t k = 0; k < c->nenv; k++)
-			if (strncmp(c->env[k], "PLUMB_DEBUG=", 12) == 0)
-				debug = c->env[k] + 12;
-		if (gate_value_enabled(debug))
-			continue;
-		size_t prefix = strlen(cr->name);
-		bool own = false; /* a sample of the program's own, beyond the runner's five */
-		for (size_t k = 0; k < ev->nsamples && !own; k++) {
-			const char *n = ev->samples[k].name;
-			own = strncmp(n, cr->name, prefix) == 0 && n[prefix] == '.' && strcmp(n + prefix, ".wall_ms") &&
-			      strcmp(n + prefix, ".user_ms") && strcmp(n + prefix, ".sys_ms") && strcmp(n + prefix, ".cpu_ms") &&
-			      strcmp(n + prefix, ".max_rss_bytes");
-		}
-		if (own)
-			continue;
-		char *bin = c->binary ? strdup(c->binary) : bench_command_program(c->run, c->cwd);
-		if (bin && bench_binary_needs(bin, "libplumb.so"))
-			plumb_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls "
-				   "wrote nothing; add `env = PLUMB_DEBUG=1` to the case",
-				   c->name);
-		free(bin);
-	}
-}
+/* What `bench run` was asked, once its options are checked. */
+struct run_request {
+	const char *suite, *out, *case_re;
+	struct bench_policy_request policy;
+};
 
-static int sub_run(int argc, char **argv)
+/* The options of `bench run` into rq; false with *rc set when they end the command (--help, a mistake). */
+static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 {
 	const char *case_re = NULL, *duration = NULL, *out = NULL;
 	long repeats = 0, warmup = -1;
@@ -405,133 +180,168 @@ static int sub_run(int argc, char **argv)
 		{ 0 },
 	};
 	struct opt_result res;
-	int rc;
 	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--out ARTIFACT]",
 			       "Runs each case of an INI suite, measures every run (wall, user, sys, peak RSS) and collects "
 			       "the samples it writes to $PLUMB_SAMPLES; writes a plumb.evidence.v1 artifact.",
-			       argc, argv, &res, &rc))
-		return rc;
-	if (res.npos != 1) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench run: give one SUITE file");
-	}
+			       argc, argv, &res, rc))
+		return false;
 	double duration_s = 0;
-	if (duration && (!opt_parse_seconds(duration, &duration_s) || duration_s <= 0)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench run: --duration wants a positive time like 60s or 10m, not '%s'", duration);
-	}
-	if (seen_repeats && duration) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench run: give --repeats or --duration, not both");
-	}
-	if (seen_repeats && (repeats < 1 || repeats > 1000000)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
-	}
-	if (seen_warmup && (warmup < 0 || warmup > 1000000)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
-	}
-	struct bench_suite suite;
+	*rc = EXIT_DONE;
+	if (res.npos != 1)
+		*rc = plumb_fail(EXIT_USAGE, "bench run: give one SUITE file");
+	else if (duration && (!opt_parse_seconds(duration, &duration_s) || duration_s <= 0))
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --duration wants a positive time like 60s or 10m, not '%s'", duration);
+	else if (seen_repeats && duration)
+		*rc = plumb_fail(EXIT_USAGE, "bench run: give --repeats or --duration, not both");
+	else if (seen_repeats && (repeats < 1 || repeats > 1000000))
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
+	else if (seen_warmup && (warmup < 0 || warmup > 1000000))
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
+	else
+		*rq = (struct run_request){ res.pos[0], out, case_re,
+					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1 } };
+	opt_result_release(&res); /* rq points into argv, not into res */
+	return *rc == EXIT_DONE;
+}
+
+/* After the runs: the artifact written, the report of it, the warnings on the evidence, and the exit code. */
+static int run_finish(const struct bench_suite *suite, struct bench_evidence *ev, const struct bench_run_outcome *oc,
+		      const char *out_path, const struct bench_catalog *cat)
+{
 	struct perr e = PERR_INIT;
-	if (bench_suite_load(res.pos[0], &suite, &e) != PLUMB_OK) {
-		opt_result_release(&res);
+	if (oc->interrupted)
+		return plumb_fail(EXIT_FAILED, "bench run: interrupted; nothing written");
+	if (bench_evidence_write(ev, out_path, &e) != PLUMB_OK)
 		return cmd_report_redacted(&e);
-	}
-	struct bench_run_opts ro = { 0 };
-	if (seen_repeats) {
-		ro.repeats = repeats;
-		ro.policy_source = "--repeats";
-	} else if (duration) {
-		ro.repeats = bench_repeats_for_duration(duration_s);
-		ro.duration_s = duration_s;
-		ro.policy_source = "--duration";
-	} else if (suite.repeats) {
-		ro.repeats = suite.repeats;
-		ro.policy_source = "suite repeats";
-	} else if (suite.duration_s > 0) {
-		ro.repeats = bench_repeats_for_duration(suite.duration_s);
-		ro.duration_s = suite.duration_s;
-		ro.policy_source = "suite duration";
-	} else {
-		ro.repeats = BENCH_DEFAULT_REPEATS;
-		ro.policy_source = "default";
-	}
-	ro.warmup = seen_warmup ? warmup : suite.warmup >= 0 ? suite.warmup : BENCH_DEFAULT_WARMUP;
-	ro.case_filter = case_re;
-	if (isatty(STDERR_FILENO))
-		ro.progress = progress;
-	char *out_path = out ? strdup(out) : default_out(suite.name);
-	if (!out_path) {
-		bench_suite_release(&suite);
-		opt_result_release(&res);
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	}
-	struct bench_catalog cat;
-	bool have_cat = false;
-	if (suite.catalog) { /* a broken catalog is found now, not after the runs */
-		if (bench_catalog_load(suite.catalog, &cat, &e) != PLUMB_OK) {
-			free(out_path);
-			bench_suite_release(&suite);
-			opt_result_release(&res);
-			return cmd_report_redacted(&e);
-		}
-		have_cat = true;
-	}
-	if (strcmp(out_path, "-") != 0 && atomic_check_writable(out_path, &e) != PLUMB_OK) {
-		rc = cmd_report_redacted(&e);
-		goto done;
-	}
-	struct bench_evidence ev;
-	bench_evidence_init(&ev);
-	struct bench_run_outcome oc;
-	enum plumb_err err = bench_run_suite(&suite, &ro, &ev, &oc, &e);
-	if (ro.progress)
-		fputs("\r\033[K", stderr);
-	if (err != PLUMB_OK) {
-		rc = cmd_report_redacted(&e);
-		bench_evidence_release(&ev);
-		goto done;
-	}
-	if (oc.interrupted) {
-		rc = plumb_fail(EXIT_FAILED, "bench run: interrupted; nothing written");
-		bench_evidence_release(&ev);
-		goto done;
-	}
-	if (bench_evidence_write(&ev, out_path, &e) != PLUMB_OK) {
-		rc = cmd_report_redacted(&e);
-		bench_evidence_release(&ev);
-		goto done;
-	}
 	if (strcmp(out_path, "-") != 0) {
-		char *shown = redact_dup(out_path);
-		report_artifact(&ev, shown ? shown : out_path, have_cat ? &cat : NULL, false, false);
-		fprintf(stderr, "plumb: wrote %s (%zu samples from %zu case%s, trust %s)\n", shown ? shown : out_path,
-			ev.nsamples, ev.ncases, ev.ncases == 1 ? "" : "s", ev.trust);
+		char *shown = cmd_shown_text(out_path);
+		report_artifact(ev, shown, cat, BENCH_STYLE_TEXT);
+		fprintf(stderr, "plumb: wrote %s (%zu samples from %zu case%s, trust %s)\n", shown, ev->nsamples, ev->ncases,
+			ev->ncases == 1 ? "" : "s", ev->trust);
 		free(shown);
 	}
-	for (size_t i = 0; i < ev.ncases; i++)
-		if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
+	for (size_t i = 0; i < ev->ncases; i++)
+		if (ev->cases[i].trust && strcmp(ev->cases[i].trust, BENCH_TRUST_HARNESS) == 0)
 			plumb_warn("bench run: case %s runs an unoptimized build (%s): harness-only evidence, never a baseline",
-				   ev.cases[i].name, ev.cases[i].binary ? ev.cases[i].binary : "?");
-	warn_silent_libplumb(&suite, &ev);
-	rc = EXIT_DONE;
-	if (oc.timed_out)
-		rc = plumb_fail(EXIT_TIMEOUT, "bench run: %s (recorded in the artifact; %zu case%s timed out)", oc.first_problem,
-				oc.timed_out, oc.timed_out == 1 ? "" : "s");
-	else if (oc.failed)
-		rc = plumb_fail(EXIT_FAILED, "bench run: %s (recorded in the artifact)", oc.first_problem);
+				   ev->cases[i].name, ev->cases[i].binary ? ev->cases[i].binary : "?");
+	bench_find_silent_libplumb(suite, ev, warn_silent_libplumb, NULL);
+	if (oc->timed_out)
+		return plumb_fail(EXIT_TIMEOUT, "bench run: %s (recorded in the artifact; %zu case%s timed out)",
+				  oc->first_problem, oc->timed_out, oc->timed_out == 1 ? "" : "s");
+	if (oc->failed)
+		return plumb_fail(EXIT_FAILED, "bench run: %s (recorded in the artifact)", oc->first_problem);
+	return EXIT_DONE;
+}
+
+/* Runs the suite into out_path, which was found writable. */
+static int run_suite(const struct bench_suite *suite, const struct run_request *rq, const char *out_path,
+		     const struct bench_catalog *cat)
+{
+	struct bench_run_opts ro = { 0 };
+	bench_run_policy(suite, &rq->policy, &ro);
+	ro.case_filter = rq->case_re;
+	if (isatty(STDERR_FILENO))
+		ro.progress = progress;
+	struct bench_evidence ev;
+	struct bench_run_outcome oc;
+	struct perr e = PERR_INIT;
+	bench_evidence_init(&ev);
+	enum plumb_err err = bench_run_suite(suite, &ro, &ev, &oc, &e);
+	if (ro.progress)
+		fputs("\r\033[K", stderr);
+	int rc = err != PLUMB_OK ? cmd_report_redacted(&e) : run_finish(suite, &ev, &oc, out_path, cat);
 	bench_evidence_release(&ev);
-done:
+	return rc;
+}
+
+static int sub_run(int argc, char **argv)
+{
+	struct run_request rq;
+	int rc;
+	if (!run_options(argc, argv, &rq, &rc))
+		return rc;
+	struct bench_suite suite;
+	struct perr e = PERR_INIT;
+	if (bench_suite_load(rq.suite, &suite, &e) != PLUMB_OK)
+		return cmd_report_redacted(&e);
+	struct sbuf out_path = SBUF_INIT;
+	if (rq.out)
+		sbuf_addstr(&out_path, rq.out);
+	else
+		sbuf_addf(&out_path, "%s.evidence.json", suite.name);
+	struct bench_catalog cat;
+	bool have_cat = false;
+	if (out_path.oom) {
+		rc = plumb_fail(EXIT_FAILED, "out of memory");
+	} else if (suite.catalog && bench_catalog_load(suite.catalog, &cat, &e) != PLUMB_OK) {
+		rc = cmd_report_redacted(&e); /* a broken catalog is found now, not after the runs */
+	} else {
+		have_cat = suite.catalog != NULL;
+		if (strcmp(out_path.buf, "-") != 0 && atomic_check_writable(out_path.buf, &e) != PLUMB_OK)
+			rc = cmd_report_redacted(&e);
+		else
+			rc = run_suite(&suite, &rq, out_path.buf, have_cat ? &cat : NULL);
+	}
 	if (have_cat)
 		bench_catalog_release(&cat);
-	free(out_path);
+	sbuf_release(&out_path);
 	bench_suite_release(&suite);
-	opt_result_release(&res);
 	return rc;
 }
 
 /* ---- compare ---- */
+
+static void compare_caution(void *ctx, const char *msg)
+{
+	(void)ctx;
+	plumb_warn("bench compare: %s", msg);
+}
+
+/* The gate of --fail-on-regression: exit 1 naming the first regressed core metric and its owner. */
+static int regression_gate(const struct bench_cmp *cmp)
+{
+	const struct bench_cmp_row *r = cmp->first_regression;
+	char ch[32];
+	snprintf(ch, sizeof ch, "%+.1f%%", r->change_pct);
+	return plumb_fail(EXIT_FAILED, "bench compare: %zu core metric%s regressed (first: %s %s, p = %.2g%s%s)",
+			  cmp->regressions, cmp->regressions == 1 ? "" : "s", r->metric, ch, r->p,
+			  r->def && r->def->owner ? "; owner " : "", r->def && r->def->owner ? r->def->owner : "");
+}
+
+/* Compares the two loaded artifacts and prints the table; v->baseline_file is the baseline's path, unredacted. */
+static int compare_loaded(const struct bench_evidence *base, const struct bench_evidence *cur, const char *catalog,
+			  struct bench_compare_view *v, bool json, bool gate)
+{
+	struct bench_catalog cat;
+	bool have = false;
+	int rc = load_catalog(catalog, cur, &cat, &have);
+	if (rc == EXIT_DONE && !have && !catalog && cur->catalog_path == NULL)
+		rc = load_catalog(NULL, base, &cat, &have);
+	if (rc != EXIT_DONE)
+		return rc;
+	struct bench_cmp cmp = { 0 };
+	struct perr e = PERR_INIT;
+	if (!bench_compare(base, cur, have ? &cat : NULL, v->threshold_pct, v->alpha, v->rank, &cmp)) {
+		rc = plumb_fail(EXIT_FAILED, "out of memory");
+	} else {
+		bench_compare_cautions(base, cur, compare_caution, NULL);
+		struct bench_compare_view shown_view = *v;
+		const char **texts[3] = { &shown_view.baseline_arg, &shown_view.current_arg, &shown_view.baseline_file };
+		char *shown[3];
+		for (int i = 0; i < 3; i++)
+			*texts[i] = shown[i] = cmd_shown_text(*texts[i]);
+		if (bench_compare_write(stdout, &cmp, base, cur, &shown_view, json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT, &e))
+			rc = cmd_report_redacted(&e);
+		else if (gate && cmp.regressions)
+			rc = regression_gate(&cmp);
+		for (int i = 0; i < 3; i++)
+			free(shown[i]);
+	}
+	bench_cmp_release(&cmp);
+	if (have)
+		bench_catalog_release(&cat);
+	return rc;
+}
 
 static int sub_compare(int argc, char **argv)
 {
@@ -557,14 +367,8 @@ static int sub_compare(int argc, char **argv)
 			       "name or a path.",
 			       argc, argv, &res, &rc))
 		return rc;
-	enum bench_rank rank;
-	if (strcmp(rank_s, "bottlenecks") == 0)
-		rank = BENCH_RANK_BOTTLENECKS;
-	else if (strcmp(rank_s, "regressions") == 0)
-		rank = BENCH_RANK_REGRESSIONS;
-	else if (strcmp(rank_s, "name") == 0)
-		rank = BENCH_RANK_NAME;
-	else {
+	struct bench_compare_view v = { .threshold_pct = threshold, .alpha = alpha };
+	if (!bench_rank_parse(rank_s, &v.rank)) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench compare: --rank is bottlenecks, regressions or name, not '%s'", rank_s);
 	}
@@ -573,158 +377,21 @@ static int sub_compare(int argc, char **argv)
 		return plumb_fail(EXIT_USAGE,
 				  "bench compare: give BASELINE and CURRENT (--threshold >= 0, 0 < --alpha < 1)");
 	}
+	v.baseline_arg = res.pos[0];
+	v.current_arg = res.pos[1];
 	struct bench_evidence base, cur;
 	char *base_path = NULL;
 	rc = load_artifact(res.pos[0], true, &base, &base_path);
-	if (rc != EXIT_DONE) {
-		opt_result_release(&res);
-		return rc;
-	}
-	rc = load_artifact(res.pos[1], false, &cur, NULL);
-	if (rc != EXIT_DONE) {
+	if (rc == EXIT_DONE) {
+		rc = load_artifact(res.pos[1], false, &cur, NULL);
+		if (rc == EXIT_DONE) {
+			v.baseline_file = base_path;
+			rc = compare_loaded(&base, &cur, catalog, &v, json, fail_on_regression);
+			bench_evidence_release(&cur);
+		}
 		bench_evidence_release(&base);
 		free(base_path);
-		opt_result_release(&res);
-		return rc;
 	}
-	struct bench_catalog cat;
-	bool have = false;
-	rc = load_catalog(catalog, &cur, &cat, &have);
-	if (rc == EXIT_DONE && !have && !catalog && cur.catalog_path == NULL)
-		rc = load_catalog(NULL, &base, &cat, &have);
-	struct bench_cmp cmp = { 0 };
-	if (rc == EXIT_DONE && !bench_compare(&base, &cur, have ? &cat : NULL, threshold, alpha, rank, &cmp))
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
-	if (rc != EXIT_DONE)
-		goto done;
-	if (strcmp(base.trust ? base.trust : "", BENCH_TRUST_HARNESS) == 0 ||
-	    strcmp(cur.trust ? cur.trust : "", BENCH_TRUST_HARNESS) == 0)
-		plumb_warn("bench compare: %s artifact is harness-only (an unoptimized build): treat the verdicts as a harness "
-			   "check, not performance evidence",
-			   strcmp(base.trust ? base.trust : "", BENCH_TRUST_HARNESS) == 0 ? "the baseline" : "the current");
-	if (base.suite && cur.suite && strcmp(base.suite, cur.suite) != 0)
-		plumb_warn("bench compare: the baseline ran suite '%s', the current one '%s'", base.suite, cur.suite);
-	if ((base.cpu_model && cur.cpu_model && strcmp(base.cpu_model, cur.cpu_model) != 0) ||
-	    (base.cores && cur.cores && base.cores != cur.cores))
-		plumb_warn("bench compare: measured on different machines (%s, %ld CPUs vs %s, %ld CPUs): differences may be "
-			   "the machine's",
-			   base.cpu_model ? base.cpu_model : "?", base.cores, cur.cpu_model ? cur.cpu_model : "?", cur.cores);
-	size_t regressions = 0;
-	const struct bench_cmp_row *first_reg = NULL;
-	for (size_t i = 0; i < cmp.n; i++)
-		if (cmp.rows[i].core && strcmp(cmp.rows[i].verdict, BENCH_VERDICT_SLOWER) == 0) {
-			regressions++;
-			if (!first_reg)
-				first_reg = &cmp.rows[i];
-		}
-	char *shown_base = redact_dup(res.pos[0]), *shown_cur = redact_dup(res.pos[1]);
-	if (!shown_base || !shown_cur) {
-		free(shown_base);
-		free(shown_cur);
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
-		goto done;
-	}
-	if (json) {
-		json_t *root = json_pack("{s:s, s:s, s:s, s:f, s:f, s:s}", "schema", "plumb.bench.compare.v1", "baseline",
-					 shown_base, "current", shown_cur, "threshold_pct", threshold, "alpha", alpha, "rank",
-					 rank_s);
-		json_t *rows = json_array();
-		for (size_t i = 0; i < cmp.n; i++) {
-			const struct bench_cmp_row *r = &cmp.rows[i];
-			json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:I, s:I}", "name", r->metric, "unit", r->unit, "verdict",
-					      r->verdict, "core", r->core, "baseline_count", (json_int_t)r->base.n,
-					      "current_count", (json_int_t)r->cur.n);
-#define NUM(k, v) json_object_set_new(o, k, isfinite(v) ? json_real(v) : json_null())
-			NUM("baseline_p50", r->base.p50);
-			NUM("baseline_p95", r->base.p95);
-			NUM("current_p50", r->cur.p50);
-			NUM("current_p95", r->cur.p95);
-			NUM("change_pct", r->change_pct);
-			NUM("time_added_ms", r->time_added_ms);
-			NUM("p", r->p);
-			NUM("u", r->u);
-#undef NUM
-			json_object_set_new(o, "exact", json_boolean(r->exact));
-			if (r->def)
-				json_object_set_new(o, "owner",
-						    json_pack("{s:s?, s:s?, s:s?}", "phase", r->def->phase, "owner", r->def->owner,
-							      "hint", r->def->hint));
-			json_array_append_new(rows, o);
-		}
-		json_object_set_new(root, "metrics", rows);
-		json_object_set_new(root, "regressions", json_integer((json_int_t)regressions));
-		char *text = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
-		json_decref(root);
-		if (text)
-			puts(text);
-		free(text);
-	} else {
-		char *shown = redact_dup(base_path);
-		char bc[16] = "no git", cc[16] = "no git";
-		if (base.git_commit)
-			snprintf(bc, sizeof bc, "%.12s", base.git_commit);
-		if (cur.git_commit)
-			snprintf(cc, sizeof cc, "%.12s", cur.git_commit);
-		printf("baseline %s (%s, %s%s, trust %s)\ncurrent  %s (%s, %s%s, trust %s)\n", shown ? shown : "?",
-		       base.created ? base.created : "?", bc, base.git_dirty == 1 ? " dirty" : "", base.trust ? base.trust : "?",
-		       shown_cur, cur.created ? cur.created : "?", cc, cur.git_dirty == 1 ? " dirty" : "",
-		       cur.trust ? cur.trust : "?");
-		printf("ranked by %s; verdicts need p < %g and a median change beyond %g%%\n\n", rank_s, alpha, threshold);
-		free(shown);
-		size_t w = strlen("metric");
-		for (size_t i = 0; i < cmp.n; i++)
-			if (strlen(cmp.rows[i].metric) > w)
-				w = strlen(cmp.rows[i].metric);
-		printf("%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", (int)w, "metric", "base p50", "cur p50", "base p95",
-		       "cur p95", "change", "p", "verdict", "owner / next action");
-		for (size_t i = 0; i < cmp.n; i++) {
-			const struct bench_cmp_row *r = &cmp.rows[i];
-			char a[32], b[32], c[32], d[32], ch[32], p[32];
-			if (isfinite(r->change_pct))
-				snprintf(ch, sizeof ch, "%+.1f%%", r->change_pct);
-			else if (isinf(r->change_pct)) /* from a median of zero */
-				snprintf(ch, sizeof ch, "%s", r->change_pct > 0 ? "+inf" : "-inf");
-			else
-				snprintf(ch, sizeof ch, "-");
-			if (isnan(r->p))
-				snprintf(p, sizeof p, "-");
-			else
-				snprintf(p, sizeof p, r->p < 0.0001 ? "%.1e" : "%.4f", r->p);
-			struct sbuf own = SBUF_INIT;
-			if (r->def && (r->def->owner || r->def->phase || r->def->hint)) {
-				if (r->def->owner)
-					sbuf_addstr(&own, r->def->owner);
-				if (r->def->phase)
-					sbuf_addf(&own, "%s(%s)", own.len ? " " : "", r->def->phase);
-				if (r->def->hint)
-					sbuf_addf(&own, "%s%s", own.len ? ": " : "", r->def->hint);
-			} else {
-				sbuf_addstr(&own, "-");
-			}
-			printf("%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", (int)w, r->metric, fmt_num(a, 32, r->base.p50),
-			       fmt_num(b, 32, r->cur.p50), fmt_num(c, 32, r->base.p95), fmt_num(d, 32, r->cur.p95), ch, p,
-			       r->verdict, own.buf);
-			sbuf_release(&own);
-		}
-	}
-	free(shown_base);
-	free(shown_cur);
-	rc = EXIT_DONE;
-	if (fail_on_regression && regressions) {
-		char ch[32];
-		snprintf(ch, sizeof ch, "%+.1f%%", first_reg->change_pct);
-		rc = plumb_fail(EXIT_FAILED, "bench compare: %zu core metric%s regressed (first: %s %s, p = %.2g%s%s)",
-				regressions, regressions == 1 ? "" : "s", first_reg->metric, ch, first_reg->p,
-				first_reg->def && first_reg->def->owner ? "; owner " : "",
-				first_reg->def && first_reg->def->owner ? first_reg->def->owner : "");
-	}
-done:
-	bench_cmp_release(&cmp);
-	if (have)
-		bench_catalog_release(&cat);
-	bench_evidence_release(&base);
-	bench_evidence_release(&cur);
-	free(base_path);
 	opt_result_release(&res);
 	return rc;
 }
@@ -761,39 +428,35 @@ static int baseline_save(int argc, char **argv)
 		opt_result_release(&res);
 		return rc;
 	}
-	if (ev.trust && strcmp(ev.trust, BENCH_TRUST_HARNESS) == 0) {
-		const char *which = "?";
-		for (size_t i = 0; i < ev.ncases; i++)
-			if (ev.cases[i].trust && strcmp(ev.cases[i].trust, BENCH_TRUST_HARNESS) == 0)
-				which = ev.cases[i].name;
+	char path[PATH_MAX];
+	struct perr e = PERR_INIT;
+	const char *which;
+	switch (bench_baseline_save(&ev, name, force, path, sizeof path, &which, &e)) {
+	case BENCH_BASELINE_OK: {
+		char *shown = cmd_shown_text(path);
+		printf("saved baseline %s (%zu samples, suite %s) to %s\n", name, ev.nsamples, ev.suite ? ev.suite : "?",
+		       shown);
+		free(shown);
+		break;
+	}
+	case BENCH_BASELINE_HARNESS: {
 		char *art = cmd_shown_text(res.pos[0]);
 		rc = plumb_fail(EXIT_FAILED,
 				"bench baseline save: %s is harness-only (case %s runs an unoptimized build); rebuild with -O2 "
 				"and rerun: a debug build never counts as a baseline",
-				art, which);
+				art, which ? which : "?");
 		free(art);
-		goto out;
+		break;
 	}
-	char path[PATH_MAX];
-	struct perr e = PERR_INIT;
-	enum plumb_err prc = store_path_for_write(&STORE_BENCH_BASELINES, name, force, path, sizeof path, &e);
-	if (prc == PLUMB_ENOENT) {
+	case BENCH_BASELINE_NO_HOME:
 		rc = plumb_fail(EXIT_FAILED, "bench baseline save: " NO_HOME);
-	} else if (prc == PLUMB_EINVAL && !force && store_exists(&STORE_BENCH_BASELINES, name)) {
+		break;
+	case BENCH_BASELINE_EXISTS:
 		rc = plumb_fail(EXIT_USAGE, "bench baseline save: a baseline named '%s' exists (--force replaces it)", name);
-	} else if (prc) {
+		break;
+	default:
 		rc = cmd_report_redacted(&e);
-	} else {
-		if (bench_evidence_write(&ev, path, &e) != PLUMB_OK) {
-			rc = cmd_report_redacted(&e);
-		} else {
-			char *shown = redact_dup(path);
-			printf("saved baseline %s (%zu samples, suite %s) to %s\n", name, ev.nsamples, ev.suite ? ev.suite : "?",
-			       shown ? shown : path);
-			free(shown);
-		}
 	}
-out:
 	bench_evidence_release(&ev);
 	opt_result_release(&res);
 	return rc;
@@ -807,37 +470,16 @@ static int baseline_list(int argc, char **argv)
 	if (!cmd_parse_options(opts, "plumb bench baseline list", "Lists the saved baselines.", argc, argv, &res, &rc))
 		return rc;
 	opt_result_release(&res);
-	char **names = NULL;
-	size_t n = 0;
-	struct perr le = PERR_INIT;
-	enum plumb_err lrc = store_list(&STORE_BENCH_BASELINES, &names, &n, &le);
-	if (lrc == PLUMB_ENOENT)
+	struct bench_baseline_summary *list;
+	size_t n;
+	struct perr e = PERR_INIT;
+	enum bench_baseline_status st = bench_baseline_list(&list, &n, &e);
+	if (st == BENCH_BASELINE_NO_HOME)
 		return plumb_fail(EXIT_FAILED, "bench baseline list: " NO_HOME);
-	if (lrc)
-		return cmd_report_redacted(&le);
-	if (n == 0)
-		printf("no baselines yet (plumb bench baseline save ARTIFACT --name NAME)\n");
-	else
-		printf("%-32s %-20s %-21s %-12s %-12s %s\n", "name", "suite", "created", "commit", "trust", "samples");
-	for (size_t i = 0; i < n; i++) {
-		char path[PATH_MAX];
-		struct bench_evidence ev;
-		struct perr e = PERR_INIT;
-		if (store_path(&STORE_BENCH_BASELINES, names[i], path, sizeof path, &e) == PLUMB_OK &&
-		    bench_evidence_read(path, &ev, &e) == PLUMB_OK) {
-			char commit[16] = "-";
-			if (ev.git_commit)
-				snprintf(commit, sizeof commit, "%.12s", ev.git_commit);
-			printf("%-32s %-20s %-21s %-12s %-12s %zu\n", names[i], ev.suite ? ev.suite : "?",
-			       ev.created ? ev.created : "?", commit, ev.trust ? ev.trust : "?", ev.nsamples);
-			bench_evidence_release(&ev);
-		} else {
-			char *why = cmd_shown_text(e.msg);
-			printf("%-32s (unreadable: %s)\n", names[i], why);
-			free(why);
-		}
-	}
-	store_list_free(names, n);
+	if (st != BENCH_BASELINE_OK)
+		return cmd_report_redacted(&e);
+	bench_baselines_write(stdout, list, n);
+	bench_baseline_list_free(list, n);
 	return EXIT_DONE;
 }
 
@@ -856,38 +498,30 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 	if (!cmd_parse_options(rm ? rm_opts : show_opts, rm ? "plumb bench baseline rm NAME" : "plumb bench baseline show NAME",
 			       rm ? "Removes a saved baseline." : "Reports a saved baseline.", argc, argv, &res, &rc))
 		return rc;
-	if (res.npos != 1 || !store_name_valid(res.pos[0])) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", rm ? "rm" : "show");
-	}
+	const char *verb = rm ? "rm" : "show";
 	char path[PATH_MAX];
-	struct perr e = PERR_INIT;
-	if (store_path(&STORE_BENCH_BASELINES, res.pos[0], path, sizeof path, &e) != PLUMB_OK) {
+	enum bench_baseline_status st =
+		res.npos == 1 ? bench_baseline_path(res.pos[0], path, sizeof path) : BENCH_BASELINE_BAD_NAME;
+	if (st == BENCH_BASELINE_BAD_NAME) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", verb);
+	}
+	if (st == BENCH_BASELINE_NO_HOME) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_FAILED, "bench baseline: " NO_HOME);
 	}
 	rc = EXIT_DONE;
-	if (access(path, F_OK) != 0) {
+	struct perr e = PERR_INIT;
+	if (st == BENCH_BASELINE_MISSING) {
 		rc = plumb_fail(EXIT_MISSING, "bench baseline %s: no baseline named '%s' (see `plumb bench baseline list`)",
-				rm ? "rm" : "show", res.pos[0]);
+				verb, res.pos[0]);
 	} else if (rm) {
-		if (store_remove(&STORE_BENCH_BASELINES, res.pos[0], &e) != PLUMB_OK)
-			rc = plumb_fail(EXIT_OUTPUT, "bench baseline rm: cannot remove '%s': %s", res.pos[0], strerror(errno));
+		if (bench_baseline_remove(res.pos[0], &e) != BENCH_BASELINE_OK)
+			rc = plumb_fail(EXIT_OUTPUT, "bench baseline rm: %s", e.msg);
 		else
 			printf("removed baseline %s\n", res.pos[0]);
 	} else {
-		struct bench_evidence ev;
-		rc = load_artifact(path, false, &ev, NULL);
-		if (rc == EXIT_DONE) {
-			struct bench_catalog cat;
-			bool have;
-			rc = load_catalog(catalog, &ev, &cat, &have);
-			if (rc == EXIT_DONE)
-				rc = report_artifact(&ev, res.pos[0], have ? &cat : NULL, json, false);
-			if (have)
-				bench_catalog_release(&cat);
-			bench_evidence_release(&ev);
-		}
+		rc = report_file(path, false, catalog, res.pos[0], json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT);
 	}
 	opt_result_release(&res);
 	return rc;
@@ -904,49 +538,51 @@ static int sub_baseline(int argc, char **argv)
 		return baseline_save(argc - 1, argv + 1);
 	if (strcmp(argv[1], "list") == 0)
 		return baseline_list(argc - 1, argv + 1);
-	if (strcmp(argv[1], "show") == 0)
-		return baseline_show_rm(argc - 1, argv + 1, false);
-	if (strcmp(argv[1], "rm") == 0)
-		return baseline_show_rm(argc - 1, argv + 1, true);
+	if (strcmp(argv[1], "show") == 0 || strcmp(argv[1], "rm") == 0)
+		return baseline_show_rm(argc - 1, argv + 1, strcmp(argv[1], "rm") == 0);
 	return plumb_fail(EXIT_USAGE, "bench baseline: '%s' is not save, list, show or rm", argv[1]);
 }
 
 /* ---- coverage ---- */
 
-/* One required metric: the artifact with the most samples of it counts. Prints (or appends to rows) its row. */
-static void coverage_row(const struct bench_catalog *cat, const struct bench_evidence *evs, int nev, const char *name,
-			 const char *sets, json_t *rows, size_t *required, size_t *problems)
+/* Loads the artifacts and the catalog (--catalog, else the first artifact's that is still there), checks them
+ * and prints the table. */
+static int coverage_of(const struct opt_list *artifacts, const char *catalog, bool strict, bool json)
 {
-	size_t best_n = 0;
-	const char *trust = NULL;
-	for (int a = 0; a < nev; a++) {
-		size_t n;
-		double *v = bench_evidence_values(&evs[a], name, &n);
-		free(v);
-		if (n > best_n) {
-			const struct bench_case_result *c = bench_evidence_case_of(&evs[a], name);
-			best_n = n;
-			trust = c && c->trust ? c->trust : BENCH_TRUST_UNKNOWN;
-		}
+	struct bench_evidence *evs = calloc((size_t)artifacts->n, sizeof *evs);
+	int loaded = 0, rc = EXIT_DONE;
+	struct bench_catalog cat;
+	bool have = false;
+	if (!evs)
+		return plumb_fail(EXIT_FAILED, "out of memory");
+	while (loaded < artifacts->n && rc == EXIT_DONE)
+		if ((rc = load_artifact(artifacts->v[loaded], false, &evs[loaded], NULL)) == EXIT_DONE)
+			loaded++;
+	for (int i = 0; i < artifacts->n && !have && rc == EXIT_DONE; i++)
+		rc = load_catalog(catalog, &evs[i], &cat, &have);
+	if (rc == EXIT_DONE && !have)
+		rc = plumb_fail(EXIT_MISSING, "bench coverage: no catalog (give --catalog FILE or set catalog = in the suite)");
+	struct bench_coverage cov = { 0 };
+	struct perr e = PERR_INIT;
+	if (rc == EXIT_DONE && (bench_coverage_check(&cat, evs, (size_t)loaded, &cov, &e) != PLUMB_OK ||
+				bench_coverage_write(stdout, &cov, strict, json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT, &e) !=
+					PLUMB_OK))
+		rc = cmd_report_redacted(&e);
+	if (rc == EXIT_DONE && cov.n == 0) {
+		char *cp = cmd_shown_text(cat.path);
+		plumb_warn("bench coverage: the catalog %s has no metric with required = SETS", cp);
+		free(cp);
 	}
-	long floor_n = bench_metric_min_samples(cat, name);
-	char status[96];
-	if (best_n == 0)
-		snprintf(status, sizeof status, "missing");
-	else if (strcmp(trust, BENCH_TRUST_HARNESS) == 0)
-		snprintf(status, sizeof status, "harness-only (unoptimized build)");
-	else if ((long)best_n < floor_n)
-		snprintf(status, sizeof status, "too few samples (%zu < %ld)", best_n, floor_n);
-	else
-		snprintf(status, sizeof status, "ok");
-	bool ok = strcmp(status, "ok") == 0;
-	(*required)++;
-	*problems += !ok;
-	if (rows)
-		json_array_append_new(rows, json_pack("{s:s, s:s, s:I, s:s?, s:s, s:b}", "name", name, "required_by", sets,
-						      "count", (json_int_t)best_n, "trust", trust, "status", status, "ok", ok));
-	else
-		printf("%-40s %-20s %6zu  %-12s %s\n", name, sets, best_n, trust ? trust : "-", status);
+	if (rc == EXIT_DONE && strict && cov.problems)
+		rc = plumb_fail(EXIT_FAILED, "bench coverage: %zu required metric%s missing or too weakly evidenced",
+				cov.problems, cov.problems == 1 ? " is" : "s are");
+	bench_coverage_release(&cov);
+	if (have)
+		bench_catalog_release(&cat);
+	for (int i = 0; i < loaded; i++)
+		bench_evidence_release(&evs[i]);
+	free(evs);
+	return rc;
 }
 
 static int sub_coverage(int argc, char **argv)
@@ -971,100 +607,11 @@ static int sub_coverage(int argc, char **argv)
 		return rc;
 	}
 	/* positionals are accepted as artifacts too */
-	for (int i = 0; i < res.npos; i++) {
-		if (!REALLOC_ARRAY(artifacts.v, (size_t)artifacts.n + 1))
-			break;
-		artifacts.v[artifacts.n++] = res.pos[i];
-	}
-	if (artifacts.n == 0) {
-		opt_result_release(&res);
-		opt_list_release(&artifacts);
-		return plumb_fail(EXIT_USAGE, "bench coverage: give at least one --artifact A");
-	}
-	struct bench_evidence *evs = calloc((size_t)artifacts.n, sizeof *evs);
-	int loaded = 0;
-	struct bench_catalog cat;
-	bool have = false;
-	if (!evs) {
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
-		goto done;
-	}
-	for (; loaded < artifacts.n; loaded++) {
-		rc = load_artifact(artifacts.v[loaded], false, &evs[loaded], NULL);
-		if (rc != EXIT_DONE)
-			goto done;
-	}
-	for (int i = 0; i < artifacts.n && !have && rc == EXIT_DONE; i++)
-		rc = load_catalog(catalog, &evs[i], &cat, &have);
-	if (rc != EXIT_DONE)
-		goto done;
-	if (!have) {
-		rc = plumb_fail(EXIT_MISSING, "bench coverage: no catalog (give --catalog FILE or set catalog = in the suite)");
-		goto done;
-	}
-	size_t required = 0, problems = 0;
-	json_t *rows = json ? json_array() : NULL;
-	if (!json)
-		printf("%-40s %-20s %6s  %-12s %s\n", "metric", "required by", "n", "trust", "status");
-	for (size_t i = 0; i < cat.n; i++) {
-		const struct bench_metric_def *m = &cat.metrics[i];
-		if (m->nrequired == 0)
-			continue;
-		struct sbuf sets = SBUF_INIT;
-		for (size_t k = 0; k < m->nrequired; k++)
-			sbuf_addf(&sets, "%s%s", k ? "," : "", m->required[k]);
-		if (!strpbrk(m->name, "*?[")) {
-			coverage_row(&cat, evs, artifacts.n, m->name, sets.buf, rows, &required, &problems);
-		} else {
-			/* a pattern requires every metric it matches (that has no exact entry of its own), and at least one */
-			size_t matched = 0;
-			for (int a = 0; a < artifacts.n; a++) {
-				size_t nm;
-				const char **names = bench_evidence_metrics(&evs[a], &nm);
-				for (size_t k = 0; names && k < nm; k++) {
-					if (bench_catalog_find(&cat, names[k]) != m)
-						continue;
-					bool seen = false; /* in an earlier artifact */
-					for (int b = 0; b < a && !seen; b++)
-						seen = bench_evidence_first(&evs[b], names[k]) != NULL;
-					if (seen)
-						continue;
-					matched++;
-					coverage_row(&cat, evs, artifacts.n, names[k], sets.buf, rows, &required, &problems);
-				}
-				free(names);
-			}
-			if (!matched)
-				coverage_row(&cat, evs, artifacts.n, m->name, sets.buf, rows, &required, &problems);
-		}
-		sbuf_release(&sets);
-	}
-	if (json) {
-		json_t *root = json_pack("{s:s, s:b, s:I, s:I, s:o}", "schema", "plumb.bench.coverage.v1", "strict", strict,
-					 "required", (json_int_t)required, "problems", (json_int_t)problems, "metrics", rows);
-		char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
-		json_decref(root);
-		if (text)
-			puts(text);
-		free(text);
-	} else {
-		printf("\n%zu required metric%s, %zu with a problem\n", required, required == 1 ? "" : "s", problems);
-	}
-	rc = EXIT_DONE;
-	if (required == 0) {
-		char *cp = cmd_shown_text(cat.path);
-		plumb_warn("bench coverage: the catalog %s has no metric with required = SETS", cp);
-		free(cp);
-	}
-	if (strict && problems)
-		rc = plumb_fail(EXIT_FAILED, "bench coverage: %zu required metric%s missing or too weakly evidenced", problems,
-				problems == 1 ? " is" : "s are");
-done:
-	if (have)
-		bench_catalog_release(&cat);
-	for (int i = 0; i < loaded; i++)
-		bench_evidence_release(&evs[i]);
-	free(evs);
+	if (res.npos && REALLOC_ARRAY(artifacts.v, (size_t)artifacts.n + (size_t)res.npos))
+		for (int i = 0; i < res.npos; i++)
+			artifacts.v[artifacts.n++] = res.pos[i];
+	rc = artifacts.n ? coverage_of(&artifacts, catalog, strict, json)
+			 : plumb_fail(EXIT_USAGE, "bench coverage: give at least one --artifact A");
 	opt_list_release(&artifacts);
 	opt_result_release(&res);
 	return rc;
@@ -1106,62 +653,48 @@ static int sub_owners(int argc, char **argv)
 		opt_result_release(&res);
 		return cmd_report_redacted(&e);
 	}
-	if (json) {
-		json_t *arr = json_array();
-		for (size_t i = 0; i < cat.n; i++) {
-			const struct bench_metric_def *m = &cat.metrics[i];
-			json_t *req = json_array();
-			for (size_t k = 0; k < m->nrequired; k++)
-				json_array_append_new(req, json_string(m->required[k]));
-			json_t *o = json_pack("{s:s, s:s?, s:s?, s:s, s:s, s:o, s:s?, s:s?, s:s?}", "name", m->name, "kind",
-					      m->kind, "unit", m->unit, "better",
-					      m->better == BENCH_HIGHER_IS_BETTER ? "higher" : "lower", "tier",
-					      m->core ? "core" : "drilldown", "required", req, "phase", m->phase, "owner",
-					      m->owner, "hint", m->hint);
-			json_t *slo = json_object();
-			if (!isnan(m->slo_p50))
-				json_object_set_new(slo, "p50", json_real(m->slo_p50));
-			if (!isnan(m->slo_p95))
-				json_object_set_new(slo, "p95", json_real(m->slo_p95));
-			if (!isnan(m->slo_max))
-				json_object_set_new(slo, "max", json_real(m->slo_max));
-			json_object_set_new(o, "slo", slo);
-			if (m->min_samples)
-				json_object_set_new(o, "min_samples", json_integer(m->min_samples));
-			json_array_append_new(arr, o);
-		}
-		json_t *root = json_pack("{s:s, s:I, s:o}", "schema", BENCH_CATALOG_SCHEMA, "min_samples",
-					 (json_int_t)cat.min_samples, "metrics", arr);
-		char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
-		json_decref(root);
-		if (text)
-			puts(text);
-		free(text);
-	} else {
-		size_t w = strlen("metric"), wp = strlen("phase"), wo = strlen("owner");
-		for (size_t i = 0; i < cat.n; i++) {
-			const struct bench_metric_def *m = &cat.metrics[i];
-			if (strlen(m->name) > w)
-				w = strlen(m->name);
-			if (m->phase && strlen(m->phase) > wp)
-				wp = strlen(m->phase);
-			if (m->owner && strlen(m->owner) > wo)
-				wo = strlen(m->owner);
-		}
-		printf("%-*s %-9s %-*s %-*s %s\n", (int)w, "metric", "tier", (int)wp, "phase", (int)wo, "owner",
-		       "next action");
-		for (size_t i = 0; i < cat.n; i++) {
-			const struct bench_metric_def *m = &cat.metrics[i];
-			printf("%-*s %-9s %-*s %-*s %s\n", (int)w, m->name, m->core ? "core" : "drilldown", (int)wp,
-			       m->phase ? m->phase : "-", (int)wo, m->owner ? m->owner : "-", m->hint ? m->hint : "-");
-		}
-	}
+	enum plumb_err err = bench_owners_write(stdout, &cat, json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT, &e);
+	rc = err ? cmd_report_redacted(&e) : EXIT_DONE;
 	bench_catalog_release(&cat);
 	opt_result_release(&res);
-	return EXIT_DONE;
+	return rc;
 }
 
 /* ---- doctor ---- */
+
+static void doctor_unknown(void *ctx, const struct bench_case *c)
+{
+	(void)ctx;
+	plumb_warn("bench doctor: cannot tell which program case %s runs (set binary = PATH)", c->name);
+}
+
+/* The programs a suite runs (bench_suite_programs), warning about each case whose program cannot be told. */
+static int doctor_suite_programs(const char *suite_path, char ***programs, size_t *n)
+{
+	struct bench_suite suite;
+	struct perr e = PERR_INIT;
+	if (bench_suite_load(suite_path, &suite, &e) != PLUMB_OK)
+		return cmd_report_redacted(&e);
+	bool ok = bench_suite_programs(&suite, programs, n, doctor_unknown, NULL);
+	bench_suite_release(&suite);
+	return ok ? EXIT_DONE : plumb_fail(EXIT_FAILED, "out of memory");
+}
+
+/* Runs the checks on the programs given and prints one line each; exit 1 when one failed. */
+static int doctor_report(unsigned long long min_free, const char *const *programs, size_t np)
+{
+	struct bench_doctor *d = calloc(1, sizeof *d);
+	if (!d)
+		return plumb_fail(EXIT_FAILED, "out of memory");
+	bench_doctor_run(d, NULL, min_free, programs, np);
+	size_t fails, warns;
+	bench_doctor_write(stdout, d, np, &fails, &warns);
+	free(d);
+	if (fails)
+		return plumb_fail(EXIT_FAILED, "bench doctor: %zu check%s failed, %zu warning%s", fails, fails == 1 ? "" : "s",
+				  warns, warns == 1 ? "" : "s");
+	return EXIT_DONE;
+}
 
 static int sub_doctor(int argc, char **argv)
 {
@@ -1188,75 +721,22 @@ static int sub_doctor(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench doctor: takes no arguments (--min-free-bytes N >= 0)");
 	}
-	const char **programs = calloc((size_t)bins.n + 64, sizeof *programs);
-	char **owned = calloc(64, sizeof *owned);
-	size_t np = 0, nowned = 0;
-	struct bench_suite suite = { 0 };
-	bool have_suite = false;
-	if (!programs || !owned) {
+	char **from_suite = NULL;
+	size_t nsuite = 0;
+	const char **programs = NULL;
+	rc = suite_path ? doctor_suite_programs(suite_path, &from_suite, &nsuite) : EXIT_DONE;
+	if (rc == EXIT_DONE && !(programs = calloc((size_t)bins.n + nsuite + 1, sizeof *programs)))
 		rc = plumb_fail(EXIT_FAILED, "out of memory");
-		goto done;
+	if (rc == EXIT_DONE) {
+		size_t np = 0;
+		for (int i = 0; i < bins.n; i++)
+			programs[np++] = bins.v[i];
+		for (size_t i = 0; i < nsuite; i++)
+			programs[np++] = from_suite[i];
+		rc = doctor_report((unsigned long long)min_free, programs, np);
 	}
-	for (int i = 0; i < bins.n; i++)
-		programs[np++] = bins.v[i];
-	if (suite_path) {
-		struct perr e = PERR_INIT;
-		if (bench_suite_load(suite_path, &suite, &e) != PLUMB_OK) {
-			rc = cmd_report_redacted(&e);
-			goto done;
-		}
-		have_suite = true;
-		for (size_t i = 0; i < suite.ncases && nowned < 64; i++) {
-			char *p = suite.cases[i].binary ? strdup(suite.cases[i].binary)
-							: bench_command_program(suite.cases[i].run, suite.cases[i].cwd);
-			if (!p) {
-				plumb_warn("bench doctor: cannot tell which program case %s runs (set binary = PATH)",
-					   suite.cases[i].name);
-				continue;
-			}
-			bool dup = false;
-			for (size_t k = 0; k < nowned && !dup; k++)
-				dup = strcmp(owned[k], p) == 0;
-			if (dup) {
-				free(p);
-				continue;
-			}
-			owned[nowned++] = p;
-			programs[np++] = p;
-		}
-	}
-	char cwd[PATH_MAX];
-	if (!getcwd(cwd, sizeof cwd))
-		snprintf(cwd, sizeof cwd, ".");
-	struct bench_doctor *d = calloc(1, sizeof *d);
-	if (!d) {
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
-		goto done;
-	}
-	bench_doctor_run(d, cwd, (unsigned long long)min_free, programs, np);
-	size_t fails = 0, warns = 0;
-	for (size_t i = 0; i < d->n; i++) {
-		const struct bench_doctor_item *it = &d->items[i];
-		char *shown = redact_dup(it->detail);
-		printf("%-5s %-11s %s\n", it->level == BENCH_DOCTOR_OK ? "ok" : it->level == BENCH_DOCTOR_WARN ? "warn" : "FAIL",
-		       it->name, shown ? shown : it->detail);
-		free(shown);
-		fails += it->level == BENCH_DOCTOR_FAIL;
-		warns += it->level == BENCH_DOCTOR_WARN;
-	}
-	if (np == 0)
-		printf("%-5s %-11s %s\n", "-", "build", "no program under test given (--suite SUITE or --binary PATH)");
-	free(d);
-	rc = fails ? plumb_fail(EXIT_FAILED, "bench doctor: %zu check%s failed, %zu warning%s", fails, fails == 1 ? "" : "s",
-				warns, warns == 1 ? "" : "s")
-		   : EXIT_DONE;
-done:
-	for (size_t i = 0; i < nowned; i++)
-		free(owned[i]);
-	free(owned);
 	free(programs);
-	if (have_suite)
-		bench_suite_release(&suite);
+	bench_programs_free(from_suite, nsuite);
 	opt_list_release(&bins);
 	opt_result_release(&res);
 	return rc;

@@ -44,5 +44,7 @@ char *cmd_shown_text(const char *s);
 /* perr_report() of a message that may name a path or a command: redacted first. Returns the exit code. */
 struct perr;
 int cmd_report_redacted(struct perr *e);
+/* plumb_fail(exit_code, fmt, text) with text redacted first; fmt holds one %s, for it. */
+int cmd_fail_shown(int exit_code, const char *fmt, const char *text);
 
 #endif

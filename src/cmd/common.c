@@ -53,6 +53,14 @@ int cmd_report_redacted(struct perr *e)
 	return perr_report(e);
 }
 
+int cmd_fail_shown(int exit_code, const char *fmt, const char *text)
+{
+	char *shown = cmd_shown_text(text);
+	int rc = plumb_fail(exit_code, fmt, shown);
+	free(shown);
+	return rc;
+}
+
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro)
 {
 	ro->pid = c->pid;

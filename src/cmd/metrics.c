@@ -10,15 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "base/atomic.h"
 #include "base/clock.h"
 #include "base/err.h"
-#include "base/grow.h"
 #include "base/opt.h"
 #include "base/procfs.h"
 #include "base/redact.h"
@@ -32,8 +29,8 @@
 
 /* Every path and command word this command prints goes through the redactor (docs/design.md §3.6): the recording's
  * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
- * made where the text is printed (cmd_shown_text, cmd_report_redacted); the values the command works with
- * (paths it opens) stay whole. */
+ * made where the text is printed (cmd_shown_text, cmd_fail_shown, cmd_report_redacted); the values the command
+ * works with (paths it opens) stay whole. */
 
 /* A recording name derived from text the user did not choose as a name (a command's basename, a comm): from
  * its redacted form, so that the file name and the artifact's name field cannot carry a secret either. */
@@ -58,18 +55,18 @@ static void on_child(int sig)
 	(void)sig; /* only wakes ppoll */
 }
 
-static int pidfd_open_compat(pid_t pid)
-{
-#ifdef SYS_pidfd_open
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-#else
-	(void)pid;
-	errno = ENOSYS;
-	return -1;
-#endif
-}
+/* What `metrics record` was asked, once its options are checked. */
+struct record_request {
+	double every;
+	long keep;
+	pid_t pid;                          /* --pid, or 0 with a command */
+	const char *const *command;         /* the command after `--` (NULL-terminated, in res.pos), or NULL */
+	char name[STORE_NAME_MAX + 1];      /* --name, else the program's (redacted) name */
+};
 
-static int cmd_metrics_record(int argc, char **argv)
+/* The options of `metrics record` into rq; false with *rc set when they end the command (--help, a mistake).
+ * rq->command points into res, which the caller releases after the command has started. */
+static bool record_options(int argc, char **argv, struct record_request *rq, struct opt_result *res, int *rc)
 {
 	const char *every_arg = NULL, *name = NULL;
 	long keep = METRICS_DEFAULT_KEEP, pid_arg = 0;
@@ -82,146 +79,121 @@ static int cmd_metrics_record(int argc, char **argv)
 		{ "pid", 'p', OPT_INT, &pid_arg, "PID", "record this running process and its children", &have_pid },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
-	struct opt_result res;
-	int rc;
 	if (!cmd_parse_options(opts, "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
 			       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
 			       "into a bounded recording that `plumb metrics` reads.",
-			       argc, argv, &res, &rc))
-		return rc;
-	double every = METRICS_DEFAULT_EVERY;
-	if (every_arg && (!opt_parse_seconds(every_arg, &every) || every < METRICS_EVERY_MIN || every > METRICS_EVERY_MAX)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
-				  METRICS_EVERY_MIN, METRICS_EVERY_MAX, every_arg);
+			       argc, argv, res, rc))
+		return false;
+	rq->every = METRICS_DEFAULT_EVERY;
+	bool have_cmd = res->npos > 0;
+	*rc = EXIT_DONE;
+	if (every_arg &&
+	    (!opt_parse_seconds(every_arg, &rq->every) || rq->every < METRICS_EVERY_MIN || rq->every > METRICS_EVERY_MAX))
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
+				 METRICS_EVERY_MIN, METRICS_EVERY_MAX, every_arg);
+	else if (keep < 1 || keep > METRICS_KEEP_MAX)
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
+	else if (have_cmd && res->dashdash != 0)
+		*rc = cmd_fail_shown(EXIT_USAGE, "metrics record: put the command after `--` (plumb metrics record -- %s ...)",
+				 res->pos[0]);
+	else if (have_cmd == have_pid)
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
+	else if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !procfs_alive((pid_t)pid_arg)))
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
+	else if (name && !store_name_valid(name))
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
+				 name);
+	if (*rc != EXIT_DONE) {
+		opt_result_release(res);
+		return false;
 	}
-	if (keep < 1 || keep > METRICS_KEEP_MAX) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
-	}
-	bool have_cmd = res.npos > 0;
-	if (have_cmd && res.dashdash != 0) {
-		char *word = cmd_shown_text(res.pos[0]);
-		opt_result_release(&res);
-		int code = plumb_fail(EXIT_USAGE,
-				      "metrics record: put the command after `--` (plumb metrics record -- %s ...)", word);
-		free(word);
-		return code;
-	}
-	if (have_cmd == have_pid) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: give either --pid PID or -- COMMAND... (see --help)");
-	}
-	if (have_pid && (pid_arg <= 0 || pid_arg > INT_MAX || !procfs_alive((pid_t)pid_arg))) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "metrics record: no running process with pid %ld", pid_arg);
-	}
-
-	char file_name[STORE_NAME_MAX + 1];
+	rq->keep = keep;
+	rq->pid = have_pid ? (pid_t)pid_arg : 0;
+	rq->command = have_cmd ? (const char *const *)res->pos : NULL; /* calloc'd with argc + 1 slots */
 	if (name) {
-		if (!store_name_valid(name)) {
-			opt_result_release(&res);
-			return plumb_fail(EXIT_USAGE,
-					  "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
-					  name);
-		}
-		snprintf(file_name, sizeof file_name, "%s", name);
+		snprintf(rq->name, sizeof rq->name, "%s", name);
 	} else if (have_cmd) {
-		const char *base = strrchr(res.pos[0], '/');
-		name_from_redacted(base ? base + 1 : res.pos[0], file_name, sizeof file_name);
+		const char *base = strrchr(res->pos[0], '/');
+		name_from_redacted(base ? base + 1 : res->pos[0], rq->name, sizeof rq->name);
 	} else {
 		struct procfs_stat st;
-		name_from_redacted(procfs_stat_read((pid_t)pid_arg, 0, &st) ? st.comm : "process", file_name,
-				   sizeof file_name);
+		name_from_redacted(procfs_stat_read(rq->pid, 0, &st) ? st.comm : "process", rq->name, sizeof rq->name);
 	}
+	return true;
+}
 
-	struct perr e = PERR_INIT;
-	char path[PATH_MAX];
-	/* a recording of the same name is replaced, as it always was (force) */
-	if (store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e) ||
-	    atomic_check_writable(path, &e)) {
-		opt_result_release(&res);
-		return cmd_report_redacted(&e);
-	}
-	char *path_shown = cmd_shown_text(path);
-
-	/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks */
+/* SIGINT/SIGTERM/SIGCHLD are blocked except while waiting, so none is lost between checks; *orig is the mask
+ * to wait with (and to give the command). */
+static void block_signals(sigset_t *orig)
+{
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_stop;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sa.sa_handler = on_child;
 	sigaction(SIGCHLD, &sa, NULL);
-	sigset_t block, orig;
+	sigset_t block;
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
 	sigaddset(&block, SIGTERM);
 	sigaddset(&block, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigprocmask(SIG_BLOCK, &block, orig);
+}
 
-	pid_t root = (pid_t)pid_arg;
-	struct child child = CHILD_INIT;
-	if (have_cmd) {
-		/* res.pos is NULL-terminated: calloc'd with argc + 1 slots */
-		child.argv = (const char *const *)res.pos;
-		child.sigmask = &orig; /* not the one blocking SIGINT/SIGTERM/SIGCHLD here */
-		struct perr se = PERR_INIT;
-		if (child_start(&child, &se) != PLUMB_OK) {
-			sigprocmask(SIG_SETMASK, &orig, NULL);
-			char *word = cmd_shown_text(child.exec_errno ? res.pos[0] : se.msg);
-			int code = child.exec_errno ? plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word,
-								 strerror(child.exec_errno))
-						    : plumb_fail(EXIT_USAGE, "metrics record: %s", word);
-			free(word);
-			free(path_shown);
-			opt_result_release(&res);
-			return code;
-		}
-		root = child.pid;
+/* Starts the command to record; an exit code. */
+static int start_command(struct child *child, const char *const *command, const sigset_t *orig)
+{
+	struct perr e = PERR_INIT;
+	child->argv = command;
+	child->sigmask = orig; /* not the one blocking SIGINT/SIGTERM/SIGCHLD here */
+	if (child_start(child, &e) == PLUMB_OK)
+		return EXIT_DONE;
+	if (child->exec_errno) {
+		char *word = cmd_shown_text(command[0]);
+		int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(child->exec_errno));
+		free(word);
+		return code;
 	}
-	opt_result_release(&res);
+	return cmd_fail_shown(EXIT_USAGE, "metrics record: %s", e.msg);
+}
 
-	struct metrics_recorder rec;
-	if (metrics_recorder_init(&rec, path, file_name, root, every, (size_t)keep, &e)) {
-		sigprocmask(SIG_SETMASK, &orig, NULL);
-		free(path_shown);
-		return cmd_report_redacted(&e);
+/* Waits until the next sample is due, the root has gone (its pidfd, or the command reaped) or a stop signal came.
+ * True when the root has gone. */
+static bool wait_next(uint64_t next, int pidfd, struct child *child, const sigset_t *orig)
+{
+	while (!stop_signal) {
+		uint64_t now = mono_ns();
+		if (now >= next)
+			return false;
+		struct timespec wait = ns_timespec(next - now);
+		struct pollfd pfd = { pidfd, POLLIN, 0 };
+		int status;
+		bool gone = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, orig) > 0;
+		if (child->pid > 0 && child_poll(child, &status, NULL) == 1)
+			gone = true;
+		if (gone)
+			return true;
 	}
-	/* rec.root_name is redacted already (the recorder keeps only that form) */
-	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", (int)root, rec.root_name, every,
-		path_shown);
-	int pidfd = pidfd_open_compat(root);
-	uint64_t next = mono_ns();
-	uint64_t step_ns = (uint64_t)(every * 1e9);
+	return false;
+}
+
+/* Samples every `every` seconds into the recording until the root has gone or a stop signal came. */
+static int record_loop(struct metrics_recorder *rec, struct child *child, double every, const sigset_t *orig)
+{
+	struct perr e = PERR_INIT;
+	int pidfd = procfs_pidfd(rec->root_pid);
+	uint64_t next = mono_ns(), step_ns = (uint64_t)(every * 1e9);
 	int exit_code = EXIT_DONE;
-	int child_status = -1;
 	for (;;) {
 		size_t n;
-		if (metrics_recorder_sample(&rec, &n, &e)) {
+		if (metrics_recorder_sample(rec, &n, &e) || (n > 0 && metrics_recorder_write(rec, "recording", &e))) {
 			exit_code = cmd_report_redacted(&e);
 			break;
 		}
 		if (n == 0)
 			break; /* the root has exited */
-		if (metrics_recorder_write(&rec, "recording", &e)) {
-			exit_code = cmd_report_redacted(&e);
-			break;
-		}
 		next += step_ns;
-		bool root_gone = false;
-		while (!stop_signal && !root_gone) {
-			uint64_t now = mono_ns();
-			if (now >= next)
-				break;
-			struct timespec wait = ns_timespec(next - now);
-			struct pollfd pfd = { pidfd, POLLIN, 0 };
-			int pr = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, &orig);
-			if (pr > 0)
-				root_gone = true;
-			if (child.pid > 0 && child_poll(&child, &child_status, NULL) == 1)
-				root_gone = true;
-		}
-		if (stop_signal || root_gone)
+		if (wait_next(next, pidfd, child, orig) || stop_signal)
 			break;
 		uint64_t now = mono_ns();
 		if (now > next)
@@ -229,24 +201,59 @@ static int cmd_metrics_record(int argc, char **argv)
 	}
 	if (pidfd >= 0)
 		close(pidfd);
-	if (exit_code == EXIT_DONE || rec.count > 0) {
-		struct perr we = PERR_INIT;
-		if (metrics_recorder_write(&rec, "ended", &we) && exit_code == EXIT_DONE)
-			exit_code = cmd_report_redacted(&we);
+	return exit_code;
+}
+
+static int cmd_metrics_record(int argc, char **argv)
+{
+	struct record_request rq;
+	struct opt_result res;
+	int rc;
+	if (!record_options(argc, argv, &rq, &res, &rc))
+		return rc;
+	struct perr e = PERR_INIT;
+	char path[PATH_MAX];
+	/* a recording of the same name is replaced, as it always was (force) */
+	if (store_path_for_write(&STORE_METRICS, rq.name, true, path, sizeof path, &e) ||
+	    atomic_check_writable(path, &e)) {
+		opt_result_release(&res);
+		return cmd_report_redacted(&e);
 	}
-	if (exit_code == EXIT_DONE && rec.samples_taken == 0)
-		exit_code = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", (int)root);
-	if (exit_code == EXIT_DONE)
+	sigset_t orig;
+	block_signals(&orig);
+	struct child child = CHILD_INIT;
+	rc = rq.command ? start_command(&child, rq.command, &orig) : EXIT_DONE;
+	opt_result_release(&res);
+	struct metrics_recorder rec;
+	if (rc == EXIT_DONE &&
+	    metrics_recorder_init(&rec, path, rq.name, rq.command ? child.pid : rq.pid, rq.every, (size_t)rq.keep, &e))
+		rc = cmd_report_redacted(&e);
+	if (rc != EXIT_DONE) {
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		return rc;
+	}
+	char *path_shown = cmd_shown_text(path);
+	/* rec.root_name is redacted already (the recorder keeps only that form) */
+	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", rec.root_pid, rec.root_name, rq.every,
+		path_shown);
+	rc = record_loop(&rec, &child, rq.every, &orig);
+	if (rc == EXIT_DONE || rec.count > 0) {
+		struct perr we = PERR_INIT;
+		if (metrics_recorder_write(&rec, "ended", &we) && rc == EXIT_DONE)
+			rc = cmd_report_redacted(&we);
+	}
+	if (rc == EXIT_DONE && rec.samples_taken == 0)
+		rc = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", rec.root_pid);
+	if (rc == EXIT_DONE)
 		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
-			(unsigned long long)rec.samples_taken, rec.count, file_name, path_shown,
+			(unsigned long long)rec.samples_taken, rec.count, rq.name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
 	if (child.pid > 0 && !stop_signal)
-		child_status = child_finish(&child);
-	(void)child_status;
+		child_finish(&child);
 	metrics_recorder_release(&rec);
 	free(path_shown);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
-	return exit_code;
+	return rc;
 }
 
 /* ---------------------------------------------------------------- reading */
@@ -285,28 +292,6 @@ static void full_time(char *buf, size_t cap, int64_t t_ms)
 	struct tm tm;
 	if (!localtime_r(&t, &tm) || !strftime(buf, cap, "%Y-%m-%d %H:%M:%S %Z", &tm))
 		snprintf(buf, cap, "?");
-}
-
-/* One process across the window. */
-struct proc_row {
-	int pid, ppid;
-	char name[MPROC_NAME_MAX];
-	bool main;
-	double cpu_sum, cpu_max, wake_sum;
-	uint64_t rss, peak_rss, private_bytes;
-	uint32_t threads;
-	size_t samples;
-	int64_t last_ms;
-};
-
-static int cmp_row(const void *a, const void *b)
-{
-	const struct proc_row *x = a, *y = b;
-	if (x->cpu_max != y->cpu_max)
-		return x->cpu_max > y->cpu_max ? -1 : 1;
-	if (x->peak_rss != y->peak_rss)
-		return x->peak_rss > y->peak_rss ? -1 : 1;
-	return x->pid - y->pid;
 }
 
 #define NCOLS 11
@@ -349,9 +334,9 @@ static void print_peak(const char *label, const struct metrics_peak *k, bool mem
 	}
 }
 
-static int print_report(const struct metrics_doc *doc, const char *path, long top)
+/* The recording's name, file, root and state: ended, still recording, or silent for too long. */
+static void print_state(const struct metrics_doc *doc, const char *path)
 {
-	char t0[64], t1[64], b1[32], b2[32];
 	char *path_shown = cmd_shown_text(path);
 	printf("recording \"%s\": %s\n", doc->name, path_shown);
 	free(path_shown);
@@ -367,24 +352,24 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 		snprintf(state, sizeof state, "still recording");
 	printf("  root: pid %d %s%s%s%s — %s\n", doc->root_pid, doc->root_name, doc->root_command ? " (" : "",
 	       doc->root_command ? doc->root_command : "", doc->root_command ? ")" : "", state);
-	if (doc->nsamples == 0) {
-		printf("  no samples yet (every %gs)\n", doc->every_s);
-		return EXIT_DONE;
-	}
+}
+
+/* The window, the latest sample's totals, and the worst samples (of the window, and earlier ones). */
+static void print_window(const struct metrics_doc *doc)
+{
+	char t0[64], t1[64], b1[32], b2[32];
 	const struct metrics_sample *first = &doc->samples[0], *last = &doc->samples[doc->nsamples - 1];
 	full_time(t0, sizeof t0, first->t_ms);
 	clock_time(t1, sizeof t1, last->t_ms);
 	printf("  every %gs: %zu samples in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
 	       doc->nsamples, (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
 	       (double)(last->t_ms - first->t_ms) / 1000.0);
-
 	human_bytes(b1, sizeof b1, last->totals.rss_bytes);
 	human_bytes(b2, sizeof b2, last->totals.private_bytes);
 	printf("\nlatest sample (%s, %u process%s):\n", t1, last->totals.processes,
 	       last->totals.processes == 1 ? "" : "es");
 	printf("  CPU %.1f%%   wake-ups %.1f/s   resident %s   private %s   threads %u\n", last->totals.cpu_pct,
 	       last->totals.wakeups_per_s, b1, b2, last->totals.threads);
-
 	struct metrics_peak cpu, mem;
 	metrics_doc_window_peaks(doc, &cpu, &mem);
 	printf("\nworst sample in the window:\n");
@@ -394,48 +379,16 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 		print_peak("earlier CPU", &doc->rec_cpu, false);
 	if (doc->rec_mem.set && doc->rec_mem.t_ms < first->t_ms && doc->rec_mem.total_rss_bytes > mem.total_rss_bytes)
 		print_peak("earlier mem", &doc->rec_mem, true);
+}
 
-	/* one row per process over the window */
-	size_t cap = 0, nrows = 0;
-	for (size_t i = 0; i < doc->nsamples; i++)
-		cap += doc->samples[i].nprocs;
-	struct proc_row *rows = calloc(cap ? cap : 1, sizeof *rows);
-	if (!rows)
-		return plumb_fail(EXIT_FAILED, "out of memory");
-	for (size_t i = 0; i < doc->nsamples; i++) {
-		const struct metrics_sample *s = &doc->samples[i];
-		for (size_t j = 0; j < s->nprocs; j++) {
-			const struct metrics_proc *p = &s->procs[j];
-			struct proc_row *r = NULL;
-			for (size_t k = 0; k < nrows; k++)
-				if (rows[k].pid == p->pid) {
-					r = &rows[k];
-					break;
-				}
-			if (!r) {
-				r = &rows[nrows++];
-				r->pid = p->pid;
-			}
-			/* the latest name: a child seen between fork and exec (or prctl) still had its parent's */
-			snprintf(r->name, sizeof r->name, "%s", p->name);
-			r->ppid = p->ppid;
-			r->main = p->main;
-			r->cpu_sum += p->cpu_pct;
-			if (p->cpu_pct > r->cpu_max)
-				r->cpu_max = p->cpu_pct;
-			r->wake_sum += p->wakeups_per_s;
-			r->rss = p->rss_bytes;
-			if (p->peak_rss_bytes > r->peak_rss)
-				r->peak_rss = p->peak_rss_bytes;
-			if (p->rss_bytes > r->peak_rss)
-				r->peak_rss = p->rss_bytes;
-			r->private_bytes = p->private_bytes;
-			r->threads = p->threads;
-			r->samples++;
-			r->last_ms = s->t_ms;
-		}
-	}
-	qsort(rows, nrows, sizeof *rows, cmp_row);
+/* The top processes of the window, one row each. */
+static int print_processes(const struct metrics_doc *doc, long top)
+{
+	struct metrics_proc_window *rows;
+	size_t nrows;
+	struct perr e = PERR_INIT;
+	if (metrics_doc_processes(doc, &rows, &nrows, &e))
+		return cmd_report_redacted(&e);
 	size_t shown = nrows < (size_t)top ? nrows : (size_t)top;
 	printf("\ntop %zu of %zu process%s in the window (by peak CPU, then peak resident set):\n", shown, nrows,
 	       nrows == 1 ? "" : "es");
@@ -449,7 +402,7 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 	for (int c = 0; c < NCOLS; c++)
 		snprintf(cells[0][c], 48, "%s", head[c]);
 	for (size_t i = 0; i < shown; i++) {
-		const struct proc_row *r = &rows[i];
+		const struct metrics_proc_window *r = &rows[i];
 		char (*row)[48] = cells[i + 1];
 		snprintf(row[0], 48, "%d", r->pid);
 		snprintf(row[1], 48, "%d", r->ppid);
@@ -469,88 +422,68 @@ static int print_report(const struct metrics_doc *doc, const char *path, long to
 	return EXIT_DONE;
 }
 
-/* Probes every NAME.json of the metrics folder; picks the newest recording into *doc / *raw / path. */
-static int probe_folder(struct metrics_doc *doc, char **raw, size_t *raw_len, char *path, size_t cap,
-			bool quiet_stdout)
+static int print_report(const struct metrics_doc *doc, const char *path, long top)
+{
+	print_state(doc, path);
+	if (doc->nsamples == 0) {
+		printf("  no samples yet (every %gs)\n", doc->every_s);
+		return EXIT_DONE;
+	}
+	print_window(doc);
+	return print_processes(doc, top);
+}
+
+static void skipped(void *ctx, const struct perr *why)
+{
+	(void)ctx;
+	char *shown = cmd_shown_text(why->msg);
+	plumb_warn("metrics: skipping %s", shown);
+	free(shown);
+}
+
+/* The newest recording of the store into *n; says which it is and what else is there (on stderr when stdout
+ * carries the document). */
+static int newest_recording(struct metrics_newest *n, bool quiet_stdout)
 {
 	struct perr e = PERR_INIT;
-	char dir[PATH_MAX];
-	char **names;
-	size_t nnames;
-	if (store_dir(&STORE_METRICS, dir, sizeof dir, &e) || store_list(&STORE_METRICS, &names, &nnames, &e))
+	if (metrics_store_newest(n, skipped, NULL, &e))
 		return cmd_report_redacted(&e);
-	char *dir_shown = cmd_shown_text(dir);
-	struct sbuf_names {
-		char name[METRICS_NAME_MAX];
-	} *others = NULL;
-	size_t nothers = 0, nfiles = 0, nbad = 0;
-	int64_t best_t = 0;
-	bool have = false;
-	struct perr first_bad = PERR_INIT;
-	for (size_t i = 0; i < nnames; i++) {
-		char p[PATH_MAX];
-		if (store_path(&STORE_METRICS, names[i], p, sizeof p, &e))
-			continue;
-		nfiles++;
-		struct metrics_doc cand;
-		char *cand_raw = NULL;
-		size_t cand_len = 0;
-		struct perr ce = PERR_INIT;
-		if (metrics_doc_read_file(p, &cand, &cand_raw, &cand_len, &ce)) {
-			if (ce.code == PLUMB_ENOENT) { /* removed meanwhile */
-				nfiles--;
-				continue;
-			}
-			char *why = cmd_shown_text(ce.msg);
-			plumb_warn("metrics: skipping %s", why);
-			free(why);
-			if (!nbad++)
-				first_bad = ce;
-			continue;
-		}
-		if (!REALLOC_ARRAY(others, nothers + 1)) {
-			metrics_doc_release(&cand);
-			free(cand_raw);
-			continue;
-		}
-		if (!have || cand.updated_ms > best_t) {
-			if (have) {
-				snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", doc->name);
-				metrics_doc_release(doc);
-				free(*raw);
-			}
-			*doc = cand;
-			*raw = cand_raw;
-			*raw_len = cand_len;
-			best_t = cand.updated_ms;
-			snprintf(path, cap, "%s", p);
-			have = true;
-		} else {
-			snprintf(others[nothers++].name, METRICS_NAME_MAX, "%s", cand.name);
-			metrics_doc_release(&cand);
-			free(cand_raw);
-		}
-	}
-	store_list_free(names, nnames);
-	if (!have) {
-		free(others);
-		int code = nbad ? cmd_report_redacted(&first_bad)
-				: plumb_fail(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, dir_shown);
-		free(dir_shown);
+	if (!n->found) {
+		int code = n->nbad ? cmd_report_redacted(&n->first_bad)
+				   : cmd_fail_shown(EXIT_MISSING, "metrics: no recording found in %s — " NO_RECORDING_HINT, n->dir);
+		metrics_newest_release(n);
 		return code;
 	}
-	if (nothers || nbad) {
+	if (n->nothers || n->nbad) {
 		FILE *out = quiet_stdout ? stderr : stdout;
-		fprintf(out, "newest of %zu recordings in %s: %s; others:", nfiles, dir_shown, doc->name);
-		for (size_t i = 0; i < nothers; i++)
-			fprintf(out, "%s %s", i ? "," : "", others[i].name);
-		if (nbad)
-			fprintf(out, "%s %zu unreadable", nothers ? "," : "", nbad);
+		char *dir_shown = cmd_shown_text(n->dir);
+		fprintf(out, "newest of %zu recordings in %s: %s; others:", n->nfiles, dir_shown, n->doc.name);
+		for (size_t i = 0; i < n->nothers; i++)
+			fprintf(out, "%s %s", i ? "," : "", n->others[i]);
+		if (n->nbad)
+			fprintf(out, "%s %zu unreadable", n->nothers ? "," : "", n->nbad);
 		fprintf(out, " (pick one with --name)\n%s", quiet_stdout ? "" : "\n");
+		free(dir_shown);
 	}
-	free(others);
-	free(dir_shown);
 	return EXIT_DONE;
+}
+
+/* The recording --name or --path names, into n as metrics_store_newest would fill it. */
+static int named_recording(const char *name, const char *path_arg, struct metrics_newest *n)
+{
+	struct perr e = PERR_INIT;
+	memset(n, 0, sizeof *n);
+	if (!name)
+		snprintf(n->path, sizeof n->path, "%s", path_arg);
+	else if (store_path(&STORE_METRICS, name, n->path, sizeof n->path, &e))
+		return cmd_report_redacted(&e);
+	if (metrics_doc_read_file(n->path, &n->doc, &n->raw, &n->raw_len, &e) == PLUMB_OK) {
+		n->found = true;
+		return EXIT_DONE;
+	}
+	if (e.code != PLUMB_ENOENT)
+		return cmd_report_redacted(&e);
+	return cmd_fail_shown(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT, n->path);
 }
 
 static int cmd_metrics_read(int argc, char **argv)
@@ -576,54 +509,26 @@ static int cmd_metrics_read(int argc, char **argv)
 			       argc, argv, &res, &rc))
 		return rc;
 	if (res.npos > 0) {
-		char *arg = cmd_shown_text(res.pos[0]);
-		int code = plumb_fail(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
-				      arg);
-		free(arg);
+		rc = cmd_fail_shown(EXIT_USAGE, "metrics: unexpected argument '%s' (did you mean `plumb metrics record`?)",
+				res.pos[0]);
 		opt_result_release(&res);
-		return code;
+		return rc;
 	}
 	opt_result_release(&res);
 	if (name && path_arg)
 		return plumb_fail(EXIT_USAGE, "metrics: give --name or --path, not both");
 	if (top < 1)
 		return plumb_fail(EXIT_USAGE, "metrics: --top must be at least 1");
-
-	struct perr e = PERR_INIT;
-	struct metrics_doc doc;
-	char *raw = NULL;
-	size_t raw_len = 0;
-	char path[PATH_MAX];
-	memset(&doc, 0, sizeof doc);
-	if (name || path_arg) {
-		if (name) {
-			if (store_path(&STORE_METRICS, name, path, sizeof path, &e))
-				return cmd_report_redacted(&e);
-		} else {
-			snprintf(path, sizeof path, "%s", path_arg);
-		}
-		if (metrics_doc_read_file(path, &doc, &raw, &raw_len, &e)) {
-			if (e.code != PLUMB_ENOENT)
-				return cmd_report_redacted(&e);
-			char *path_shown = cmd_shown_text(path);
-			int code = plumb_fail(EXIT_MISSING, "metrics: no recording found at %s — " NO_RECORDING_HINT,
-					      path_shown);
-			free(path_shown);
-			return code;
-		}
-	} else {
-		int code = probe_folder(&doc, &raw, &raw_len, path, sizeof path, json);
-		if (code != EXIT_DONE)
-			return code;
-	}
-	int code = EXIT_DONE;
+	struct metrics_newest n;
+	rc = name || path_arg ? named_recording(name, path_arg, &n) : newest_recording(&n, json);
+	if (rc != EXIT_DONE)
+		return rc;
 	if (json)
-		fwrite(raw, 1, raw_len, stdout);
+		fwrite(n.raw, 1, n.raw_len, stdout);
 	else
-		code = print_report(&doc, path, top);
-	free(raw);
-	metrics_doc_release(&doc);
-	return code;
+		rc = print_report(&n.doc, n.path, top);
+	metrics_newest_release(&n);
+	return rc;
 }
 
 int cmd_metrics(int argc, char **argv)

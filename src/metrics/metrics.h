@@ -6,6 +6,7 @@
 #ifndef PLUMB_METRICS_METRICS_H
 #define PLUMB_METRICS_METRICS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -136,7 +137,50 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 				     struct perr *e);
 void metrics_doc_release(struct metrics_doc *doc);
 
+/* The newest recording of the store (STORE_METRICS), and what else the store holds. */
+struct metrics_newest {
+	bool found;
+	struct metrics_doc doc;       /* the newest (when found): the greatest updated_ms, the first by name of equals */
+	char *raw;                    /* its file's bytes (malloc'd) and their length */
+	size_t raw_len;
+	char path[PATH_MAX];          /* its file */
+	char dir[PATH_MAX];           /* the store's folder */
+	size_t nfiles;                /* recording files seen (one removed meanwhile does not count) */
+	char (*others)[METRICS_NAME_MAX]; /* the name fields of the other readable recordings, by file name */
+	size_t nothers, others_cap;
+	size_t nbad;                  /* files that are not readable recordings */
+	struct perr first_bad;        /* why the first of them is not */
+};
+
+/* Reads every recording of the store and keeps the newest in *n (metrics_newest_release frees it); skipped(ctx,
+ * why) is called for each file that is not a readable recording. PLUMB_OK (n->found says whether one was read),
+ * or the store's error: no plumb home, the folder cannot be listed, out of memory. */
+enum plumb_err metrics_store_newest(struct metrics_newest *n, void (*skipped)(void *ctx, const struct perr *why),
+				    void *ctx, struct perr *e);
+void metrics_newest_release(struct metrics_newest *n);
+
+/* ---- the window (window.c) ---- */
+
 /* The worst sample of the window for CPU (highest total CPU %) and memory (highest total resident set). */
 void metrics_doc_window_peaks(const struct metrics_doc *doc, struct metrics_peak *cpu, struct metrics_peak *mem);
+
+/* One process across the window: the latest of its figures, the worst, and sums for the means. */
+struct metrics_proc_window {
+	int pid, ppid;
+	char name[MPROC_NAME_MAX];    /* the latest (a child seen between fork and exec still had its parent's) */
+	bool main;
+	double cpu_sum, cpu_max;      /* CPU %: the sum over its samples (the mean is cpu_sum / samples) and the peak */
+	double wake_sum;              /* wake-ups/s, summed likewise */
+	uint64_t rss, peak_rss;       /* the latest resident set, and the largest of VmHWM and resident set seen */
+	uint64_t private_bytes;       /* the latest; MPROC_UNKNOWN when unreadable */
+	uint32_t threads;
+	size_t samples;               /* samples it appears in */
+	int64_t last_ms;              /* the last of them */
+};
+
+/* Every process of the window, by peak CPU, then peak resident set, then pid. *rows is malloc'd (the caller frees
+ * it); PLUMB_ENOMEM. */
+enum plumb_err metrics_doc_processes(const struct metrics_doc *doc, struct metrics_proc_window **rows, size_t *n,
+				     struct perr *e);
 
 #endif

@@ -4,6 +4,7 @@
 #include "metrics/proc.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,17 +166,26 @@ static bool read_process(int pid, struct mproc *p)
 	return true;
 }
 
-static const struct mproc *find_prev(const struct mproc_tracker *t, int pid)
+/* The first of n elements (each `size` bytes, sorted by the int at offset `off`) whose int is >= key; n if none. */
+static size_t lower_bound(const void *base, size_t n, size_t size, size_t off, int key)
 {
-	size_t lo = 0, hi = t->nprev;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->prev[mid].pid < pid)
+		int v;
+		memcpy(&v, (const char *)base + mid * size + off, sizeof v);
+		if (v < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < t->nprev && t->prev[lo].pid == pid ? &t->prev[lo] : NULL;
+	return lo;
+}
+
+static const struct mproc *find_prev(const struct mproc_tracker *t, int pid)
+{
+	size_t i = lower_bound(t->prev, t->nprev, sizeof *t->prev, offsetof(struct mproc, pid), pid);
+	return i < t->nprev && t->prev[i].pid == pid ? &t->prev[i] : NULL;
 }
 
 enum plumb_err mproc_sample(struct mproc_tracker *t, struct perr *e)
@@ -204,14 +214,7 @@ enum plumb_err mproc_sample(struct mproc_tracker *t, struct perr *e)
 	t->queue[nq++] = t->root;
 	for (size_t i = 0; i < nq; i++) {
 		int parent = t->queue[i];
-		size_t lo = 0, hi = t->nlinks;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (t->links[mid].ppid < parent)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
+		size_t lo = lower_bound(t->links, t->nlinks, sizeof *t->links, offsetof(struct mproc_link, ppid), parent);
 		for (; lo < t->nlinks && t->links[lo].ppid == parent; lo++) {
 			if (nq >= MPROC_TREE_MAX) {
 				t->truncated = true;

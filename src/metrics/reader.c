@@ -14,6 +14,8 @@
 
 #include "base/grow.h"
 #include "base/json_tree.h"
+#include "base/readall.h"
+#include "base/store.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
 
@@ -311,39 +313,17 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 		close(fd);
 		return perr_set(e, PLUMB_EFORMAT, "%s is too large to be a metrics recording", path);
 	}
-	size_t cap = (size_t)st.st_size + 1, len = 0;
-	char *buf = malloc(cap);
-	if (!buf) {
-		close(fd);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
-	for (;;) { /* the file is replaced by rename, never rewritten in place: this fd sees one version */
-		if (len + 1 >= cap) {
-			if (cap > METRICS_READ_MAX)
-				break;
-			size_t nc = grow_cap(cap + 1, cap);
-			if (!REALLOC_ARRAY(buf, nc)) {
-				free(buf);
-				close(fd);
-				return perr_set(e, PLUMB_ENOMEM, "out of memory");
-			}
-			cap = nc;
-		}
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			int err = errno;
-			free(buf);
-			close(fd);
-			return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-	}
+	/* the file is replaced by rename, never rewritten in place: this fd sees one version */
+	char *buf;
+	size_t len;
+	int err = read_fd_whole(fd, (size_t)st.st_size + 1, METRICS_READ_MAX, &buf, &len);
 	close(fd);
-	buf[len] = '\0';
+	if (err == EFBIG)
+		return perr_set(e, PLUMB_EFORMAT, "%s is too large to be a metrics recording", path);
+	if (err == ENOMEM)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (err)
+		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
 	enum plumb_err rc = metrics_doc_parse(buf, len, doc, e);
 	if (rc == PLUMB_EFORMAT && e) { /* name the file */
 		char msg[PERR_MSG_MAX];
@@ -359,43 +339,85 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 	return rc;
 }
 
-void metrics_doc_window_peaks(const struct metrics_doc *doc, struct metrics_peak *cpu, struct metrics_peak *mem)
+static void skip_none(void *ctx, const struct perr *why)
 {
-	memset(cpu, 0, sizeof *cpu);
-	memset(mem, 0, sizeof *mem);
-	for (size_t i = 0; i < doc->nsamples; i++) {
-		const struct metrics_sample *s = &doc->samples[i];
-		bool better_cpu = !cpu->set || s->totals.cpu_pct > cpu->total_cpu_pct;
-		bool better_mem = !mem->set || s->totals.rss_bytes > mem->total_rss_bytes;
-		if (!better_cpu && !better_mem)
-			continue;
-		struct metrics_peak k = { .set = true, .t_ms = s->t_ms, .total_cpu_pct = s->totals.cpu_pct,
-					  .total_rss_bytes = s->totals.rss_bytes };
-		const struct metrics_proc *top_cpu = NULL, *top_mem = NULL;
-		for (size_t j = 0; j < s->nprocs; j++) {
-			const struct metrics_proc *p = &s->procs[j];
-			if (!top_cpu || p->cpu_pct > top_cpu->cpu_pct)
-				top_cpu = p;
-			if (!top_mem || p->rss_bytes > top_mem->rss_bytes)
-				top_mem = p;
+	(void)ctx;
+	(void)why;
+}
+
+/* Reads one recording file of the store into n: the newest so far, or one of the others. */
+static enum plumb_err consider(struct metrics_newest *n, const char *path,
+			       void (*skipped)(void *ctx, const struct perr *why), void *ctx, struct perr *e)
+{
+	struct metrics_doc cand;
+	char *raw = NULL;
+	size_t len = 0;
+	struct perr ce = PERR_INIT;
+	n->nfiles++;
+	if (metrics_doc_read_file(path, &cand, &raw, &len, &ce)) {
+		if (ce.code == PLUMB_ENOENT) { /* removed meanwhile */
+			n->nfiles--;
+			return PLUMB_OK;
 		}
-		if (better_cpu) {
-			*cpu = k;
-			if (top_cpu) {
-				cpu->pid = top_cpu->pid;
-				snprintf(cpu->name, sizeof cpu->name, "%s", top_cpu->name);
-				cpu->cpu_pct = top_cpu->cpu_pct;
-				cpu->rss_bytes = top_cpu->rss_bytes;
-			}
-		}
-		if (better_mem) {
-			*mem = k;
-			if (top_mem) {
-				mem->pid = top_mem->pid;
-				snprintf(mem->name, sizeof mem->name, "%s", top_mem->name);
-				mem->cpu_pct = top_mem->cpu_pct;
-				mem->rss_bytes = top_mem->rss_bytes;
-			}
-		}
+		skipped(ctx, &ce);
+		if (!n->nbad++)
+			n->first_bad = ce;
+		return PLUMB_OK;
 	}
+	if (!ALLOC_GROW(n->others, n->nothers + 1, n->others_cap)) {
+		metrics_doc_release(&cand);
+		free(raw);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	bool newest = !n->found || cand.updated_ms > n->doc.updated_ms;
+	struct metrics_doc *other = newest ? &n->doc : &cand;
+	if (n->found || !newest)
+		snprintf(n->others[n->nothers++], METRICS_NAME_MAX, "%s", other->name);
+	if (!newest) {
+		metrics_doc_release(&cand);
+		free(raw);
+		return PLUMB_OK;
+	}
+	if (n->found) {
+		metrics_doc_release(&n->doc);
+		free(n->raw);
+	}
+	n->doc = cand;
+	n->raw = raw;
+	n->raw_len = len;
+	n->found = true;
+	snprintf(n->path, sizeof n->path, "%s", path);
+	return PLUMB_OK;
+}
+
+enum plumb_err metrics_store_newest(struct metrics_newest *n, void (*skipped)(void *ctx, const struct perr *why),
+				    void *ctx, struct perr *e)
+{
+	memset(n, 0, sizeof *n);
+	char **names;
+	size_t nnames;
+	enum plumb_err rc = store_dir(&STORE_METRICS, n->dir, sizeof n->dir, e);
+	if (!rc)
+		rc = store_list(&STORE_METRICS, &names, &nnames, e);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < nnames && !rc; i++) {
+		char path[PATH_MAX];
+		struct perr pe = PERR_INIT;
+		if (store_path(&STORE_METRICS, names[i], path, sizeof path, &pe) == PLUMB_OK)
+			rc = consider(n, path, skipped ? skipped : skip_none, ctx, e);
+	}
+	store_list_free(names, nnames);
+	if (rc)
+		metrics_newest_release(n);
+	return rc;
+}
+
+void metrics_newest_release(struct metrics_newest *n)
+{
+	if (n->found)
+		metrics_doc_release(&n->doc);
+	free(n->raw);
+	free(n->others);
+	memset(n, 0, sizeof *n);
 }

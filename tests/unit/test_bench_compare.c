@@ -113,6 +113,7 @@ static void test_bench_compare__artifact_round_trip(void **state)
 	ev.cases[0].name = strdup("c");
 	ev.cases[0].trust = strdup(BENCH_TRUST_HARNESS);
 	ev.cases[0].command = strdup("run \xff bytes"); /* not UTF-8: kept as '?' */
+	ev.cases[0].cwd = strdup("/caf\xc3\xa9/\xff"); /* only the bytes that are not UTF-8 become '?' */
 	assert_true(bench_evidence_add_sample(&ev, "c.wall_ms", "latency", "ms", 12.25, 0, NULL));
 	assert_true(bench_evidence_add_sample(&ev, "c.app.x", "latency", "ms", 0.5, 1, "{\"k\":\"v\"}"));
 	char path[] = "/tmp/plumb-test-evXXXXXX";
@@ -132,6 +133,7 @@ static void test_bench_compare__artifact_round_trip(void **state)
 	assert_true(back.samples[0].value == 12.25);
 	assert_string_equal(back.cases[0].trust, BENCH_TRUST_HARNESS);
 	assert_string_equal(back.cases[0].command, "run ? bytes");
+	assert_string_equal(back.cases[0].cwd, "/caf\xc3\xa9/?");
 	assert_ptr_equal(bench_evidence_case_of(&back, "c.app.x"), &back.cases[0]);
 	assert_null(bench_evidence_case_of(&back, "cc.wall_ms"));
 	bench_evidence_release(&back);

@@ -316,6 +316,110 @@ static void test_metrics__sample_self_and_child(void **state)
 	assert_true(procfs_alive(getpid()));
 }
 
+/* Writes a recording NAME into dir/metrics/ whose last sample is at t_ms. */
+static void write_recording(const char *dir, const char *name, int64_t t_ms)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/metrics/%s.json", dir, name);
+	struct metrics_recorder r;
+	struct perr e = PERR_INIT;
+	assert_int_equal(metrics_recorder_init(&r, path, name, getpid(), 1, 4, &e), PLUMB_OK);
+	struct mproc procs[1] = { mk(100, true, "root", 1.0, 1000) };
+	assert_int_equal(metrics_recorder_add(&r, t_ms, procs, 1, &e), PLUMB_OK);
+	assert_int_equal(metrics_recorder_write(&r, "ended", &e), PLUMB_OK);
+	metrics_recorder_release(&r);
+}
+
+static void count_skipped(void *ctx, const struct perr *why)
+{
+	(void)why;
+	++*(int *)ctx;
+}
+
+/* The newest recording of the store wins; the others are named in file-name order, unreadable ones counted. */
+static void test_metrics__store_newest(void **state)
+{
+	(void)state;
+	char home[128], dir[160];
+	snprintf(home, sizeof home, "%s/home", tmpdir);
+	snprintf(dir, sizeof dir, "%s/metrics", home);
+	assert_int_equal(mkdir(home, 0700), 0);
+	setenv("PLUMB_HOME", home, 1);
+	struct metrics_newest n;
+	struct perr e = PERR_INIT;
+	int skipped = 0;
+	assert_int_equal(metrics_store_newest(&n, count_skipped, &skipped, &e), PLUMB_OK); /* no folder yet */
+	assert_false(n.found);
+	assert_int_equal(n.nfiles, 0);
+	assert_string_equal(n.dir, dir);
+	metrics_newest_release(&n);
+	assert_int_equal(mkdir(dir, 0700), 0);
+	write_recording(home, "a", 2000);
+	write_recording(home, "b", 3000);
+	write_recording(home, "c", 1000);
+	char path[512];
+	snprintf(path, sizeof path, "%s/d-broken.json", dir);
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("{", f);
+	fclose(f);
+	assert_int_equal(metrics_store_newest(&n, count_skipped, &skipped, &e), PLUMB_OK);
+	assert_true(n.found);
+	assert_string_equal(n.doc.name, "b");
+	snprintf(path, sizeof path, "%s/b.json", dir);
+	assert_string_equal(n.path, path);
+	assert_non_null(n.raw);
+	assert_int_equal(n.nfiles, 4);
+	assert_int_equal(n.nothers, 2);
+	assert_string_equal(n.others[0], "a");
+	assert_string_equal(n.others[1], "c");
+	assert_int_equal(n.nbad, 1);
+	assert_int_equal(skipped, 1);
+	assert_int_equal(n.first_bad.code, PLUMB_EFORMAT);
+	metrics_newest_release(&n);
+	unsetenv("PLUMB_HOME");
+}
+
+/* Each process across the window: sums for the means, the worst, the latest; ordered by peak CPU. */
+static void test_metrics__processes_over_the_window(void **state)
+{
+	(void)state;
+	char path[256];
+	snprintf(path, sizeof path, "%s/window.json", tmpdir);
+	struct metrics_recorder r;
+	struct perr e = PERR_INIT;
+	assert_int_equal(metrics_recorder_init(&r, path, "window", getpid(), 1, 10, &e), PLUMB_OK);
+	for (int i = 0; i < 3; i++) {
+		struct mproc procs[3] = { mk(100, true, "root", 1.0, 1000 + (uint64_t)i),
+					  mk(101, false, "busy", 10.0 * (i + 1), 500),
+					  mk(102 + i, false, i ? "exec'd" : "forked", 5.0, 4000) };
+		assert_int_equal(metrics_recorder_add(&r, 5000 + i * 1000, procs, i == 2 ? 2 : 3, &e), PLUMB_OK);
+	}
+	assert_int_equal(metrics_recorder_write(&r, "ended", &e), PLUMB_OK);
+	metrics_recorder_release(&r);
+	struct metrics_doc d;
+	assert_int_equal(metrics_doc_read_file(path, &d, NULL, NULL, &e), PLUMB_OK);
+	struct metrics_proc_window *rows;
+	size_t n;
+	assert_int_equal(metrics_doc_processes(&d, &rows, &n, &e), PLUMB_OK);
+	assert_int_equal(n, 4); /* 100, 101, 102 and 103 */
+	assert_int_equal(rows[0].pid, 101);
+	assert_int_equal(rows[0].samples, 3);
+	assert_true(rows[0].cpu_sum > 59.9 && rows[0].cpu_sum < 60.1);
+	assert_true(rows[0].cpu_max > 29.9 && rows[0].cpu_max < 30.1);
+	assert_int_equal(rows[0].last_ms, 7000);
+	assert_int_equal(rows[1].pid, 102); /* 5% and 4000 bytes, as 103: then by pid */
+	assert_int_equal(rows[2].pid, 103);
+	assert_string_equal(rows[2].name, "exec'd");
+	assert_int_equal(rows[2].last_ms, 6000);
+	assert_int_equal(rows[3].pid, 100);
+	assert_true(rows[3].main);
+	assert_int_equal(rows[3].rss, 1002); /* the latest */
+	assert_int_equal(rows[3].private_bytes, MPROC_UNKNOWN);
+	free(rows);
+	metrics_doc_release(&d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -325,6 +429,8 @@ int main(void)
 		cmocka_unit_test(test_metrics__reader_rejects),
 		cmocka_unit_test(test_metrics__read_file_errors),
 		cmocka_unit_test(test_metrics__sample_self_and_child),
+		cmocka_unit_test(test_metrics__store_newest),
+		cmocka_unit_test(test_metrics__processes_over_the_window),
 	};
 	return cmocka_run_group_tests(tests, make_tmp, remove_tmp);
 }

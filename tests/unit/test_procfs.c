@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -536,6 +537,35 @@ static void test_procfs__root_of_a_chrooted_process(void **state)
 	free(data);
 }
 
+/* A pidfd turns readable when its process ends, not before; the zombie is still the caller's to reap. */
+static void test_procfs__pidfd_ends_with_the_process(void **state)
+{
+	(void)state;
+	int go[2];
+	assert_int_equal(pipe(go), 0);
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char c;
+		close(go[1]);
+		_exit(read(go[0], &c, 1) == 1 ? 7 : 1);
+	}
+	close(go[0]);
+	int fd = procfs_pidfd(pid);
+	assert_true(fd >= 0); /* Linux 5.3 and later (the callers poll without one) */
+	assert_true(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	struct pollfd pfd = { fd, POLLIN, 0 };
+	assert_int_equal(poll(&pfd, 1, 0), 0); /* still running */
+	assert_int_equal(write(go[1], "x", 1), 1);
+	assert_int_equal(poll(&pfd, 1, 10000), 1);
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 7);
+	close(fd);
+	close(go[1]);
+	assert_int_equal(procfs_pidfd(-5), -1);
+}
+
 int main(void)
 {
 	if (!mkdtemp(tmp))
@@ -551,6 +581,7 @@ int main(void)
 		cmocka_unit_test(test_procfs__maps_lines),
 		cmocka_unit_test(test_procfs__root_and_map_files),
 		cmocka_unit_test(test_procfs__root_of_a_chrooted_process),
+		cmocka_unit_test(test_procfs__pidfd_ends_with_the_process),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	rmdir(tmp);
