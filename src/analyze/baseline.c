@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/sbuf.h"
 #include "base/store.h"
@@ -33,9 +32,14 @@ enum plumb_err baseline_profile_lookup(const char *name, char **path, struct per
 	enum plumb_err rc = baseline_profile_path(name, path, e);
 	if (rc)
 		return rc;
-	struct stat st;
-	if (stat(*path, &st) == 0 && S_ISREG(st.st_mode))
-		return PLUMB_OK;
+	rc = store_check_file(&STORE_PROFILE_BASELINES, name, e);
+	if (rc != PLUMB_ENOENT) { /* there (and trusted), or there and refused: either is the answer */
+		if (rc) {
+			free(*path);
+			*path = NULL;
+		}
+		return rc;
+	}
 	/* not there: say which ones are */
 	char dir[PATH_MAX] = "";
 	char **names = NULL;

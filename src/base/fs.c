@@ -198,12 +198,12 @@ enum plumb_err fs_check_private_dir(int fd, const char *path, struct perr *e)
 		return perr_set(e, PLUMB_EPERM, "cannot use %s: it is not a directory", path);
 	if (st.st_uid != me && st.st_uid != 0)
 		return perr_set(e, PLUMB_EPERM,
-				"plumb does not use %s: it belongs to uid %u, not to you (uid %u); chown it to yourself or "
+				"refusing to use %s: it belongs to uid %u, not to you (uid %u); chown it to yourself or "
 				"set PLUMB_HOME to a directory of your own",
 				path, (unsigned)st.st_uid, (unsigned)me);
 	if (st.st_mode & (S_IWGRP | S_IWOTH))
 		return perr_set(e, PLUMB_EPERM,
-				"plumb does not use %s: it is writable by %s (mode %04o); `chmod go-w` it, or set PLUMB_HOME "
+				"refusing to use %s: it is writable by %s (mode %04o); `chmod go-w` it, or set PLUMB_HOME "
 				"to a directory of your own",
 				path, st.st_mode & S_IWOTH ? "every user" : "its group", (unsigned)(st.st_mode & 07777));
 	return PLUMB_OK;
@@ -223,7 +223,7 @@ int fs_open_private_dir(int dirfd, const char *name, const char *path, bool crea
 		int err = errno;
 		struct stat st;
 		if ((err == ELOOP || err == ENOTDIR) && fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0)
-			perr_set(e, PLUMB_EPERM, "plumb does not use %s: it is %s; remove it (plumb makes its own)", path,
+			perr_set(e, PLUMB_EPERM, "refusing to use %s: it is %s; remove it (plumb makes its own) or set PLUMB_HOME elsewhere", path,
 				 S_ISLNK(st.st_mode) ? "a symbolic link, which plumb does not follow inside its home"
 						     : "not a directory");
 		else

@@ -291,6 +291,26 @@ enum plumb_err metrics_doc_parse(const char *buf, size_t len, struct metrics_doc
 	return PLUMB_OK;
 }
 
+/* Parses buf (which it takes) as the recording at path: EFORMAT messages name the file; *raw gets buf when asked
+ * for and the parse succeeded, else buf is freed. */
+static enum plumb_err parse_named(char *buf, size_t len, const char *path, struct metrics_doc *doc, char **raw,
+				  size_t *raw_len, struct perr *e)
+{
+	enum plumb_err rc = metrics_doc_parse(buf, len, doc, e);
+	if (rc == PLUMB_EFORMAT && e) { /* name the file */
+		char msg[PERR_MSG_MAX];
+		snprintf(msg, sizeof msg, "%s", e->msg);
+		perr_set(e, PLUMB_EFORMAT, "%s: %s", path, msg);
+	}
+	if (rc == PLUMB_OK && raw) {
+		*raw = buf;
+		*raw_len = len;
+	} else {
+		free(buf);
+	}
+	return rc;
+}
+
 enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, char **raw, size_t *raw_len,
 				     struct perr *e)
 {
@@ -324,19 +344,23 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	if (err)
 		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-	enum plumb_err rc = metrics_doc_parse(buf, len, doc, e);
-	if (rc == PLUMB_EFORMAT && e) { /* name the file */
-		char msg[PERR_MSG_MAX];
-		snprintf(msg, sizeof msg, "%s", e->msg);
-		perr_set(e, PLUMB_EFORMAT, "%s: %s", path, msg);
-	}
-	if (rc == PLUMB_OK && raw) {
-		*raw = buf;
-		*raw_len = len;
-	} else {
-		free(buf);
-	}
-	return rc;
+	return parse_named(buf, len, path, doc, raw, raw_len, e);
+}
+
+enum plumb_err metrics_doc_read_stored(const char *name, struct metrics_doc *doc, char **raw, size_t *raw_len,
+				       struct perr *e)
+{
+	memset(doc, 0, sizeof *doc);
+	if (raw)
+		*raw = NULL;
+	char path[PATH_MAX], *buf;
+	size_t len;
+	enum plumb_err rc = store_path(&STORE_METRICS, name, path, sizeof path, e);
+	if (!rc)
+		rc = store_load(&STORE_METRICS, name, &buf, &len, e);
+	if (rc == PLUMB_ENOENT)
+		return perr_set(e, PLUMB_ENOENT, "no recording at %s", path);
+	return rc ? rc : parse_named(buf, len, path, doc, raw, raw_len, e);
 }
 
 static void skip_none(void *ctx, const struct perr *why)
@@ -346,7 +370,7 @@ static void skip_none(void *ctx, const struct perr *why)
 }
 
 /* Reads one recording file of the store into n: the newest so far, or one of the others. */
-static enum plumb_err consider(struct metrics_newest *n, const char *path,
+static enum plumb_err consider(struct metrics_newest *n, const char *name, const char *path,
 			       void (*skipped)(void *ctx, const struct perr *why), void *ctx, struct perr *e)
 {
 	struct metrics_doc cand;
@@ -354,7 +378,7 @@ static enum plumb_err consider(struct metrics_newest *n, const char *path,
 	size_t len = 0;
 	struct perr ce = PERR_INIT;
 	n->nfiles++;
-	if (metrics_doc_read_file(path, &cand, &raw, &len, &ce)) {
+	if (metrics_doc_read_stored(name, &cand, &raw, &len, &ce)) {
 		if (ce.code == PLUMB_ENOENT) { /* removed meanwhile */
 			n->nfiles--;
 			return PLUMB_OK;
@@ -405,7 +429,7 @@ enum plumb_err metrics_store_newest(struct metrics_newest *n, void (*skipped)(vo
 		char path[PATH_MAX];
 		struct perr pe = PERR_INIT;
 		if (store_path(&STORE_METRICS, names[i], path, sizeof path, &pe) == PLUMB_OK)
-			rc = consider(n, path, skipped ? skipped : skip_none, ctx, e);
+			rc = consider(n, names[i], path, skipped ? skipped : skip_none, ctx, e);
 	}
 	store_list_free(names, nnames);
 	if (rc)
