@@ -1,6 +1,9 @@
 /* redact.h — the one redactor every output label, path and command line passes through (docs/design.md §3.6).
  * Credentials and exfiltration-shaped URL parts become "[REDACTED]"; the home-directory prefix is dropped.
- * Ordinary labels (function names, source paths, C++ templates) come out unchanged. */
+ * Only the secret is replaced: what surrounds it stays. Two forms: text (command lines, messages, process and
+ * thread names, JIT names) and paths (a file or module path: a key's value there ends at the next '/').
+ * Function names from a symbol table are code, not secrets: they do not come here at all (profile/label.h
+ * renders a frame with each part redacted as what it is). */
 #ifndef PLUMB_BASE_REDACT_H
 #define PLUMB_BASE_REDACT_H
 
@@ -16,6 +19,9 @@ void redact_append(struct sbuf *out, const char *in, size_t len);
 void redact_add_json(struct sbuf *out, const char *in, size_t len);
 /* Returns a malloc'd redacted copy of s (caller frees), or NULL when out of memory. */
 char *redact_dup(const char *s);
+/* The same for a path: "a/token=ghp_x/b.c" becomes "a/token=[REDACTED]/b.c". */
+void redact_path_append(struct sbuf *out, const char *in, size_t len);
+char *redact_path_dup(const char *s);
 /* Overrides the home directory used for prefix dropping (NULL: use $HOME). For tests. */
 void redact_set_home(const char *home);
 
