@@ -9,6 +9,7 @@
 #include "base/opt.h"
 #include "format/format.h"
 #include "profile/label.h"
+#include "render/output.h"
 
 /* Prints reader warnings as one "plumb: warning: ..." line each. */
 static void warn_to_stderr(void *ctx, const char *msg)
@@ -83,7 +84,7 @@ int cmd_convert(int argc, char **argv)
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	wo.threads = threads;
-	rc = fmt_write_file(p, output, out_kind, &wo, &e);
+	rc = render_write_file(p, output, out_kind, &wo, NULL, &e);
 	profile_free(p);
 	if (rc)
 		return perr_report(&e);
