@@ -52,17 +52,25 @@ static inline const char *scan_number(const char *p, const char *end)
 	return p;
 }
 
+/* Starts a column: c is emptied. 1: the array is open and c is present; 0: a null in place of the array was
+ * the whole column (c stays absent); -1: the reader failed. */
+static int col_begin(struct json_reader *j, struct col *c)
+{
+	col_release(c);
+	if (jr_peek(j) == 'n')
+		return jr_lit(j, "null", 4) ? 0 : -1;
+	if (!jr_arr_begin(j))
+		return -1;
+	c->present = true;
+	return 1;
+}
+
 /* Validates an array of numbers/nulls and only counts it (a column the caller will not need). */
 static bool gk_col_count(struct json_reader *j, struct col *c)
 {
-	if (jr_peek(j) == 'n') {
-		col_release(c);
-		return jr_lit(j, "null", 4);
-	}
-	if (!jr_arr_begin(j))
-		return false;
-	col_release(c);
-	c->present = true;
+	int begun = col_begin(j, c);
+	if (begun <= 0)
+		return begun == 0;
 	const char *p = j->p, *end = j->end;
 	for (;;) {
 		while (p < end && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
@@ -105,14 +113,9 @@ static bool gk_col_count(struct json_reader *j, struct col *c)
 /* Reads an array of numbers/nulls (or a null in place of the array) into c. */
 static bool gk_col(struct json_reader *j, struct col *c)
 {
-	if (jr_peek(j) == 'n') {
-		col_release(c);
-		return jr_lit(j, "null", 4);
-	}
-	if (!jr_arr_begin(j))
-		return false;
-	col_release(c);
-	c->present = true;
+	int begun = col_begin(j, c);
+	if (begun <= 0)
+		return begun == 0;
 	const char *p;
 	for (;;) {
 		jr_ws(j);
@@ -381,6 +384,25 @@ static bool gk_tables_key(struct json_reader *j, struct gtables *t, const char *
 	return true;
 }
 
+/* Members that are strings (or numbers kept as their text): the map pairs keys with fields. */
+struct strmap {
+	const char *key;
+	char **dst;
+};
+
+/* Reads key k's value into its field when the map names k; false in *handled when it does not. */
+static bool gk_str_member(struct json_reader *j, const struct strmap *map, size_t n, const char *k, size_t kl,
+			  bool *handled)
+{
+	for (size_t i = 0; i < n; i++)
+		if (jr_key_is(k, kl, map[i].key)) {
+			*handled = true;
+			return gk_scalar_str(j, map[i].dst);
+		}
+	*handled = false;
+	return true;
+}
+
 struct thread_ctx {
 	struct gthread *t;
 	size_t index;
@@ -415,31 +437,19 @@ static bool thread_member(struct json_reader *j, void *ctx, const char *k, size_
 		return ok;
 	if (jr_key_is(k, kl, "samples"))
 		return gk_members(j, true, samples_member, c);
-	if (jr_key_is(k, kl, "name"))
-		return gk_scalar_str(j, &t->name);
-	if (jr_key_is(k, kl, "processName"))
-		return gk_scalar_str(j, &t->process_name);
-	if (jr_key_is(k, kl, "pid"))
-		return gk_scalar_str(j, &t->pid);
-	if (jr_key_is(k, kl, "tid"))
-		return gk_scalar_str(j, &t->tid);
-	return jr_skip(j);
+	const struct strmap m[] = { { "name", &t->name }, { "processName", &t->process_name }, { "pid", &t->pid },
+				    { "tid", &t->tid } };
+	ok = gk_str_member(j, m, 4, k, kl, &handled);
+	return handled ? ok : jr_skip(j);
 }
 
 static bool lib_member(struct json_reader *j, void *ctx, const char *k, size_t kl)
 {
 	struct glib *l = ctx;
-	if (jr_key_is(k, kl, "name"))
-		return gk_scalar_str(j, &l->name);
-	if (jr_key_is(k, kl, "path"))
-		return gk_scalar_str(j, &l->path);
-	if (jr_key_is(k, kl, "debugName"))
-		return gk_scalar_str(j, &l->debug_name);
-	if (jr_key_is(k, kl, "breakpadId"))
-		return gk_scalar_str(j, &l->debug_id);
-	if (jr_key_is(k, kl, "codeId"))
-		return gk_scalar_str(j, &l->code_id);
-	return jr_skip(j);
+	const struct strmap m[] = { { "name", &l->name }, { "path", &l->path }, { "debugName", &l->debug_name },
+				    { "breakpadId", &l->debug_id }, { "codeId", &l->code_id } };
+	bool handled, ok = gk_str_member(j, m, 5, k, kl, &handled);
+	return handled ? ok : jr_skip(j);
 }
 
 static bool meta_member(struct json_reader *j, void *ctx, const char *k, size_t kl)
@@ -461,41 +471,42 @@ static bool shared_member(struct json_reader *j, void *ctx, const char *k, size_
 	return handled ? ok : jr_skip(j);
 }
 
-/* "threads": [thread, ...] */
-static bool gk_threads(struct json_reader *j, struct gdoc *d)
+/* Reads an array element by element: element(j, ctx) reads each one. */
+typedef bool (*element_fn)(struct json_reader *j, void *ctx);
+
+static bool gk_elements(struct json_reader *j, element_fn element, void *ctx)
 {
 	if (!jr_arr_begin(j))
 		return false;
 	bool first = true;
 	int r;
-	while ((r = jr_arr_next(j, &first)) == 1) {
-		if (!ALLOC_GROW(d->threads, d->nthreads + 1, d->cap_threads))
-			return jr_oom(j);
-		struct gthread *t = &d->threads[d->nthreads++];
-		memset(t, 0, sizeof *t);
-		struct thread_ctx c = { t, d->nthreads - 1, d->want_times };
-		if (!gk_members(j, false, thread_member, &c))
+	while ((r = jr_arr_next(j, &first)) == 1)
+		if (!element(j, ctx))
 			return false;
-	}
 	return r == 0;
 }
 
-/* "libs": [lib or null, ...] */
-static bool gk_libs(struct json_reader *j, struct gdoc *d)
+/* An element of "threads": an object. */
+static bool thread_element(struct json_reader *j, void *ctx)
 {
-	if (!jr_arr_begin(j))
-		return false;
-	bool first = true;
-	int r;
-	while ((r = jr_arr_next(j, &first)) == 1) {
-		if (!ALLOC_GROW(d->libs, d->nlibs + 1, d->cap_libs))
-			return jr_oom(j);
-		struct glib *l = &d->libs[d->nlibs++];
-		memset(l, 0, sizeof *l);
-		if (!gk_members(j, true, lib_member, l))
-			return false;
-	}
-	return r == 0;
+	struct gdoc *d = ctx;
+	if (!ALLOC_GROW(d->threads, d->nthreads + 1, d->cap_threads))
+		return jr_oom(j);
+	struct gthread *t = &d->threads[d->nthreads++];
+	memset(t, 0, sizeof *t);
+	struct thread_ctx c = { t, d->nthreads - 1, d->want_times };
+	return gk_members(j, false, thread_member, &c);
+}
+
+/* An element of "libs": an object or null. */
+static bool lib_element(struct json_reader *j, void *ctx)
+{
+	struct gdoc *d = ctx;
+	if (!ALLOC_GROW(d->libs, d->nlibs + 1, d->cap_libs))
+		return jr_oom(j);
+	struct glib *l = &d->libs[d->nlibs++];
+	memset(l, 0, sizeof *l);
+	return gk_members(j, true, lib_member, l);
 }
 
 static bool document_member(struct json_reader *j, void *ctx, const char *k, size_t kl)
@@ -510,9 +521,9 @@ static bool document_member(struct json_reader *j, void *ctx, const char *k, siz
 	if (jr_key_is(k, kl, "shared"))
 		return gk_members(j, false, shared_member, d);
 	if (jr_key_is(k, kl, "threads"))
-		return gk_threads(j, d);
+		return gk_elements(j, thread_element, d);
 	if (jr_key_is(k, kl, "libs"))
-		return gk_libs(j, d);
+		return gk_elements(j, lib_element, d);
 	return jr_skip(j);
 }
 

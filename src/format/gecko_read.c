@@ -29,37 +29,22 @@ struct resolve {
 };
 
 /* The tables one thread reads: its own where it has them, the shared ones (v60+) otherwise. Each table is
- * taken as a whole. */
+ * taken as a whole. Borrowed from the document. */
 struct tview {
-	struct gtables t;            /* columns borrowed from the document, never released */
+	const struct gtables *stack, *frame, *func, *res;
+	const struct gtables *sources; /* the one holding sources.filename; NULL when neither has it */
 	const struct strarr *strings;
-	const struct gtables *sources; /* the table holding sources.filename; NULL when none has it */
 };
 
 static void table_view(const struct gdoc *d, size_t ti, struct tview *v)
 {
 	const struct gtables *T = &d->threads[ti].t, *SH = &d->shared;
-	memset(v, 0, sizeof *v);
-	const struct gtables *ST = T->has_stack ? T : SH;
-	v->t.stack_frame = ST->stack_frame;
-	v->t.stack_prefix = ST->stack_prefix;
-	v->t.stack_prefix_offset = ST->stack_prefix_offset;
-	const struct gtables *FT = T->has_frame ? T : SH;
-	v->t.frame_func = FT->frame_func;
-	v->t.frame_address = FT->frame_address;
-	v->t.frame_line = FT->frame_line;
-	v->t.frame_inline_depth = FT->frame_inline_depth;
-	const struct gtables *FN = T->has_func ? T : SH;
-	v->t.func_name = FN->func_name;
-	v->t.func_resource = FN->func_resource;
-	v->t.func_file = FN->func_file;
-	v->t.func_source = FN->func_source;
-	v->t.func_line = FN->func_line;
-	const struct gtables *RS = T->has_res ? T : SH;
-	v->t.res_lib = RS->res_lib;
-	v->t.res_name = RS->res_name;
-	v->strings = T->strings.present ? &T->strings : &SH->strings;
+	v->stack = T->has_stack ? T : SH;
+	v->frame = T->has_frame ? T : SH;
+	v->func = T->has_func ? T : SH;
+	v->res = T->has_res ? T : SH;
 	v->sources = T->has_sources ? T : (SH->has_sources ? SH : NULL);
+	v->strings = T->strings.present ? &T->strings : &SH->strings;
 }
 
 static bool looks_like_address(const char *s, size_t n)
@@ -109,10 +94,10 @@ static bool apply_sidecar(struct resolve *r, const struct sym_entry *E, struct f
 /* The file of funcTable row func: its fileName string, else its source's filename (v56+). */
 static str_id func_file(struct resolve *r, const struct tview *v, size_t func)
 {
-	const struct gtables *T = &v->t, *SRC = v->sources;
+	const struct gtables *FN = v->func, *SRC = v->sources;
 	size_t nstr = v->strings->n, file_i, src_i, flen;
-	if (gdoc_index(&T->func_file, func, nstr, &file_i) ||
-	    (SRC && gdoc_index(&T->func_source, func, SRC->src_filename.n, &src_i) &&
+	if (gdoc_index(&FN->func_file, func, nstr, &file_i) ||
+	    (SRC && gdoc_index(&FN->func_source, func, SRC->src_filename.n, &src_i) &&
 	     gdoc_index(&SRC->src_filename, src_i, nstr, &file_i))) {
 		const char *file = gdoc_str(v->strings, file_i, &flen);
 		return profile_intern(r->p, file, flen);
@@ -124,13 +109,13 @@ static str_id func_file(struct resolve *r, const struct tview *v, size_t func)
 static bool resolve_frame(struct resolve *r, size_t ti, const struct tview *v, size_t f, uint32_t *chain,
 			  size_t *nchain)
 {
-	const struct gtables *T = &v->t;
+	const struct gtables *FT = v->frame, *FN = v->func, *RS = v->res;
 	const struct strarr *S = v->strings;
-	size_t func, nfunc = T->func_name.n, nstr = S->n;
-	if (!gdoc_index(&T->frame_func, f, nfunc, &func))
+	size_t func, nfunc = FN->func_name.n, nstr = S->n;
+	if (!gdoc_index(&FT->frame_func, f, nfunc, &func))
 		return res_fail(r, "threads[%zu]: frameTable.func[%zu] is not a valid funcTable index", ti, f);
 	size_t name_i;
-	if (!gdoc_index(&T->func_name, func, nstr, &name_i))
+	if (!gdoc_index(&FN->func_name, func, nstr, &name_i))
 		return res_fail(r, "threads[%zu]: funcTable.name[%zu] is not a valid string index", ti, func);
 	struct frame fr = { 0 };
 	size_t nlen;
@@ -138,28 +123,28 @@ static bool resolve_frame(struct resolve *r, size_t ti, const struct tview *v, s
 	fr.func = profile_intern(r->p, name, nlen);
 	fr.file = func_file(r, v, func);
 	double line = NAN;
-	if (T->frame_line.present && f < T->frame_line.n)
-		line = T->frame_line.v[f];
-	if (!(line > 0) && T->func_line.present && func < T->func_line.n)
-		line = T->func_line.v[func];
+	if (FT->frame_line.present && f < FT->frame_line.n)
+		line = FT->frame_line.v[f];
+	if (!(line > 0) && FN->func_line.present && func < FN->func_line.n)
+		line = FN->func_line.v[func];
 	if (line > 0 && line < 4e9)
 		fr.line = (uint32_t)line;
 	size_t res, lib = SIZE_MAX;
 	const struct sym_lib *syms = NULL;
-	if (gdoc_index(&T->func_resource, func, T->res_lib.n > T->res_name.n ? T->res_lib.n : T->res_name.n, &res)) {
+	if (gdoc_index(&FN->func_resource, func, RS->res_lib.n > RS->res_name.n ? RS->res_lib.n : RS->res_name.n, &res)) {
 		size_t rn, rl;
-		if (gdoc_index(&T->res_lib, res, r->d->nlibs, &lib)) {
+		if (gdoc_index(&RS->res_lib, res, r->d->nlibs, &lib)) {
 			syms = r->lib_syms[lib];
 			fr.module = r->lib_module[lib];
-		} else if (gdoc_index(&T->res_name, res, nstr, &rn)) {
+		} else if (gdoc_index(&RS->res_name, res, nstr, &rn)) {
 			const char *rs = gdoc_str(S, rn, &rl);
 			fr.module = profile_intern(r->p, rs, rl);
 		}
 	}
-	double addr = T->frame_address.present && f < T->frame_address.n ? T->frame_address.v[f] : NAN;
+	double addr = FT->frame_address.present && f < FT->frame_address.n ? FT->frame_address.v[f] : NAN;
 	if (addr >= 0 && addr < 1.8e19)
 		fr.addr = (uint64_t)addr;
-	double depth = T->frame_inline_depth.present && f < T->frame_inline_depth.n ? T->frame_inline_depth.v[f] : 0;
+	double depth = FT->frame_inline_depth.present && f < FT->frame_inline_depth.n ? FT->frame_inline_depth.v[f] : 0;
 	fr.inlined = depth > 0;
 	const char *mod = profile_str(r->p, fr.module);
 	if (strncmp(mod, "[kernel", 7) == 0 || strstr(mod, "vmlinux"))
@@ -211,18 +196,18 @@ struct frame_chains {
 /* Every stackTable row of thread ti into a node of the profile's prefix tree: sid[row]. */
 static bool resolve_stacks(struct resolve *r, size_t ti, const struct tview *v, uint32_t *sid)
 {
-	size_t nstacks = v->t.stack_frame.n, nframes = v->t.frame_func.n;
+	size_t nstacks = v->stack->stack_frame.n, nframes = v->frame->frame_func.n;
 	struct frame_chains fc = { 0 };
 	fc.fstart = malloc((nframes + 1) * sizeof *fc.fstart);
 	fc.flen = calloc(nframes + 1, 1);
 	bool ok = (fc.fstart && fc.flen) || res_fail(r, "out of memory");
 	for (size_t i = 0; ok && i < nstacks; i++) {
 		size_t f, prefix_node = PROFILE_ROOT;
-		if (!gdoc_index(&v->t.stack_frame, i, nframes, &f)) {
+		if (!gdoc_index(&v->stack->stack_frame, i, nframes, &f)) {
 			ok = res_fail(r, "threads[%zu]: stackTable.frame[%zu] is not a valid frameTable index", ti, i);
 			break;
 		}
-		double pv = stack_prefix(&v->t, i);
+		double pv = stack_prefix(v->stack, i);
 		if (!isnan(pv)) {
 			if (!(pv >= 0 && pv < (double)i && pv == floor(pv))) {
 				ok = res_fail(r, "threads[%zu]: stackTable row %zu has a prefix that is not an earlier row",
@@ -342,7 +327,7 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 		return res_fail(r, "out of memory");
 	if (th->s_stack.n == 0)
 		return true;
-	size_t nstacks = view.t.stack_frame.n;
+	size_t nstacks = view.stack->stack_frame.n;
 	uint32_t *sid = malloc((nstacks + 1) * sizeof *sid);
 	if (!sid)
 		return res_fail(r, "out of memory");
