@@ -129,9 +129,9 @@ static bool resolve_frame(struct resolve *r, size_t ti, const struct tview *v, s
 		line = FN->func_line.v[func];
 	if (line > 0 && line < 4e9)
 		fr.line = (uint32_t)line;
-	size_t res, lib = SIZE_MAX;
+	size_t res, lib = SIZE_MAX, nres = RS->res_lib.n > RS->res_name.n ? RS->res_lib.n : RS->res_name.n;
 	const struct sym_lib *syms = NULL;
-	if (gdoc_index(&FN->func_resource, func, RS->res_lib.n > RS->res_name.n ? RS->res_lib.n : RS->res_name.n, &res)) {
+	if (gdoc_index(&FN->func_resource, func, nres, &res)) {
 		size_t rn, rl;
 		if (gdoc_index(&RS->res_lib, res, r->d->nlibs, &lib)) {
 			syms = r->lib_syms[lib];
@@ -210,8 +210,8 @@ static bool resolve_stacks(struct resolve *r, size_t ti, const struct tview *v, 
 		double pv = stack_prefix(v->stack, i);
 		if (!isnan(pv)) {
 			if (!(pv >= 0 && pv < (double)i && pv == floor(pv))) {
-				ok = res_fail(r, "threads[%zu]: stackTable row %zu has a prefix that is not an earlier row",
-					      ti, i);
+				ok = res_fail(r, "threads[%zu]: stackTable row %zu "
+						 "has a prefix that is not an earlier row", ti, i);
 				break;
 			}
 			prefix_node = sid[(size_t)pv];

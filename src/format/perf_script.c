@@ -111,8 +111,9 @@ static void ps_finish(const struct ps *s, struct profile *p, const struct fmt_re
 	m->mode = profile_intern_cstr(p, ev);
 	if (s->filtered && opts->warn) {
 		char msg[256];
-		snprintf(msg, sizeof msg, "kept only events of the first type seen (%s); skipped %llu events of other types",
-			 ev, (unsigned long long)s->filtered);
+		snprintf(msg, sizeof msg,
+			 "kept only events of the first type seen (%s); skipped %llu events of other types", ev,
+			 (unsigned long long)s->filtered);
 		opts->warn(opts->warn_ctx, msg);
 	}
 }
