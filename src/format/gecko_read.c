@@ -244,76 +244,113 @@ static bool resolve_stacks(struct resolve *r, size_t ti, const struct tview *v, 
 	return ok;
 }
 
-/* The weight of sample i: 1 without a weight column, else the (scaled) weight; false (with the message) when it
- * is negative or too large. */
-static bool sample_weight(struct resolve *r, size_t ti, const double *w, double scale, size_t i, uint64_t *weight)
+/* A thread's sample columns, checked to be long enough. */
+struct sample_cols {
+	size_t ti, n, nstacks;
+	const double *stack, *weight; /* weight NULL: every sample weighs 1 */
+	double scale;                 /* of the weights */
+	const double *time;           /* NULL when the samples are summed */
+	bool deltas;                  /* time holds the differences from the previous sample */
+};
+
+/* Sample i's stackTable row and weight: 1, or 0 for a sample without a stack (e.g. while idle: no frames to
+ * count), or -1 (with the message) when its stack or weight is not valid. */
+static inline int sample_at(struct resolve *r, const struct sample_cols *c, size_t i, size_t *row, uint64_t *weight)
 {
+	double sv = c->stack[i];
+	if (isnan(sv))
+		return 0;
+	if (!(sv >= 0 && sv < (double)c->nstacks && sv == floor(sv))) {
+		res_fail(r, "threads[%zu]: samples.stack[%zu] is not a valid stackTable index", c->ti, i);
+		return -1;
+	}
+	*row = (size_t)sv;
 	*weight = 1;
-	if (!w)
-		return true;
-	double wv = w[i];
+	if (!c->weight)
+		return 1;
+	double wv = c->weight[i];
 	if (isnan(wv))
 		wv = 1;
-	wv *= scale;
-	if (!(wv >= 0 && wv < 1.8e19))
-		return res_fail(r, "threads[%zu]: samples.weight[%zu] is negative or too large", ti, i);
+	wv *= c->scale;
+	if (!(wv >= 0 && wv < 1.8e19)) {
+		res_fail(r, "threads[%zu]: samples.weight[%zu] is negative or too large", c->ti, i);
+		return -1;
+	}
 	*weight = (uint64_t)llround(wv);
-	return true;
+	return 1;
 }
 
-/* Thread ti's samples, on the stack nodes sid[] of its nstacks rows. Timed: one model sample each, at its time;
- * otherwise summed per stack row first (one model update per distinct stack, not per sample). */
-static bool resolve_samples(struct resolve *r, size_t ti, uint32_t thread, const uint32_t *sid, size_t nstacks,
-			    bool timed)
+/* Without a timeline: summed per stack row first, one model update per distinct stack, not per sample. */
+static bool samples_summed(struct resolve *r, const struct sample_cols *c, uint32_t thread, const uint32_t *sid)
 {
-	const struct gthread *th = &r->d->threads[ti];
-	size_t nsamples = th->s_stack.n;
-	if (th->s_weight.present && th->s_weight.n < nsamples)
-		return res_fail(r, "threads[%zu]: samples.weight has %zu entries for %zu samples", ti, th->s_weight.n,
-				nsamples);
-	const struct col *tc = th->s_time.present ? &th->s_time : &th->s_time_deltas;
-	bool deltas = !th->s_time.present;
-	if (timed && tc->n < nsamples)
-		return res_fail(r, "threads[%zu]: samples.%s has %zu entries for %zu samples", ti,
-				deltas ? "timeDeltas" : "time", tc->n, nsamples);
-	double t = 0;
-	const double *stk = th->s_stack.v, *w = th->s_weight.present ? th->s_weight.v : NULL;
-	/* "tracing-ms" weights are milliseconds: kept as nanoseconds, the model's time unit */
-	double scale = th->weight_type && strcmp(th->weight_type, "tracing-ms") == 0 ? 1e6 : 1;
-	uint64_t *agg = timed ? NULL : calloc(nstacks + 1, sizeof *agg);
-	bool ok = timed || agg || res_fail(r, "out of memory");
-	for (size_t i = 0; ok && i < nsamples; i++) {
-		if (timed) {
-			double tv = tc->v[i];
-			if (isnan(tv))
-				tv = 0;
-			t = deltas ? t + tv : tv;
-		}
-		double sv = stk[i];
-		if (isnan(sv))
-			continue; /* a sample without a stack (e.g. while idle): no frames to count */
-		if (!(sv >= 0 && sv < (double)nstacks && sv == floor(sv))) {
-			ok = res_fail(r, "threads[%zu]: samples.stack[%zu] is not a valid stackTable index", ti, i);
-			break;
-		}
+	uint64_t *agg = calloc(c->nstacks + 1, sizeof *agg);
+	if (!agg)
+		return res_fail(r, "out of memory");
+	bool ok = true;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t row;
 		uint64_t weight;
-		if (!(ok = sample_weight(r, ti, w, scale, i, &weight)))
+		int got = sample_at(r, c, i, &row, &weight);
+		if (got < 0) {
+			ok = false;
 			break;
-		if (agg) {
-			agg[(size_t)sv] += weight;
-			continue;
 		}
-		double ns = t * 1e6;
-		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)llround(ns) : 0; /* sample times are whole ns */
-		if (!profile_add_sample(r->p, sid[(size_t)sv], thread, tns, weight))
-			ok = res_fail(r, "out of memory");
+		if (got)
+			agg[row] += weight;
 	}
-	for (size_t i = 0; ok && agg && i < nstacks; i++) {
+	for (size_t i = 0; ok && i < c->nstacks; i++) {
 		if (agg[i] && !profile_add_sample(r->p, sid[i], thread, 0, agg[i]))
 			ok = res_fail(r, "out of memory");
 	}
 	free(agg);
 	return ok;
+}
+
+/* With a timeline: one model sample per sample, at its time in whole nanoseconds. */
+static bool samples_timed(struct resolve *r, const struct sample_cols *c, uint32_t thread, const uint32_t *sid)
+{
+	double t = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		double tv = c->time[i];
+		if (isnan(tv))
+			tv = 0;
+		t = c->deltas ? t + tv : tv;
+		size_t row;
+		uint64_t weight;
+		int got = sample_at(r, c, i, &row, &weight);
+		if (got < 0)
+			return false;
+		if (!got)
+			continue;
+		double ns = t * 1e6;
+		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)llround(ns) : 0;
+		if (!profile_add_sample(r->p, sid[row], thread, tns, weight))
+			return res_fail(r, "out of memory");
+	}
+	return true;
+}
+
+/* Thread ti's samples, on the stack nodes sid[] of its nstacks rows, timed or summed. */
+static bool resolve_samples(struct resolve *r, size_t ti, uint32_t thread, const uint32_t *sid, size_t nstacks,
+			    bool timed)
+{
+	const struct gthread *th = &r->d->threads[ti];
+	struct sample_cols c = { .ti = ti, .n = th->s_stack.n, .nstacks = nstacks, .stack = th->s_stack.v };
+	if (th->s_weight.present && th->s_weight.n < c.n)
+		return res_fail(r, "threads[%zu]: samples.weight has %zu entries for %zu samples", ti, th->s_weight.n,
+				c.n);
+	const struct col *tc = th->s_time.present ? &th->s_time : &th->s_time_deltas;
+	c.deltas = !th->s_time.present;
+	if (timed && tc->n < c.n)
+		return res_fail(r, "threads[%zu]: samples.%s has %zu entries for %zu samples", ti,
+				c.deltas ? "timeDeltas" : "time", tc->n, c.n);
+	c.weight = th->s_weight.present ? th->s_weight.v : NULL;
+	/* "tracing-ms" weights are milliseconds: kept as nanoseconds, the model's time unit */
+	c.scale = th->weight_type && strcmp(th->weight_type, "tracing-ms") == 0 ? 1e6 : 1;
+	if (!timed)
+		return samples_summed(r, &c, thread, sid);
+	c.time = tc->v;
+	return samples_timed(r, &c, thread, sid);
 }
 
 static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
