@@ -23,6 +23,7 @@
 #include "format/format.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
+#include "render/output.h"
 #include "sample/backend.h"
 #include "sample/stages.h"
 #include "sample/targets.h"
@@ -426,7 +427,7 @@ int cmd_record(int argc, char **argv)
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a.threads;
 	wo.label_flags = a.no_lines ? LABEL_NO_LINES : 0;
-	if (fmt_write_file(prof, a.output, kind, &wo, &e) || write_extras(prof, &a, &res, stage_lines.tmp_path, &e)) {
+	if (render_write_file(prof, a.output, kind, &wo, NULL, &e) || write_extras(prof, &a, &res, stage_lines.tmp_path, &e)) {
 		rc = perr_report(&e);
 		profile_free(prof);
 		goto out_profile;
