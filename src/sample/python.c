@@ -189,25 +189,6 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
 	return true;
 }
 
-uint32_t pyb_push_frames(struct profile *p, uint32_t parent, const struct py_frame *frames, size_t n)
-{
-	uint32_t node = parent;
-	for (size_t i = n; i-- > 0;) {
-		struct frame f = { 0 };
-		f.func = profile_intern_cstr(p, frames[i].func);
-		f.file = profile_intern_cstr(p, frames[i].file);
-		f.line = frames[i].line;
-		f.kind = FRAME_USER;
-		uint32_t fid = profile_frame(p, &f);
-		if (fid == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-		node = profile_stack(p, node, fid);
-		if (node == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-	}
-	return node;
-}
-
 static void on_thread(void *ctx, const struct py_thread *t)
 {
 	struct pyb_state *st = ctx;
@@ -223,7 +204,7 @@ static void on_thread(void *ctx, const struct py_thread *t)
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */
-	uint32_t stack = pyb_push_frames(st->p, PROFILE_ROOT, t->frames, t->nframes);
+	uint32_t stack = py_frames_push(st->p, PROFILE_ROOT, t->frames, t->nframes);
 	if (stack == PROFILE_NOMEM || !profile_add_sample(st->p, stack, bt->thread, st->now, 1)) {
 		st->oom = true;
 		return;

@@ -306,7 +306,7 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		if (m >= 0) {
 			node = profile_stack(s->p, node, raw_ids[m]);
 		} else {
-			node = pyb_push_frames(s->p, node, &ps->frames[-m - 1], 1);
+			node = py_frames_push(s->p, node, &ps->frames[-m - 1], 1);
 		}
 		if (node == PROFILE_NOMEM)
 			return;
