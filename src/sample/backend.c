@@ -1,5 +1,6 @@
 /* backend.c — the backend registry (in the order automatic selection tries them) and helpers every backend
- * shares: the monotonic clock, describing how a process ended, and explaining a refused attach. */
+ * shares: the command under record, the deadline and the stop, describing how a process ended, and explaining a
+ * refused attach. */
 #include "sample/backend.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/procfs.h"
 
 static const struct backend *const backends[] = {
@@ -32,6 +34,43 @@ const struct backend *backend_find(const char *name)
 		if (strcmp(backends[i]->name, name) == 0)
 			return backends[i];
 	return NULL;
+}
+
+uint64_t backend_interval_ns(const struct record_opts *opts)
+{
+	return opts->interval_ns ? opts->interval_ns : 5000000;
+}
+
+uint64_t backend_deadline(const struct record_opts *opts, uint64_t start_ns)
+{
+	return opts->seconds > 0 ? start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
+}
+
+bool backend_should_stop(const struct record_opts *opts, uint64_t deadline)
+{
+	return (opts->stop && *opts->stop) || (deadline && mono_ns() >= deadline);
+}
+
+void backend_leave_running(struct child *c, struct record_result *res)
+{
+	if (c->pid <= 0)
+		return;
+	snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)c->pid);
+	child_detach(c);
+}
+
+void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost)
+{
+	struct profile_meta *meta = profile_meta(p);
+	meta->ticks += ticks;
+	meta->lost += lost;
+	meta->backend = profile_intern_cstr(p, name);
+	meta->unwinder = profile_intern_cstr(p, unwinder);
+}
+
+const char *backend_unwinder_name(const struct record_opts *opts)
+{
+	return opts->unwind == UNWIND_DWARF ? "dwarf" : "fp";
 }
 
 void describe_wait_status(int status, char *buf, size_t n)

@@ -46,7 +46,6 @@ struct record_result {
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began (profile_start) */
 	uint64_t end_ns;           /* CLOCK_MONOTONIC when sampling ended */
 	char limits[256];          /* what this backend cannot see (printed in the summary), may be empty */
-	char fallback_reason[256]; /* why an earlier backend was not used, may be empty */
 };
 
 struct backend {
@@ -87,6 +86,19 @@ enum plumb_err backend_release(struct child *c, struct perr *e);
 /* True when the target has ended: the launched command c (reaped here; res->wait_status and res->ended filled),
  * or, with --pid, process pid (gone or a zombie). Sets res->target_exited. */
 bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t pid, struct record_result *res);
+/* The sampling interval in nanoseconds (5 ms when opts does not say). */
+uint64_t backend_interval_ns(const struct record_opts *opts);
+/* When sampling that began at start_ns must end (opts->seconds), or 0: when the target ends. */
+uint64_t backend_deadline(const struct record_opts *opts, uint64_t start_ns);
+/* True when sampling should stop now: *opts->stop was set (a signal) or the deadline (when not 0) has passed. */
+bool backend_should_stop(const struct record_opts *opts, uint64_t deadline);
+/* A launched command still running when sampling stopped early (a signal, --seconds) finishes on its own: says
+ * so in res->ended and lets go of c. Nothing when c was reaped or never started. */
+void backend_leave_running(struct child *c, struct record_result *res);
+/* Adds what a backend sampled to p's metadata: its ticks and lost records, its name and its unwinder's. */
+void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost);
+/* "dwarf" or "fp", as opts->unwind says. */
+const char *backend_unwinder_name(const struct record_opts *opts);
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */
