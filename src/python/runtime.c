@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "base/procfs.h"
 
 /* ---- ELF facts about one file ---- */
@@ -147,33 +148,10 @@ static void info_from_facts(const struct elf_facts *f, struct py_binary_info *ou
 	out->supported = out->is_python && py_layout_find(out->major, out->minor) != NULL;
 }
 
-/* Resolves a command name on PATH like execvp does; returns false when not found. */
-static bool resolve_on_path(const char *name, char *out, size_t n)
-{
-	if (strchr(name, '/')) {
-		snprintf(out, n, "%s", name);
-		return access(out, X_OK) == 0;
-	}
-	const char *path = getenv("PATH");
-	if (!path || !*path)
-		path = "/usr/local/bin:/usr/bin:/bin";
-	while (*path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-		snprintf(out, n, "%.*s/%s", (int)len, len ? path : ".", name);
-		if (access(out, X_OK) == 0)
-			return true;
-		path += len;
-		if (*path == ':')
-			path++;
-	}
-	return false;
-}
-
 bool py_command_is_script(const char *argv0)
 {
 	char path[PATH_MAX], head[2];
-	if (!argv0 || !resolve_on_path(argv0, path, sizeof path))
+	if (!argv0 || !fs_which(argv0, path, sizeof path))
 		return false;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -187,7 +165,7 @@ bool py_probe_command(const char *argv0, struct py_binary_info *out)
 {
 	memset(out, 0, sizeof *out);
 	char path[PATH_MAX];
-	if (!argv0 || !resolve_on_path(argv0, path, sizeof path))
+	if (!argv0 || !fs_which(argv0, path, sizeof path))
 		return false;
 	/* A "#!" script: follow its interpreter (and "env NAME"), once. */
 	FILE *fp = fopen(path, "re");
@@ -200,7 +178,7 @@ bool py_probe_command(const char *argv0, struct py_binary_info *out)
 				interp = arg;
 			fclose(fp);
 			char real[PATH_MAX];
-			if (!interp || !resolve_on_path(interp, real, sizeof real))
+			if (!interp || !fs_which(interp, real, sizeof real))
 				return false;
 			snprintf(path, sizeof path, "%s", real);
 		} else {
