@@ -1,9 +1,11 @@
-/* backend.c — the backend registry (in the order automatic selection tries them) and helpers every backend
+/* backend.c — the backend registry (in the order automatic selection tries them), the automatic choice with
+ * its fallbacks (a refused perf_event gives way to inprocess or ptrace, and says why), and helpers every backend
  * shares: the command under record, the deadline and the stop, describing how a process ended, and explaining a
  * refused attach. */
 #include "sample/backend.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,6 +36,75 @@ const struct backend *backend_find(const char *name)
 		if (strcmp(backends[i]->name, name) == 0)
 			return backends[i];
 	return NULL;
+}
+
+size_t backend_choose(const struct record_opts *opts, const struct backend **out, size_t max)
+{
+	size_t n = sizeof backends / sizeof backends[0], k = 0;
+	if (opts->backend) {
+		const struct backend *b = backend_find(opts->backend);
+		if (b && max)
+			out[k++] = b;
+		return k;
+	}
+	bool taken[sizeof backends / sizeof backends[0]] = { false };
+	for (size_t i = 0; i < n && k < max; i++)
+		if (backends[i]->wants && backends[i]->wants(opts)) {
+			out[k++] = backends[i];
+			taken[i] = true;
+		}
+	/* then every other backend, in list order, as fallbacks (except those used only when named) */
+	for (size_t i = 0; i < n && k < max; i++)
+		if (!taken[i] && !backends[i]->forced_only)
+			out[k++] = backends[i];
+	return k;
+}
+
+void backend_outcome_release(struct backend_outcome *o)
+{
+	sbuf_release(&o->fallback);
+	o->used = NULL;
+	o->refused = PLUMB_OK;
+}
+
+enum plumb_err backend_run_auto(const struct record_opts *opts, bool keep_timeline, struct profile **out,
+				struct record_result *res, struct backend_outcome *o, struct perr *e)
+{
+	const struct backend *cands[sizeof backends / sizeof backends[0]];
+	size_t ncands = backend_choose(opts, cands, sizeof cands / sizeof cands[0]);
+	struct profile *p = NULL;
+	enum plumb_err rc = perr_set(e, PLUMB_EUNSUPPORTED, "no backend can sample this target");
+	*out = NULL;
+	for (size_t i = 0; i < ncands; i++) {
+		profile_free(p);
+		p = profile_new();
+		if (!p)
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		profile_keep_timeline(p, keep_timeline);
+		memset(res, 0, sizeof *res);
+		*e = (struct perr)PERR_INIT;
+		rc = cands[i]->run(opts, p, res, e);
+		if (rc == PLUMB_OK) {
+			o->used = cands[i];
+			*out = p;
+			return PLUMB_OK;
+		}
+		/* Only a refusal of the first backend leads to fallbacks; any other error of it is the answer. */
+		if (i == 0 && ((rc != PLUMB_EPERM && rc != PLUMB_EUNSUPPORTED) || opts->backend))
+			break;
+		if (i > 0 && rc == PLUMB_EINVAL) { /* the target itself is wrong: that is the answer */
+			sbuf_reset(&o->fallback);
+			break;
+		}
+		if (i == 0) {
+			o->refused = rc;
+			sbuf_addstr(&o->fallback, e->msg);
+		} else {
+			sbuf_addf(&o->fallback, "; the %s fallback failed too: %s", cands[i]->name, e->msg);
+		}
+	}
+	profile_free(p);
+	return rc;
 }
 
 uint64_t backend_interval_ns(const struct record_opts *opts)

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "base/sbuf.h"
 #include "base/spawn.h"
 #include "profile/profile.h"
 
@@ -63,6 +64,29 @@ struct backend {
 /* Backends in the order they are tried. */
 const struct backend *backend_find(const char *name);
 const struct backend *const *backend_list(size_t *n);
+
+/* The backends to try for opts, in order, into out (at most max): the forced one, or those that want this
+ * target, then every other that is not used only when named. Returns how many. */
+size_t backend_choose(const struct record_opts *opts, const struct backend **out, size_t max);
+
+/* What backend_run_auto() did. */
+struct backend_outcome {
+	const struct backend *used; /* the backend that sampled, NULL when none could */
+	enum plumb_err refused;     /* the first backend's refusal, when fallback is not empty */
+	struct sbuf fallback;       /* why the first backend was passed over, then "; the NAME fallback failed
+				     * too: ..." for each fallback that failed; empty when the first one ran */
+};
+#define BACKEND_OUTCOME_INIT { NULL, PLUMB_OK, SBUF_INIT }
+void backend_outcome_release(struct backend_outcome *o);
+
+/* Runs the backends backend_choose() gives until one samples, each into a fresh profile (with a timeline when
+ * keep_timeline): only a refusal of the first (PLUMB_EPERM or PLUMB_EUNSUPPORTED, and no forced backend) leads
+ * to the next one, and a fallback that finds the target wrong (PLUMB_EINVAL) ends the attempts with that error
+ * alone. PLUMB_OK: *out is the profile (the caller frees it), res the used backend's result and o says which
+ * one it was and why others were passed over. On failure *out is NULL; o->fallback, when not empty, is the
+ * whole story to tell (o->refused its code), else e is. */
+enum plumb_err backend_run_auto(const struct record_opts *opts, bool keep_timeline, struct profile **out,
+				struct record_result *res, struct backend_outcome *o, struct perr *e);
 
 /* Individual backends (each in its own file). */
 extern const struct backend backend_perf_event;
