@@ -144,6 +144,36 @@ const char *backend_unwinder_name(const struct record_opts *opts)
 	return opts->unwind == UNWIND_DWARF ? "dwarf" : "fp";
 }
 
+uint32_t backend_user_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller,
+			    str_id unknown)
+{
+	struct frame f = { 0 };
+	f.kind = FRAME_USER;
+	f.line = caller ? 1 : 0;
+	if (maps_is_image(m)) {
+		f.module = profile_intern_cstr(p, m->path);
+		f.addr = maps_vaddr(m, addr);
+	} else {
+		f.module = m ? profile_intern_cstr(p, m->path) : unknown;
+		f.addr = addr;
+	}
+	return profile_frame(p, &f);
+}
+
+uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t tid)
+{
+	uint64_t key = ((uint64_t)(uint32_t)pid << 32) | (uint32_t)tid;
+	uint32_t id;
+	if (hmap_get(cache, key, &id))
+		return id;
+	char name[PROCFS_COMM_MAX];
+	procfs_comm(pid, tid, name, sizeof name);
+	id = profile_thread(p, (uint32_t)pid, (uint32_t)tid, name);
+	if (id != PROFILE_NOMEM && !hmap_put(cache, key, id))
+		return PROFILE_NOMEM;
+	return id;
+}
+
 void describe_wait_status(int status, char *buf, size_t n)
 {
 	if (WIFEXITED(status))

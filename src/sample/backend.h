@@ -13,9 +13,11 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "base/hashmap.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
 #include "profile/profile.h"
+#include "symbol/maps.h"
 
 enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL };
 enum record_mode { MODE_CPU, MODE_WALL };
@@ -123,6 +125,15 @@ void backend_leave_running(struct child *c, struct record_result *res);
 void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost);
 /* "dwarf" or "fp", as opts->unwind says. */
 const char *backend_unwinder_name(const struct record_opts *opts);
+/* The raw frame (symbol/symbol.h) of the user-space address addr, found in mapping m (NULL: in none): a mapped
+ * file or the vDSO keeps addr as its ELF vaddr, any other mapping the address itself under its pseudo name,
+ * no mapping the address under `unknown`. caller: addr is a return address. PROFILE_NOMEM when out of memory. */
+uint32_t backend_user_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller,
+			    str_id unknown);
+/* The profile thread of (pid, tid), named from /proc/PID/task/TID/comm when first seen; cache maps
+ * (pid << 32 | tid) to the thread id (the caller's, released with hmap_release). PROFILE_NOMEM when out of
+ * memory. */
+uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t tid);
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */

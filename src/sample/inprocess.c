@@ -218,18 +218,7 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 	for (size_t k = outer; k-- > 0;) {
 		if (k >= cut_lo && k < cut_hi)
 			continue;
-		const struct map_entry *m = ms[k];
-		struct frame f = { 0 };
-		f.kind = FRAME_USER;
-		f.line = k ? 1 : 0;
-		if (maps_is_image(m)) {
-			f.module = profile_intern_cstr(st->p, m->path);
-			f.addr = maps_vaddr(m, ips[k]);
-		} else {
-			f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
-			f.addr = ips[k];
-		}
-		frames[nf++] = profile_frame(st->p, &f);
+		frames[nf++] = backend_user_frame(st->p, ms[k], ips[k], k > 0, st->s_unknown);
 	}
 	char comm[sizeof s->comm + 1]; /* the target wrote it: terminate it ourselves */
 	memcpy(comm, s->comm, sizeof s->comm);

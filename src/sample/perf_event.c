@@ -193,19 +193,6 @@ static void enable_all(struct pe_state *st)
 		ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 }
 
-static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
-{
-	uint64_t key = ((uint64_t)pid << 32) | tid;
-	uint32_t id;
-	if (hmap_get(&st->comm_seen, key, &id))
-		return id;
-	char name[PROCFS_COMM_MAX];
-	procfs_comm((pid_t)pid, (pid_t)tid, name, sizeof name);
-	id = profile_thread(st->p, pid, tid, name);
-	hmap_put(&st->comm_seen, key, id);
-	return id;
-}
-
 static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 {
 	snprintf(path, n, "/tmp/perf-%d.map", (int)pid);
@@ -222,27 +209,18 @@ static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 /* The raw frame for a user-space address (caller: a return address). */
 static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool caller)
 {
-	struct frame f = { 0 };
-	f.kind = FRAME_USER;
-	f.line = caller ? 1 : 0;
 	const struct map_entry *m = maps_find(st->maps, pid, addr);
 	if (!m) {
 		maps_load_proc(st->maps, pid); /* mappings made before we saw them (attach, or pre-exec) */
 		m = maps_find(st->maps, pid, addr);
 	}
 	char jit[64];
-	if (maps_is_image(m)) {
-		f.module = profile_intern_cstr(st->p, m->path);
-		f.addr = maps_vaddr(m, addr);
-	} else if (has_jit_map(st, pid, jit, sizeof jit)) {
-		f.kind = FRAME_JIT;
-		f.module = profile_intern_cstr(st->p, jit);
-		f.addr = addr;
-		f.line = 0;
-	} else {
-		f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
-		f.addr = addr;
-	}
+	if (maps_is_image(m) || !has_jit_map(st, pid, jit, sizeof jit))
+		return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
+	struct frame f = { 0 };
+	f.kind = FRAME_JIT;
+	f.module = profile_intern_cstr(st->p, jit);
+	f.addr = addr;
 	return profile_frame(st->p, &f);
 }
 
@@ -300,7 +278,7 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 			st->frames[n++] = f;
 	}
 	uint32_t stack = profile_stack_from(st->p, st->frames, n);
-	uint32_t thread = thread_for(st, sv.pid, sv.tid);
+	uint32_t thread = backend_thread(st->p, &st->comm_seen, (pid_t)sv.pid, (pid_t)sv.tid);
 	if (stack == PROFILE_NOMEM || thread == PROFILE_NOMEM)
 		return;
 	if (switch_out) /* the stack it waits in: counted at every tick until it runs again */
@@ -483,7 +461,7 @@ static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 				st->frames[n++] = fr;
 		}
 		uint32_t stack = profile_stack_from(st->p, st->frames, n);
-		uint32_t thread = thread_for(st, (uint32_t)pid, (uint32_t)tid);
+		uint32_t thread = backend_thread(st->p, &st->comm_seen, pid, tid);
 		if (stack != PROFILE_NOMEM && thread != PROFILE_NOMEM)
 			wall_switch_out(st->wall, (uint32_t)tid, thread, stack, start);
 	}

@@ -201,23 +201,13 @@ static void wait_wanted(struct pt_state *st)
 
 static uint32_t user_frame(struct pt_state *st, uint64_t addr, bool caller)
 {
-	struct frame f = { 0 };
-	f.kind = FRAME_USER;
-	f.line = caller ? 1 : 0;
 	uint64_t look = caller ? addr - 1 : addr;
 	const struct map_entry *m = maps_find(st->maps, st->pid, look);
 	if (!m) {
 		maps_load_proc(st->maps, st->pid);
 		m = maps_find(st->maps, st->pid, look);
 	}
-	if (maps_is_image(m)) {
-		f.module = profile_intern_cstr(st->p, m->path);
-		f.addr = maps_vaddr(m, addr);
-	} else {
-		f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
-		f.addr = addr;
-	}
-	return profile_frame(st->p, &f);
+	return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
 }
 
 static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin)

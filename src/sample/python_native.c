@@ -54,7 +54,8 @@ struct pyn_sampler {
 	struct unwinder *unwinder;
 	struct pyn_ring rings[PYN_MAX_THREADS];
 	size_t nrings;
-	struct hmap tid_seen;
+	struct hmap tid_seen;  /* tid -> index in rings */
+	struct hmap threads;   /* (pid, tid) -> profile thread (backend_thread) */
 	uint64_t samples;
 	uint64_t last_scan;
 	uint64_t last_maps_reload;
@@ -264,21 +265,10 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 			s->last_maps_reload = mono_ns();
 			me = maps_find(s->maps, s->pid, look);
 		}
-		struct frame f = { 0 };
-		f.kind = FRAME_USER;
-		f.line = i > 0 ? 1 : 0;
-		if (me) {
-			f.module = profile_intern_cstr(s->p, me->path);
-			f.addr = maps_vaddr(me, ip);
-			uint64_t va = maps_vaddr(me, look);
-			s->is_eval[i] = s->has_eval && strcmp(me->path, s->eval_module) == 0 && va >= s->eval_start &&
-					va < s->eval_end;
-		} else {
-			f.module = s->s_unknown;
-			f.addr = ip;
-			s->is_eval[i] = 0;
-		}
-		raw_ids[i] = profile_frame(s->p, &f);
+		uint64_t va = me ? maps_vaddr(me, look) : 0;
+		s->is_eval[i] = me && s->has_eval && strcmp(me->path, s->eval_module) == 0 && va >= s->eval_start &&
+				va < s->eval_end;
+		raw_ids[i] = backend_user_frame(s->p, me, ip, i > 0, s->s_unknown);
 		if (raw_ids[i] == PROFILE_NOMEM)
 			return;
 	}
@@ -298,14 +288,9 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		if (node == PROFILE_NOMEM)
 			return;
 	}
-	char comm[PROCFS_COMM_MAX];
-	uint32_t th;
-	if (!hmap_get(&s->tid_seen, (uint64_t)tid | (1ULL << 63), &th)) {
-		procfs_comm(s->pid, tid, comm, sizeof comm);
-		th = profile_thread(s->p, (uint32_t)s->pid, (uint32_t)tid, comm);
-		if (th == PROFILE_NOMEM || !hmap_put(&s->tid_seen, (uint64_t)tid | (1ULL << 63), th))
-			return;
-	}
+	uint32_t th = backend_thread(s->p, &s->threads, s->pid, tid);
+	if (th == PROFILE_NOMEM)
+		return;
 	if (profile_add_sample(s->p, node, th, time, 1))
 		s->samples++;
 }
@@ -417,6 +402,7 @@ void pyn_close(struct pyn_sampler *s)
 	free(s->pystacks);
 	free(s->stack_copy);
 	hmap_release(&s->tid_seen);
+	hmap_release(&s->threads);
 	unwinder_free(s->unwinder);
 	maps_free(s->maps);
 	free(s);
