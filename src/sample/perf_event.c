@@ -287,6 +287,39 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 		profile_add_sample(st->p, stack, thread, sv.time, 1);
 }
 
+/* The records handle_record reads besides samples (linux/perf_event.h describes them in comments only). */
+struct mmap2_record {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	char filename[];
+};
+struct comm_record {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	char comm[];
+};
+struct task_record { /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
+	struct perf_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+struct lost_record {
+	struct perf_event_header h;
+	uint64_t id, lost;
+};
+
+/* Copies the NUL-terminated (or record-ending) string at src, of at most avail bytes, into dst (n bytes). */
+static void record_string(char *dst, size_t n, const char *src, size_t avail)
+{
+	size_t len = strnlen(src, avail < n - 1 ? avail : n - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
 static void handle_record(void *ctx, const char *rec, size_t len)
 {
 	struct pe_state *st = ctx;
@@ -296,38 +329,21 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 		handle_sample(st, rec, len);
 		break;
 	case PERF_RECORD_MMAP2: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, tid;
-			uint64_t addr, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-			uint32_t prot, flags;
-			char filename[];
-		} const *m = (const void *)rec;
+		const struct mmap2_record *m = (const void *)rec;
+		char name[4096];
 		if (len < sizeof *m)
 			break;
-		size_t maxn = len - sizeof *m;
-		char name[4096];
-		size_t nl = strnlen(m->filename, maxn < sizeof name - 1 ? maxn : sizeof name - 1);
-		memcpy(name, m->filename, nl);
-		name[nl] = '\0';
+		record_string(name, sizeof name, m->filename, len - sizeof *m);
 		if (m->prot & PROT_EXEC)
 			maps_add(st->maps, (pid_t)m->pid, m->addr, m->len, m->pgoff, name, true);
 		break;
 	}
 	case PERF_RECORD_COMM: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, tid;
-			char comm[];
-		} const *c = (const void *)rec;
+		const struct comm_record *c = (const void *)rec;
+		char name[64];
 		if (len < sizeof *c)
 			break;
-		char name[64];
-		size_t nl = strnlen(c->comm, len - sizeof *c < 63 ? len - sizeof *c : 63);
-		memcpy(name, c->comm, nl);
-		name[nl] = '\0';
+		record_string(name, sizeof name, c->comm, len - sizeof *c);
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
 			maps_forget(st->maps, (pid_t)c->pid);
 		uint32_t id = profile_thread(st->p, c->pid, c->tid, name);
@@ -335,11 +351,7 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 		break;
 	}
 	case PERF_RECORD_FORK: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, ppid, tid, ptid;
-			uint64_t time;
-		} const *f = (const void *)rec;
+		const struct task_record *f = (const void *)rec;
 		if (len >= sizeof *f && f->pid != f->ppid)
 			maps_fork(st->maps, (pid_t)f->ppid, (pid_t)f->pid);
 		break;
@@ -359,20 +371,13 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 		break;
 	}
 	case PERF_RECORD_EXIT: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, ppid, tid, ptid;
-			uint64_t time;
-		} const *x = (const void *)rec;
+		const struct task_record *x = (const void *)rec;
 		if (st->wall && len >= sizeof *x)
 			wall_exit(st->wall, x->tid, x->time);
 		break;
 	}
 	case PERF_RECORD_LOST: {
-		struct {
-			struct perf_event_header h;
-			uint64_t id, lost;
-		} const *l = (const void *)rec;
+		const struct lost_record *l = (const void *)rec;
 		if (len >= sizeof *l)
 			st->lost += l->lost;
 		break;
