@@ -8,9 +8,11 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/grow.h"
@@ -352,9 +354,15 @@ static struct jit_map *jit_get(struct symbolizer *s, const char *path)
 	struct jit_map *j = &s->jits[s->njits++];
 	memset(j, 0, sizeof *j);
 	j->path = strdup(path);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	/* A regular file only: a FIFO would block the open, a link to a device (/dev/zero) never ends. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat sb;
+	FILE *f = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return j;
+	}
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
 	while (getline(&line, &cap, f) > 0) {
