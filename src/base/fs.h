@@ -1,5 +1,5 @@
-/* fs.h — file-system steps more than one module needs: `mkdir -p`, and finding a command on PATH. Library code: errors come back as a
- * struct perr with the errno text, nothing is printed. */
+/* fs.h — file-system steps more than one module needs: `mkdir -p`, and finding a command on PATH. Library
+ * code: errors come back as a struct perr with the errno text, nothing is printed. */
 #ifndef PLUMB_BASE_FS_H
 #define PLUMB_BASE_FS_H
 
