@@ -1,6 +1,7 @@
-/* fs.h — file-system steps more than one module needs: `mkdir -p`, and the trust rules for files and directories
- * someone else could have written (docs/design.md §3.5): the one place plumb opens such a file or uses such a
- * directory. Library code: errors come back as a struct perr with the errno text, nothing is printed. */
+/* fs.h — file-system steps more than one module needs: `mkdir -p`, finding a command on PATH, and the trust
+ * rules for files and directories someone else could have written (docs/design.md §3.5): the one place plumb
+ * opens such a file or uses such a directory. Library code: errors come back as a struct perr with the errno
+ * text, nothing is printed. */
 #ifndef PLUMB_BASE_FS_H
 #define PLUMB_BASE_FS_H
 
@@ -16,6 +17,12 @@
  * the path exists but is not a directory; PLUMB_EINVAL for an empty path or one of PATH_MAX bytes or more.
  * Allocates nothing (the lib/ recorder calls it). */
 enum plumb_err fs_mkdirs(const char *dir, mode_t mode, struct perr *e);
+
+/* Finds command `name` as execvp would and writes its path into out (n bytes): a name holding a '/' is itself
+ * (when executable), any other is looked up in each directory of $PATH (/usr/local/bin:/usr/bin:/bin when PATH
+ * is unset or empty; an empty entry is the current directory) as an executable regular file. False when there
+ * is none (or the path does not fit). */
+bool fs_which(const char *name, char *out, size_t n);
 
 /* ---- untrusted files: perf maps, the files of $PLUMB_HOME, stage and sample files, a target's files ----
  *
