@@ -309,6 +309,9 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 		return rc;
 	rc = write(p, af.fp, &o, e);
 	if (rc) {
+		int err = errno;
+		if (rc == PLUMB_EOUTPUT && ferror(af.fp)) /* the writer saw its stream fail: say where and why */
+			perr_set(e, rc, "cannot write %s: %s", path, strerror(err ? err : EIO));
 		atomic_abort(&af);
 		return rc;
 	}
