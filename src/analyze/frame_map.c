@@ -256,7 +256,7 @@ static size_t function_row(struct build *b, const struct label_parts *lp)
 	if (label_func_is_data(lp))
 		redact_append(raw, part->buf, part->len);
 	else
-		sbuf_add(raw, part->buf, part->len);
+		redact_code_append(raw, part->buf, part->len);
 	size_t fname_len = raw->len;
 	if (lp->file_len) {
 		const char *sp = short_path(b, lp);

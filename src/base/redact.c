@@ -108,6 +108,8 @@ static size_t match_private_key(const char *s, size_t i, size_t len)
 	return close ? (size_t)(close + 5 - (s + i)) : len - i;
 }
 
+static size_t match_jwt(const char *s, size_t i, size_t len);
+
 /* A key that starts with `prefix` and goes on with at least `min` characters of `body`: its length, or 0. */
 static size_t prefixed(const char *s, size_t i, size_t len, const char *prefix, int (*body)(int), size_t min)
 {
@@ -148,7 +150,14 @@ static size_t match_vendor_key(const char *s, size_t i, size_t len)
 		return m;
 	if ((m = prefixed(s, i, len, "AIza", is_key_body, 8)) || (m = prefixed(s, i, len, "glpat-", is_key_body, 1)))
 		return m;
-	/* JWT: base64url header "eyJ..." '.' payload '.' signature */
+	return match_jwt(s, i, len);
+}
+
+/* A JWT: base64url header "eyJ..." '.' payload '.' signature. Its length, or 0. */
+static size_t match_jwt(const char *s, size_t i, size_t len)
+{
+	if (i > 0 && is_word((unsigned char)s[i - 1]))
+		return 0;
 	if (starts(s, i, len, "eyJ")) {
 		size_t a = span(s, i, len, is_b64url);
 		if (a >= 10 && i + a < len && s[i + a] == '.') {
@@ -209,6 +218,12 @@ static bool secret_name(const char *name, size_t n)
 
 /* key=value: at s[i] == '=' preceded by a secret name. Returns the value's length (0: no match). In a path a
  * value also ends at '/': a directory named "token=ghp_..." loses its value, not the rest of the path. */
+enum scan_mode {
+	SCAN_TEXT, /* every shape */
+	SCAN_PATH, /* every shape; a key's value ends at '/' */
+	SCAN_CODE, /* a function name: every shape but the vendor-prefix tokens, which look like identifiers */
+};
+
 static size_t match_key_value(const char *s, size_t i, size_t len, bool path)
 {
 	if (s[i] != '=')
@@ -319,7 +334,7 @@ static size_t match_home(const char *s, size_t i, size_t len, bool *tilde)
 	return 0;
 }
 
-static void redact_scan(struct sbuf *out, const char *s, size_t len, bool path)
+static void redact_scan(struct sbuf *out, const char *s, size_t len, enum scan_mode mode)
 {
 	size_t i = 0, copy_from = 0;
 	bool tilde;
@@ -337,7 +352,7 @@ static void redact_scan(struct sbuf *out, const char *s, size_t len, bool path)
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_add(out, s + i, keep);
 			sbuf_addstr(out, REDACTED);
-		} else if (isalpha(c) && (m = match_vendor_key(s, i, len))) {
+		} else if (isalpha(c) && (m = mode == SCAN_CODE ? match_jwt(s, i, len) : match_vendor_key(s, i, len))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_addstr(out, REDACTED);
 		} else if (isalpha(c) && len - i > 3 && memchr(s + i, ':', len - i > 40 ? 40 : len - i)) {
@@ -348,7 +363,7 @@ static void redact_scan(struct sbuf *out, const char *s, size_t len, bool path)
 				sbuf_add(out, tmp.buf, tmp.len);
 			}
 			sbuf_release(&tmp);
-		} else if (c == '=' && (m = match_key_value(s, i, len, path)) > 0) {
+		} else if (c == '=' && (m = match_key_value(s, i, len, mode == SCAN_PATH)) > 0) {
 			sbuf_add(out, s + copy_from, i + 1 - copy_from);
 			sbuf_addstr(out, REDACTED);
 			m += 1;
@@ -365,12 +380,17 @@ static void redact_scan(struct sbuf *out, const char *s, size_t len, bool path)
 
 void redact_append(struct sbuf *out, const char *s, size_t len)
 {
-	redact_scan(out, s, len, false);
+	redact_scan(out, s, len, SCAN_TEXT);
 }
 
 void redact_path_append(struct sbuf *out, const char *s, size_t len)
 {
-	redact_scan(out, s, len, true);
+	redact_scan(out, s, len, SCAN_PATH);
+}
+
+void redact_code_append(struct sbuf *out, const char *s, size_t len)
+{
+	redact_scan(out, s, len, SCAN_CODE);
 }
 
 char *redact_dup(const char *s)

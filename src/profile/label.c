@@ -157,7 +157,7 @@ void label_append_func_shown(struct sbuf *out, const struct profile *p, const st
 	else if (f->kind == FRAME_JIT) /* named by the running program in its perf map: may carry anything */
 		redact_append(out, func, strlen(func));
 	else /* a symbol is code, not a secret */
-		sbuf_addstr(out, func);
+		redact_code_append(out, func, strlen(func));
 }
 
 /* A finished label (read from text), its spans redacted in place: the function kept unless it is a JIT name or
@@ -172,7 +172,7 @@ static void append_label_text_shown(struct sbuf *out, const char *label, size_t 
 	if (label_func_is_data(&lp))
 		redact_append(out, lp.func, lp.func_len);
 	else
-		sbuf_add(out, lp.func, lp.func_len);
+		redact_code_append(out, lp.func, lp.func_len);
 	size_t at = lp.func_len;
 	if (group && !group_is_id(&lp)) {
 		size_t g = (size_t)(group - label);

@@ -22,11 +22,13 @@ enum label_flags {
 /* Appends the (unredacted) label of frame_id to out. */
 void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags);
 
-/* Appends the label of frame_id as every output shows it (docs/design.md §3.6): the function name as it is (a
- * symbol is code, not a secret) except a JIT name, which the running program wrote and which is redacted as
- * text; the file or module through the path redactor (a directory named "token=..." loses only its value);
- * the line and the _[k] / _[j] mark as they are. A finished label (folded input) is read with label_parse and
- * redacted part by part the same way; its "name (tid)" thread or process root has the name redacted. */
+/* Appends the label of frame_id as every output shows it (docs/design.md §3.6): the function name through the
+ * code redactor (a symbol is code, not a secret: an identifier that starts like a token is kept, a URL with
+ * credentials in a frame's name is not), except a JIT name, which the running program wrote and which is
+ * redacted as text; the file or module through the path redactor (a directory named "token=..." loses only its
+ * value); the line and the _[k] / _[j] mark as they are. A finished label (folded input) is read with
+ * label_parse and redacted part by part the same way; its "name (tid)" thread or process root has the name
+ * redacted as text. */
 void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags);
 /* Just the function name of f as label_append_shown shows it ("[unknown]" when it has none). */
 void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f);

@@ -124,7 +124,9 @@ class RedactOutputs(TempDir):
         self.assertRegex(folded, r"(^|;)tok=\[REDACTED\]_\[j\]( |;)")
         self.assertRegex(folded, r"(^|\n)pw=\[REDACTED\] \(\d+\);")
         self.assertRegex(folded, r"(^|\n)tok=\[REDACTED\] \(\d+\);")
-        for what in ("r.json", "r.speedscope.json", "r.pb.gz (decoded)", "r.svg", "hot --json r.folded"):
+        # recorded or read back from folded: one rule for the symbol's name
+        for what in ("r.json", "r.speedscope.json", "r.pb.gz (decoded)", "r.svg", "hot --json r.folded",
+                     "hot --json r.json", "c.json", "c.speedscope.json", "c.pb.gz (decoded)", "f.svg"):
             self.assertIn("ghp_kept_fn", outputs[what], "%s lost the symbol's name" % what)
         for what in ("r.json", "c.json", "r.speedscope.json", "r.svg", "f.svg"):
             self.assertIn("secrets.c", outputs[what], "%s lost the file name" % what)

@@ -202,6 +202,12 @@ static void test_redact__labels_part_by_part(void **state)
 		{ "tok=ghp_JIT001", "", 0, "", FRAME_JIT, false, "tok=[REDACTED]_[j]" },
 		{ "fetch https://u:pw@h.example/x", "", 0, "/tmp/perf-9.map", FRAME_JIT, false,
 		  "fetch https://[REDACTED]@h.example/x (perf-9.map)_[j]" },
+		/* a frame's name that code cannot be: still data, symbol or not */
+		{ "connect https://bob:hunter2@db.example.com/x", "/app/db/conn.py", 3, "", FRAME_USER, false,
+		  "connect https://[REDACTED]@db.example.com/x (db/conn.py:3)" },
+		{ "connect https://bob:hunter2@db.example.com/x (db/conn.py:3)", "", 0, "", FRAME_USER, true,
+		  "connect https://[REDACTED]@db.example.com/x (db/conn.py:3)" },
+		{ "ghp_kept (x.py:1)", "", 0, "", FRAME_USER, true, "ghp_kept (x.py:1)" },
 		/* finished labels, read from text */
 		{ "main (token=ghp_abc123/file.c:12)", "", 0, "", FRAME_USER, true, "main (token=[REDACTED]/file.c:12)" },
 		{ "ghp_init_tables (app/init.c:7)", "", 0, "", FRAME_USER, true, "ghp_init_tables (app/init.c:7)" },
