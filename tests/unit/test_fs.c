@@ -1,7 +1,8 @@
 /* test_fs.c — base/fs's trust rules (docs/design.md §3.5): which files fs_open_trusted / fs_read_trusted accept
  * (a regular file of the expected owner or root, not writable by others, within its cap) and which they refuse
  * without following, blocking or opening (a symbolic link, a FIFO, a device, a directory, another user's file);
- * and which directories fs_open_private_dir accepts. The owner cases chown to nobody when run as root. */
+ * and which directories fs_open_private_dir accepts; and base/lines.h's capped line reader. The owner cases chown
+ * to nobody when run as root. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "base/fs.h"
+#include "base/lines.h"
 
 #define NOBODY 65534
 
@@ -178,6 +180,51 @@ static void test_fs__private_dirs(void **state)
 	close(dfd);
 }
 
+/* ---- base/lines.h: a file of lines within caps ---- */
+
+struct collected {
+	char text[256];
+	size_t n;
+};
+
+static bool collect(void *ctx, const char *line, size_t len)
+{
+	struct collected *c = ctx;
+	c->n += (size_t)snprintf(c->text + c->n, sizeof c->text - c->n, "[%.*s]", (int)len, line);
+	return true;
+}
+
+static void test_fs__lines_within_caps(void **state)
+{
+	(void)state;
+	put("lines", "one\n\nthree that is too long\nfour\nlast", 0600);
+	int fd = open(at("lines"), O_RDONLY);
+	assert_true(fd >= 0);
+	struct collected c = { "", 0 };
+	struct lines_stats st;
+	assert_int_equal(lines_read_fd(fd, 8, 1 << 20, collect, &c, &st), 0);
+	close(fd);
+	assert_string_equal(c.text, "[one][][four][last]");
+	assert_int_equal(st.lines, 4);
+	assert_int_equal(st.too_long, 1);
+	assert_false(st.truncated);
+	/* the byte cap: what is past it is not read, a line it cuts is not passed on */
+	fd = open(at("lines"), O_RDONLY);
+	c = (struct collected){ "", 0 };
+	assert_int_equal(lines_read_fd(fd, 64, 6, collect, &c, &st), 0);
+	close(fd);
+	assert_string_equal(c.text, "[one][]");
+	assert_true(st.truncated);
+	/* an endless line (/dev/zero): bounded by the caps, not by memory */
+	fd = open("/dev/zero", O_RDONLY);
+	assert_true(fd >= 0);
+	c = (struct collected){ "", 0 };
+	assert_int_equal(lines_read_fd(fd, 1024, 4 << 20, collect, &c, &st), 0);
+	close(fd);
+	assert_int_equal(st.lines, 0);
+	assert_true(st.truncated);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -187,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_fs__caps),
 		cmocka_unit_test(test_fs__refuses_what_others_could_plant),
 		cmocka_unit_test(test_fs__private_dirs),
+		cmocka_unit_test(test_fs__lines_within_caps),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];
