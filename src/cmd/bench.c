@@ -240,6 +240,7 @@ static int run_suite(const struct bench_suite *suite, const struct run_request *
 	struct bench_run_opts ro = { 0 };
 	bench_run_policy(suite, &rq->policy, &ro);
 	ro.case_filter = rq->case_re;
+	ro.output = out_path;
 	if (isatty(STDERR_FILENO))
 		ro.progress = progress;
 	struct bench_evidence ev;

@@ -342,6 +342,7 @@ static bool record__open_outputs(struct record *rec, int *rc)
 		*rc = cmd_report_redacted(&e);
 		return false;
 	}
+	rec->opts.output = a->output;
 	if (!a->stages)
 		return true;
 	if (atomic_scratch_open(&rec->stage_lines, a->stages, &e)) {

@@ -39,6 +39,7 @@ struct record_opts {
 	bool idle;                 /* python: keep idle stacks */
 	const char *backend;       /* forced backend name, NULL = automatic */
 	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
+	const char *output;        /* the profile's path ("-", or NULL: stdout): a backend's scratch files go beside it */
 	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
 };
 
