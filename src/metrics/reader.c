@@ -18,6 +18,9 @@
 #include "base/store.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
+/* Times are milliseconds since the epoch: refused outside [0, 2^53] (285,000 years, and exact in a double), so
+ * that no difference or sum of two of them can wrap. */
+#define TIME_MAX_MS ((int64_t)1 << 53)
 
 struct rd {
 	struct perr *e;
@@ -92,7 +95,7 @@ static bool parse_peak(struct rd *r, json_t *v, struct metrics_peak *k)
 	if (!json_is_object(v))
 		return bad(r, "", "is not an object");
 	int64_t t, pid;
-	if (!get_int(r, v, "t_ms", INT64_MIN, INT64_MAX, &t) || !get_num(r, v, "total_cpu_pct", &k->total_cpu_pct) ||
+	if (!get_int(r, v, "t_ms", 0, TIME_MAX_MS, &t) || !get_num(r, v, "total_cpu_pct", &k->total_cpu_pct) ||
 	    !get_u64(r, v, "total_rss_bytes", false, &k->total_rss_bytes) ||
 	    !get_int(r, v, "pid", 0, 0x7fffffff, &pid) || !get_str(r, v, "name", k->name, sizeof k->name) ||
 	    !get_num(r, v, "cpu_pct", &k->cpu_pct) || !get_u64(r, v, "rss_bytes", false, &k->rss_bytes))
@@ -133,9 +136,9 @@ static bool parse_sample(struct rd *r, json_t *v, struct metrics_sample *s, size
 	r->where = where;
 	if (!json_is_object(v))
 		return bad(r, "", "is not an object");
-	if (!get_int(r, v, "t_ms", INT64_MIN, INT64_MAX, &s->t_ms))
+	if (!get_int(r, v, "t_ms", 0, TIME_MAX_MS, &s->t_ms))
 		return false;
-	if (json_object_get(v, "scan_ms") && !get_int(r, v, "scan_ms", 0, INT64_MAX, &s->scan_ms))
+	if (json_object_get(v, "scan_ms") && !get_int(r, v, "scan_ms", 0, TIME_MAX_MS, &s->scan_ms))
 		return false;
 	json_t *tot = json_object_get(v, "totals");
 	if (!json_is_object(tot))
@@ -204,9 +207,9 @@ static bool parse_doc(struct rd *r, json_t *root, struct metrics_doc *doc)
 	char state[16];
 	int64_t keep, started, updated, taken, root_pid;
 	if (!get_str(r, root, "name", doc->name, sizeof doc->name) || !get_str(r, root, "state", state, sizeof state) ||
-	    !get_num(r, root, "every_s", &doc->every_s) || !get_int(r, root, "keep", 1, INT64_MAX, &keep) ||
-	    !get_int(r, root, "started_ms", INT64_MIN, INT64_MAX, &started) ||
-	    !get_int(r, root, "updated_ms", INT64_MIN, INT64_MAX, &updated) ||
+	    !get_num(r, root, "every_s", &doc->every_s) || !get_int(r, root, "keep", 1, METRICS_KEEP_MAX, &keep) ||
+	    !get_int(r, root, "started_ms", 0, TIME_MAX_MS, &started) ||
+	    !get_int(r, root, "updated_ms", 0, TIME_MAX_MS, &updated) ||
 	    !get_int(r, root, "samples_taken", 0, INT64_MAX, &taken))
 		return false;
 	if (strcmp(state, "recording") != 0 && strcmp(state, "ended") != 0)
