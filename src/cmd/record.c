@@ -196,7 +196,9 @@ static bool record__choose_target(struct record *rec, int *rc)
 	pid_t pid = 0;
 	int found = targets_find(a->target_name, &pid, list, sizeof list);
 	if (found != 1) {
-		if (a->target_name)
+		if (found < 0)
+			cmd_fail_shown(EXIT_USAGE, "record: cannot look up announced targets: %s", list);
+		else if (a->target_name)
 			plumb_fail(EXIT_USAGE, "record: no live target announced as '%s'%s%s", a->target_name,
 				   list[0] ? "; announced: " : " (none is announced)", list);
 		else if (found == 0)

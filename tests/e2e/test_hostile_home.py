@@ -146,6 +146,7 @@ class HostileHome(TempDir):
                     r = plumb("record", "--target", "svc", "--seconds", "1", "-o", self.path("t.folded"),
                               extra_env=self.env, timeout=60)
                     self.assertEqual(r.returncode, 2, r.stderr)
+                    self.assertIn(phrase, r.stderr)
                     self.assertNotIn(str(sleeper.pid), r.stderr)
                     self.assertFalse(os.path.exists(self.path("t.folded")))
                     self.assert_victim_untouched("the readers", planted)
