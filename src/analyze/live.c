@@ -1,7 +1,7 @@
-/* live.c — a growing raw profile turned into a symbolized session and windows of it (live.h). Raw frames, stacks
- * and counts only ever grow and keep their ids (profile.h), so each update translates the frames and stacks past
- * the ones it has seen (a stack's parent always has a smaller id) and takes each count's growth since the last
- * update: that growth is added to the session and kept as the window. */
+/* live.c — a growing raw profile read as a session and windows of it (live.h). Raw counts only ever grow and keep
+ * their ids (profile.h), so an update is each count's growth since the last one (the window); a view walks the
+ * raw stacks it shows, outermost frame first, resolving each raw frame the first time any view needs it and
+ * keeping what it became for the rest of the session. */
 #include "analyze/live.h"
 
 #include <stdlib.h>
@@ -12,21 +12,20 @@
 
 struct live {
 	struct sym_resolver *sym;
-	struct profile *session;
-	/* raw frame i became session frames frame_ids[frame_first[i] .. + frame_count[i]) (outermost first) */
+	struct profile *frames;       /* the resolved frames (and their strings); no samples */
+	/* raw frame i became frames frame_ids[frame_first[i] .. + frame_count[i]) (outermost first); a count of 0
+	 * is a frame not resolved yet */
 	uint32_t *frame_first, *frame_count;
-	size_t nframes, cap_frames;
+	size_t cap_frames;
 	uint32_t *frame_ids;
 	size_t nids, cap_ids;
-	uint32_t *stack_map;          /* raw stack -> session stack */
-	size_t nstacks, cap_stacks;
-	uint32_t *thread_map;         /* raw thread -> session thread */
-	size_t cap_threads;
+	size_t nresolved;
+	const struct profile *raw;    /* the session, as of the last update (borrowed) */
 	uint64_t *raw_seen;           /* raw count i's weight at the last update */
 	size_t nseen, cap_seen;
-	struct profile_count *window; /* (session stack, session thread, growth) of the last window */
+	struct profile_count *window; /* (raw stack, raw thread, growth) of the last window */
 	size_t nwindow, cap_window;
-	uint64_t window_total;
+	uint64_t window_total, session_total;
 };
 
 struct live *live_new(const struct sym_opts *opts)
@@ -35,8 +34,8 @@ struct live *live_new(const struct sym_opts *opts)
 	if (!l)
 		return NULL;
 	l->sym = sym_resolver_new(opts);
-	l->session = profile_new();
-	if (!l->sym || !l->session) {
+	l->frames = profile_new();
+	if (!l->sym || !l->frames) {
 		live_free(l);
 		return NULL;
 	}
@@ -48,25 +47,13 @@ void live_free(struct live *l)
 	if (!l)
 		return;
 	sym_resolver_free(l->sym);
-	profile_free(l->session);
+	profile_free(l->frames);
 	free(l->frame_first);
 	free(l->frame_count);
 	free(l->frame_ids);
-	free(l->stack_map);
-	free(l->thread_map);
 	free(l->raw_seen);
 	free(l->window);
 	free(l);
-}
-
-const struct profile *live_session(const struct live *l)
-{
-	return l->session;
-}
-
-struct profile *live_session_edit(struct live *l)
-{
-	return l->session;
 }
 
 uint64_t live_window_total(const struct live *l)
@@ -74,207 +61,245 @@ uint64_t live_window_total(const struct live *l)
 	return l->window_total;
 }
 
-/* Symbolizes the raw frames not seen yet. */
-static bool take_frames(struct live *l, const struct profile *raw)
+uint64_t live_session_total(const struct live *l)
 {
-	size_t n = profile_nframes(raw);
-	if (!ALLOC_GROW(l->frame_first, n, l->cap_frames) || !REALLOC_ARRAY(l->frame_count, l->cap_frames))
-		return false;
-	for (; l->nframes < n; l->nframes++) {
-		if (!ALLOC_GROW(l->frame_ids, l->nids + SYM_MAX_FRAMES, l->cap_ids))
-			return false;
-		uint32_t *ids = l->frame_ids + l->nids;
-		size_t k = sym_resolver_frame(l->sym, raw, (uint32_t)l->nframes, l->session, ids, SYM_MAX_FRAMES);
-		for (size_t i = 0; i < k; i++)
-			if (ids[i] == PROFILE_NOMEM)
-				return false;
-		l->frame_first[l->nframes] = (uint32_t)l->nids;
-		l->frame_count[l->nframes] = (uint32_t)k;
-		l->nids += k;
-	}
-	return true;
+	return l->session_total;
 }
 
-/* Translates the raw stacks not seen yet (in id order: a parent comes before its children). */
-static bool take_stacks(struct live *l, const struct profile *raw)
+size_t live_resolved(const struct live *l)
 {
-	size_t n = profile_nstacks(raw);
-	if (!ALLOC_GROW(l->stack_map, n, l->cap_stacks))
-		return false;
-	if (l->nstacks == 0 && n > 0)
-		l->stack_map[l->nstacks++] = PROFILE_ROOT;
-	for (; l->nstacks < n; l->nstacks++) {
-		uint32_t node = l->stack_map[profile_stack_parent(raw, (uint32_t)l->nstacks)];
-		uint32_t f = profile_stack_frame(raw, (uint32_t)l->nstacks);
-		for (uint32_t k = 0; f < l->nframes && k < l->frame_count[f] && node != PROFILE_NOMEM; k++)
-			node = profile_stack(l->session, node, l->frame_ids[l->frame_first[f] + k]);
-		if (node == PROFILE_NOMEM)
-			return false;
-		l->stack_map[l->nstacks] = node;
-	}
-	return true;
+	return l->nresolved;
 }
 
-/* Maps every raw thread to its session thread (again each time: a thread may have been renamed). */
-static bool take_threads(struct live *l, const struct profile *raw)
-{
-	size_t n = profile_nthreads(raw);
-	if (!ALLOC_GROW(l->thread_map, n, l->cap_threads))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		const struct profile_thread *t = profile_thread_get(raw, (uint32_t)i);
-		l->thread_map[i] = profile_thread(l->session, t->pid, t->tid, profile_str(raw, t->name));
-		if (l->thread_map[i] == PROFILE_NOMEM)
-			return false;
-	}
-	return true;
-}
-
-/* Each raw count's growth since the last update: into the session, and as the new window. */
-static bool take_counts(struct live *l, const struct profile *raw)
+enum plumb_err live_update(struct live *l, const struct profile *raw, struct perr *e)
 {
 	size_t n;
 	const struct profile_count *c = profile_counts(raw, &n);
 	if (!ALLOC_GROW(l->raw_seen, n, l->cap_seen))
-		return false;
+		return perr_set(e, PLUMB_ENOMEM, "out of memory reading the samples");
 	for (; l->nseen < n; l->nseen++)
 		l->raw_seen[l->nseen] = 0;
+	l->raw = raw;
 	l->nwindow = 0;
 	l->window_total = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (c[i].weight <= l->raw_seen[i])
 			continue;
+		if (!ALLOC_GROW(l->window, l->nwindow + 1, l->cap_window))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory reading the samples");
 		uint64_t grew = c[i].weight - l->raw_seen[i];
-		uint32_t stack = c[i].stack < l->nstacks ? l->stack_map[c[i].stack] : PROFILE_ROOT;
-		uint32_t thread = l->thread_map[c[i].thread];
-		if (!ALLOC_GROW(l->window, l->nwindow + 1, l->cap_window) ||
-		    !profile_add_sample(l->session, stack, thread, 0, grew))
-			return false;
-		l->window[l->nwindow++] = (struct profile_count){ stack, thread, grew };
+		l->window[l->nwindow++] = (struct profile_count){ c[i].stack, c[i].thread, grew };
 		l->window_total += grew;
 		l->raw_seen[i] = c[i].weight;
+	}
+	l->session_total = profile_total_weight(raw);
+	return PLUMB_OK;
+}
+
+/* The resolved frames of raw frame f (resolving it the first time): *ids into l->frame_ids, *n of them; false
+ * when out of memory. */
+static bool resolve(struct live *l, uint32_t f, const uint32_t **ids, uint32_t *n)
+{
+	size_t nf = profile_nframes(l->raw);
+	if (nf > l->cap_frames) {
+		size_t old = l->cap_frames;
+		if (!ALLOC_GROW(l->frame_first, nf, l->cap_frames) || !REALLOC_ARRAY(l->frame_count, l->cap_frames))
+			return false;
+		memset(l->frame_count + old, 0, (l->cap_frames - old) * sizeof *l->frame_count);
+	}
+	if (!l->frame_count[f]) {
+		if (!ALLOC_GROW(l->frame_ids, l->nids + SYM_MAX_FRAMES, l->cap_ids))
+			return false;
+		uint32_t *out = l->frame_ids + l->nids;
+		size_t k = sym_resolver_frame(l->sym, l->raw, f, l->frames, out, SYM_MAX_FRAMES);
+		for (size_t i = 0; i < k; i++)
+			if (out[i] == PROFILE_NOMEM)
+				return false;
+		if (!k)
+			return false;
+		l->frame_first[f] = (uint32_t)l->nids;
+		l->frame_count[f] = (uint32_t)k;
+		l->nids += k;
+		l->nresolved++;
+	}
+	*ids = l->frame_ids + l->frame_first[f];
+	*n = l->frame_count[f];
+	return true;
+}
+
+/* ---- a copy for another thread ----------------------------------------------------------------------- */
+
+struct live_copy {
+	struct profile *p;
+	uint64_t *seen;  /* raw count i's weight at the last take */
+	size_t nseen, cap_seen;
+};
+
+struct live_copy *live_copy_new(void)
+{
+	struct live_copy *c = calloc(1, sizeof *c);
+	if (c && !(c->p = profile_new())) {
+		free(c);
+		c = NULL;
+	}
+	return c;
+}
+
+void live_copy_free(struct live_copy *c)
+{
+	if (!c)
+		return;
+	profile_free(c->p);
+	free(c->seen);
+	free(c);
+}
+
+const struct profile *live_copy_profile(const struct live_copy *c)
+{
+	return c->p;
+}
+
+/* Raw frames, stacks and threads are all distinct, and added here in raw's order, so each gets raw's id. */
+static bool copy_new_items(struct profile *dst, const struct profile *raw)
+{
+	for (size_t i = profile_nframes(dst); i < profile_nframes(raw); i++) {
+		struct frame f = *profile_frame_get(raw, (uint32_t)i);
+		f.func = profile_intern_cstr(dst, profile_str(raw, f.func));
+		f.file = profile_intern_cstr(dst, profile_str(raw, f.file));
+		f.module = profile_intern_cstr(dst, profile_str(raw, f.module));
+		if (profile_frame(dst, &f) != i)
+			return false;
+	}
+	for (size_t i = profile_nstacks(dst); i < profile_nstacks(raw); i++)
+		if (profile_stack(dst, profile_stack_parent(raw, (uint32_t)i), profile_stack_frame(raw, (uint32_t)i)) != i)
+			return false;
+	for (size_t i = 0; i < profile_nthreads(raw); i++) { /* the names of known ones may have changed */
+		const struct profile_thread *t = profile_thread_get(raw, (uint32_t)i);
+		if (profile_thread(dst, t->pid, t->tid, profile_str(raw, t->name)) != i)
+			return false;
 	}
 	return true;
 }
 
-enum plumb_err live_update(struct live *l, const struct profile *raw, struct perr *e)
+enum plumb_err live_copy_take(struct live_copy *c, const struct profile *raw, struct perr *e)
 {
-	if (!take_frames(l, raw) || !take_stacks(l, raw) || !take_threads(l, raw) || !take_counts(l, raw))
-		return perr_set(e, PLUMB_ENOMEM, "out of memory reading the samples");
+	size_t n;
+	const struct profile_count *counts = profile_counts(raw, &n);
+	if (!copy_new_items(c->p, raw) || !ALLOC_GROW(c->seen, n, c->cap_seen))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory copying the samples");
+	for (; c->nseen < n; c->nseen++)
+		c->seen[c->nseen] = 0;
+	/* a count is new with a weight above 0, so the copy's counts come in raw's order too */
+	for (size_t i = 0; i < n; i++) {
+		if (counts[i].weight <= c->seen[i])
+			continue;
+		if (!profile_add_sample(c->p, counts[i].stack, counts[i].thread, 0, counts[i].weight - c->seen[i]))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory copying the samples");
+		c->seen[i] = counts[i].weight;
+	}
 	return PLUMB_OK;
 }
 
 /* ---- views ------------------------------------------------------------------------------------------- */
 
-/* Copying stacks of the session into a view: what was copied already, by session id. */
-struct copier {
-	const struct profile *src;
+/* Building a view: what of the session was copied into it already, by raw stack and by resolved frame. */
+struct viewer {
+	struct live *l;
 	struct profile *dst;
 	struct hmap frames, stacks, threads;
 	uint32_t *path;
 	size_t cap_path;
 };
 
-static uint32_t copy_frame(struct copier *c, uint32_t id)
+static uint32_t view_frame(struct viewer *v, uint32_t id)
 {
 	uint32_t out;
-	if (hmap_get(&c->frames, id, &out))
+	if (hmap_get(&v->frames, id, &out))
 		return out;
-	struct frame f = *profile_frame_get(c->src, id);
-	f.func = profile_intern_cstr(c->dst, profile_str(c->src, f.func));
-	f.file = profile_intern_cstr(c->dst, profile_str(c->src, f.file));
-	f.module = profile_intern_cstr(c->dst, profile_str(c->src, f.module));
+	const struct profile *src = v->l->frames;
+	struct frame f = *profile_frame_get(src, id);
+	f.func = profile_intern_cstr(v->dst, profile_str(src, f.func));
+	f.file = profile_intern_cstr(v->dst, profile_str(src, f.file));
+	f.module = profile_intern_cstr(v->dst, profile_str(src, f.module));
 	if (f.func == PROFILE_NOMEM || f.file == PROFILE_NOMEM || f.module == PROFILE_NOMEM)
 		return PROFILE_NOMEM;
-	out = profile_frame(c->dst, &f);
-	if (out != PROFILE_NOMEM && !hmap_put(&c->frames, id, out))
+	out = profile_frame(v->dst, &f);
+	if (out != PROFILE_NOMEM && !hmap_put(&v->frames, id, out))
 		return PROFILE_NOMEM;
 	return out;
 }
 
-static uint32_t copy_stack(struct copier *c, uint32_t stack)
+/* The view's stack for raw stack `stack`: its raw frames, outermost first, each resolved into its frames. */
+static uint32_t view_stack(struct viewer *v, uint32_t stack)
 {
+	const struct profile *raw = v->l->raw;
 	size_t depth = 0;
 	uint32_t node = PROFILE_ROOT, known;
-	/* up to the outermost frame, or to the nearest stack copied already */
-	for (uint32_t s = stack; s != PROFILE_ROOT; s = profile_stack_parent(c->src, s)) {
-		if (hmap_get(&c->stacks, s, &known)) {
+	/* up to the outermost frame, or to the nearest stack in the view already */
+	for (uint32_t s = stack; s != PROFILE_ROOT; s = profile_stack_parent(raw, s)) {
+		if (hmap_get(&v->stacks, s, &known)) {
 			node = known;
 			break;
 		}
-		if (!ALLOC_GROW(c->path, depth + 1, c->cap_path))
+		if (!ALLOC_GROW(v->path, depth + 1, v->cap_path))
 			return PROFILE_NOMEM;
-		c->path[depth++] = s;
+		v->path[depth++] = s;
 	}
 	while (depth-- > 0) {
-		uint32_t f = copy_frame(c, profile_stack_frame(c->src, c->path[depth]));
-		node = f == PROFILE_NOMEM ? PROFILE_NOMEM : profile_stack(c->dst, node, f);
-		if (node == PROFILE_NOMEM || !hmap_put(&c->stacks, c->path[depth], node))
+		const uint32_t *ids;
+		uint32_t n;
+		if (!resolve(v->l, profile_stack_frame(raw, v->path[depth]), &ids, &n))
+			return PROFILE_NOMEM;
+		for (uint32_t k = 0; k < n && node != PROFILE_NOMEM; k++) {
+			uint32_t f = view_frame(v, ids[k]);
+			node = f == PROFILE_NOMEM ? PROFILE_NOMEM : profile_stack(v->dst, node, f);
+		}
+		if (node == PROFILE_NOMEM || !hmap_put(&v->stacks, v->path[depth], node))
 			return PROFILE_NOMEM;
 	}
 	return node;
 }
 
-static uint32_t copy_thread(struct copier *c, uint32_t id)
+static uint32_t view_thread(struct viewer *v, uint32_t id)
 {
 	uint32_t out;
-	if (hmap_get(&c->threads, id, &out))
+	if (hmap_get(&v->threads, id, &out))
 		return out;
-	const struct profile_thread *t = profile_thread_get(c->src, id);
-	out = profile_thread(c->dst, t->pid, t->tid, profile_str(c->src, t->name));
-	if (out != PROFILE_NOMEM && !hmap_put(&c->threads, id, out))
+	const struct profile_thread *t = profile_thread_get(v->l->raw, id);
+	out = profile_thread(v->dst, t->pid, t->tid, profile_str(v->l->raw, t->name));
+	if (out != PROFILE_NOMEM && !hmap_put(&v->threads, id, out))
 		return PROFILE_NOMEM;
 	return out;
 }
 
-/* Copies the counts of process pid (0: all) into a new profile. */
-static enum plumb_err copy_counts(const struct profile *src, const struct profile_count *counts, size_t n,
-				  uint32_t pid, struct profile **out, struct perr *e)
+enum plumb_err live_view(struct live *l, bool window, uint32_t pid, struct profile **out, struct perr *e)
 {
-	struct copier c = { .src = src, .frames = HMAP_INIT, .stacks = HMAP_INIT, .threads = HMAP_INIT };
-	c.dst = profile_new();
-	bool ok = c.dst != NULL;
-	for (size_t i = 0; ok && i < n; i++) {
-		if (pid && profile_thread_get(src, counts[i].thread)->pid != pid)
-			continue;
-		uint32_t stack = copy_stack(&c, counts[i].stack), thread = copy_thread(&c, counts[i].thread);
-		ok = stack != PROFILE_NOMEM && thread != PROFILE_NOMEM &&
-		     profile_add_sample(c.dst, stack, thread, 0, counts[i].weight);
-	}
-	if (ok) {
-		const struct profile_meta *sm = profile_meta_const(src);
-		struct profile_meta *dm = profile_meta(c.dst);
-		dm->interval_ns = sm->interval_ns;
-		dm->weight_unit = profile_intern_cstr(c.dst, profile_str(src, sm->weight_unit));
-		ok = dm->weight_unit != PROFILE_NOMEM;
-	}
-	hmap_release(&c.frames);
-	hmap_release(&c.stacks);
-	hmap_release(&c.threads);
-	free(c.path);
-	if (!ok) {
-		profile_free(c.dst);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
-	*out = c.dst;
-	return PLUMB_OK;
-}
-
-enum plumb_err live_view(const struct live *l, bool window, uint32_t pid, const struct profile **view,
-			 struct profile **owned, struct perr *e)
-{
-	*owned = NULL;
-	if (!window && !pid) {
-		*view = l->session;
-		return PLUMB_OK;
-	}
+	struct viewer v = { .l = l, .frames = HMAP_INIT, .stacks = HMAP_INIT, .threads = HMAP_INIT };
 	size_t n = l->nwindow;
 	const struct profile_count *counts = l->window;
-	if (!window)
-		counts = profile_counts(l->session, &n);
-	enum plumb_err rc = copy_counts(l->session, counts, n, pid, owned, e);
-	*view = *owned;
-	return rc;
+	if (!window && l->raw)
+		counts = profile_counts(l->raw, &n);
+	else if (!window)
+		n = 0;
+	v.dst = profile_new();
+	bool ok = v.dst != NULL;
+	for (size_t i = 0; ok && i < n; i++) {
+		if (pid && profile_thread_get(l->raw, counts[i].thread)->pid != pid)
+			continue;
+		uint32_t stack = view_stack(&v, counts[i].stack), thread = view_thread(&v, counts[i].thread);
+		ok = stack != PROFILE_NOMEM && thread != PROFILE_NOMEM &&
+		     profile_add_sample(v.dst, stack, thread, 0, counts[i].weight);
+	}
+	hmap_release(&v.frames);
+	hmap_release(&v.stacks);
+	hmap_release(&v.threads);
+	free(v.path);
+	if (!ok) {
+		profile_free(v.dst);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	*out = v.dst;
+	return PLUMB_OK;
 }
 
 /* ---- processes --------------------------------------------------------------------------------------- */
@@ -308,8 +333,12 @@ static struct live_proc *proc_of(const struct profile *s, uint32_t thread, struc
 
 enum plumb_err live_processes(const struct live *l, struct live_proc **out, size_t *n, struct perr *e)
 {
-	const struct profile *s = l->session;
-	size_t nc, np = 0;
+	const struct profile *s = l->raw;
+	size_t nc = 0, np = 0;
+	*out = NULL;
+	*n = 0;
+	if (!s)
+		return PLUMB_OK;
 	const struct profile_count *c = profile_counts(s, &nc);
 	struct live_proc *procs = calloc(profile_nthreads(s) + 1, sizeof *procs);
 	struct hmap index = HMAP_INIT;

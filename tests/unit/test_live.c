@@ -1,7 +1,8 @@
 /* test_live.c — the live tables (analyze/live.h) on a raw profile that grows between updates: the window is what
- * was added since the update before, the session everything, frames are taken in once, views narrow to one
- * process, and the process table sums a process's threads. Frames here are named already, so they pass the
- * symbolizer unchanged. */
+ * was added since the update before, the session everything, frames are symbolized only when a view needs
+ * them and once, views narrow to one process, the process table sums a process's threads, and a copy taken for
+ * another thread keeps the raw profile's ids. Frames here are named already, so they pass the symbolizer
+ * unchanged. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -47,14 +48,11 @@ static uint64_t leaf(const struct profile *view, const char *func)
 
 static uint64_t view_leaf(struct live *l, bool window, uint32_t pid, const char *func)
 {
-	const struct profile *v;
-	struct profile *owned;
+	struct profile *v = NULL;
 	struct perr e = PERR_INIT;
-	assert_int_equal(live_view(l, window, pid, &v, &owned, &e), PLUMB_OK);
-	if (!window && !pid)
-		assert_null(owned);
+	assert_int_equal(live_view(l, window, pid, &v, &e), PLUMB_OK);
 	uint64_t n = leaf(v, func);
-	profile_free(owned);
+	profile_free(v);
 	return n;
 }
 
@@ -82,7 +80,7 @@ static void test_live__window_and_session(void **state)
 	assert_int_equal(view_leaf(l, true, 0, "work_b"), 0);
 	assert_int_equal(view_leaf(l, true, 0, "work_c"), 4);
 	assert_int_equal(view_leaf(l, false, 0, "work_a"), 6);
-	assert_int_equal(profile_total_weight(live_session(l)), 13);
+	assert_int_equal(live_session_total(l), 13);
 
 	/* one process: its threads, none of the others' */
 	assert_int_equal(view_leaf(l, false, 10, "work_a"), 6);
@@ -94,7 +92,7 @@ static void test_live__window_and_session(void **state)
 	/* an update with nothing new is an empty window; nothing is counted twice */
 	assert_int_equal(live_update(l, raw, &e), PLUMB_OK);
 	assert_int_equal(live_window_total(l), 0);
-	assert_int_equal(profile_total_weight(live_session(l)), 13);
+	assert_int_equal(live_session_total(l), 13);
 	live_free(l);
 	profile_free(raw);
 }
@@ -130,24 +128,70 @@ static void test_live__processes(void **state)
 	profile_free(raw);
 }
 
-static void test_live__frames_taken_once(void **state)
+/* Frames are symbolized when a view first needs them, once: the process view needs none, one process's view
+ * only that process's. */
+static void test_live__frames_resolved_lazily_and_once(void **state)
 {
 	(void)state;
 	struct profile *raw = profile_new();
 	struct live *l = live_new(NULL);
 	struct perr e = PERR_INIT;
-	uint32_t t = profile_thread(raw, 1, 1, "app");
-	add(raw, t, "main", "f", 1);
+	uint32_t t1 = profile_thread(raw, 1, 1, "app"), t2 = profile_thread(raw, 2, 2, "other");
+	add(raw, t1, "main", "f", 1);
+	add(raw, t2, "start", "g", 1);
 	assert_int_equal(live_update(l, raw, &e), PLUMB_OK);
-	size_t frames = profile_nframes(live_session(l)), stacks = profile_nstacks(live_session(l));
+	struct live_proc *procs = NULL;
+	size_t n = 0;
+	assert_int_equal(live_processes(l, &procs, &n, &e), PLUMB_OK);
+	free(procs);
+	assert_int_equal(n, 2);
+	assert_int_equal(live_resolved(l), 0);
+	assert_int_equal(view_leaf(l, false, 1, "f"), 1);
+	assert_int_equal(live_resolved(l), 2); /* main and f, not start and g */
 	for (int i = 0; i < 5; i++) {
-		add(raw, t, "main", "f", 1);
+		add(raw, t1, "main", "f", 1);
 		assert_int_equal(live_update(l, raw, &e), PLUMB_OK);
+		assert_int_equal(view_leaf(l, true, 0, "f"), 1);
 	}
-	assert_int_equal(profile_nframes(live_session(l)), frames);
-	assert_int_equal(profile_nstacks(live_session(l)), stacks);
-	assert_int_equal(profile_total_weight(live_session(l)), 6);
+	assert_int_equal(live_resolved(l), 2);
+	assert_int_equal(view_leaf(l, false, 0, "g"), 1);
+	assert_int_equal(live_resolved(l), 4);
+	assert_int_equal(live_session_total(l), 7);
 	live_free(l);
+	profile_free(raw);
+}
+
+/* The copy another thread reads keeps the raw profile's ids, so the session read through copies taken now and
+ * then is the session of the raw profile. */
+static void test_live__copy_keeps_ids(void **state)
+{
+	(void)state;
+	struct profile *raw = profile_new();
+	struct live_copy *c = live_copy_new();
+	struct live *l = live_new(NULL);
+	struct perr e = PERR_INIT;
+	uint32_t t1 = profile_thread(raw, 1, 1, "app");
+	add(raw, t1, "main", "f", 2);
+	assert_int_equal(live_copy_take(c, raw, &e), PLUMB_OK);
+	assert_int_equal(live_update(l, live_copy_profile(c), &e), PLUMB_OK);
+	assert_int_equal(view_leaf(l, true, 0, "f"), 2);
+	uint32_t t2 = profile_thread(raw, 1, 2, "worker");
+	add(raw, t2, "main", "h", 3);
+	add(raw, t1, "main", "f", 1);
+	profile_thread(raw, 1, 1, "renamed");
+	assert_int_equal(live_copy_take(c, raw, &e), PLUMB_OK);
+	const struct profile *cp = live_copy_profile(c);
+	assert_int_equal(profile_nframes(cp), profile_nframes(raw));
+	assert_int_equal(profile_nstacks(cp), profile_nstacks(raw));
+	assert_int_equal(profile_nthreads(cp), profile_nthreads(raw));
+	assert_string_equal(profile_str(cp, profile_thread_get(cp, t1)->name), "renamed");
+	assert_int_equal(live_update(l, cp, &e), PLUMB_OK);
+	assert_int_equal(view_leaf(l, true, 0, "f"), 1);
+	assert_int_equal(view_leaf(l, true, 0, "h"), 3);
+	assert_int_equal(view_leaf(l, false, 0, "f"), 3);
+	assert_int_equal(live_session_total(l), 6);
+	live_free(l);
+	live_copy_free(c);
 	profile_free(raw);
 }
 
@@ -156,7 +200,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_live__window_and_session),
 		cmocka_unit_test(test_live__processes),
-		cmocka_unit_test(test_live__frames_taken_once),
+		cmocka_unit_test(test_live__frames_resolved_lazily_and_once),
+		cmocka_unit_test(test_live__copy_keeps_ids),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
