@@ -1,13 +1,17 @@
 /* top.c — `plumb top`: a live view of a running process (--pid) or of the whole machine (--all), docs/design.md
- * §13. A backend samples as `record` does; its loop calls back here every ~50 ms (record_opts.on_poll), and
- * once per --interval the samples so far are symbolized into the session and the last window (analyze/live.h)
- * and shown: full screen on a terminal, with keys; plain tables, once per interval, in a pipe.
+ * §13. A backend samples as `record` does, in a thread of its own, and calls back every ~50 ms
+ * (record_opts.on_poll); once per --interval this thread asks for a copy of what is new (live_copy_take, done in
+ * the sampler's thread, so the rings keep being read however long symbolizing takes here), symbolizes it into
+ * the session and the last window (analyze/live.h) and shows them: full screen on a terminal, with keys; plain
+ * tables, once per interval, in a pipe.
  * Invariant: nothing here stops or traces the target. Every way out — q, SIGINT, SIGTERM, SIGHUP, a terminal or
  * a pipe that went away — ends sampling through the backend's stop flag (which closes its perf events) and
  * puts the terminal back as it was. */
 #include "cmd/cmd.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,8 +43,9 @@ static const char *const description =
 	"with --all, Up/Down and Enter open a process, Esc goes back. In a pipe the tables are printed as plain\n"
 	"text once per interval. Needs PLUMB_DEBUG=1; --all needs root or kernel.perf_event_paranoid <= 0.";
 
-#define KEYS_HELP "q quit  l leaf  i incl  g grouped  G group-by  s sort  / filter  p pause  w write"
-#define KEYS_HELP_ALL KEYS_HELP "  Enter open  Esc back"
+/* the status line's help, within 80 columns */
+#define KEYS_HELP "q quit  l/i leaf/incl  g grouped  G group-by  s sort  / filter  p pause  w write"
+#define KEYS_HELP_ALL "q quit  Enter open  Esc back  l/i/g/G tables  s sort  / filter  p pause  w write"
 
 struct top_args {
 	const char *pid, *mode, *group_by, *table, *comm, *unwind, *output, *filter;
@@ -60,11 +65,26 @@ struct top {
 	struct top_tty tty;
 	struct term_frame frame;
 	bool full;                 /* full screen on a terminal; else plain tables on stdout */
-	char filter[256];
+	char filter[256];          /* the tables' filter (plumb hot --include) */
+	char proc_filter[256];     /* the process view's: on process names */
 	uint64_t interval_ns;      /* between two updates */
-	/* sampling */
-	struct profile *raw;       /* the backend's profile, valid while sampling */
+	/* the sampler's thread and this one: under mu, the sampler takes a copy when `want` is set */
+	pthread_t sampler;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct live_copy *copy;
+	bool want, ready, done;    /* asked for a copy, the copy is taken, sampling has ended */
 	struct backend_progress bp;
+	struct perr take_err;
+	uint64_t taken_ns;         /* when the sampler took the copy: the end of the window */
+	struct backend_progress shown; /* bp as of the last update (this thread's own) */
+	uint64_t shown_ns;         /* taken_ns as of the last update */
+	/* what the sampler's thread ends with */
+	enum plumb_err run_rc;
+	struct perr run_err;
+	struct profile *raw;       /* the backend's profile, once sampling has ended */
+	struct record_result res;
+	struct backend_outcome run;
 	uint64_t start_ns, last_update_ns, next_update_ns;
 	uint64_t updates;
 	uint64_t window_samples;
@@ -80,6 +100,7 @@ struct top {
 	char status[768];          /* a message for the status line ("" shows the keys) */
 	size_t selected;           /* the row of the process view the cursor is on */
 	uint32_t selected_pid;
+	char opened[PROCFS_COMM_MAX]; /* the name of the process opened from the process view */
 	bool dirty;                /* the screen must be drawn again */
 	bool view_changed;         /* the tables must be built again */
 	char ended[160];           /* how the target ended, when it did */
@@ -222,10 +243,14 @@ static void top_rebuild(struct top *t)
 {
 	struct perr e = PERR_INIT;
 	t->vo.processes = t->a.all && !t->vo.pid;
+	t->vo.processes_only = t->full;
 	t->vo.session_ns = t->last_update_ns - t->start_ns;
-	if (top_tables_build(&t->tt, t->live, &t->vo, &e) == PLUMB_EINVAL && t->vo.filter) {
+	if (top_tables_build(&t->tt, t->live, &t->vo, &e) == PLUMB_EINVAL && (t->vo.filter || t->vo.proc_filter)) {
 		snprintf(t->status, sizeof t->status, "%s", e.msg);
-		t->vo.filter = NULL;
+		if (t->vo.processes)
+			t->vo.proc_filter = NULL;
+		else
+			t->vo.filter = NULL;
 		e = (struct perr)PERR_INIT;
 		top_tables_build(&t->tt, t->live, &t->vo, &e);
 	}
@@ -253,11 +278,39 @@ static bool top_cpu_ticks(const struct top *t, uint64_t *ticks)
 	return true;
 }
 
-/* Takes in what was sampled since the last update (the new window) and the target's CPU over it. */
+/* Asks the sampler's thread for a copy of what is new and waits for it (it is taken within ~50 ms); false when
+ * sampling ended first or we are told to stop. */
+static bool top_request(struct top *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->want = true;
+	t->ready = false;
+	while (!t->ready && !t->done && !top_stop) {
+		struct timespec until;
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_nsec += 100000000;
+		if (until.tv_nsec >= 1000000000) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000;
+		}
+		pthread_cond_timedwait(&t->cv, &t->mu, &until);
+	}
+	bool got = t->ready;
+	t->want = false;
+	t->shown = t->bp;
+	t->shown_ns = t->taken_ns;
+	if (got && t->take_err.code)
+		snprintf(t->status, sizeof t->status, "%s", t->take_err.msg);
+	pthread_mutex_unlock(&t->mu);
+	return got;
+}
+
+/* Takes in what was sampled since the last update (the new window) and the target's CPU over it. The copy
+ * must be up to date: top_request() while sampling, live_copy_take() of the final profile after. */
 static void top_update(struct top *t, uint64_t now)
 {
 	struct perr e = PERR_INIT;
-	if (t->raw && live_update(t->live, t->raw, &e))
+	if (live_update(t->live, live_copy_profile(t->copy), &e))
 		snprintf(t->status, sizeof t->status, "%s", e.msg);
 	t->vo.window_ns = now - t->last_update_ns;
 	t->last_update_ns = now;
@@ -282,12 +335,8 @@ static void top_header(struct top *t, char *buf, size_t n)
 		snprintf(what, sizeof what, "pid %d %s", (int)t->opts.pid, name ? name : "?");
 		snprintf(cpu, sizeof cpu, "CPU %.0f%%", t->cpu_percent);
 	} else {
-		const char *drilled = "";
-		for (size_t i = 0; i < t->tt.nprocs; i++)
-			if (t->tt.procs[i].pid == t->vo.pid)
-				drilled = t->tt.procs[i].name;
 		if (t->vo.pid)
-			snprintf(what, sizeof what, "pid %u %s (all processes)", t->vo.pid, drilled);
+			snprintf(what, sizeof what, "pid %u %s (all processes)", t->vo.pid, t->opened);
 		else
 			snprintf(what, sizeof what, "all processes (%zu)", t->tt.nprocs);
 		/* CPU the samples of the last window stand for, in CPUs */
@@ -297,14 +346,15 @@ static void top_header(struct top *t, char *buf, size_t n)
 	free(name);
 	snprintf(buf, n, "plumb top | %s | %s/%s %s | %.0f/s | %llu samples | %llu lost | %s", what,
 		 t->opts.target == TARGET_ALL ? "system" : "perf_event", backend_unwinder_name(&t->opts),
-		 t->opts.mode == MODE_WALL ? "wall" : "cpu", rate, (unsigned long long)t->bp.ticks,
-		 (unsigned long long)t->bp.lost, cpu);
+		 t->opts.mode == MODE_WALL ? "wall" : "cpu", rate, (unsigned long long)t->shown.ticks,
+		 (unsigned long long)t->shown.lost, cpu);
 }
 
 static void top_mode_line(struct top *t, char *buf, size_t n)
 {
 	char table[64];
-	char *filter = t->vo.filter ? redact_dup(t->vo.filter) : NULL;
+	const char *active = t->vo.processes ? t->vo.proc_filter : t->vo.filter;
+	char *filter = active ? redact_dup(active) : NULL;
 	snprintf(buf, n, "%s | sort by %s | filter: %s | last %.1fs | session %.1fs%s",
 		 t->vo.processes ? "processes" : top_table_title(&t->vo, table, sizeof table),
 		 t->vo.sort == TOP_SORT_NAME ? "name" : "share", filter ? filter : "none",
@@ -382,7 +432,12 @@ static void top_print(struct top *t)
  * goes on. */
 static void top_write(struct top *t, const char *path)
 {
-	struct profile *s = live_session_edit(t->live);
+	struct perr e = PERR_INIT;
+	struct profile *s = NULL;
+	if (live_view(t->live, false, 0, &s, &e)) {
+		snprintf(t->status, sizeof t->status, "cannot write: %s", e.msg);
+		return;
+	}
 	struct profile_meta *meta = profile_meta(s);
 	char command[64];
 	if (t->opts.target == TARGET_PID)
@@ -394,7 +449,7 @@ static void top_write(struct top *t, const char *path)
 	meta->interval_ns = t->opts.interval_ns;
 	meta->duration_s = (double)(t->last_update_ns - t->start_ns) / 1e9;
 	meta->ticks = profile_total_weight(s);
-	meta->lost = t->bp.lost;
+	meta->lost = t->shown.lost;
 	meta->backend = profile_intern_cstr(s, t->opts.target == TARGET_ALL ? "system" : "perf_event");
 	meta->unwinder = profile_intern_cstr(s, backend_unwinder_name(&t->opts));
 	meta->mode = profile_intern_cstr(s, t->opts.mode == MODE_WALL ? "wall" : "cpu");
@@ -402,7 +457,6 @@ static void top_write(struct top *t, const char *path)
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = t->vo.label_flags;
 	wo.threads = t->a.all; /* a root per process, as record --all writes */
-	struct perr e = PERR_INIT;
 	char *shown = cmd_shown_text(path);
 	if (render_write_file(s, path, kind == FMT_UNKNOWN ? FMT_FOLDED : kind, &wo, NULL, &e) == PLUMB_OK)
 		snprintf(t->status, sizeof t->status, "wrote %s (%llu samples over %.1fs)", shown,
@@ -410,6 +464,7 @@ static void top_write(struct top *t, const char *path)
 	else
 		snprintf(t->status, sizeof t->status, "cannot write: %s", e.msg);
 	free(shown);
+	profile_free(s);
 }
 
 /* A key while a line is typed (the filter, the path to write to). */
@@ -424,7 +479,11 @@ static void top_prompt_key(struct top *t, int key)
 			; /* a whole UTF-8 character */
 	} else if (key == TERM_KEY_ENTER) {
 		t->input[t->ninput] = '\0';
-		if (t->prompt == '/') {
+		if (t->prompt == '/' && t->vo.processes) {
+			snprintf(t->proc_filter, sizeof t->proc_filter, "%s", t->input);
+			t->vo.proc_filter = t->proc_filter[0] ? t->proc_filter : NULL;
+			t->view_changed = true;
+		} else if (t->prompt == '/') {
 			snprintf(t->filter, sizeof t->filter, "%s", t->input);
 			t->vo.filter = t->filter[0] ? t->filter : NULL;
 			t->view_changed = true;
@@ -465,6 +524,7 @@ static bool top_process_key(struct top *t, int key)
 		t->selected = key == TERM_KEY_HOME || !n ? 0 : n - 1;
 	} else if ((key == TERM_KEY_ENTER || key == TERM_KEY_RIGHT) && n) {
 		t->vo.pid = t->tt.procs[t->selected].pid;
+		snprintf(t->opened, sizeof t->opened, "%s", t->tt.procs[t->selected].name); /* redacted already */
 	} else {
 		return false;
 	}
@@ -503,7 +563,7 @@ static void top_key(struct top *t, int key)
 		t->vo.sort = (enum top_sort)((t->vo.sort + 1) % TOP_SORT_COUNT);
 		break;
 	case '/':
-		top_start_prompt(t, '/', t->vo.filter);
+		top_start_prompt(t, '/', t->vo.processes ? t->vo.proc_filter : t->vo.filter);
 		return;
 	case 'w':
 		top_start_prompt(t, 'w', t->a.output);
@@ -525,63 +585,106 @@ static void top_key(struct top *t, int key)
 
 /* ---- the loop ------------------------------------------------------------------------------------------ */
 
-/* Called by the backend after each read of its rings: keys, resizes, and once per interval an update. */
+/* Called by the backend, in the sampler's thread, after each read of its rings: the progress so far, and a
+ * copy of what is new when this thread asked for one. */
 static void top_poll(void *ctx, struct profile *raw, const struct backend_progress *bp)
 {
 	struct top *t = ctx;
-	uint64_t now = mono_ns();
-	t->raw = raw;
+	pthread_mutex_lock(&t->mu);
 	t->bp = *bp;
-	if (!t->start_ns) {
-		t->start_ns = t->last_update_ns = bp->start_ns;
-		t->next_update_ns = bp->start_ns + t->interval_ns;
-		top_cpu_ticks(t, &t->cpu_ticks);
+	if (t->want && !t->ready) {
+		live_copy_take(t->copy, raw, &t->take_err);
+		t->taken_ns = mono_ns();
+		t->ready = true;
+		pthread_cond_broadcast(&t->cv);
 	}
-	if (t->full) {
-		for (int key; !top_stop && (key = top_tty_key(&t->tty)) != TERM_KEY_NONE;)
-			top_key(t, key);
-		if (top_tty_resized(&t->tty))
-			t->dirty = true;
-		if (t->tty.gone)
-			top_stop = 1; /* nobody is watching: leave the target alone */
-	}
-	if (now >= t->next_update_ns) {
-		t->next_update_ns = t->next_update_ns + t->interval_ns > now ? t->next_update_ns + t->interval_ns
-									      : now + t->interval_ns;
-		if (!t->paused) {
-			top_update(t, now);
-			if (!t->full)
-				top_print(t);
-			if (t->a.iterations_set && t->updates >= (uint64_t)t->a.iterations)
-				top_stop = 1;
-		}
-	}
-	if (t->view_changed)
-		top_rebuild(t);
-	if (t->full && t->dirty && !top_stop)
-		top_draw(t);
+	pthread_mutex_unlock(&t->mu);
 }
 
-/* Sampling ended while the screen is up (the target exited): the session stays on screen until q. */
+static void *top_sampler(void *arg)
+{
+	struct top *t = arg;
+	t->run_rc = backend_run_auto(&t->opts, false, &t->raw, &t->res, &t->run, &t->run_err);
+	pthread_mutex_lock(&t->mu);
+	t->done = true;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	return NULL;
+}
+
+/* Until q, a signal, --iterations or --seconds, or the end of the target: keys as they come, an update once
+ * per interval. */
+static void top_loop(struct top *t)
+{
+	for (;;) {
+		pthread_mutex_lock(&t->mu);
+		bool done = t->done;
+		uint64_t started = t->bp.start_ns;
+		pthread_mutex_unlock(&t->mu);
+		if (done || top_stop)
+			return;
+		if (started && !t->start_ns) { /* sampling has begun: the session starts now */
+			t->start_ns = t->last_update_ns = started;
+			t->next_update_ns = started + t->interval_ns;
+			top_cpu_ticks(t, &t->cpu_ticks);
+		}
+		uint64_t now = mono_ns();
+		int wait_ms = !t->start_ns ? 50 : now >= t->next_update_ns ? 0 : (int)((t->next_update_ns - now) / 1000000);
+		wait_ms = wait_ms > 100 ? 100 : wait_ms; /* the end of sampling is noticed within 0.1 s */
+		if (t->full) {
+			top_tty_wait(&t->tty, wait_ms);
+			for (int key; !top_stop && (key = top_tty_key(&t->tty)) != TERM_KEY_NONE;)
+				top_key(t, key);
+			if (top_tty_resized(&t->tty))
+				t->dirty = true;
+			if (t->tty.gone)
+				top_stop = 1; /* nobody is watching: leave the target alone */
+		} else if (wait_ms > 0) {
+			poll(NULL, 0, wait_ms);
+		}
+		now = mono_ns();
+		if (t->start_ns && now >= t->next_update_ns && !top_stop) {
+			t->next_update_ns = t->next_update_ns + t->interval_ns > now ? t->next_update_ns + t->interval_ns
+										      : now + t->interval_ns;
+			if (!t->paused && top_request(t)) {
+				top_update(t, t->shown_ns); /* the window ends where the copy was taken */
+				if (!t->full)
+					top_print(t);
+				if (t->a.iterations_set && t->updates >= (uint64_t)t->a.iterations)
+					top_stop = 1;
+			}
+		}
+		if (t->view_changed)
+			top_rebuild(t);
+		if (t->full && t->dirty && !top_stop)
+			top_draw(t);
+	}
+}
+
+/* Sampling has ended. When the target exited, its last samples are shown (in a pipe, printed once more; on a
+ * terminal, the session stays on screen until q). */
 static void top_after(struct top *t)
 {
-	uint64_t now = mono_ns();
-	if (t->raw && t->start_ns)
-		top_update(t, now);
+	struct perr e = PERR_INIT;
+	if (t->res.target_exited)
+		snprintf(t->ended, sizeof t->ended, "%s", t->res.ended);
+	if (!t->start_ns || top_stop || !t->ended[0])
+		return;
+	t->shown.ticks = profile_meta_const(t->raw)->ticks;
+	t->shown.lost = profile_meta_const(t->raw)->lost;
+	if (live_copy_take(t->copy, t->raw, &e) == PLUMB_OK)
+		top_update(t, mono_ns());
 	if (!t->full) {
-		if (t->start_ns && !top_stop)
-			top_print(t);
+		top_print(t);
 		return;
 	}
 	snprintf(t->status, sizeof t->status, "the target %s; w writes the session, q quits", t->ended);
-	t->raw = NULL;
 	t->dirty = true;
 	while (!top_stop && !t->tty.gone) {
-		if (t->dirty || t->view_changed) {
-			if (t->view_changed)
-				top_rebuild(t);
+		if (t->view_changed)
+			top_rebuild(t);
+		if (t->dirty)
 			top_draw(t);
-		}
 		top_tty_wait(&t->tty, 500);
 		for (int key; !top_stop && (key = top_tty_key(&t->tty)) != TERM_KEY_NONE;)
 			top_key(t, key);
@@ -592,31 +695,37 @@ static void top_after(struct top *t)
 
 static int top_run(struct top *t)
 {
-	struct perr e = PERR_INIT;
 	struct sym_opts so = { .no_lines = !t->a.lines };
 	t->live = live_new(&so);
-	if (!t->live)
+	t->copy = live_copy_new();
+	if (!t->live || !t->copy)
 		return plumb_fail(EXIT_FAILED, "top: out of memory");
+	t->run = (struct backend_outcome)BACKEND_OUTCOME_INIT;
+	t->opts.on_poll = top_poll;
+	t->opts.poll_ctx = t;
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
 	t->full = top_tty_open(&t->tty);
 	if (!t->full && isatty(STDOUT_FILENO))
 		return plumb_fail(EXIT_FAILED, "top: cannot set up the terminal: %s", strerror(errno));
-	t->opts.on_poll = top_poll;
-	t->opts.poll_ctx = t;
-	struct profile *raw = NULL;
-	struct record_result res = { 0 };
-	struct backend_outcome run = BACKEND_OUTCOME_INIT;
-	enum plumb_err rc = backend_run_auto(&t->opts, false, &raw, &res, &run, &e);
-	if (!rc) {
-		t->raw = raw;
-		if (res.target_exited)
-			snprintf(t->ended, sizeof t->ended, "%s", res.ended);
-		top_after(t);
+	int err = pthread_create(&t->sampler, NULL, top_sampler, t);
+	if (err) {
+		top_tty_close(&t->tty);
+		return plumb_fail(EXIT_FAILED, "top: cannot start the sampler: %s", strerror(err));
 	}
+	top_loop(t);
+	pthread_mutex_lock(&t->mu);
+	if (!t->done)
+		top_stop = 1; /* q, a signal, --iterations: sampling ends too (the target ending ended it already) */
+	pthread_mutex_unlock(&t->mu);
+	pthread_join(t->sampler, NULL);
+	if (t->run_rc == PLUMB_OK)
+		top_after(t);
 	top_tty_close(&t->tty);
-	profile_free(raw);
-	backend_outcome_release(&run);
-	if (rc)
-		return cmd_report_redacted(&e);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	if (t->run_rc)
+		return cmd_report_redacted(&t->run_err);
 	if (t->ended[0])
 		plumb_warn("top: the target %s", t->ended);
 	return EXIT_DONE;
@@ -639,6 +748,9 @@ int cmd_top(int argc, char **argv)
 	top_tables_release(&t->tt);
 	term_frame_release(&t->frame);
 	live_free(t->live);
+	live_copy_free(t->copy);
+	profile_free(t->raw);
+	backend_outcome_release(&t->run);
 	opt_result_release(&t->r);
 	free(t);
 	return rc;

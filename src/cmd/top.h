@@ -57,9 +57,11 @@ struct top_view_opts {
 	enum hot_table_kind table; /* leaf, inclusive, grouped-leaf, grouped-inclusive */
 	enum hot_group group_by;   /* for the grouped tables */
 	const char *filter;        /* keep frames matching this (plumb hot --include), NULL: all */
+	const char *proc_filter;   /* the process view: keep processes whose name matches this, NULL: all */
 	enum top_sort sort;
 	unsigned label_flags;
 	bool processes;            /* the process view (top --all, nothing drilled into) */
+	bool processes_only;       /* with it, no function tables (the screen shows none: nothing is symbolized) */
 	uint32_t pid;              /* the process drilled into, 0: every process */
 	uint64_t interval_ns;      /* what one sample weighs in CPU time */
 	uint64_t window_ns;        /* how long the last window was */
@@ -77,7 +79,7 @@ struct top_tables {
 
 /* Builds the tables of l for vo into tt (released first). PLUMB_EINVAL for a filter that is not a regular
  * expression (the message says so), PLUMB_ENOMEM. On failure tt is left empty. */
-enum plumb_err top_tables_build(struct top_tables *tt, const struct live *l, const struct top_view_opts *vo,
+enum plumb_err top_tables_build(struct top_tables *tt, struct live *l, const struct top_view_opts *vo,
 				struct perr *e);
 void top_tables_release(struct top_tables *tt);
 /* "leaf", "inclusive", "leaf by file", ...: the table vo shows. */

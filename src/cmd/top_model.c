@@ -4,6 +4,7 @@
  * the data or the view changes, not at every redraw. */
 #include "cmd/top.h"
 
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,7 +95,7 @@ static int proc_by_name(const void *a, const void *b)
 	return c ? c : x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-static enum plumb_err build_processes(struct top_tables *tt, const struct live *l, const struct top_view_opts *vo,
+static enum plumb_err build_processes(struct top_tables *tt, struct live *l, const struct top_view_opts *vo,
 				      struct perr *e)
 {
 	struct live_proc *procs = NULL;
@@ -108,22 +109,38 @@ static enum plumb_err build_processes(struct top_tables *tt, const struct live *
 		free(procs);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
+	regex_t re;
+	int bad = vo->proc_filter ? regcomp(&re, vo->proc_filter, REG_EXTENDED | REG_NOSUB) : 0;
+	if (bad) {
+		char why[256];
+		regerror(bad, &re, why, sizeof why);
+		free(procs);
+		return perr_set(e, PLUMB_EINVAL, "the filter '%s' is not a valid regular expression: %s", vo->proc_filter,
+				why);
+	}
 	double per_sample = (double)vo->interval_ns * 100.0;
 	for (size_t i = 0; i < n; i++) {
-		tt->names[i] = redact_dup(procs[i].name);
+		char *name = redact_dup(procs[i].name);
+		if (vo->proc_filter && (!name || regexec(&re, name, 0, NULL, 0) != 0)) {
+			free(name);
+			continue;
+		}
+		tt->names[tt->nprocs] = name;
 		struct top_proc_row *r = &tt->procs[tt->nprocs++];
 		r->pid = procs[i].pid;
-		r->name = tt->names[i] ? tt->names[i] : "?";
+		r->name = name ? name : "?";
 		r->window = vo->window_ns ? per_sample * (double)procs[i].window / (double)vo->window_ns : 0;
 		r->session = vo->session_ns ? per_sample * (double)procs[i].session / (double)vo->session_ns : 0;
 	}
 	free(procs);
+	if (vo->proc_filter)
+		regfree(&re);
 	if (vo->sort == TOP_SORT_NAME)
 		qsort(tt->procs, tt->nprocs, sizeof *tt->procs, proc_by_name);
 	return PLUMB_OK;
 }
 
-enum plumb_err top_tables_build(struct top_tables *tt, const struct live *l, const struct top_view_opts *vo,
+enum plumb_err top_tables_build(struct top_tables *tt, struct live *l, const struct top_view_opts *vo,
 				struct perr *e)
 {
 	top_tables_release(tt);
@@ -136,13 +153,12 @@ enum plumb_err top_tables_build(struct top_tables *tt, const struct live *l, con
 		ho.ninclude = 1;
 	}
 	enum plumb_err rc = PLUMB_OK;
-	for (int k = 0; k < 2 && !rc; k++) {
-		const struct profile *view;
-		struct profile *owned = NULL;
-		rc = live_view(l, k == 0, vo->processes ? 0 : vo->pid, &view, &owned, e);
+	for (int k = 0; k < 2 && !rc && !(vo->processes && vo->processes_only); k++) {
+		struct profile *view = NULL;
+		rc = live_view(l, k == 0, vo->processes ? 0 : vo->pid, &view, e);
 		if (!rc)
 			rc = hot_analyze(view, &ho, &tt->sum[k], e);
-		profile_free(owned);
+		profile_free(view);
 		if (!rc)
 			rc = rows_of(tt->sum[k], vo, &tt->rows[k], &tt->nrows[k], e);
 	}
