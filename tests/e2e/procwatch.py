@@ -70,12 +70,12 @@ class ProcWatch:
         last = next((i for i in range(first, len(self.polls)) if not self.polls[i][1]), len(self.polls) - 1)
         return self.polls[first], self.polls[last]
 
-    def cpu_percent(self, pid, since=None):
-        """CPU pid used in the sampling window (or from `since`, a monotonic time, to the window's end), in percent
-        of one CPU."""
+    def cpu_percent(self, pid, seconds=None):
+        """CPU pid used in the sampling window, or in its first `seconds` (the span a live view's session covered),
+        in percent of one CPU."""
         start, end = self.window()
-        if since is not None:
-            start = next(p for p in self.polls if p[0] >= since)
+        if seconds is not None:
+            end = min((p for p in self.polls if p[0] >= start[0]), key=lambda p: abs(p[0] - start[0] - seconds))
         t0, t1 = start[0], end[0]
         c0, c1 = start[2][pid], end[2][pid]
         assert c0 is not None and c1 is not None, f"process {pid} ended during the window"
