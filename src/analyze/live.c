@@ -170,9 +170,11 @@ static bool copy_new_items(struct profile *dst, const struct profile *raw)
 		if (profile_frame(dst, &f) != i)
 			return false;
 	}
-	for (size_t i = profile_nstacks(dst); i < profile_nstacks(raw); i++)
-		if (profile_stack(dst, profile_stack_parent(raw, (uint32_t)i), profile_stack_frame(raw, (uint32_t)i)) != i)
+	for (size_t i = profile_nstacks(dst); i < profile_nstacks(raw); i++) {
+		uint32_t parent = profile_stack_parent(raw, (uint32_t)i), frame = profile_stack_frame(raw, (uint32_t)i);
+		if (profile_stack(dst, parent, frame) != i)
 			return false;
+	}
 	for (size_t i = 0; i < profile_nthreads(raw); i++) { /* the names of known ones may have changed */
 		const struct profile_thread *t = profile_thread_get(raw, (uint32_t)i);
 		if (profile_thread(dst, t->pid, t->tid, profile_str(raw, t->name)) != i)

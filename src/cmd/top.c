@@ -13,6 +13,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,19 @@ struct top {
 	bool view_changed;         /* the tables must be built again */
 	char ended[160];           /* how the target ended, when it did */
 };
+
+/* A message for the status line, through the redactor (it may name a path or quote an error). */
+__attribute__((format(printf, 2, 3))) static void top_say(struct top *t, const char *fmt, ...)
+{
+	char text[sizeof t->status];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	char *shown = redact_dup(text);
+	snprintf(t->status, sizeof t->status, "%s", shown ? shown : "?");
+	free(shown);
+}
 
 /* ---- options ------------------------------------------------------------------------------------------- */
 
@@ -246,7 +260,7 @@ static void top_rebuild(struct top *t)
 	t->vo.processes_only = t->full;
 	t->vo.session_ns = t->last_update_ns - t->start_ns;
 	if (top_tables_build(&t->tt, t->live, &t->vo, &e) == PLUMB_EINVAL && (t->vo.filter || t->vo.proc_filter)) {
-		snprintf(t->status, sizeof t->status, "%s", e.msg);
+		top_say(t, "%s", e.msg);
 		if (t->vo.processes)
 			t->vo.proc_filter = NULL;
 		else
@@ -255,7 +269,7 @@ static void top_rebuild(struct top *t)
 		top_tables_build(&t->tt, t->live, &t->vo, &e);
 	}
 	if (e.code)
-		snprintf(t->status, sizeof t->status, "%s", e.msg);
+		top_say(t, "%s", e.msg);
 	/* the cursor stays on its process when the order changes */
 	for (size_t i = 0; t->selected_pid && i < t->tt.nprocs; i++)
 		if (t->tt.procs[i].pid == t->selected_pid)
@@ -300,7 +314,7 @@ static bool top_request(struct top *t)
 	t->shown = t->bp;
 	t->shown_ns = t->taken_ns;
 	if (got && t->take_err.code)
-		snprintf(t->status, sizeof t->status, "%s", t->take_err.msg);
+		top_say(t, "%s", t->take_err.msg);
 	pthread_mutex_unlock(&t->mu);
 	return got;
 }
@@ -311,7 +325,7 @@ static void top_update(struct top *t, uint64_t now)
 {
 	struct perr e = PERR_INIT;
 	if (live_update(t->live, live_copy_profile(t->copy), &e))
-		snprintf(t->status, sizeof t->status, "%s", e.msg);
+		top_say(t, "%s", e.msg);
 	t->vo.window_ns = now - t->last_update_ns;
 	t->last_update_ns = now;
 	t->window_samples = live_window_total(t->live);
@@ -435,7 +449,7 @@ static void top_write(struct top *t, const char *path)
 	struct perr e = PERR_INIT;
 	struct profile *s = NULL;
 	if (live_view(t->live, false, 0, &s, &e)) {
-		snprintf(t->status, sizeof t->status, "cannot write: %s", e.msg);
+		top_say(t, "cannot write: %s", e.msg);
 		return;
 	}
 	struct profile_meta *meta = profile_meta(s);
@@ -457,13 +471,11 @@ static void top_write(struct top *t, const char *path)
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = t->vo.label_flags;
 	wo.threads = t->a.all; /* a root per process, as record --all writes */
-	char *shown = cmd_shown_text(path);
 	if (render_write_file(s, path, kind == FMT_UNKNOWN ? FMT_FOLDED : kind, &wo, NULL, &e) == PLUMB_OK)
-		snprintf(t->status, sizeof t->status, "wrote %s (%llu samples over %.1fs)", shown,
-			 (unsigned long long)meta->ticks, meta->duration_s);
+		top_say(t, "wrote %s (%llu samples over %.1fs)", path, (unsigned long long)meta->ticks,
+			meta->duration_s);
 	else
-		snprintf(t->status, sizeof t->status, "cannot write: %s", e.msg);
-	free(shown);
+		top_say(t, "cannot write: %s", e.msg);
 	profile_free(s);
 }
 
@@ -552,7 +564,8 @@ static void top_key(struct top *t, int key)
 	case 'l': case 'i': case 'g':
 		leaf = key == 'g' ? leaf : key == 'l';
 		grouped = key == 'g' ? !grouped : grouped;
-		t->vo.table = grouped ? (leaf ? HOT_GROUPED_LEAF : HOT_GROUPED_INCLUSIVE) : (leaf ? HOT_LEAF : HOT_INCLUSIVE);
+		t->vo.table = grouped ? (leaf ? HOT_GROUPED_LEAF : HOT_GROUPED_INCLUSIVE)
+				      : (leaf ? HOT_LEAF : HOT_INCLUSIVE);
 		break;
 	case 'G': /* file -> module -> library -> function -> file */
 		t->vo.group_by = (enum hot_group)((t->vo.group_by + 1) % (HOT_GROUP_LIBRARY + 1));
@@ -575,7 +588,7 @@ static void top_key(struct top *t, int key)
 		top_tty_write(&t->tty, "\033[2J", 4);
 		return;
 	case '?': case 'h':
-		snprintf(t->status, sizeof t->status, "%s", t->a.all ? KEYS_HELP_ALL : KEYS_HELP);
+		top_say(t, "%s", t->a.all ? KEYS_HELP_ALL : KEYS_HELP);
 		return;
 	default:
 		return;
@@ -629,7 +642,9 @@ static void top_loop(struct top *t)
 			top_cpu_ticks(t, &t->cpu_ticks);
 		}
 		uint64_t now = mono_ns();
-		int wait_ms = !t->start_ns ? 50 : now >= t->next_update_ns ? 0 : (int)((t->next_update_ns - now) / 1000000);
+		int wait_ms = !t->start_ns			? 50
+			      : now >= t->next_update_ns	? 0
+							: (int)((t->next_update_ns - now) / 1000000);
 		wait_ms = wait_ms > 100 ? 100 : wait_ms; /* the end of sampling is noticed within 0.1 s */
 		if (t->full) {
 			top_tty_wait(&t->tty, wait_ms);
@@ -644,8 +659,9 @@ static void top_loop(struct top *t)
 		}
 		now = mono_ns();
 		if (t->start_ns && now >= t->next_update_ns && !top_stop) {
-			t->next_update_ns = t->next_update_ns + t->interval_ns > now ? t->next_update_ns + t->interval_ns
-										      : now + t->interval_ns;
+			t->next_update_ns += t->interval_ns;
+			if (t->next_update_ns <= now) /* behind (a slow update): start again from now */
+				t->next_update_ns = now + t->interval_ns;
 			if (!t->paused && top_request(t)) {
 				top_update(t, t->shown_ns); /* the window ends where the copy was taken */
 				if (!t->full)
@@ -678,7 +694,7 @@ static void top_after(struct top *t)
 		top_print(t);
 		return;
 	}
-	snprintf(t->status, sizeof t->status, "the target %s; w writes the session, q quits", t->ended);
+	top_say(t, "the target %s; w writes the session, q quits", t->ended);
 	t->dirty = true;
 	while (!top_stop && !t->tty.gone) {
 		if (t->view_changed)

@@ -115,8 +115,8 @@ static enum plumb_err build_processes(struct top_tables *tt, struct live *l, con
 		char why[256];
 		regerror(bad, &re, why, sizeof why);
 		free(procs);
-		return perr_set(e, PLUMB_EINVAL, "the filter '%s' is not a valid regular expression: %s", vo->proc_filter,
-				why);
+		return perr_set(e, PLUMB_EINVAL, "the filter '%s' is not a valid regular expression: %s",
+				vo->proc_filter, why);
 	}
 	double per_sample = (double)vo->interval_ns * 100.0;
 	for (size_t i = 0; i < n; i++) {

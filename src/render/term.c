@@ -85,7 +85,8 @@ void term_frame_end(struct term_frame *f, int cursor_row, int cursor_col)
 	if (f->row < f->rows) /* below the last line drawn */
 		sbuf_addstr(&f->out, f->row > 0 ? "\r\n\033[J" : "\033[J");
 	if (cursor_row >= 0 && cursor_row < f->rows)
-		sbuf_addf(&f->out, "\033[%d;%dH\033[?25h", cursor_row + 1, (cursor_col < f->cols ? cursor_col : f->cols - 1) + 1);
+		sbuf_addf(&f->out, "\033[%d;%dH\033[?25h", cursor_row + 1,
+			  (cursor_col < f->cols ? cursor_col : f->cols - 1) + 1);
 	else
 		sbuf_addstr(&f->out, "\033[?25l");
 }

@@ -159,8 +159,8 @@ static size_t sys_stack(struct sys_state *st, const struct perf_sample *sv)
 	if (st->opts->unwind == UNWIND_DWARF && sv->regs) {
 		struct unwind_regs regs;
 		perf_sample_regs(sv, &regs);
-		nuser = unwind_dwarf(st->unwinder, (pid_t)sv->pid, &regs, sv->stack, sv->stack ? sv->stack_dyn : 0, user,
-				     SYS_MAX_DEPTH);
+		nuser = unwind_dwarf(st->unwinder, (pid_t)sv->pid, &regs, sv->stack, sv->stack ? sv->stack_dyn : 0,
+				     user, SYS_MAX_DEPTH);
 	} else if (st->opts->unwind == UNWIND_DWARF && nkernel == 0 && sv->ip) {
 		user[nuser++] = sv->ip;
 	}
@@ -293,8 +293,8 @@ static enum plumb_err sys_init(struct sys_state *st, const struct record_opts *o
 		if (rc) {
 			char why[256];
 			regerror(rc, &st->comm_re, why, sizeof why);
-			return perr_set(e, PLUMB_EINVAL, "--comm '%s' is not a valid regular expression: %s", opts->comm_re,
-					why);
+			return perr_set(e, PLUMB_EINVAL, "--comm '%s' is not a valid regular expression: %s",
+					opts->comm_re, why);
 		}
 		st->has_re = true;
 	}
@@ -405,7 +405,8 @@ static enum plumb_err sys_run(const struct record_opts *opts, struct profile *p,
 	if (opts->target != TARGET_ALL)
 		rc = perr_set(e, PLUMB_EUNSUPPORTED, "the system backend samples every process (--all) only");
 	else if (opts->mode == MODE_WALL)
-		rc = perr_set(e, PLUMB_EINVAL, "--mode wall follows the threads of one target; it cannot be used with --all");
+		rc = perr_set(e, PLUMB_EINVAL,
+			      "--mode wall follows the threads of one target; it cannot be used with --all");
 	if (!rc)
 		rc = sys_init(&st, opts, p, res, e);
 	if (!rc)

@@ -203,7 +203,8 @@ static void test_term__plain(void **state)
 	struct sbuf out = SBUF_INIT;
 	top_view_plain(&out, &m, 2);
 	assert_null(strchr(out.buf, '\033'));
-	assert_non_null(strstr(out.buf, "last 1.0s:\n  own% total%  function\n  50.2   50.2  work_a (targets/splitswitch.c)\n"));
+	assert_non_null(
+		strstr(out.buf, "last 1.0s:\n  own% total%  function\n  50.2   50.2  work_a (targets/splitswitch.c)\n"));
 	assert_null(strstr(out.buf, "a_function_with")); /* --top 2 */
 	assert_non_null(strstr(out.buf, "session 3.0s:\n"));
 	assert_true(out.len > 2 && strcmp(out.buf + out.len - 2, "\n\n") == 0);
