@@ -96,6 +96,23 @@ class RecordAll(TempDir):
         out, err, _ = self.record_all("--seconds", "1", "--comm", "^dut[y]$")
         self.assertEqual(set(by_process(read_folded(out))), {duty.pid}, err)
 
+    def test_hot_picks_processes_as_threads(self):
+        split = start([target("splitswitch"), "60"])
+        duty = start([target("duty"), "40", "60"])
+        self.burners += [split, duty]
+        out = self.path("two.json")
+        r = plumb("record", "--all", "--seconds", "1", "--pid", f"{split.pid},{duty.pid}", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = plumb("hot", out, "--thread", "^duty$")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        leaf = r.stdout.split("leaf (self):", 1)[1].split("inclusive", 1)[0]
+        self.assertIn("duty_burn (targets/duty.c", leaf)
+        self.assertNotIn("work_a", leaf)
+        r = plumb("hot", out, "--thread", f"splitswitch \\({split.pid}\\)")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("work_a (targets/splitswitch.c", r.stdout)
+        self.assertNotIn("duty_burn", r.stdout)
+
     def test_bad_arguments_are_exit_2(self):
         cases = [
             ["--comm", "x", "--pid", "1"],
