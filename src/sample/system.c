@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/procfs.h"
 #include "sample/perf_ring.h"
@@ -28,6 +29,7 @@
 #define SYS_RING_PAGES_FP 512     /* 2 MiB per CPU: every process's samples land here */
 #define SYS_RING_PAGES_DWARF 2048 /* 8 MiB per CPU: stack copies are large */
 #define SYS_EXCLUDED UINT32_MAX   /* a process the pid list or the name filter leaves out */
+#define SYS_GONE (UINT32_MAX - 1) /* a process that exited: its pid names a new process when it comes back */
 
 struct sys_state {
 	const struct record_opts *opts;
@@ -42,7 +44,11 @@ struct sys_state {
 	bool kernel;
 	uint64_t ticks, lost;
 	str_id s_unknown, s_kernel;
-	struct hmap procs;       /* pid -> its profile thread, or SYS_EXCLUDED */
+	struct hmap procs;       /* pid -> its profile thread, SYS_EXCLUDED or SYS_GONE */
+	/* processes that exited: their maps are forgotten one whole read of every ring later (a sample taken before
+	 * the exit may still wait in another CPU's ring), so a long session over a busy machine stays bounded */
+	pid_t *exited, *forgetting;
+	size_t nexited, nforgetting, cap_exited, cap_forgetting;
 	regex_t comm_re;
 	bool has_re;
 	uint64_t *ips;
@@ -100,7 +106,7 @@ static bool sys_keeps(const struct sys_state *st, pid_t pid, const char *name)
 static uint32_t sys_process(struct sys_state *st, pid_t pid, pid_t tid)
 {
 	uint32_t id;
-	if (hmap_get(&st->procs, (uint64_t)pid, &id))
+	if (hmap_get(&st->procs, (uint64_t)pid, &id) && id != SYS_GONE)
 		return id;
 	char name[PROCFS_COMM_MAX];
 	if (!procfs_comm(pid, 0, name, sizeof name) && !procfs_comm(pid, tid, name, sizeof name))
@@ -115,7 +121,7 @@ static uint32_t sys_process(struct sys_state *st, pid_t pid, pid_t tid)
 static void sys_rename(struct sys_state *st, pid_t pid, const char *name)
 {
 	uint32_t id;
-	if (!hmap_get(&st->procs, (uint64_t)pid, &id))
+	if (!hmap_get(&st->procs, (uint64_t)pid, &id) || id == SYS_GONE)
 		return; /* never sampled: named when it is */
 	if (!sys_keeps(st, pid, name))
 		id = SYS_EXCLUDED;
@@ -249,6 +255,10 @@ static void sys_record(void *ctx, const char *rec, size_t len)
 		const struct sys_task *f = (const void *)rec;
 		if (f->pid != f->ppid)
 			maps_fork(st->maps, (pid_t)f->ppid, (pid_t)f->pid);
+	} else if (h->type == PERF_RECORD_EXIT && len >= sizeof(struct sys_task)) {
+		const struct sys_task *x = (const void *)rec;
+		if (x->pid == x->tid && ALLOC_GROW(st->exited, st->nexited + 1, st->cap_exited))
+			st->exited[st->nexited++] = (pid_t)x->pid;
 	} else if (h->type == PERF_RECORD_LOST && len >= sizeof(struct sys_lost)) {
 		st->lost += ((const struct sys_lost *)rec)->lost;
 	}
@@ -258,6 +268,21 @@ static void sys_drain(struct sys_state *st)
 {
 	for (size_t i = 0; i < st->ncpus; i++)
 		perf_ring_drain(&st->rings[i], st->buf, st->bufsize, sys_record, st);
+	/* every ring has now been read past the exits of the round before */
+	for (size_t i = 0; i < st->nforgetting; i++) {
+		uint32_t id;
+		maps_forget(st->maps, st->forgetting[i]);
+		if (hmap_get(&st->procs, (uint64_t)st->forgetting[i], &id))
+			hmap_put(&st->procs, (uint64_t)st->forgetting[i], SYS_GONE);
+	}
+	pid_t *v = st->forgetting;
+	size_t cap = st->cap_forgetting;
+	st->forgetting = st->exited;
+	st->cap_forgetting = st->cap_exited;
+	st->nforgetting = st->nexited;
+	st->exited = v;
+	st->cap_exited = cap;
+	st->nexited = 0;
 }
 
 static void sys_cleanup(struct sys_state *st)
@@ -272,6 +297,8 @@ static void sys_cleanup(struct sys_state *st)
 	free(st->ips);
 	free(st->frames);
 	free(st->buf);
+	free(st->exited);
+	free(st->forgetting);
 	hmap_release(&st->procs);
 	if (st->has_re)
 		regfree(&st->comm_re);
