@@ -154,7 +154,7 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 		{ "rate", 'F', OPT_DOUBLE, &a->rate, "HZ", "samples per second (the same as --interval 1/HZ)",
 		  &a->rate_set },
 		{ "seconds", 's', OPT_DOUBLE, &a->seconds, "N",
-		  "how long to sample, 1-300 (default 10 for --pid; a command runs to its end)", &a->seconds_set },
+		  "how long to sample, 1-300 (default 10 for --pid and --all; a command runs to its end)", &a->seconds_set },
 		{ "output", 'o', OPT_STRING, &a->output, "PATH", "where to write (default ./plumb-profile.folded)", NULL },
 		{ "format", 0, OPT_STRING, &a->format, "FMT",
 		  "folded, gecko, speedscope, pprof or svg (default: by extension)", NULL },
