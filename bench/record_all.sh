@@ -31,9 +31,11 @@ for i in $(seq "$RUNS"); do
 		echo "$line" | awk -v n="$ticks" '{printf "%.1f\n", 1e6 * ($2 + $3) / n}' >>"$tmp/plumb.$unwind.cpu"
 		echo "$line" | awk -v s="$secs" '{printf "%.3f\n", $1 - s}' >>"$tmp/plumb.$unwind.after"
 	done
-	line=$({ time perf record -q -a -g -F 200 -o "$tmp/perf.data" -- sleep "$SECS" >/dev/null 2>&1; } 2>&1 | tail -1)
+	line=$({ time perf record -q -a -g -F 200 -o "$tmp/perf.data" -- sleep "$SECS" >/dev/null 2>&1; } 2>&1 |
+		tail -1)
 	t=$(now)
-	line2=$({ time perf script -i "$tmp/perf.data" 2>/dev/null | awk -f "$HERE/collapse-perf.awk" >"$tmp/perf.folded"; } 2>&1 | tail -1)
+	line2=$({ time perf script -i "$tmp/perf.data" 2>/dev/null |
+		awk -f "$HERE/collapse-perf.awk" >"$tmp/perf.folded"; } 2>&1 | tail -1)
 	after=$(awk -v a="$t" -v b="$(now)" 'BEGIN {printf "%.3f\n", b - a}')
 	ticks=$(perf script -i "$tmp/perf.data" -F pid 2>/dev/null | wc -l)
 	echo "$line $line2" | awk -v n="$ticks" '{printf "%.1f\n", 1e6 * ($2 + $3 + $5 + $6) / n}' >>"$tmp/perf.cpu"
@@ -41,7 +43,8 @@ for i in $(seq "$RUNS"); do
 done
 echo "every process for ${SECS}s at 200 Hz while two burners run (median of $RUNS):"
 printf "  %-28s %12s %22s\n" "" "CPU per sample" "end to written profile"
-printf "  %-28s %10s us %20s s\n" "plumb record --all --unwind fp" "$(median <"$tmp/plumb.fp.cpu")" "$(median <"$tmp/plumb.fp.after")"
-printf "  %-28s %10s us %20s s\n" "plumb record --all (dwarf)" "$(median <"$tmp/plumb.dwarf.cpu")" "$(median <"$tmp/plumb.dwarf.after")"
-printf "  %-28s %10s us %20s s\n" "perf record -a -g + script" "$(median <"$tmp/perf.cpu")" "$(median <"$tmp/perf.after")"
+row() { printf "  %-28s %10s us %20s s\n" "$1" "$(median <"$tmp/$2.cpu")" "$(median <"$tmp/$2.after")"; }
+row "plumb record --all --unwind fp" plumb.fp
+row "plumb record --all (dwarf)" plumb.dwarf
+row "perf record -a -g + script" perf
 echo "  (perf's CPU includes perf script and the collapse; plumb's includes symbolizing and writing)"

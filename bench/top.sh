@@ -29,14 +29,16 @@ TIMEFORMAT='%R %U %S'
 
 for i in $(seq "$RUNS"); do
 	# in a pipe: plain tables once a second
-	line=$({ time PLUMB_DEBUG=1 "$BUILD/plumb" top --pid "$target" --seconds "$SECS" >"$tmp/plain.out" 2>/dev/null; } 2>&1 | tail -1)
+	line=$({ time PLUMB_DEBUG=1 "$BUILD/plumb" top --pid "$target" --seconds "$SECS" >"$tmp/plain.out" \
+		2>/dev/null; } 2>&1 | tail -1)
 	echo "$line" | awk '{print $2 + $3, $1}' >"$tmp/t"
 	percent "$tmp/t" >>"$tmp/pipe"
 	grep -c '^plumb top' "$tmp/plain.out" >>"$tmp/redraws"
 	# full screen, under tmux (the time goes to a file: the screen is the pane's)
 	if command -v tmux >/dev/null; then
+		run="{ time PLUMB_DEBUG=1 $BUILD/plumb top --pid $target --seconds $SECS; } 2>$tmp/screen.time"
 		tmux -L "$sock" -f /dev/null new-session -d -s b -x 120 -y 40 \
-			"bash -c 'TIMEFORMAT=\"%R %U %S\"; { time PLUMB_DEBUG=1 $BUILD/plumb top --pid $target --seconds $SECS; } 2>$tmp/screen.time'"
+			"bash -c 'TIMEFORMAT=\"%R %U %S\"; $run'"
 		while tmux -L "$sock" has-session -t b 2>/dev/null; do sleep 0.2; done
 		tail -1 "$tmp/screen.time" | awk '{print $2 + $3, $1}' >"$tmp/t"
 		percent "$tmp/t" >>"$tmp/screen"
