@@ -75,10 +75,10 @@ struct top {
 	pthread_cond_t cv;
 	struct live_copy *copy;
 	bool want, ready, done;    /* asked for a copy, the copy is taken, sampling has ended */
-	struct backend_progress bp;
+	struct backend_sofar bp;
 	struct perr take_err;
 	uint64_t taken_ns;         /* when the sampler took the copy: the end of the window */
-	struct backend_progress shown; /* bp as of the last update (this thread's own) */
+	struct backend_sofar shown; /* bp as of the last update (this thread's own) */
 	uint64_t shown_ns;         /* taken_ns as of the last update */
 	/* what the sampler's thread ends with */
 	enum plumb_err run_rc;
@@ -600,7 +600,7 @@ static void top_key(struct top *t, int key)
 
 /* Called by the backend, in the sampler's thread, after each read of its rings: the progress so far, and a
  * copy of what is new when this thread asked for one. */
-static void top_poll(void *ctx, struct profile *raw, const struct backend_progress *bp)
+static void top_poll(void *ctx, struct profile *raw, const struct backend_sofar *bp)
 {
 	struct top *t = ctx;
 	pthread_mutex_lock(&t->mu);

@@ -24,7 +24,7 @@ enum record_mode { MODE_CPU, MODE_WALL };
 enum record_unwind { UNWIND_DWARF, UNWIND_FP };
 
 /* How far sampling has come, for the live views' hook (record_opts.on_poll). */
-struct backend_progress {
+struct backend_sofar {
 	uint64_t ticks;            /* samples taken so far */
 	uint64_t lost;             /* samples the kernel reported lost so far */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began */
@@ -53,7 +53,7 @@ struct record_opts {
 	/* The live views (plumb top): called by the sampling loop after each read of the rings (at least every
 	 * ~50 ms) with the profile being filled, which it may read but not change. NULL: none. Only the
 	 * perf_event and system backends call it. */
-	void (*on_poll)(void *ctx, struct profile *p, const struct backend_progress *bp);
+	void (*on_poll)(void *ctx, struct profile *p, const struct backend_sofar *bp);
 	void *poll_ctx;
 };
 

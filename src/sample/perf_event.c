@@ -609,7 +609,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 			poll(pfds, npfds, 50);
 		drain_all(st);
 		if (opts->on_poll) { /* the live views read what was sampled so far */
-			struct backend_progress bp = { st->ticks, st->lost, st->res->start_ns };
+			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
 			opts->on_poll(opts->poll_ctx, st->p, &bp);
 		}
 	}

@@ -412,7 +412,7 @@ static void sys_loop(struct sys_state *st)
 			poll(pfds, npfds, 50);
 		sys_drain(st);
 		if (opts->on_poll) {
-			struct backend_progress bp = { st->ticks, st->lost, st->res->start_ns };
+			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
 			opts->on_poll(opts->poll_ctx, st->p, &bp);
 		}
 	}
