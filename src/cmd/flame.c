@@ -40,7 +40,7 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 int cmd_flame(int argc, char **argv)
 {
 	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot";
-	bool reverse = false, flamechart = false, no_lines = false;
+	bool inverted = false, reverse = false, flamechart = false, no_lines = false;
 	struct cmd_collapse collapse = { 0 };
 	long width = 1200;
 	double min_width = 0.1;
@@ -49,7 +49,9 @@ int cmd_flame(int argc, char **argv)
 		{ "title", 0, OPT_STRING, &title, "TEXT", "the graph's title", NULL },
 		{ "diff", 0, OPT_STRING, &diff, "BEFORE", "differential: colour by the change from BEFORE (red grew, "
 							   "blue shrank); widths are PROFILE's", NULL },
-		{ "reverse", 0, OPT_FLAG, &reverse, NULL, "icicle graph: the root at the top, callees below", NULL },
+		{ "inverted", 0, OPT_FLAG, &inverted, NULL, "icicle graph: the root at the top, callees below", NULL },
+		{ "reverse", 0, OPT_FLAG, &reverse, NULL,
+		  "reverse the stacks and merge them from the leaf: each leaf at the base, its callers above", NULL },
 		{ "flamechart", 0, OPT_FLAG, &flamechart, NULL, "time order instead of merged, sorted stacks", NULL },
 		{ "width", 0, OPT_INT, &width, "PX", "image width in pixels (default 1200)", NULL },
 		{ "min-width", 0, OPT_DOUBLE, &min_width, "PX", "leave out boxes narrower than this (default 0.1)",
@@ -62,8 +64,8 @@ int cmd_flame(int argc, char **argv)
 	};
 	struct opt_result res;
 	int code;
-	if (!cmd_parse_options(opts, "plumb flame PROFILE [-o out.svg] [--title T] [--diff BEFORE] [--reverse] "
-				     "[--flamechart] [--width PX] [--min-width PX] [--colors PALETTE]",
+	if (!cmd_parse_options(opts, "plumb flame PROFILE [-o out.svg] [--title T] [--diff BEFORE] [--inverted] "
+				     "[--reverse] [--flamechart] [--width PX] [--min-width PX] [--colors PALETTE]",
 			       "Draw an interactive flame graph (SVG): hover for samples and share, click to zoom, "
 			       "search with Ctrl-F.", argc, argv, &res, &code))
 		return code;
@@ -81,6 +83,8 @@ int cmd_flame(int argc, char **argv)
 		code = plumb_fail(EXIT_USAGE, "flame: unknown palette '%s' (one of: %s)", colors, list);
 	else if (diff && flamechart)
 		code = plumb_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
+	else if (reverse && flamechart)
+		code = plumb_fail(EXIT_USAGE, "flame: --reverse merges stacks from the leaf; a --flamechart keeps time order");
 	else
 		code = EXIT_DONE;
 	if (code) {
@@ -113,6 +117,7 @@ int cmd_flame(int argc, char **argv)
 	fo.title = title;
 	fo.width = (unsigned)width;
 	fo.min_width = min_width;
+	fo.inverted = inverted;
 	fo.reverse = reverse;
 	fo.flamechart = flamechart;
 	fo.colors = colors;
