@@ -9,6 +9,7 @@
 #include "base/opt.h"
 #include "format/format.h"
 #include "profile/label.h"
+#include "render/output.h"
 
 int cmd_convert(int argc, char **argv)
 {
@@ -76,7 +77,7 @@ int cmd_convert(int argc, char **argv)
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	wo.threads = threads;
-	rc = fmt_write_file(p, output, out_kind, &wo, &e);
+	rc = render_write_file(p, output, out_kind, &wo, NULL, &e);
 	profile_free(p);
 	if (rc)
 		return perr_report(&e);

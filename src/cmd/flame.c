@@ -10,7 +10,7 @@
 #include "format/diff_folded.h"
 #include "format/format.h"
 #include "profile/label.h"
-#include "render/flame.h"
+#include "render/output.h"
 
 /* Reads a profile for drawing; a two-column differential folded file yields both sides. */
 static int load(const char *path, const struct fmt_read_opts *ro, struct profile **after, struct profile **before)
@@ -123,11 +123,8 @@ int cmd_flame(int argc, char **argv)
 	fo.colors = colors;
 	fo.before = before;
 	fo.label_flags = no_lines ? LABEL_NO_LINES : 0;
-	struct fmt_write_opts wo = { 0 };
-	wo.label_flags = fo.label_flags;
-	wo.render = &fo;
 	struct perr e = PERR_INIT;
-	enum plumb_err rc = fmt_write_file(after, output, FMT_SVG, &wo, &e);
+	enum plumb_err rc = render_write_file(after, output, FMT_SVG, NULL, &fo, &e);
 	profile_free(after);
 	profile_free(before);
 	return rc ? perr_report(&e) : EXIT_DONE;

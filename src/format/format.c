@@ -235,7 +235,6 @@ static const struct {
 	writer_fn write;
 } writers[] = {
 	{ FMT_FOLDED, fmt_folded_write },
-	{ FMT_SVG, fmt_svg_write },
 	{ FMT_SPEEDSCOPE, fmt_speedscope_write },
 	{ FMT_PPROF, fmt_pprof_write },
 	{ FMT_GECKO, fmt_gecko_write },
@@ -293,6 +292,9 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 	static const struct fmt_write_opts no_opts;
 	if (!opts)
 		opts = &no_opts;
+	if (kind == FMT_SVG)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "fmt_write_file does not draw flame graphs: write svg "
+						      "through render_write_file (render/output.h)");
 	writer_fn write = NULL;
 	for (size_t i = 0; i < sizeof writers / sizeof writers[0]; i++)
 		if (writers[i].kind == kind)

@@ -20,7 +20,7 @@ enum fmt_kind {
 	FMT_SPEEDSCOPE,  /* speedscope file format */
 	FMT_PPROF,       /* gzipped protobuf */
 	FMT_PERF_SCRIPT, /* `perf script` text (input only) */
-	FMT_SVG,         /* flame graph (output only) */
+	FMT_SVG,         /* flame graph (output only, drawn one layer up: render/output.h) */
 	FMT_HOT_JSON,    /* plumb.hot.v1 summary (input of diff) */
 };
 
@@ -40,8 +40,6 @@ struct fmt_read_opts {
 struct fmt_write_opts {
 	unsigned label_flags;    /* enum label_flags */
 	bool threads;            /* folded: a root frame per thread "name (tid)" */
-	const char *title;       /* svg */
-	void *render;            /* writer-specific options (struct flame_opts * for svg), may be NULL */
 	const char *path;        /* set by fmt_write_file: the destination ("-" for stdout), e.g. for .gz */
 };
 
@@ -65,7 +63,8 @@ enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct 
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
 			    struct profile **out, struct perr *e);
 
-/* Writes the profile atomically to path ("-" stdout) in the given format. */
+/* Writes the profile atomically to path ("-" stdout) in the given format. FMT_SVG is not a format writer's
+ * (the flame graph is drawn in render/): it is PLUMB_EUNSUPPORTED here; commands call render_write_file. */
 enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
 			      const struct fmt_write_opts *opts, struct perr *e);
 
@@ -92,7 +91,6 @@ enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const st
 				    struct perr *e);
 enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
 enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
-enum plumb_err fmt_svg_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);
 
 /* speedscope file format: "sampled" and "evented" profiles, one thread each; time units become nanoseconds.
  * Malformed input is PLUMB_EFORMAT naming the key and index. */

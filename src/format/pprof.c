@@ -108,145 +108,182 @@ static void value_type(struct sbuf *b, unsigned field, struct strtab *t, const c
 	sbuf_release(&m);
 }
 
-enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e)
-{
+/* One write: the profile, its labels, the string table and the message being built. Messages are encoded in
+ * the order that fills the string table: sample types, samples, mappings, functions, locations. */
+struct pp_writer {
+	const struct profile *p;
+	struct label_table *lt;
 	struct strtab st;
-	memset(&st, 0, sizeof st);
-	sbuf_init(&st.out);
-	struct sbuf body = SBUF_INIT, m = SBUF_INIT, sub = SBUF_INIT;
-	struct hmap func_index = HMAP_INIT, map_index = HMAP_INIT;
-	struct label_table *lt = label_table_build(p, opts->label_flags | LABEL_NO_SUFFIX);
-	enum plumb_err rc = PLUMB_OK;
-	size_t nf = profile_nframes(p), nc;
-	if (!lt) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto done;
-	}
-	st_id(&st, "", 0); /* string_table[0] must be "" */
-	const struct profile_meta *meta = profile_meta_const(p);
-	uint64_t interval = meta->interval_ns ? meta->interval_ns : 1000000;
+	struct sbuf body, m, sub;  /* the Profile message; scratch for one message and one nested message */
+	uint32_t *frame_map;       /* per frame: its mapping id (0: none) */
+	uint32_t *frame_func;      /* per frame: its function id */
+};
 
-	value_type(&body, 1, &st, "samples", "count");
-	value_type(&body, 1, &st, "cpu", "nanoseconds");
-
-	/* samples: location ids leaf first; values count and nanoseconds */
+/* samples: location ids leaf first; values count and nanoseconds */
+static void pp_samples(struct pp_writer *w, uint64_t interval)
+{
+	const struct profile *p = w->p;
+	size_t nc;
 	const struct profile_count *counts = profile_counts(p, &nc);
 	for (size_t i = 0; i < nc; i++) {
 		if (!counts[i].weight || counts[i].stack == PROFILE_ROOT)
 			continue;
-		sbuf_reset(&m);
-		sbuf_reset(&sub);
+		sbuf_reset(&w->m);
+		sbuf_reset(&w->sub);
 		for (uint32_t s = counts[i].stack; s != PROFILE_ROOT; s = profile_stack_parent(p, s))
-			pb_varint(&sub, (uint64_t)profile_stack_frame(p, s) + 1);
-		pb_msg(&m, 1, &sub);
-		sbuf_reset(&sub);
-		pb_varint(&sub, counts[i].weight);
-		pb_varint(&sub, counts[i].weight * interval);
-		pb_msg(&m, 2, &sub);
-		pb_msg(&body, 2, &m);
+			pb_varint(&w->sub, (uint64_t)profile_stack_frame(p, s) + 1);
+		pb_msg(&w->m, 1, &w->sub);
+		sbuf_reset(&w->sub);
+		pb_varint(&w->sub, counts[i].weight);
+		pb_varint(&w->sub, counts[i].weight * interval);
+		pb_msg(&w->m, 2, &w->sub);
+		pb_msg(&w->body, 2, &w->m);
 	}
+}
 
-	/* mappings: one per module (ids from 1), has_functions so pprof does not try to symbolize */
+/* mappings: one per module (ids from 1), has_functions so pprof does not try to symbolize */
+static void pp_mappings(struct pp_writer *w)
+{
+	struct hmap map_index = HMAP_INIT;
 	uint64_t nmaps = 0;
-	uint32_t *frame_map = calloc(nf ? nf : 1, sizeof *frame_map);
-	uint32_t *frame_func = calloc(nf ? nf : 1, sizeof *frame_func);
-	if (!frame_map || !frame_func) {
-		free(frame_map);
-		free(frame_func);
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto done;
-	}
-	for (size_t f = 0; f < nf; f++) {
-		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
+	for (size_t f = 0, nf = profile_nframes(w->p); f < nf; f++) {
+		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
 		if (!fr->module)
 			continue;
 		uint32_t id;
 		if (!hmap_get(&map_index, fr->module, &id)) {
 			id = (uint32_t)++nmaps;
 			hmap_put(&map_index, fr->module, id);
-			sbuf_reset(&m);
-			pb_uint(&m, 1, id);
-			pb_uint(&m, 5, st_redacted(&st, profile_str(p, fr->module)));
-			pb_uint(&m, 7, 1);
-			pb_uint(&m, 8, fr->file ? 1 : 0);
-			pb_uint(&m, 9, fr->line ? 1 : 0);
-			pb_msg(&body, 3, &m);
+			sbuf_reset(&w->m);
+			pb_uint(&w->m, 1, id);
+			pb_uint(&w->m, 5, st_redacted(&w->st, profile_str(w->p, fr->module)));
+			pb_uint(&w->m, 7, 1);
+			pb_uint(&w->m, 8, fr->file ? 1 : 0);
+			pb_uint(&w->m, 9, fr->line ? 1 : 0);
+			pb_msg(&w->body, 3, &w->m);
 		}
-		frame_map[f] = id;
+		w->frame_map[f] = id;
 	}
-	/* functions: one per distinct (name, file) */
-	uint64_t nfuncs = 0;
-	for (size_t f = 0; f < nf; f++) {
-		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
-		struct sbuf name = SBUF_INIT;
-		if (fr->is_label) {
-			sbuf_add(&name, lt->labels[f], lt->lens[f]);
-		} else {
-			const char *fn = profile_str(p, fr->func);
-			redact_append(&name, fn[0] ? fn : "[unknown]", strlen(fn[0] ? fn : "[unknown]"));
-			if (!fr->file && fr->module) { /* "[unknown] (libfoo.so)" is more use than "[unknown]" */
-				sbuf_reset(&name);
-				sbuf_add(&name, lt->labels[f], lt->lens[f]);
-			}
+	hmap_release(&map_index);
+}
+
+/* The function name of frame f: its label for a label frame or one without a file, else its (redacted)
+ * function name; kernel and JIT frames marked as the folded writer marks them. */
+static void pp_func_name(struct pp_writer *w, size_t f, const struct frame *fr, struct sbuf *name)
+{
+	const struct label_table *lt = w->lt;
+	if (fr->is_label) {
+		sbuf_add(name, lt->labels[f], lt->lens[f]);
+	} else {
+		const char *fn = profile_str(w->p, fr->func);
+		redact_append(name, fn[0] ? fn : "[unknown]", strlen(fn[0] ? fn : "[unknown]"));
+		if (!fr->file && fr->module) { /* "[unknown] (libfoo.so)" is more use than "[unknown]" */
+			sbuf_reset(name);
+			sbuf_add(name, lt->labels[f], lt->lens[f]);
 		}
-		if (fr->kind == FRAME_KERNEL && !fr->is_label)
-			sbuf_addstr(&name, "_[k]");
-		else if (fr->kind == FRAME_JIT && !fr->is_label)
-			sbuf_addstr(&name, "_[j]");
-		uint64_t name_id = st_id(&st, name.buf, name.len);
+	}
+	if (fr->kind == FRAME_KERNEL && !fr->is_label)
+		sbuf_addstr(name, "_[k]");
+	else if (fr->kind == FRAME_JIT && !fr->is_label)
+		sbuf_addstr(name, "_[j]");
+}
+
+/* functions: one per distinct (name, file) */
+static void pp_functions(struct pp_writer *w)
+{
+	struct hmap func_index = HMAP_INIT;
+	uint64_t nfuncs = 0;
+	for (size_t f = 0, nf = profile_nframes(w->p); f < nf; f++) {
+		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
+		struct sbuf name = SBUF_INIT;
+		pp_func_name(w, f, fr, &name);
+		uint64_t name_id = st_id(&w->st, name.buf, name.len);
 		sbuf_release(&name);
-		uint64_t file_id = fr->file && !fr->is_label ? st_redacted(&st, profile_str(p, fr->file)) : 0;
+		uint64_t file_id = fr->file && !fr->is_label ? st_redacted(&w->st, profile_str(w->p, fr->file)) : 0;
 		uint64_t key = (name_id << 32) ^ file_id;
 		uint32_t id;
 		if (!hmap_get(&func_index, key, &id)) {
 			id = (uint32_t)++nfuncs;
 			hmap_put(&func_index, key, id);
-			sbuf_reset(&m);
-			pb_uint(&m, 1, id);
-			pb_uint(&m, 2, name_id);
-			pb_uint(&m, 3, name_id);
-			pb_uint(&m, 4, file_id);
-			pb_msg(&body, 5, &m);
+			sbuf_reset(&w->m);
+			pb_uint(&w->m, 1, id);
+			pb_uint(&w->m, 2, name_id);
+			pb_uint(&w->m, 3, name_id);
+			pb_uint(&w->m, 4, file_id);
+			pb_msg(&w->body, 5, &w->m);
 		}
-		frame_func[f] = id;
+		w->frame_func[f] = id;
 	}
-	/* locations: one per frame (id = frame id + 1) */
-	for (size_t f = 0; f < nf; f++) {
-		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
-		sbuf_reset(&m);
-		pb_uint(&m, 1, f + 1);
-		pb_uint(&m, 2, frame_map[f]);
-		pb_uint(&m, 3, fr->addr);
-		sbuf_reset(&sub);
-		pb_uint(&sub, 1, frame_func[f]);
-		pb_uint(&sub, 2, fr->line);
-		pb_msg(&m, 4, &sub);
-		pb_msg(&body, 4, &m);
-	}
-	free(frame_map);
-	free(frame_func);
-	/* the string table follows the messages that filled it */
-	sbuf_add(&body, st.out.buf, st.out.len);
-	if (meta->start_unix > 0)
-		pb_uint(&body, 9, (uint64_t)(meta->start_unix * 1e9));
-	if (meta->duration_s > 0)
-		pb_uint(&body, 10, (uint64_t)(meta->duration_s * 1e9));
-	value_type(&body, 11, &st, "cpu", "nanoseconds"); /* both strings are in the table already */
-	pb_uint(&body, 12, interval);
-	if (body.oom || st.out.oom || m.oom || sub.oom) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto done;
-	}
-	rc = fmt_gzip_write(body.buf, body.len, out, e);
-	if (!rc && ferror(out))
-		rc = perr_set(e, PLUMB_EOUTPUT, "write failed");
-done:
 	hmap_release(&func_index);
-	hmap_release(&map_index);
-	sbuf_release(&body);
-	sbuf_release(&m);
-	sbuf_release(&sub);
-	st_release(&st);
-	label_table_free(lt);
+}
+
+/* locations: one per frame (id = frame id + 1) */
+static void pp_locations(struct pp_writer *w)
+{
+	for (size_t f = 0, nf = profile_nframes(w->p); f < nf; f++) {
+		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
+		sbuf_reset(&w->m);
+		pb_uint(&w->m, 1, f + 1);
+		pb_uint(&w->m, 2, w->frame_map[f]);
+		pb_uint(&w->m, 3, fr->addr);
+		sbuf_reset(&w->sub);
+		pb_uint(&w->sub, 1, w->frame_func[f]);
+		pb_uint(&w->sub, 2, fr->line);
+		pb_msg(&w->m, 4, &w->sub);
+		pb_msg(&w->body, 4, &w->m);
+	}
+}
+
+static void pp_release(struct pp_writer *w)
+{
+	sbuf_release(&w->body);
+	sbuf_release(&w->m);
+	sbuf_release(&w->sub);
+	st_release(&w->st);
+	label_table_free(w->lt);
+	free(w->frame_map);
+	free(w->frame_func);
+}
+
+enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e)
+{
+	struct pp_writer w;
+	memset(&w, 0, sizeof w);
+	w.p = p;
+	sbuf_init(&w.st.out);
+	sbuf_init(&w.body);
+	sbuf_init(&w.m);
+	sbuf_init(&w.sub);
+	size_t nf = profile_nframes(p);
+	w.lt = label_table_build(p, opts->label_flags | LABEL_NO_SUFFIX);
+	w.frame_map = calloc(nf ? nf : 1, sizeof *w.frame_map);
+	w.frame_func = calloc(nf ? nf : 1, sizeof *w.frame_func);
+	if (!w.lt || !w.frame_map || !w.frame_func) {
+		pp_release(&w);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	st_id(&w.st, "", 0); /* string_table[0] must be "" */
+	const struct profile_meta *meta = profile_meta_const(p);
+	uint64_t interval = meta->interval_ns ? meta->interval_ns : 1000000;
+	value_type(&w.body, 1, &w.st, "samples", "count");
+	value_type(&w.body, 1, &w.st, "cpu", "nanoseconds");
+	pp_samples(&w, interval);
+	pp_mappings(&w);
+	pp_functions(&w);
+	pp_locations(&w);
+	/* the string table follows the messages that filled it */
+	sbuf_add(&w.body, w.st.out.buf, w.st.out.len);
+	if (meta->start_unix > 0)
+		pb_uint(&w.body, 9, (uint64_t)(meta->start_unix * 1e9));
+	if (meta->duration_s > 0)
+		pb_uint(&w.body, 10, (uint64_t)(meta->duration_s * 1e9));
+	value_type(&w.body, 11, &w.st, "cpu", "nanoseconds"); /* both strings are in the table already */
+	pb_uint(&w.body, 12, interval);
+	enum plumb_err rc;
+	if (w.body.oom || w.st.out.oom || w.m.oom || w.sub.oom)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	else if (!(rc = fmt_gzip_write(w.body.buf, w.body.len, out, e)) && ferror(out))
+		rc = perr_set(e, PLUMB_EOUTPUT, "write failed");
+	pp_release(&w);
 	return rc;
 }

@@ -1,14 +1,18 @@
 /* split.c — a known split of CPU time: 50% under path_a, 30% under path_b, 20% under path_c, each reaching
  * the same burn() through its own caller. Every caller uses its callee's result after the call, so no tail
- * call removes a frame. Usage: split [SECONDS [A B C]] (default 2 seconds; A B C are the units of work each
- * path does per round, default 50 30 20, so shares are A, B, C out of their sum). A round's length varies at
- * random (one factor from 0.5 to 1.5 for its three paths, so every round keeps the shares): a sampler with a fixed
- * period then lands on every phase of the round instead of locking onto a few (aliasing) when its period is near a
- * multiple of the round's, and successive samples are independent enough for `plumb diff`'s noise test. */
+ * call removes a frame. The paths run in a random order each round, and SPLIT_REPORT=FILE gets the measured shares
+ * (split_round.h). A round's length also varies at random (one factor from 0.5 to 1.5 for its three paths, so
+ * every round keeps the shares): with a fixed length a sampler whose period is near a multiple of the round's
+ * still lands at one phase of it, where a random order alone leaves the paths' chances uneven; with both,
+ * successive samples are independent enough for `plumb diff`'s noise test (docs/diff.md).
+ * Usage: split [SECONDS [A B C]] (default 2 seconds; A B C are the units of work each path does per round,
+ * default 50 30 20, so the shares are A, B, C out of their sum). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "split_round.h"
 
 #define NOINLINE __attribute__((noinline, noipa))
 
@@ -67,16 +71,16 @@ int main(int argc, char **argv)
 		units[i] = strtoull(argv[i + 2], NULL, 10);
 	double end = now() + seconds;
 	uint64_t acc = 0, rounds = 0, rng = 0x2545f4914f6cdd1dULL;
+	uint64_t (*const paths[3])(void) = { path_a, path_b, path_c };
 	while (now() < end) {
-		rng ^= rng << 13;
+		rng ^= rng << 13; /* xorshift64 */
 		rng ^= rng >> 7;
 		rng ^= rng << 17;
 		loops_per_unit64 = 20 * (32 + (rng >> 58)); /* 20 loops a unit, times 0.5 to 1.5 */
-		acc += path_a();
-		acc += path_b();
-		acc += path_c();
+		acc += split_round(paths);
 		rounds++;
 	}
+	split_report();
 	sink = acc;
 	struct timespec cpu;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);

@@ -1,0 +1,538 @@
+/* perf_script_parse.c — reads `perf script` text line by line into the profile model: event lines ("comm
+ * pid/tid time: period event: ...") and their stack lines ("addr sym+off (module)"). Only the first event type is
+ * kept; a sample weighs its period when the event line carries one; the process name is the root frame.
+ *
+ * Built for speed (hundreds of MB/s): one pass over the buffer with memchr, no allocation per line. A stack
+ * line's text after the address ("func+0x12 (module)") is looked up in a cache keyed by those bytes, so each
+ * distinct line is parsed and interned once (format/perf_script_frames.c); the event header "comm pid/tid" is
+ * cached the same way. */
+#include "format/perf_script.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/grow.h"
+#include "base/hashmap.h"
+
+/* Hands the event filter to the other part of a split read (the first call wins). */
+static void share_publish(struct ev_share *sh, const char *ev, size_t len)
+{
+	pthread_mutex_lock(&sh->mu);
+	if (!sh->known) {
+		sh->known = true;
+		sh->event = ev;
+		sh->len = len;
+		pthread_cond_broadcast(&sh->cv);
+	}
+	pthread_mutex_unlock(&sh->mu);
+}
+
+static const char *key_copy(struct ps *s, const char *k, size_t n)
+{
+	if (n > sizeof s->keys->data)
+		return NULL;
+	if (!s->keys || sizeof s->keys->data - s->keys->used < n) {
+		struct key_block *b = malloc(sizeof *b);
+		if (!b)
+			return NULL;
+		b->next = s->keys;
+		b->used = 0;
+		s->keys = b;
+	}
+	char *dst = s->keys->data + s->keys->used;
+	memcpy(dst, k, n);
+	s->keys->used += n;
+	return dst;
+}
+
+/* Keeps the first message of a kind; they are reported at the end, in file order (see ps_report). */
+static void warn_once(struct ps *s, bool *flag, const char *what, const char *line, const char *le)
+{
+	if (*flag)
+		return;
+	*flag = true;
+	int n = (int)(le - line);
+	char *msg = flag == &s->warned_event ? s->msg_event : s->msg_stack;
+	snprintf(msg, WARN_MAX, "%s: %.*s%s", what, n > 300 ? 300 : n, line, n > 300 ? "..." : "");
+}
+
+/* The cache's hash of a stack line's text: words in, one multiply each, the last word overlapping the one
+ * before it (no byte loop, no call); one final mix with seed. Only a cache key: equality is always checked. */
+static inline uint64_t line_hash(const char *p, size_t n, uint64_t seed)
+{
+	uint64_t h = seed ^ (n * 0x9e3779b97f4a7c15ULL), w;
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 < n; i += 8) {
+			memcpy(&w, p + i, 8);
+			h = (h ^ w) * 0xff51afd7ed558ccdULL;
+			h ^= h >> 32;
+		}
+		memcpy(&w, p + n - 8, 8);
+	} else {
+		w = 0;
+		for (size_t i = 0; i < n; i++)
+			w = w << 8 | (unsigned char)p[i];
+	}
+	return hash_u64(h ^ w);
+}
+
+static void stack_line(struct ps *s, const char *line, const char *le)
+{
+	if (s->skip)
+		return;
+	const char *q = line;
+	while (is_ws(*q)) /* stops before le: callers pass a line whose last byte is not white space */
+		q++;
+	const char *sp = memchr(q, ' ', (size_t)(le - q));
+	if (!sp) {
+		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
+		return;
+	}
+	const char *pc = q, *pc_end = sp;
+	while (pc_end > pc && is_ws(pc_end[-1]))
+		pc_end--;
+	const char *rest = sp + 1;
+	const char *lsp = memrchr(rest, ' ', (size_t)(le - rest));
+	if (!lsp || le - (lsp + 1) < 2 || lsp[1] != '(' || le[-1] != ')') {
+		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
+		return;
+	}
+	/* the cache key: the function text with its "+0x<hex>" offset cut off, and the "(module)" */
+	const char *raw = rest, *raw_end = lsp;
+	while (raw < raw_end && is_ws(*raw))
+		raw++;
+	while (raw_end > raw && is_ws(raw_end[-1]))
+		raw_end--;
+	bool blank = raw == raw_end;
+	if (blank) {
+		raw = " ";
+		raw_end = raw + 1;
+	}
+	/* a trailing "+0x<hex>" (the hex run may be empty) is the offset */
+	const char *o = raw_end;
+	while (o > raw && is_hex(o[-1]))
+		o--;
+	if (o - raw >= 3 && o[-3] == '+' && o[-2] == '0' && o[-1] == 'x')
+		raw_end = o - 3;
+	uint32_t key_len = (uint32_t)(raw_end - raw) | (s->java ? 0x80000000u : 0);
+	uint32_t mod_len = (uint32_t)(le - lsp);
+	bool cacheable = !blank && (!s->o->addrs || !memmem(raw, (size_t)(raw_end - raw), "[unknown]", 9));
+	/* the module's length and last bytes are enough for the hash; equality checks the whole key */
+	uint64_t tail = 0;
+	if (mod_len >= 8)
+		memcpy(&tail, le - 8, 8);
+	else
+		for (const char *m = lsp; m < le; m++)
+			tail = tail << 8 | (unsigned char)*m;
+	uint64_t h = line_hash(raw, (size_t)(raw_end - raw), tail + ((uint64_t)mod_len << 32) + key_len);
+	uint32_t rec;
+	if (!cacheable || !tc_get2(&s->lines, h, raw, key_len, lsp, mod_len, &rec)) {
+		rec = ps_line_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw), lsp + 2,
+				     (size_t)(le - lsp - 3));
+		if (s->oom)
+			return;
+		/* the key is copied next to the other keys: compares then touch a few hot cache lines instead of
+		 * wherever in the input the line first appeared */
+		const char *kr = cacheable ? key_copy(s, raw, (size_t)(raw_end - raw)) : NULL;
+		const char *km = kr ? key_copy(s, lsp, mod_len) : NULL;
+		if (cacheable && (!km || !tc_put2(&s->lines, h, kr, key_len, km, mod_len, rec))) {
+			s->oom = true;
+			return;
+		}
+	}
+	uint32_t n = s->groups.v[rec];
+	for (uint32_t i = n; i > 0; i--)
+		if (!u32vec_push(&s->stack, s->groups.v[rec + i])) {
+			s->oom = true;
+			return;
+		}
+}
+
+/* Finds "comm pid[/tid] " at the start of an event line: the first all-digit word (slash allowed) after the
+ * first word. Returns the offset just past the space after it, or 0 when the line has none. */
+static size_t event_parts(const char *line, const char *le, const char **comm, size_t *comm_len, const char **pid,
+			  size_t *pid_len, const char **tid, size_t *tid_len)
+{
+	size_t n = (size_t)(le - line), word_start = 0;
+	bool all_digits = false, last_space = false;
+	size_t slash = (size_t)-1;
+	for (size_t i = 0; i < n; i++) {
+		char c = line[i];
+		if (c == ' ') {
+			if (all_digits && !last_space) {
+				if (slash != (size_t)-1) {
+					*pid = line + word_start;
+					*pid_len = slash - word_start;
+					*tid = line + slash + 1;
+					*tid_len = i - slash - 1;
+				} else {
+					*pid = NULL;
+					*pid_len = 0;
+					*tid = line + word_start;
+					*tid_len = i - word_start;
+				}
+				const char *cs = line, *ce = line + word_start - 1;
+				while (cs < ce && is_ws(*cs))
+					cs++;
+				while (ce > cs && is_ws(ce[-1]))
+					ce--;
+				*comm = cs;
+				*comm_len = (size_t)(ce - cs);
+				return i + 1;
+			}
+			word_start = i + 1;
+			all_digits = true;
+		} else if (c == '/') {
+			if (all_digits)
+				slash = i;
+		} else if (c < '0' || c > '9') {
+			all_digits = false;
+			slash = (size_t)-1;
+		}
+		last_space = c == ' ';
+	}
+	return 0;
+}
+
+static uint32_t parse_u32(const char *s, size_t n)
+{
+	uint64_t v = 0;
+	for (size_t i = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++) {
+		v = v * 10 + (uint64_t)(s[i] - '0');
+		if (v > UINT32_MAX)
+			return UINT32_MAX;
+	}
+	return (uint32_t)v;
+}
+
+/* The thread and root frame of an event header, cached by the header's text. */
+static bool event_header(struct ps *s, const char *line, size_t hdr_len, const char *comm, size_t comm_len,
+			 const char *pid, size_t pid_len, const char *tid, size_t tid_len)
+{
+	uint64_t h = hash_bytes(line, hdr_len);
+	uint32_t idx;
+	if (tc_get(&s->headers, h, line, (uint32_t)hdr_len, &idx)) {
+		s->cur = s->hdrs[idx];
+		s->java = comm_len >= 4 && memcmp(comm, "java", 4) == 0;
+		return true;
+	}
+	struct sbuf *b = &s->scratch;
+	sbuf_reset(b);
+	for (size_t i = 0; i < comm_len; i++)
+		sbuf_addch(b, comm[i] == ' ' ? '_' : comm[i]);
+	if (s->o->tid || s->o->pid) {
+		sbuf_addch(b, '-');
+		if (pid)
+			sbuf_add(b, pid, pid_len);
+		else
+			sbuf_addch(b, '?');
+		if (s->o->tid) {
+			sbuf_addch(b, '/');
+			sbuf_add(b, tid, tid_len);
+		}
+	}
+	if (b->oom)
+		return false;
+	struct frame fr = { 0 };
+	fr.is_label = 1;
+	fr.func = profile_intern(s->p, b->buf, b->len);
+	if (fr.func == PROFILE_NOMEM)
+		return false;
+	struct header hd;
+	hd.root_frame = profile_frame(s->p, &fr);
+	sbuf_reset(b);
+	sbuf_add(b, comm, comm_len);
+	if (b->oom)
+		return false;
+	uint32_t tid_v = parse_u32(tid, tid_len);
+	hd.thread = profile_thread(s->p, pid ? parse_u32(pid, pid_len) : 0, tid_v, b->buf);
+	if (hd.root_frame == PROFILE_NOMEM || hd.thread == PROFILE_NOMEM)
+		return false;
+	if (s->nhdrs == s->cap_hdrs) {
+		size_t nc = grow_cap(s->nhdrs + 1, s->cap_hdrs);
+		if (!REALLOC_ARRAY(s->hdrs, nc) || !REALLOC_ARRAY(s->last, nc))
+			return false;
+		memset(s->last + s->cap_hdrs, 0, (nc - s->cap_hdrs) * sizeof *s->last);
+		s->cap_hdrs = nc;
+	}
+	hd.idx = (uint32_t)s->nhdrs;
+	s->hdrs[s->nhdrs] = hd;
+	if (!tc_put(&s->headers, h, line, (uint32_t)hdr_len, (uint32_t)s->nhdrs))
+		return false;
+	s->nhdrs++;
+	s->cur = hd;
+	s->java = comm_len >= 4 && memcmp(comm, "java", 4) == 0;
+	return true;
+}
+
+/* "1234.567890" seconds -> nanoseconds; false when the token is not a time */
+static bool parse_time(const char *t, size_t n, uint64_t *ns)
+{
+	uint64_t sec = 0, frac = 0;
+	size_t i = 0, digits = 0;
+	while (i < n && t[i] >= '0' && t[i] <= '9')
+		sec = sec * 10 + (uint64_t)(t[i++] - '0');
+	if (i == 0 || i == n || t[i] != '.')
+		return false;
+	for (i++; i < n && t[i] >= '0' && t[i] <= '9'; i++)
+		if (digits < 9) {
+			frac = frac * 10 + (uint64_t)(t[i] - '0');
+			digits++;
+		}
+	if (i != n)
+		return false;
+	while (digits++ < 9)
+		frac *= 10;
+	*ns = sec * 1000000000ULL + frac;
+	return true;
+}
+
+static void event_line(struct ps *s, const char *line, const char *le)
+{
+	s->in_event = true;
+	const char *comm, *pid, *tid;
+	size_t comm_len, pid_len, tid_len;
+	size_t end = event_parts(line, le, &comm, &comm_len, &pid, &pid_len, &tid, &tid_len);
+	if (!end) {
+		warn_once(s, &s->warned_event, "Weird event line", line, le);
+		s->in_event = false;
+		return;
+	}
+	const char *rest = line + end;
+	const char *c1 = memchr(rest, ':', (size_t)(le - rest));
+	const char *single = NULL;
+	s->period = 1;
+	if (c1) {
+		const char *p2 = c1 + 1;
+		const char *c2 = memchr(p2, ':', (size_t)(le - p2));
+		const char *p2e = c2 ? c2 : le;
+		const char *lsp = memrchr(p2, ' ', (size_t)(p2e - p2));
+		const char *ev = lsp ? lsp + 1 : p2;
+		size_t ev_len = (size_t)(p2e - ev);
+		if (lsp) {
+			const char *prev = memrchr(p2, ' ', (size_t)(lsp - p2));
+			const char *ps = prev ? prev + 1 : p2;
+			uint64_t v = 0;
+			bool ok = ps < lsp;
+			for (const char *q = ps; q < lsp && ok; q++) {
+				if (*q < '0' || *q > '9' || v > UINT64_MAX / 10 - 10)
+					ok = false;
+				else
+					v = v * 10 + (uint64_t)(*q - '0');
+			}
+			if (ok)
+				s->period = v;
+		}
+		if (!s->have_event && s->share && !s->publisher) {
+			/* the second half of a split read: the filter is the first half's first event */
+			pthread_mutex_lock(&s->share->mu);
+			while (!s->share->known)
+				pthread_cond_wait(&s->share->cv, &s->share->mu);
+			if (s->share->event) {
+				s->have_event = true;
+				s->event = s->share->event;
+				s->event_len = s->share->len;
+			}
+			pthread_mutex_unlock(&s->share->mu);
+			s->share = NULL;
+		}
+		if (s->have_event) {
+			if (ev_len != s->event_len || memcmp(ev, s->event, ev_len) != 0) {
+				s->skip = true;
+				s->filtered++;
+				return;
+			}
+		} else {
+			s->have_event = true;
+			s->event = ev;
+			s->event_len = ev_len;
+			if (s->share && s->publisher)
+				share_publish(s->share, ev, ev_len);
+		}
+		if (s->o->keep_timeline) {
+			const char *t = c1;
+			while (t > rest && !is_ws(t[-1]))
+				t--;
+			uint64_t ns;
+			if (parse_time(t, (size_t)(c1 - t), &ns)) {
+				s->time_ns = ns;
+				if (!s->have_time) {
+					s->have_time = true;
+					s->first_time = ns;
+				}
+			}
+		}
+		if (c2) {
+			const char *p3 = c2 + 1;
+			const char *q = p3;
+			while (q < le && *q != ':' && *q != ' ')
+				q++;
+			q = q < le ? q + 1 : p3;
+			while (q < le && is_ws(*q))
+				q++;
+			if (q < le)
+				single = q;
+		}
+	}
+	if (!event_header(s, line, end - 1, comm, comm_len, pid, pid_len, tid, tid_len)) {
+		s->oom = true;
+		return;
+	}
+	if (single) {
+		stack_line(s, single, le);
+		s->in_event = false;
+	}
+}
+
+static void after_event(struct ps *s)
+{
+	if (s->stack.n && !s->skip) {
+		struct last_stack *L = &s->last[s->cur.idx];
+		size_t n = s->stack.n + 1;
+		if (n > L->cap) {
+			size_t nc = grow_cap(n, L->cap);
+			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc)) {
+				s->oom = true;
+				return;
+			}
+			L->cap = nc;
+		}
+		/* outermost first: the process frame, then the collected frames reversed */
+		size_t k = 0; /* frames shared with this thread's previous stack */
+		uint32_t node = PROFILE_ROOT;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t f = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
+			if (k == i && i < L->n && L->frames[i] == f) {
+				node = L->nodes[i];
+				k++;
+				continue;
+			}
+			node = profile_stack(s->p, node, f);
+			if (node == PROFILE_NOMEM) {
+				s->oom = true;
+				return;
+			}
+			L->frames[i] = f;
+			L->nodes[i] = node;
+		}
+		L->n = n;
+		if (!profile_add_sample(s->p, node, s->cur.thread, s->time_ns, s->period)) {
+			s->oom = true;
+			return;
+		}
+	}
+	s->in_event = false;
+	s->skip = false;
+	s->stack.n = 0;
+	s->period = 1;
+}
+
+bool fmt_perf_script_sniff(const char *buf, size_t len)
+{
+	const char *end = buf + len, *line = buf;
+	const char *ev = NULL;
+	int looked = 0;
+	while (line < end && looked < 64) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *le = nl ? nl : end;
+		const char *t = le;
+		while (t > line && is_ws(t[-1]))
+			t--;
+		if (line < t && *line != '#') {
+			looked++;
+			if (!ev) {
+				const char *c, *pd, *td;
+				size_t cl, pl, tl;
+				size_t off = event_parts(line, t, &c, &cl, &pd, &pl, &td, &tl);
+				if (!off || !memchr(line + off, ':', (size_t)(t - line - (ptrdiff_t)off)))
+					return false;
+				ev = line;
+				/* a one-frame stack on the event line itself: "... cycles:u:  ffff sym (module)" */
+				if (t[-1] == ')' && memchr(line + off, '(', (size_t)(t - line - (ptrdiff_t)off)))
+					return true;
+			} else {
+				/* the line after an event must be a stack line: "addr sym (module)" */
+				const char *q = line;
+				while (q < t && is_ws(*q))
+					q++;
+				const char *sp = memchr(q, ' ', (size_t)(t - q));
+				if (!sp || q == sp)
+					return false;
+				for (const char *h = q; h < sp; h++)
+					if (!is_hex(*h) && *h != 'x')
+						return false;
+				return t[-1] == ')' && memchr(sp, '(', (size_t)(t - sp)) != NULL;
+			}
+		} else if (line < t) {
+			/* comment */
+		} else if (ev) {
+			ev = NULL; /* an event without stack lines; look at the next one */
+		}
+		line = nl ? nl + 1 : end;
+	}
+	return false;
+}
+
+void ps_init(struct ps *s, struct profile *p, const struct fmt_read_opts *opts, struct perr *e)
+{
+	memset(s, 0, sizeof *s);
+	s->p = p;
+	s->o = opts;
+	s->e = e;
+	s->period = 1;
+	s->scratch = (struct sbuf)SBUF_INIT;
+	s->scratch2 = (struct sbuf)SBUF_INIT;
+	/* allocated up front: an empty name is then "" and never a NULL pointer */
+	if (!sbuf_grow(&s->scratch, 256) || !sbuf_grow(&s->scratch2, 256))
+		s->oom = true;
+}
+
+void ps_run(struct ps *s, const char *buf, const char *end)
+{
+	for (const char *line = buf; line < end && !s->oom;) {
+		const char *nl = memchr(line, '\n', (size_t)(end - line));
+		const char *next = nl ? nl + 1 : end;
+		if (*line == '#') {
+			line = next;
+			continue;
+		}
+		const char *le = nl ? nl : end;
+		while (le > line && is_ws(le[-1]))
+			le--;
+		if (le == line)
+			after_event(s);
+		else if (s->in_event)
+			stack_line(s, line, le);
+		else {
+			event_line(s, line, le);
+			if (s->stack.n)
+				after_event(s);
+		}
+		line = next;
+	}
+	if (!s->oom && s->stack.n)
+		after_event(s);
+	if (s->share && s->publisher)
+		share_publish(s->share, NULL, 0); /* no event line at all in this part */
+}
+
+void ps_release(struct ps *s)
+{
+	for (struct key_block *b = s->keys, *next; b; b = next) {
+		next = b->next;
+		free(b);
+	}
+	tc_release(&s->lines);
+	tc_release(&s->headers);
+	u32vec_release(&s->groups);
+	for (size_t i = 0; i < s->nhdrs; i++) {
+		free(s->last[i].frames);
+		free(s->last[i].nodes);
+	}
+	free(s->last);
+	free(s->hdrs);
+	u32vec_release(&s->stack);
+	sbuf_release(&s->scratch);
+	sbuf_release(&s->scratch2);
+}
