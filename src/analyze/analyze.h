@@ -30,8 +30,12 @@ struct hot_opts {
 	const char *thread_re;     /* keep threads whose name (or "name (tid)") matches */
 	int top_threads;           /* keep the N threads with the most samples (after thread_re); 0: all */
 	unsigned label_flags;      /* enum label_flags for the labels filters see */
+	/* called once per thing the tables cannot show as asked (e.g. --group-by library on a profile that names no
+	 * library); may be NULL */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
 };
-#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0 }
+#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0, NULL, NULL }
 
 /* Builds the summary of the whole profile. PLUMB_EINVAL for a bad regular expression (message names it). */
 enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,

@@ -178,6 +178,23 @@ static enum plumb_err select_threads(const struct profile *p, const struct hot_o
 	return PLUMB_OK;
 }
 
+/* --group-by library on frames that name no library (folded stacks name source files): says so, plainly. */
+static void warn_no_library(const struct hot_opts *o, const struct hot_frame_map *fm)
+{
+	size_t without = fm->user_frames - fm->user_frames_in_library;
+	if (!o->warn || !without)
+		return;
+	char msg[400];
+	static const char why[] = "folded stacks keep source files, not libraries: record to .json or .pb.gz to keep them";
+	if (!fm->user_frames_in_library)
+		snprintf(msg, sizeof msg, "--group-by library: no frame of this profile names its library (the ELF object "
+					  "it comes from), so all but the kernel's count under [unknown]; %s", why);
+	else
+		snprintf(msg, sizeof msg, "--group-by library: %zu of %zu frames name no library (the ELF object they come "
+					  "from) and count under [unknown]; %s", without, fm->user_frames, why);
+	o->warn(o->warn_ctx, msg);
+}
+
 /* The state hot_analyze() and hot_analyze_stages() share. */
 struct analysis {
 	struct hot_frame_map fm;
@@ -194,9 +211,11 @@ static enum plumb_err analysis_begin(const struct profile *p, const struct hot_o
 	if (o->repo_only && !o->root)
 		return perr_set(e, PLUMB_EINVAL, "--repo-only needs a root directory");
 	enum plumb_err rc = select_threads(p, o, a->selected, s, e);
-	if (rc)
+	if (rc || (rc = hot_frame_map_build(p, o, &a->fm, e)))
 		return rc;
-	return hot_frame_map_build(p, o, &a->fm, e);
+	if (o->group_by == HOT_GROUP_LIBRARY)
+		warn_no_library(o, &a->fm);
+	return PLUMB_OK;
 }
 
 static void analysis_end(struct analysis *a)

@@ -330,6 +330,7 @@ int cmd_diff(int argc, char **argv)
 		o.module_depth = (int)module_depth;
 		o.collapse_generics = collapse;
 		o.thread_re = thread;
+		o.warn = cmd_warn_to_stderr;
 		d.args[0] = res.pos[0];
 		d.args[1] = res.pos[1];
 		rc = diff_load(&d, &o);

@@ -150,6 +150,7 @@ static void hot_fill_opts(const struct hot_cmd *h, struct hot_opts *o)
 	o->thread_re = h->thread;
 	o->top_threads = (int)h->top_threads;
 	o->label_flags = h->no_lines ? LABEL_NO_LINES : 0;
+	o->warn = cmd_warn_to_stderr;
 }
 
 /* --json: the plumb.hot.v1 summary on stdout. Returns an exit code. */

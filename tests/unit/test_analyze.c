@@ -391,6 +391,16 @@ static void test_analyze__repo_files(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		assert_int_equal(hot_repo_files_has(&rf, cases[i].path, strlen(cases[i].path)), cases[i].has);
+	/* tails of the absolute path: a label's two components may include the root's own name */
+	char tail[600];
+	snprintf(tail, sizeof tail, "%s/top.c", strrchr(root, '/') + 1);
+	assert_true(hot_repo_files_has(&rf, tail, strlen(tail)));
+	snprintf(tail, sizeof tail, "%s/src/deep/er/parse.c", root + 1);
+	assert_true(hot_repo_files_has(&rf, tail, strlen(tail)));
+	assert_string_equal(hot_repo_files_rel(&rf, tail, strlen(tail)), "src/deep/er/parse.c");
+	assert_string_equal(hot_repo_files_rel(&rf, "er/parse.c", 10), "src/deep/er/parse.c");
+	assert_string_equal(hot_repo_files_rel(&rf, tail + strlen(tail) - 10, 10), "src/deep/er/parse.c");
+	assert_null(hot_repo_files_rel(&rf, "x/parse.c", 9));
 	hot_repo_files_release(&rf);
 
 	/* a root that cannot be read: nothing, and no failure */
