@@ -41,6 +41,12 @@ struct hot_opts {
 enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
 			   struct perr *e);
 
+/* The same over a window of p's samples: `counts` (aggregated (stack, thread) weights of p's stacks and threads,
+ * e.g. the last second's, borrowed) in place of p's own; threads are ranked by their weight in the window.
+ * `plumb top` draws its live tables with it. */
+enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts *o, const struct profile_count *counts,
+				  size_t ncounts, struct hot_summary **out, struct perr *e);
+
 /* Adds one slice per stage to s, slicing p's timeline by time relative to meta.clock_origin_ns. The profile
  * must have a timeline (PLUMB_EINVAL otherwise). */
 enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct fmt_stage *stages,

@@ -118,16 +118,15 @@ static int thread_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Picks threads: thread_re, then the top N by samples. Fills s->threads. */
-static enum plumb_err select_threads(const struct profile *p, const struct hot_opts *o, bool *selected,
-				     struct hot_summary *s, struct perr *e)
+/* Picks threads: thread_re, then the top N by their weight in counts. Fills s->threads. */
+static enum plumb_err select_threads(const struct profile *p, const struct hot_opts *o,
+				     const struct profile_count *counts, size_t nc, bool *selected, struct hot_summary *s,
+				     struct perr *e)
 {
 	size_t nt = profile_nthreads(p);
 	struct thread_order *ord = calloc(nt + 1, sizeof *ord);
 	if (!ord)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	size_t nc;
-	const struct profile_count *counts = profile_counts(p, &nc);
 	for (size_t i = 0; i < nt; i++)
 		ord[i].id = (uint32_t)i;
 	for (size_t i = 0; i < nc; i++)
@@ -201,8 +200,9 @@ struct analysis {
 	bool *selected;
 };
 
-static enum plumb_err analysis_begin(const struct profile *p, const struct hot_opts *o, struct analysis *a,
-				     struct hot_summary *s, struct perr *e)
+static enum plumb_err analysis_begin(const struct profile *p, const struct hot_opts *o,
+				     const struct profile_count *counts, size_t nc, struct analysis *a, struct hot_summary *s,
+				     struct perr *e)
 {
 	memset(a, 0, sizeof *a);
 	a->selected = calloc(profile_nthreads(p) + 1, sizeof *a->selected);
@@ -210,7 +210,7 @@ static enum plumb_err analysis_begin(const struct profile *p, const struct hot_o
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	if (o->repo_only && !o->root)
 		return perr_set(e, PLUMB_EINVAL, "--repo-only needs a root directory");
-	enum plumb_err rc = select_threads(p, o, a->selected, s, e);
+	enum plumb_err rc = select_threads(p, o, counts, nc, a->selected, s, e);
 	if (rc || (rc = hot_frame_map_build(p, o, &a->fm, e)))
 		return rc;
 	if (o->group_by == HOT_GROUP_LIBRARY)
@@ -224,8 +224,8 @@ static void analysis_end(struct analysis *a)
 	free(a->selected);
 }
 
-enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
-			   struct perr *e)
+enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts *o, const struct profile_count *counts,
+				  size_t ncounts, struct hot_summary **out, struct perr *e)
 {
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
 	if (!o)
@@ -239,14 +239,11 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	const struct profile_meta *m = profile_meta_const(p);
 	s->weight_unit = strdup(profile_str(p, m->weight_unit)[0] ? profile_str(p, m->weight_unit) : "samples");
 	struct analysis a;
-	enum plumb_err rc = analysis_begin(p, o, &a, s, e);
+	enum plumb_err rc = analysis_begin(p, o, counts, ncounts, &a, s, e);
 	if (!rc && !s->weight_unit)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-	if (!rc) {
-		size_t nc;
-		const struct profile_count *counts = profile_counts(p, &nc);
-		rc = slice_compute(p, &a.fm, a.selected, counts, nc, &s->all, e);
-	}
+	if (!rc)
+		rc = slice_compute(p, &a.fm, a.selected, counts, ncounts, &s->all, e);
 	analysis_end(&a);
 	if (rc) {
 		hot_summary_free(s);
@@ -254,6 +251,14 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	}
 	*out = s;
 	return PLUMB_OK;
+}
+
+enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
+			   struct perr *e)
+{
+	size_t nc;
+	const struct profile_count *counts = profile_counts(p, &nc);
+	return hot_analyze_counts(p, o, counts, nc, out, e);
 }
 
 enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct fmt_stage *stages,
@@ -269,7 +274,9 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	uint64_t origin = profile_meta_const(p)->clock_origin_ns;
 	struct hot_summary scratch = { 0 };
 	struct analysis a;
-	enum plumb_err rc = analysis_begin(p, o, &a, &scratch, e);
+	size_t nc;
+	const struct profile_count *counts = profile_counts(p, &nc);
+	enum plumb_err rc = analysis_begin(p, o, counts, nc, &a, &scratch, e);
 	for (size_t i = 0; i < scratch.nthreads; i++)
 		free(scratch.threads[i].name);
 	free(scratch.threads);
