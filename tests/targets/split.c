@@ -6,10 +6,12 @@
  * still lands at one phase of it, where a random order alone leaves the paths' chances uneven; with both,
  * successive samples are independent enough for `plumb diff`'s noise test (docs/diff.md).
  * Usage: split [SECONDS [A B C]] (default 2 seconds; A B C are the units of work each path does per round,
- * default 50 30 20, so the shares are A, B, C out of their sum). */
+ * default 50 30 20, so the shares are A, B, C out of their sum). With SPLIT_CLOCK=cpu in the environment the
+ * seconds are the process's CPU time, so a loaded machine stretches the run instead of thinning its samples. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "split_round.h"
@@ -57,10 +59,12 @@ NOINLINE uint64_t path_c(void)
 	return r ^ 3;
 }
 
+static clockid_t run_clock = CLOCK_MONOTONIC;
+
 static double now(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(run_clock, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
@@ -69,6 +73,9 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
 	for (int i = 0; i < 3 && i + 2 < argc; i++)
 		units[i] = strtoull(argv[i + 2], NULL, 10);
+	const char *clock = getenv("SPLIT_CLOCK");
+	if (clock && strcmp(clock, "cpu") == 0)
+		run_clock = CLOCK_PROCESS_CPUTIME_ID;
 	double end = now() + seconds;
 	uint64_t acc = 0, rounds = 0, rng = 0x2545f4914f6cdd1dULL;
 	uint64_t (*const paths[3])(void) = { path_a, path_b, path_c };
