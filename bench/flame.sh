@@ -16,7 +16,7 @@ mkdir -p "$DIR"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) (wall times stretch on a busy machine; CPU times less so)"
 one() { # NAME FILE
 	local name=$1 in=$2 mb
-	mb=$(calc "$(stat -c %s "$in") / 1048576")
+	mb=$(calc "$(stat -L -c %s "$in") / 1048576")
 	cat "$in" >/dev/null
 	read -r w_fl c_fl < <(time_median "$RUNS" "$PLUMB" flame "$in" -o "$DIR/$name.svg")
 	read -r w_hot c_hot < <(time_median "$RUNS" "$PLUMB" hot "$in")
