@@ -313,8 +313,9 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct opt_result res;
 	int rc;
-	if (!cmd_parse_options(opts, usage, "What moved between two profiles (or summaries, or baselines).", argc,
-			       argv, &res, &rc))
+	if (!cmd_parse_options(opts, usage,
+			       "What moved between two profiles (or summaries, or baselines); a * marks a change beyond "
+			       "sampling noise.", argc, argv, &res, &rc))
 		return rc;
 	struct hot_opts o = HOT_OPTS_INIT;
 	rc = EXIT_DONE;
