@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 #include "format/hot_json.h"
 #include "format/stages.h"
@@ -34,8 +35,9 @@ struct hot_opts {
 	 * library); may be NULL */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	struct progress *progress; /* the face's progress line (base/progress.h), told how far the tables are; NULL */
 };
-#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0, NULL, NULL }
+#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0, NULL, NULL, NULL }
 
 /* Builds the summary of the whole profile. PLUMB_EINVAL for a bad regular expression (message names it). */
 enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,

@@ -46,7 +46,7 @@ static bool table_from_counts(struct hot_table *t, const struct interner *rs, co
 /* Fills slice's tables from aggregated counts of the selected threads. */
 static enum plumb_err slice_compute(const struct profile *p, const struct hot_frame_map *fm, const bool *selected,
 				    const struct profile_count *counts, size_t ncounts, struct hot_slice *sl,
-				    struct perr *e)
+				    struct progress *progress, struct perr *e)
 {
 	size_t nf = fm->funcs.n ? fm->funcs.n : 1, ng = fm->groups.n ? fm->groups.n : 1;
 	uint64_t *fleaf = calloc(nf, sizeof *fleaf), *fincl = calloc(nf, sizeof *fincl);
@@ -61,6 +61,8 @@ static enum plumb_err slice_compute(const struct profile *p, const struct hot_fr
 	uint32_t gen = 0;
 	for (size_t i = 0; i < ncounts; i++) {
 		const struct profile_count *c = &counts[i];
+		if ((i & 0xffff) == 0)
+			progress_count(progress, i, ncounts, "stacks counted");
 		if (c->thread >= profile_nthreads(p) || !selected[c->thread])
 			continue;
 		sl->total += c->weight;
@@ -243,7 +245,7 @@ enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts
 	if (!rc && !s->weight_unit)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 	if (!rc)
-		rc = slice_compute(p, &a.fm, a.selected, counts, ncounts, &s->all, e);
+		rc = slice_compute(p, &a.fm, a.selected, counts, ncounts, &s->all, o->progress, e);
 	analysis_end(&a);
 	if (rc) {
 		hot_summary_free(s);
@@ -329,7 +331,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 			}
 		}
 		if (!rc)
-			rc = slice_compute(p, &a.fm, a.selected, agg, nagg, sl, e);
+			rc = slice_compute(p, &a.fm, a.selected, agg, nagg, sl, o->progress, e);
 	}
 	hmap_release(&index);
 	free(agg);

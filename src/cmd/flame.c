@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "format/diff_folded.h"
 #include "format/format.h"
 #include "profile/label.h"
@@ -97,6 +98,7 @@ int cmd_flame(int argc, char **argv)
 	ro.lenient = true;
 	ro.warn = cmd_warn_to_stderr;
 	struct profile *after = NULL, *before = NULL, *before2 = NULL;
+	struct progress *line = cmd_progress_new("flame", input, false);
 	code = load(input, &ro, &after, &before);
 	if (!code && diff) {
 		struct profile *unused = NULL;
@@ -109,11 +111,13 @@ int cmd_flame(int argc, char **argv)
 	}
 	opt_result_release(&res);
 	if (code) {
+		progress_end(line);
 		profile_free(after);
 		profile_free(before);
 		return code;
 	}
 	struct flame_opts fo = { 0 };
+	fo.progress = line;
 	fo.title = title;
 	fo.width = (unsigned)width;
 	fo.min_width = min_width;
@@ -125,6 +129,7 @@ int cmd_flame(int argc, char **argv)
 	fo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = render_write_file(after, output, FMT_SVG, NULL, &fo, &e);
+	progress_end(line);
 	profile_free(after);
 	profile_free(before);
 	return rc ? perr_report(&e) : EXIT_DONE;

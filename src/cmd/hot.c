@@ -10,6 +10,7 @@
 #include "analyze/analyze.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
@@ -202,8 +203,10 @@ int cmd_hot(int argc, char **argv)
 		hot_fill_opts(&h, &o);
 		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.top };
 		struct perr e = PERR_INIT;
+		o.progress = cmd_progress_new("hot", res.pos[0], h.json);
 		if (hot_summary_from_file(res.pos[0], &lo, &o, &s, &e))
 			rc = perr_report(&e);
+		progress_end(o.progress);
 	}
 	if (!rc && h.json)
 		rc = hot_print_json(s, h.top_seen ? (size_t)h.top : 0);

@@ -255,7 +255,7 @@ static bool build_tree(const struct profile *after, const struct flame_opts *o, 
 	/* the index is only for building */
 	hmap_release(&T->index);
 	if (ok && !o->flamechart)
-		ftree_sum(T);
+		ftree_sum(T, o->progress);
 	return ok;
 }
 

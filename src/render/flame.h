@@ -25,6 +25,7 @@ struct flame_opts {
 	const char *colors;       /* palette name; NULL: "hot" (see flame_palette_valid) */
 	const struct profile *before; /* differential: colour by the change from this profile, width by `after` */
 	unsigned label_flags;     /* enum label_flags */
+	struct progress *progress; /* the face's progress line (base/progress.h), told how far the drawing is; NULL */
 };
 
 /* True when `name` is a palette the renderer knows; `list` (may be NULL) gets the names for a message. */

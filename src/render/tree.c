@@ -173,9 +173,11 @@ bool ftree_merge_reversed(struct ftree *T, const struct profile *p, const uint32
 	return true;
 }
 
-void ftree_sum(struct ftree *T)
+void ftree_sum(struct ftree *T, struct progress *progress)
 {
 	for (size_t n = T->n; n-- > 1;) {
+		if ((n & 0xfffff) == 0)
+			progress_count(progress, T->n - n, T->n, "tree nodes summed");
 		uint32_t par = ftree_parent(T, (uint32_t)n);
 		T->tot[0][par] += T->tot[0][n];
 		if (T->tot[1])

@@ -16,6 +16,7 @@
 
 #include "base/hashmap.h"
 #include "base/intern.h"
+#include "base/progress.h"
 #include "profile/label.h"
 #include "profile/profile.h"
 
@@ -55,8 +56,9 @@ bool ftree_trie(struct ftree *T, bool two_sides);
 bool ftree_merge(struct ftree *T, const struct profile *p, const uint32_t *flab, int side, uint32_t **map);
 /* Adds p's stacks reversed (innermost frame first) to the trie, its counts to side `side`. */
 bool ftree_merge_reversed(struct ftree *T, const struct profile *p, const uint32_t *flab, int side);
-/* Turns each node's own weight into the weight under it (its own plus its descendants'). */
-void ftree_sum(struct ftree *T);
+/* Turns each node's own weight into the weight under it (its own plus its descendants'), telling progress (may
+ * be NULL) how far it is. */
+void ftree_sum(struct ftree *T, struct progress *progress);
 /* Into *out (a trie without index, ids renumbered in order): the root and every node whose side-0 weight is at
  * least min_units and above 0, with their weights; the rest is too narrow to draw, and so is all below it. */
 bool ftree_prune(const struct ftree *T, double min_units, struct ftree *out);
