@@ -312,6 +312,14 @@ console.log(JSON.stringify({ w: +evalg.kids[1].getAttribute('width'), matched: i
             self.assertEqual(r.returncode, 2, args)
             self.assertFalse(os.path.exists(self.path("x.svg")))
 
+    def test_no_progress_line_into_a_pipe(self):
+        """The progress line (base/progress.h) is drawn on a terminal only: stderr here is a pipe."""
+        for args in (["flame", self.folded, "-o", self.path("p.svg")], ["hot", self.folded]):
+            r = plumb(*args, extra_env={"TERM": "xterm"})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("\r", r.stderr)
+            self.assertNotIn("\x1b[", r.stderr)
+
     def test_missing_input(self):
         r = plumb("flame", self.path("nope.folded"), "-o", self.path("x.svg"))
         self.assertEqual(r.returncode, 5)

@@ -118,7 +118,7 @@ static void test_flame__trees(void **state)
 	/* direct: the profile's own tree */
 	struct ftree T, K;
 	assert_true(ftree_direct(&T, p, fl.flab[0]));
-	ftree_sum(&T);
+	ftree_sum(&T, NULL);
 	assert_null(T.parent);
 	assert_int_equal(T.tot[0][0], 50);
 	assert_int_equal(weight_at(&T, &fl, (const char *const[]){ "main", "b" }, 2), 15);
@@ -133,7 +133,7 @@ static void test_flame__trees(void **state)
 	/* reversed: burn is one node at the base with its callers above */
 	assert_true(ftree_trie(&T, false));
 	assert_true(ftree_merge_reversed(&T, p, fl.flab[0], 0));
-	ftree_sum(&T);
+	ftree_sum(&T, NULL);
 	assert_int_equal(weight_at(&T, &fl, (const char *const[]){ "burn" }, 1), 45);
 	assert_int_equal(weight_at(&T, &fl, (const char *const[]){ "burn", "b", "main" }, 3), 10);
 	assert_int_equal(weight_at(&T, &fl, (const char *const[]){ "burn", "main" }, 2), 5);
@@ -175,7 +175,7 @@ static void test_flame__merged_labels_and_two_sides(void **state)
 	assert_true(ftree_trie(&T, true));
 	assert_true(ftree_merge(&T, a, fl.flab[0], 0, NULL));
 	assert_true(ftree_merge(&T, b, fl.flab[1], 1, NULL));
-	ftree_sum(&T);
+	ftree_sum(&T, NULL);
 	assert_int_equal(T.n, 3); /* root, main, f */
 	assert_int_equal(weight_at(&T, &fl, (const char *const[]){ "main (src/x.c)", "f (src/x.c)" }, 2), 7);
 	assert_int_equal(T.tot[1][2], 2);
