@@ -65,7 +65,8 @@ struct record {
 	struct profile *raw;       /* what the backend sampled (raw frames) */
 	struct record_result res;
 	struct backend_outcome run;
-	char summary[768];         /* "Sampled N ticks over S ..." */
+	char subject[160];         /* the target as the summary names it: "xz", "pid 42 (xz)", "split_run()" */
+	char summary[1024];        /* "Sampled N ticks over S ... xz exited with 0." */
 };
 
 static void join_command(struct sbuf *sb, const struct record_opts *opts, const struct record_args *a)
@@ -306,6 +307,11 @@ static bool record__set_target(struct record *rec, int *rc)
 		opts->seconds = a->seconds_set ? a->seconds : 10;
 		if (kill(opts->pid, 0) != 0 && errno == ESRCH)
 			return plumb_fail(EXIT_USAGE, "record: process %d does not exist", (int)opts->pid), false;
+		char comm[PROCFS_COMM_MAX];
+		if (procfs_comm(opts->pid, 0, comm, sizeof comm))
+			snprintf(rec->subject, sizeof rec->subject, "pid %d (%s)", (int)opts->pid, comm);
+		else
+			snprintf(rec->subject, sizeof rec->subject, "pid %d", (int)opts->pid);
 	} else if (a->call) {
 		const char *colon = strrchr(a->call, ':');
 		if (!colon || colon == a->call || !colon[1])
@@ -315,10 +321,13 @@ static bool record__set_target(struct record *rec, int *rc)
 		opts->call_lib = rec->call_lib;
 		opts->call_sym = colon + 1;
 		opts->seconds = a->seconds_set ? a->seconds : 0;
+		snprintf(rec->subject, sizeof rec->subject, "%s()", opts->call_sym);
 	} else {
 		opts->target = TARGET_COMMAND;
 		opts->argv = (char **)&rec->r.pos[rec->r.dashdash];
 		opts->seconds = a->seconds_set ? a->seconds : 0;
+		const char *slash = strrchr(opts->argv[0], '/');
+		snprintf(rec->subject, sizeof rec->subject, "%s", slash && slash[1] ? slash + 1 : opts->argv[0]);
 	}
 	return true;
 }
@@ -362,6 +371,58 @@ static bool record__sample(struct record *rec, int *rc)
 	return false;
 }
 
+/* The one summary line (docs/design.md §5.5): what was sampled, how, and how the target ended. */
+static void record__summary_line(struct record *rec)
+{
+	const struct profile *raw = rec->raw;
+	const struct profile_meta *meta = profile_meta((struct profile *)raw);
+	const struct record_result *res = &rec->res;
+	double secs = meta->duration_s;
+	uint64_t ticks = meta->ticks;
+	char procs[48] = "", fate[256] = "";
+	if (meta->processes)
+		snprintf(procs, sizeof procs, " (%u process%s)", meta->processes, meta->processes > 1 ? "es" : "");
+	if (res->ended[0])
+		snprintf(fate, sizeof fate, " %s %s.", rec->subject, res->ended);
+	else if (rec->opts.target == TARGET_PID)
+		snprintf(fate, sizeof fate, " %s is still running.", rec->subject);
+	snprintf(rec->summary, sizeof rec->summary,
+		 "Sampled %llu tick%s over %.2fs (%.0f/s effective, %gs requested) with %s/%s%s; %llu lost.%s",
+		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs, secs > 0 ? (double)ticks / secs : 0.0,
+		 (double)rec->opts.interval_ns / 1e9, profile_str(raw, meta->backend), profile_str(raw, meta->unwinder),
+		 procs, (unsigned long long)meta->lost, fate);
+}
+
+/* The summary line on stderr, redacted (it names the target, docs/design.md §3.6). */
+static void record__print_summary(const struct record *rec)
+{
+	char *shown = cmd_shown_text(rec->summary);
+	fprintf(stderr, "%s\n", shown);
+	free(shown);
+}
+
+/* Why nothing was sampled, when a likely cause is known (malloc'd, or NULL). */
+static char *record__nothing_sampled_why(const struct record *rec)
+{
+	const struct record_result *res = &rec->res;
+	char *why = NULL;
+	if (rec->opts.target == TARGET_PID) {
+		struct procfs_stat st;
+		/* a kernel thread (kthreadd, kworker/...) has no user space: no user stack to sample */
+		if (procfs_stat_read(rec->opts.pid, 0, &st) && (st.pid == 2 || st.ppid == 2))
+			return asprintf(&why, "pid %d (%s) is a kernel thread, which has no user stack to sample%s",
+					(int)rec->opts.pid, st.comm,
+					rec->opts.kernel ? "" : " (and --no-kernel drops its kernel frames)") < 0 ? NULL : why;
+		if (res->ended[0])
+			return asprintf(&why, "%s %s", rec->subject, res->ended) < 0 ? NULL : why;
+		return asprintf(&why, "%s did not run on a CPU while it was sampled (it was idle or asleep; --mode "
+				      "wall samples waiting threads too)", rec->subject) < 0 ? NULL : why;
+	}
+	if (res->ended[0])
+		return asprintf(&why, "%s %s", rec->subject, res->ended) < 0 ? NULL : why;
+	return NULL;
+}
+
 /* What was measured, into the profile's metadata and the summary line; false (nothing is written) when
  * nothing was sampled. */
 static bool record__finish_meta(struct record *rec, int *rc)
@@ -383,23 +444,14 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	if (res->ended[0])
 		meta->ended = profile_intern_cstr(raw, res->ended);
 
-	double secs = meta->duration_s;
-	uint64_t ticks = meta->ticks;
-	char procs[48] = "";
-	if (meta->processes)
-		snprintf(procs, sizeof procs, " (%u process%s)", meta->processes, meta->processes > 1 ? "es" : "");
-	snprintf(rec->summary, sizeof rec->summary,
-		 "Sampled %llu ticks over %.2fs (%.0f/s effective, %gs requested) with %s/%s%s; %llu lost.",
-		 (unsigned long long)ticks, secs, secs > 0 ? (double)ticks / secs : 0.0, (double)opts->interval_ns / 1e9,
-		 profile_str(raw, meta->backend), profile_str(raw, meta->unwinder), procs, (unsigned long long)meta->lost);
+	record__summary_line(rec);
 	if (profile_total_weight(raw) != 0)
 		return true;
-	fprintf(stderr, "%s\n", rec->summary);
-	if (res->ended[0])
-		*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled (the target %s); no profile written",
-				 res->ended);
-	else
-		*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled; no profile written");
+	record__print_summary(rec);
+	char *why = record__nothing_sampled_why(rec);
+	*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled%s%s; no profile written", why ? ": " : "",
+			 why ? why : "");
+	free(why);
 	return false;
 }
 
@@ -432,13 +484,11 @@ static bool record__write_outputs(struct record *rec, int *rc)
 static void record__report(const struct record *rec)
 {
 	const struct record_result *res = &rec->res;
-	fprintf(stderr, "%s\n", rec->summary);
+	record__print_summary(rec);
 	if (rec->run.fallback.len)
 		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->run.used->name, rec->run.fallback.buf);
 	if (res->limits[0])
 		fprintf(stderr, "plumb: note: %s\n", res->limits);
-	if (res->ended[0] && rec->opts.target != TARGET_COMMAND)
-		fprintf(stderr, "plumb: the target %s\n", res->ended);
 	char *shown = redact_dup(rec->a.output);
 	fprintf(stderr, "Wrote %s\n", shown ? shown : rec->a.output);
 	free(shown);
@@ -456,7 +506,9 @@ int cmd_record(int argc, char **argv)
 	    record__check_options(rec, &rc) && record__set_target(rec, &rc) && record__open_outputs(rec, &rc) &&
 	    record__sample(rec, &rc) && record__finish_meta(rec, &rc) && record__write_outputs(rec, &rc)) {
 		record__report(rec);
-		rc = EXIT_DONE;
+		/* docs/design.md §3.2: a target that failed on its own (not one plumb or the user ended) is exit 1,
+		 * with the profile written and the summary saying how it ended */
+		rc = rec->res.failed && !stop_requested ? EXIT_FAILED : EXIT_DONE;
 	}
 	atomic_abort(&rec->stage_lines);
 	profile_free(rec->raw);

@@ -622,7 +622,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 	drain_all(st);
 	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
 		st->ticks += wall_finish(st->wall, res->end_ns);
-	backend_leave_running(child, res);
+	backend_end_command(st->opts, child, res);
 	backend_meta(st->p, "perf_event", backend_unwinder_name(st->opts), st->ticks, st->lost);
 	if (!st->kernel && st->opts->kernel)
 		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");

@@ -638,7 +638,7 @@ static enum plumb_err pyb_finish(struct pyb_state *st, struct child *child, stru
 		st->root.sampled |= st->tick > before;
 		pyn_close(st->native);
 	}
-	backend_leave_running(child, res);
+	backend_end_command(opts, child, res);
 	backend_meta(st->p, "python", used_native ? "python+dwarf" : "python", st->tick, 0);
 	if (st->kids_sampled) /* the summary line says how many processes were sampled */
 		profile_meta(st->p)->processes = st->kids_sampled + (st->root.sampled ? 1 : 0);
