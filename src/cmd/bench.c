@@ -14,6 +14,7 @@
 #include "base/err.h"
 #include "base/grow.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 #include "base/store.h"
 #include "bench/artifact.h"
@@ -143,12 +144,25 @@ static int sub_report(int argc, char **argv)
 
 /* ---- run ---- */
 
+/* The progress line of `bench run` (base/progress.h): "bench run [2/3] parse: 4/10 runs". */
+struct run_progress {
+	struct progress *line;
+	size_t case_index;
+	bool warmup, labelled;
+};
+
 static void progress(void *ctx, const char *case_name, size_t ci, size_t nc, long run, long nruns, bool warmup)
 {
-	(void)ctx;
-	fprintf(stderr, "\r\033[K[%zu/%zu] %s: %s %ld/%ld", ci + 1, nc, case_name, warmup ? "warm-up" : "run", run + 1,
-		nruns);
-	fflush(stderr);
+	struct run_progress *rp = ctx;
+	if (!rp->labelled || rp->case_index != ci || rp->warmup != warmup) {
+		char label[160];
+		snprintf(label, sizeof label, "bench run [%zu/%zu] %s", ci + 1, nc, case_name);
+		progress_label(rp->line, label);
+		rp->case_index = ci;
+		rp->warmup = warmup;
+		rp->labelled = true;
+	}
+	progress_count(rp->line, (uint64_t)run + 1, (uint64_t)nruns, warmup ? "warm-up runs" : "runs");
 }
 
 static void warn_silent_libplumb(void *ctx, const struct bench_case *c)
@@ -240,15 +254,17 @@ static int run_suite(const struct bench_suite *suite, const struct run_request *
 	struct bench_run_opts ro = { 0 };
 	bench_run_policy(suite, &rq->policy, &ro);
 	ro.case_filter = rq->case_re;
-	if (isatty(STDERR_FILENO))
+	struct run_progress rp = { .line = progress_new("bench run", 0) };
+	if (rp.line) {
 		ro.progress = progress;
+		ro.progress_ctx = &rp;
+	}
 	struct bench_evidence ev;
 	struct bench_run_outcome oc;
 	struct perr e = PERR_INIT;
 	bench_evidence_init(&ev);
 	enum plumb_err err = bench_run_suite(suite, &ro, &ev, &oc, &e);
-	if (ro.progress)
-		fputs("\r\033[K", stderr);
+	progress_end(rp.line);
 	int rc = err != PLUMB_OK ? cmd_report_redacted(&e) : run_finish(suite, &ev, &oc, out_path, cat);
 	bench_evidence_release(&ev);
 	return rc;

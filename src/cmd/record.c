@@ -17,6 +17,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/procfs.h"
+#include "base/progress.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/store.h"
@@ -362,7 +363,16 @@ static bool record__sample(struct record *rec, int *rc)
 	signal(SIGPIPE, SIG_IGN);
 	rec->start_unix = (double)time(NULL);
 	struct perr e = PERR_INIT;
-	if (backend_run_auto(&rec->opts, needs_timeline(rec->kind), &rec->raw, &rec->res, &rec->run, &e) == PLUMB_OK)
+	/* elapsed time, samples and the effective rate on one line, on a terminal only (docs/design.md §3.7) */
+	char label[200];
+	snprintf(label, sizeof label, "recording %s", rec->subject);
+	char *shown = cmd_shown_text(label);
+	rec->opts.progress = progress_new(shown, 0);
+	free(shown);
+	enum plumb_err ran = backend_run_auto(&rec->opts, needs_timeline(rec->kind), &rec->raw, &rec->res, &rec->run, &e);
+	progress_end(rec->opts.progress);
+	rec->opts.progress = NULL;
+	if (ran == PLUMB_OK)
 		return true;
 	if (!rec->run.fallback.len)
 		*rc = perr_report(&e);
@@ -387,8 +397,10 @@ static void record__summary_line(struct record *rec)
 	else if (rec->opts.target == TARGET_PID)
 		snprintf(fate, sizeof fate, " %s is still running.", rec->subject);
 	snprintf(rec->summary, sizeof rec->summary,
-		 "Sampled %llu tick%s over %.2fs (%.0f/s effective, %gs requested) with %s/%s%s; %llu lost.%s",
-		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs, secs > 0 ? (double)ticks / secs : 0.0,
+		 "Sampled %llu tick%s over %.2fs (%.0f/s effective%s, %gs requested) with %s/%s%s; %llu lost.%s",
+		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs,
+		 backend_effective_rate(raw, rec->opts.mode, ticks, secs),
+		 rec->opts.mode == MODE_WALL && profile_nthreads(raw) > 1 ? " per thread" : "",
 		 (double)rec->opts.interval_ns / 1e9, profile_str(raw, meta->backend), profile_str(raw, meta->unwinder),
 		 procs, (unsigned long long)meta->lost, fate);
 }

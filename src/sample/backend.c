@@ -16,6 +16,7 @@
 #include "base/cleanup.h"
 #include "base/clock.h"
 #include "base/procfs.h"
+#include "base/progress.h"
 
 static const struct backend *const backends[] = {
 	&backend_python,
@@ -178,6 +179,23 @@ void backend_ended_with(struct record_result *res, int status)
 	res->target_exited = true;
 	describe_wait_status(status, res->ended, sizeof res->ended);
 	res->failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+double backend_effective_rate(const struct profile *p, enum record_mode mode, uint64_t ticks, double seconds)
+{
+	if (seconds <= 0)
+		return 0;
+	double rate = (double)ticks / seconds;
+	size_t threads = mode == MODE_WALL ? profile_nthreads(p) : 1;
+	return threads > 1 ? rate / (double)threads : rate;
+}
+
+void backend_progress(const struct record_opts *opts, const struct profile *p, uint64_t start_ns, uint64_t ticks)
+{
+	if (!opts->progress || !start_ns)
+		return;
+	double secs = (double)(mono_ns() - start_ns) / 1e9;
+	progress_record(opts->progress, secs, ticks, backend_effective_rate(p, opts->mode, ticks, secs));
 }
 
 void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost)

@@ -40,6 +40,7 @@ struct record_opts {
 	const char *backend;       /* forced backend name, NULL = automatic */
 	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
 	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
+	struct progress *progress; /* the progress line to report to (base/progress.h), or NULL */
 };
 
 struct record_result {
@@ -130,6 +131,12 @@ bool backend_should_stop(const struct record_opts *opts, uint64_t deadline);
  * Nothing when c was reaped or never started. */
 void backend_end_command(const struct record_opts *opts, struct child *c, struct record_result *res);
 #define BACKEND_GRACE_NS 2000000000ULL
+/* The effective sampling rate the summary line and the progress line show: ticks a second, and in wall mode
+ * ticks a second per sampled thread (every thread is sampled at every tick, so the total grows with them). */
+double backend_effective_rate(const struct profile *p, enum record_mode mode, uint64_t ticks, double seconds);
+/* Reports sampling so far on opts->progress: the time since start_ns, ticks, the effective rate. Cheap when no
+ * redraw is due; call it from a sampling loop. */
+void backend_progress(const struct record_opts *opts, const struct profile *p, uint64_t start_ns, uint64_t ticks);
 /* Adds what a backend sampled to p's metadata: its ticks and lost records, its name and its unwinder's. */
 void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost);
 /* "dwarf" or "fp", as opts->unwind says. */

@@ -461,6 +461,7 @@ static void ip_loop(struct ip_state *st, struct record_result *res)
 			atomic_store_explicit(&st->h->ack, 1, memory_order_release);
 		}
 		size_t got = drain(st);
+		backend_progress(opts, st->p, res->start_ns, st->ticks);
 		if (child_poll(&st->child, &st->status, NULL) == 1) {
 			res->target_exited = true;
 			res->wait_status = st->status;

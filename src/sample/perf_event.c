@@ -608,6 +608,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(st);
+		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 	}
 	free(pfds);
 }

@@ -381,6 +381,7 @@ static void pt_loop(struct pt_state *st, struct record_result *res)
 		if (next < now)
 			next = now + interval; /* we fell behind: skip ticks rather than burst */
 		pt_tick(st, res->start_ns);
+		backend_progress(st->opts, st->p, res->start_ns, st->ticks);
 	}
 	res->end_ns = mono_ns();
 }

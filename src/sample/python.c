@@ -578,6 +578,7 @@ static enum plumb_err pyb_loop(struct pyb_state *st, struct child *child, struct
 			pyb_tick_native(st, t, next + st->interval);
 		else if (st->py && !pyb_tick_python(st, t))
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		backend_progress(opts, st->p, res->start_ns, st->tick);
 		next += st->interval;
 		t = mono_ns();
 		if (next < t)
