@@ -175,14 +175,24 @@ static bool map_file(int fd, struct fmt_input *in)
 	return true;
 }
 
+/* True when there is nothing but white space. */
+static bool blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+			return false;
+	return true;
+}
+
 enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
 {
 	in->data = NULL;
 	in->len = 0;
 	in->map_len = 0;
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return perr_set(e, errno == ENOENT ? PLUMB_EIO : PLUMB_EIO, "cannot read %s: %s", path, strerror(errno));
+	if (fd < 0) /* docs/design.md §3.2: a path that is not there is 3, one that cannot be read 5 */
+		return perr_set(e, errno == ENOENT || errno == ENOTDIR ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s: %s",
+				path, strerror(errno));
 	enum plumb_err rc = map_file(fd, in) ? PLUMB_OK : read_all_fd(fd, path, in, e);
 	if (fd != 0)
 		close(fd);
@@ -194,6 +204,11 @@ enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
 			fmt_input_release(in);
 			return rc;
 		}
+	}
+	if (blank(in->data, in->len)) { /* an empty input is one that cannot be used (docs/design.md §3.2) */
+		fmt_input_release(in);
+		return perr_set(e, PLUMB_EFORMAT, "%s is empty: no profile in it",
+				strcmp(path, "-") == 0 ? "standard input" : path);
 	}
 	return PLUMB_OK;
 }

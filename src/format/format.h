@@ -54,6 +54,8 @@ struct fmt_input {
 	size_t len;
 	size_t map_len; /* non-zero when data is a private file mapping of this many bytes (fmt_input_release unmaps) */
 };
+/* PLUMB_ENOENT when path is not there, PLUMB_EIO when it cannot be read, PLUMB_EFORMAT when it holds nothing
+ * but white space (docs/design.md §3.2: 3 versus 5). */
 enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e);
 void fmt_input_release(struct fmt_input *in);
 
