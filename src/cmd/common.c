@@ -39,13 +39,13 @@ void cmd_warn_to_stderr(void *ctx, const char *msg)
 
 char *cmd_shown_text(const char *s)
 {
-	char *r = redact_dup(s);
+	char *r = redact_dup_message(s);
 	return r ? r : strdup("?");
 }
 
 int cmd_report_redacted(struct perr *e)
 {
-	char *r = redact_dup(e->msg);
+	char *r = redact_dup_message(e->msg);
 	if (r) {
 		snprintf(e->msg, sizeof e->msg, "%s", r);
 		free(r);

@@ -28,7 +28,7 @@
 /* ---------------------------------------------------------------- redaction */
 
 /* Every path and command word this command prints goes through the redactor (docs/design.md §3.6): the recording's
- * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
+ * path is under $PLUMB_HOME, by default in the home directory, which a message writes as `~/`. The redacted copy is
  * made where the text is printed (cmd_shown_text, cmd_fail_shown, cmd_report_redacted); the values the command
  * works with (paths it opens) stay whole. */
 

@@ -413,9 +413,9 @@ class MetricsRedaction(TempDir):
         self.assertIn("pwd=[REDACTED]", outs["table"])
         self.assertIn("[REDACTED]", outs["json"])
         self.assertEqual(json.loads(plumb("metrics", "--name", "t", "--json", extra_env=self.env).stdout), doc)
-        # the paths shown are relative to the home directory
-        self.assertIn(".local/state/plumb/metrics/t.json", outs["record"])
-        self.assertIn('recording "t": .local/state/plumb/metrics/t.json', outs["table"])
+        # a path under the home directory reads ~/... in a message (not as a relative path, issue 16)
+        self.assertIn("into ~/.local/state/plumb/metrics/t.json", outs["record"])
+        self.assertIn('recording "t": ~/.local/state/plumb/metrics/t.json', outs["table"])
 
     def test_metrics__name_derived_from_a_secret_command(self):
         """Without --name the recording is named after the program, from its redacted form."""
