@@ -4,6 +4,7 @@
  * its exit codes (docs/design.md §3.2). */
 #include "cmd/cmd.h"
 
+#include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,9 +229,40 @@ static int regression_gate(const struct bench_cmp *cmp)
 			  r->def && r->def->owner ? "; owner " : "", r->def && r->def->owner ? r->def->owner : "");
 }
 
+/* What --fail-on-regression holds the comparison to: no core metric slower, and none of the baseline's core
+ * metrics gone from the current run unless it matches an --allow-missing expression. */
+struct compare_gate {
+	bool on;
+	regex_t *allow; /* compiled --allow-missing expressions */
+	int nallow;
+};
+
+/* The gate for a core metric of the baseline that the current run lacks (docs/design.md §8.3): exit 1 naming the
+ * first one, or 0 when every missing one is allowed. */
+static int missing_gate(const struct bench_cmp *cmp, const struct compare_gate *g)
+{
+	size_t n = 0;
+	const char *first = NULL;
+	for (size_t i = 0; i < cmp->n; i++) {
+		const struct bench_cmp_row *r = &cmp->rows[i];
+		if (!r->core || strcmp(r->verdict, BENCH_VERDICT_GONE) != 0)
+			continue;
+		bool allowed = false;
+		for (int k = 0; k < g->nallow && !allowed; k++)
+			allowed = regexec(&g->allow[k], r->metric, 0, NULL, 0) == 0;
+		if (!allowed && !n++)
+			first = r->metric;
+	}
+	if (!n)
+		return EXIT_DONE;
+	return plumb_fail(EXIT_FAILED, "bench compare: %zu core metric%s of the baseline %s missing from the current run "
+				       "(first: %s); --allow-missing RE accepts a metric that may be missing",
+			  n, n == 1 ? "" : "s", n == 1 ? "is" : "are", first);
+}
+
 /* Compares the two loaded artifacts and prints the table; v->baseline_file is the baseline's path, unredacted. */
 static int compare_loaded(const struct bench_evidence *base, const struct bench_evidence *cur, const char *catalog,
-			  struct bench_compare_view *v, bool json, bool gate)
+			  struct bench_compare_view *v, bool json, const struct compare_gate *gate)
 {
 	struct bench_catalog cat;
 	bool have = false;
@@ -252,8 +284,10 @@ static int compare_loaded(const struct bench_evidence *base, const struct bench_
 			*texts[i] = shown[i] = cmd_shown_text(*texts[i]);
 		if (bench_compare_write(stdout, &cmp, base, cur, &shown_view, json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT, &e))
 			rc = cmd_report_redacted(&e);
-		else if (gate && cmp.regressions)
+		else if (gate->on && cmp.regressions)
 			rc = regression_gate(&cmp);
+		else if (gate->on)
+			rc = missing_gate(&cmp, gate);
 		for (int i = 0; i < 3; i++)
 			free(shown[i]);
 	}
@@ -263,17 +297,63 @@ static int compare_loaded(const struct bench_evidence *base, const struct bench_
 	return rc;
 }
 
+/* --allow-missing's expressions into g (each an extended regex); false with the message printed on a bad one. */
+static bool compile_allow(const struct opt_list *allow, struct compare_gate *g, int *rc)
+{
+	g->allow = allow->n ? calloc((size_t)allow->n, sizeof *g->allow) : NULL;
+	if (allow->n && !g->allow)
+		return *rc = plumb_fail(EXIT_FAILED, "out of memory"), false;
+	for (; g->nallow < allow->n; g->nallow++)
+		if (regcomp(&g->allow[g->nallow], allow->v[g->nallow], REG_EXTENDED | REG_NOSUB) != 0)
+			return *rc = plumb_fail(EXIT_USAGE, "bench compare: --allow-missing '%s' is not a regular expression",
+						allow->v[g->nallow]), false;
+	return true;
+}
+
+static void gate_release(struct compare_gate *g)
+{
+	for (int i = 0; i < g->nallow; i++)
+		regfree(&g->allow[i]);
+	free(g->allow);
+}
+
+/* Loads BASELINE (a path or a saved baseline's name) and CURRENT, and compares them. */
+static int compare_args(const struct opt_result *res, const char *catalog, struct bench_compare_view *v, bool json,
+			const struct compare_gate *gate)
+{
+	v->baseline_arg = res->pos[0];
+	v->current_arg = res->pos[1];
+	struct bench_evidence base, cur;
+	char *base_path = NULL;
+	int rc = bench_cmd_load_artifact(res->pos[0], true, &base, &base_path);
+	if (rc != EXIT_DONE)
+		return rc;
+	rc = bench_cmd_load_artifact(res->pos[1], false, &cur, NULL);
+	if (rc == EXIT_DONE) {
+		v->baseline_file = base_path;
+		rc = compare_loaded(&base, &cur, catalog, v, json, gate);
+		bench_evidence_release(&cur);
+	}
+	bench_evidence_release(&base);
+	free(base_path);
+	return rc;
+}
+
 static int sub_compare(int argc, char **argv)
 {
 	const char *rank_s = "bottlenecks", *catalog = NULL;
 	double threshold = 5, alpha = 0.05;
-	bool fail_on_regression = false, json = false;
+	bool json = false;
+	struct opt_list allow_missing = { 0 };
+	struct compare_gate gate = { 0 };
 	const struct opt opts[] = {
 		{ "rank", 0, OPT_STRING, &rank_s, "HOW", "bottlenecks (time added), regressions or name", NULL },
 		{ "threshold", 0, OPT_DOUBLE, &threshold, "PCT", "noise threshold on the median's change (default 5)", NULL },
 		{ "alpha", 0, OPT_DOUBLE, &alpha, "P", "significance level of the U test (default 0.05)", NULL },
-		{ "fail-on-regression", 0, OPT_FLAG, &fail_on_regression, NULL,
-		  "exit 1 when a core metric regressed significantly (a CI gate)", NULL },
+		{ "fail-on-regression", 0, OPT_FLAG, &gate.on, NULL,
+		  "exit 1 when a core metric regressed significantly or is missing from CURRENT (a CI gate)", NULL },
+		{ "allow-missing", 0, OPT_LIST, &allow_missing, "RE",
+		  "with --fail-on-regression: a core metric matching RE may be missing from CURRENT (repeatable)", NULL },
 		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "catalog for owners and tiers (default: the suite's)", NULL },
 		{ "json", 0, OPT_FLAG, &json, NULL, "machine-readable output on stdout", NULL },
 		{ 0 },
@@ -282,36 +362,24 @@ static int sub_compare(int argc, char **argv)
 	int rc;
 	if (!cmd_parse_options(opts,
 			       "plumb bench compare BASELINE CURRENT [--rank bottlenecks|regressions|name] [--threshold PCT] "
-			       "[--fail-on-regression]",
+			       "[--fail-on-regression [--allow-missing RE]]",
 			       "Compares two artifacts metric by metric (Mann-Whitney U test); BASELINE is a saved baseline's "
 			       "name or a path.",
-			       argc, argv, &res, &rc))
+			       argc, argv, &res, &rc)) {
+		opt_list_release(&allow_missing);
 		return rc;
+	}
 	struct bench_compare_view v = { .threshold_pct = threshold, .alpha = alpha };
-	if (!bench_rank_parse(rank_s, &v.rank)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench compare: --rank is bottlenecks, regressions or name, not '%s'", rank_s);
-	}
-	if (res.npos != 2 || threshold < 0 || !(alpha > 0 && alpha < 1)) {
-		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE,
-				  "bench compare: give BASELINE and CURRENT (--threshold >= 0, 0 < --alpha < 1)");
-	}
-	v.baseline_arg = res.pos[0];
-	v.current_arg = res.pos[1];
-	struct bench_evidence base, cur;
-	char *base_path = NULL;
-	rc = bench_cmd_load_artifact(res.pos[0], true, &base, &base_path);
-	if (rc == EXIT_DONE) {
-		rc = bench_cmd_load_artifact(res.pos[1], false, &cur, NULL);
-		if (rc == EXIT_DONE) {
-			v.baseline_file = base_path;
-			rc = compare_loaded(&base, &cur, catalog, &v, json, fail_on_regression);
-			bench_evidence_release(&cur);
-		}
-		bench_evidence_release(&base);
-		free(base_path);
-	}
+	if (!bench_rank_parse(rank_s, &v.rank))
+		rc = plumb_fail(EXIT_USAGE, "bench compare: --rank is bottlenecks, regressions or name, not '%s'", rank_s);
+	else if (res.npos != 2 || threshold < 0 || !(alpha > 0 && alpha < 1))
+		rc = plumb_fail(EXIT_USAGE, "bench compare: give BASELINE and CURRENT (--threshold >= 0, 0 < --alpha < 1)");
+	else if (allow_missing.n && !gate.on)
+		rc = plumb_fail(EXIT_USAGE, "bench compare: --allow-missing goes with --fail-on-regression");
+	else if (compile_allow(&allow_missing, &gate, &rc))
+		rc = compare_args(&res, catalog, &v, json, &gate);
+	gate_release(&gate);
+	opt_list_release(&allow_missing);
 	opt_result_release(&res);
 	return rc;
 }
@@ -329,6 +397,7 @@ static const struct {
 	{ "baseline", bench_cmd_baseline, "save, list, show or rm named baselines" },
 	{ "coverage", bench_cmd_coverage, "check artifacts against the catalog's required sets" },
 	{ "owners", bench_cmd_owners, "each metric's phase, owner and next-action hint" },
+	{ "phase-owners", bench_cmd_owners, "the same as owners (the name the seeds use)" },
 	{ "doctor", bench_cmd_doctor, "is this machine ready to measure? (reads only)" },
 };
 
@@ -336,7 +405,7 @@ static void bench_usage(FILE *out)
 {
 	fputs("usage: plumb bench SUBCOMMAND [OPTIONS]\n\nsubcommands:\n", out);
 	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-		fprintf(out, "  %-10s %s\n", subs[i].name, subs[i].summary);
+		fprintf(out, "  %-13s %s\n", subs[i].name, subs[i].summary);
 	fputs("\n`plumb bench SUBCOMMAND --help` shows its options.\n", out);
 }
 

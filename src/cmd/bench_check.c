@@ -103,7 +103,7 @@ int bench_cmd_owners(int argc, char **argv)
 		return rc;
 	if (res.npos == 1 && !catalog)
 		catalog = res.pos[0];
-	if (res.npos > 1) {
+	else if (res.npos) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench owners: give one catalog (--catalog FILE)");
 	}
@@ -188,6 +188,13 @@ int bench_cmd_doctor(int argc, char **argv)
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "bench doctor: takes no arguments (--min-free-bytes N >= 0)");
 	}
+	for (int i = 0; i < bins.n; i++) /* a program that is not there is not a warning: exit 3 (§3.2) */
+		if (access(bins.v[i], F_OK) != 0) {
+			rc = cmd_fail_shown(EXIT_MISSING, "bench doctor: --binary %s: no such file", bins.v[i]);
+			opt_list_release(&bins);
+			opt_result_release(&res);
+			return rc;
+		}
 	char **from_suite = NULL;
 	size_t nsuite = 0;
 	const char **programs = NULL;

@@ -83,7 +83,10 @@ static int baseline_list(int argc, char **argv)
 	int rc;
 	if (!cmd_parse_options(opts, "plumb bench baseline list", "Lists the saved baselines.", argc, argv, &res, &rc))
 		return rc;
+	int npos = res.npos;
 	opt_result_release(&res);
+	if (npos)
+		return plumb_fail(EXIT_USAGE, "bench baseline list: takes no arguments");
 	struct bench_baseline_summary *list;
 	size_t n;
 	struct perr e = PERR_INIT;
