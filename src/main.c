@@ -1,6 +1,8 @@
 /* main.c — plumb's command table and dispatch (git.c / perf.c style). The dispatcher does the shared work
  * once: the signal handlers that remove temp files, --help, the debug gate for commands that sample, and a
  * checked flush of stdout. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -47,6 +49,24 @@ static int wants_help(int argc, char **argv)
 	return 0;
 }
 
+/* A command's output reached stdout whole, or the exit code says it did not (docs/design.md §3.3: a full disk is
+ * exit 6, with the system's reason). */
+static int finish_stdout(int rc)
+{
+	errno = 0;
+	int flushed = fflush(stdout);
+	int err = errno;
+	bool failed = flushed != 0 || ferror(stdout);
+	if (close(STDOUT_FILENO) != 0 && !failed && errno != EBADF) {
+		failed = true;
+		err = errno;
+	}
+	if (failed && rc == EXIT_DONE)
+		rc = err ? plumb_fail(EXIT_OUTPUT, "cannot write to standard output: %s", strerror(err))
+			 : plumb_fail(EXIT_OUTPUT, "cannot write to standard output");
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	cleanup_install();
@@ -72,9 +92,5 @@ int main(int argc, char **argv)
 	if ((cmd->flags & CMD_GATED) && !gate_enabled() && !wants_help(argc - 1, argv + 1))
 		return plumb_fail(EXIT_FAILED, "%s: " GATE_HOWTO, name);
 	int rc = cmd->fn(argc - 1, argv + 1);
-	if (fflush(stdout) != 0 || ferror(stdout) || close(STDOUT_FILENO) != 0) {
-		if (rc == EXIT_DONE)
-			rc = plumb_fail(EXIT_OUTPUT, "cannot write to standard output");
-	}
-	return rc;
+	return finish_stdout(rc);
 }

@@ -333,6 +333,20 @@ static bool record__set_target(struct record *rec, int *rc)
 	return true;
 }
 
+/* A forced backend that cannot sample this kind of target is a bad argument, said before anything runs. */
+static bool record__check_backend_target(struct record *rec, int *rc)
+{
+	const struct backend *b = rec->a.backend ? backend_find(rec->a.backend) : NULL;
+	if (!b || (b->targets & BACKEND_TARGET(rec->opts.target)))
+		return true;
+	char can[160];
+	*rc = plumb_fail(EXIT_USAGE, "record: the %s backend samples %s, not %s", b->name,
+			 backend_targets_text(b, can, sizeof can),
+			 rec->opts.target == TARGET_COMMAND ? "a launched command"
+			 : rec->opts.target == TARGET_PID ? "a running process" : "--call");
+	return false;
+}
+
 /* Checks that every output can be written before the target starts (an unwritable --output costs nothing), and
  * gives the program's stage lines a private temporary file (the stage file is written at the end). */
 static bool record__open_outputs(struct record *rec, int *rc)
@@ -501,8 +515,8 @@ static void record__report(const struct record *rec)
 		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->run.used->name, rec->run.fallback.buf);
 	if (res->limits[0])
 		fprintf(stderr, "plumb: note: %s\n", res->limits);
-	char *shown = redact_dup(rec->a.output);
-	fprintf(stderr, "Wrote %s\n", shown ? shown : rec->a.output);
+	char *shown = cmd_shown_text(rec->a.output);
+	fprintf(stderr, "Wrote %s\n", shown);
 	free(shown);
 }
 
@@ -515,7 +529,8 @@ int cmd_record(int argc, char **argv)
 	rec->stage_lines = (struct atomic_file)ATOMIC_FILE_INIT;
 	int rc = EXIT_FAILED;
 	if (record__parse_options(rec, argc, argv, &rc) && record__choose_target(rec, &rc) &&
-	    record__check_options(rec, &rc) && record__set_target(rec, &rc) && record__open_outputs(rec, &rc) &&
+	    record__check_options(rec, &rc) && record__set_target(rec, &rc) &&
+	    record__check_backend_target(rec, &rc) && record__open_outputs(rec, &rc) &&
 	    record__sample(rec, &rc) && record__finish_meta(rec, &rc) && record__write_outputs(rec, &rc)) {
 		record__report(rec);
 		/* docs/design.md §3.2: a target that failed on its own (not one plumb or the user ended) is exit 1,

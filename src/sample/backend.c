@@ -109,6 +109,19 @@ enum plumb_err backend_run_auto(const struct record_opts *opts, bool keep_timeli
 	return rc;
 }
 
+const char *backend_targets_text(const struct backend *b, char *buf, size_t n)
+{
+	static const char *const names[] = { [TARGET_COMMAND] = "a launched command (-- COMMAND)",
+					     [TARGET_PID] = "a running process (--pid, --target)",
+					     [TARGET_CALL] = "--call" };
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t t = 0; t < sizeof names / sizeof names[0] && used < n; t++)
+		if (b->targets & BACKEND_TARGET(t))
+			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " or " : "", names[t]);
+	return buf;
+}
+
 uint64_t backend_interval_ns(const struct record_opts *opts)
 {
 	return opts->interval_ns ? opts->interval_ns : 5000000;

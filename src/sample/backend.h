@@ -67,7 +67,13 @@ struct backend {
 			      struct perr *e);
 	/* Never picked automatically, only with --backend NAME (e.g. py-spy, an optional external tool). */
 	bool forced_only;
+	/* The targets it can sample: BACKEND_TARGET(TARGET_COMMAND) | ...; `--backend NAME` with another kind of
+	 * target is a bad argument (exit 2), said before anything runs. */
+	unsigned targets;
 };
+#define BACKEND_TARGET(t) (1u << (t))
+/* "a launched command, --pid" — what b can sample, for a message. */
+const char *backend_targets_text(const struct backend *b, char *buf, size_t n);
 
 /* Backends in the order they are tried. */
 const struct backend *backend_find(const char *name);

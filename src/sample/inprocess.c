@@ -581,4 +581,5 @@ const struct backend backend_inprocess = {
 	.name = "inprocess",
 	.wants = ip_wants,
 	.run = ip_run,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_CALL),
 };

@@ -656,4 +656,5 @@ const struct backend backend_perf_event = {
 	.name = "perf_event",
 	.wants = NULL,
 	.run = pe_run,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };

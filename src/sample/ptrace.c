@@ -440,4 +440,5 @@ const struct backend backend_ptrace = {
 	.name = "ptrace",
 	.wants = NULL,
 	.run = pt_run,
+	.targets = BACKEND_TARGET(TARGET_PID),
 };

@@ -323,4 +323,5 @@ const struct backend backend_pyspy = {
 	.wants = pyspy_wants,
 	.run = pyspy_run,
 	.forced_only = true,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };

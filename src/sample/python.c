@@ -680,4 +680,5 @@ const struct backend backend_python = {
 	/* picked when wants() says the target is CPython, never as a fallback for other targets (its run()
 	 * would launch a command it cannot read) */
 	.forced_only = true,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };
