@@ -3,6 +3,10 @@
 #ifndef PLUMB_CMD_CMD_H
 #define PLUMB_CMD_CMD_H
 
+#include <stdbool.h>
+
+#include "base/opt.h"
+
 int cmd_record(int argc, char **argv);
 int cmd_hot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
@@ -13,9 +17,6 @@ int cmd_bench(int argc, char **argv);
 
 /* Parses argv with the command's option table; on --help prints the generated usage and returns 0 through
  * *exit_code; on a bad option prints the one-line error and sets *exit_code to 2. Returns true to go on. */
-struct opt;
-struct opt_result;
-#include <stdbool.h>
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code);
 
@@ -33,6 +34,38 @@ struct cmd_collapse {
 	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }
 struct fmt_read_opts;
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
+
+/* The summary options of `hot`, declared once and shared with `record --summary` and `baseline save`
+ * (docs/design.md §5.7, §6.2): the rows go into the command's option table, cmd_summary_apply() checks them and
+ * turns them into analysis options. */
+struct cmd_summary {
+	long top, module_depth, top_threads;
+	bool collapse, repo_only, top_seen;
+	const char *group_by, *root, *thread;
+	struct opt_list include, exclude;
+	char *root_buf; /* the resolved --root (or git top level), owned */
+};
+#define CMD_SUMMARY_INIT { .top = 20, .module_depth = 2, .group_by = "function" }
+#define CMD_SUMMARY_OPTS(c)                                                                                       \
+	{ "top", 'n', OPT_INT, &(c).top, "N", "rows per table (default 20; a JSON summary keeps every row unless given)", \
+	  &(c).top_seen },                                                                                           \
+	{ "group-by", 'g', OPT_STRING, &(c).group_by, "KEY", "function, file, module or library", NULL },           \
+	{ "module-depth", 0, OPT_INT, &(c).module_depth, "N",                                                       \
+	  "path components (or :: names) a module keeps (default 2)", NULL },                                      \
+	{ "collapse-generics", 0, OPT_FLAG, &(c).collapse, NULL, "fold <...> template/generic arguments", NULL },    \
+	{ "include", 0, OPT_LIST, &(c).include, "RE", "keep frames whose label matches (repeatable)", NULL },        \
+	{ "exclude", 0, OPT_LIST, &(c).exclude, "RE", "drop frames whose label matches (repeatable)", NULL },        \
+	{ "repo-only", 0, OPT_FLAG, &(c).repo_only, NULL, "keep frames whose source file is under --root", NULL },   \
+	{ "root", 0, OPT_STRING, &(c).root, "DIR", "repository root (default: git top level of the cwd)", NULL },   \
+	{ "thread", 0, OPT_STRING, &(c).thread, "RE", "keep threads whose name matches", NULL },                    \
+	{ "top-threads", 0, OPT_INT, &(c).top_threads, "N", "keep the N threads with the most samples", NULL }
+struct hot_opts;
+/* Checks the summary options (`who` names the command in a message) and resolves --root; fills o (label_flags
+ * is the caller's). Returns an exit code: 0, or 2 having printed why. */
+int cmd_summary_apply(struct cmd_summary *c, const char *who, struct hot_opts *o);
+/* True when any summary option was given (for a command where they need --summary). */
+bool cmd_summary_given(const struct cmd_summary *c);
+void cmd_summary_release(struct cmd_summary *c);
 
 /* A warning callback for library options (`void (*warn)(void *ctx, const char *msg)`): prints one
  * "plumb: warning: MSG" line; ctx is unused. */

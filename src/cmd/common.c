@@ -9,6 +9,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
+#include "analyze/analyze.h"
 #include "format/format.h"
 
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
@@ -59,6 +60,49 @@ int cmd_fail_shown(int exit_code, const char *fmt, const char *text)
 	int rc = plumb_fail(exit_code, fmt, shown);
 	free(shown);
 	return rc;
+}
+
+int cmd_summary_apply(struct cmd_summary *c, const char *who, struct hot_opts *o)
+{
+	if (!hot_group_from_name(c->group_by, &o->group_by))
+		return plumb_fail(EXIT_USAGE, "%s: --group-by must be function, file, module or library, not '%s'", who,
+				  c->group_by);
+	if (c->top < 0 || c->module_depth < 1 || c->module_depth > 64 || c->top_threads < 0)
+		return plumb_fail(EXIT_USAGE, "%s: --top and --top-threads must be >= 0 and --module-depth 1 to 64", who);
+	if (c->repo_only || c->root) {
+		c->root_buf = c->root ? realpath(c->root, NULL) : hot_git_toplevel();
+		if (!c->root_buf && c->root)
+			return plumb_fail(EXIT_USAGE, "%s: --root %s: no such directory", who, c->root);
+		if (!c->root_buf)
+			return plumb_fail(EXIT_USAGE, "%s: --repo-only: the current directory is not in a git repository; "
+						      "pass --root DIR", who);
+	}
+	o->module_depth = (int)c->module_depth;
+	o->collapse_generics = c->collapse;
+	o->include = c->include.v;
+	o->ninclude = c->include.n;
+	o->exclude = c->exclude.v;
+	o->nexclude = c->exclude.n;
+	o->repo_only = c->repo_only;
+	o->root = c->root_buf;
+	o->thread_re = c->thread;
+	o->top_threads = (int)c->top_threads;
+	return EXIT_DONE;
+}
+
+bool cmd_summary_given(const struct cmd_summary *c)
+{
+	const struct cmd_summary d = CMD_SUMMARY_INIT;
+	return c->top_seen || c->module_depth != d.module_depth || c->top_threads || c->collapse || c->repo_only ||
+	       strcmp(c->group_by, d.group_by) != 0 || c->root || c->thread || c->include.n || c->exclude.n;
+}
+
+void cmd_summary_release(struct cmd_summary *c)
+{
+	free(c->root_buf);
+	c->root_buf = NULL;
+	opt_list_release(&c->include);
+	opt_list_release(&c->exclude);
 }
 
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro)
