@@ -31,6 +31,7 @@ static const struct command {
 	{ "convert", cmd_convert, 0, "convert between profile formats" },
 	{ "metrics", cmd_metrics, CMD_GATED, "record and read per-process resource recordings" },
 	{ "bench", cmd_bench, 0, "run benchmark suites, keep evidence, compare with baselines" },
+	{ "baseline", cmd_baseline, 0, "list, show, remove or save profile baselines" },
 };
 
 static void usage(FILE *out)

@@ -386,11 +386,7 @@ static int sub_compare(int argc, char **argv)
 
 /* ---- dispatch ---- */
 
-static const struct {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-} subs[] = {
+const struct cmd_sub cmd_bench_subs[] = {
 	{ "run", sub_run, "run a suite into an evidence artifact" },
 	{ "report", sub_report, "per-metric statistics and SLOs of an artifact" },
 	{ "compare", sub_compare, "baseline vs current: U test, verdicts, ranked, owners" },
@@ -399,28 +395,10 @@ static const struct {
 	{ "owners", bench_cmd_owners, "each metric's phase, owner and next-action hint" },
 	{ "phase-owners", bench_cmd_owners, "the same as owners (the name the seeds use)" },
 	{ "doctor", bench_cmd_doctor, "is this machine ready to measure? (reads only)" },
+	{ NULL, NULL, NULL },
 };
-
-static void bench_usage(FILE *out)
-{
-	fputs("usage: plumb bench SUBCOMMAND [OPTIONS]\n\nsubcommands:\n", out);
-	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-		fprintf(out, "  %-13s %s\n", subs[i].name, subs[i].summary);
-	fputs("\n`plumb bench SUBCOMMAND --help` shows its options.\n", out);
-}
 
 int cmd_bench(int argc, char **argv)
 {
-	if (argc < 2) {
-		bench_usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
-		bench_usage(stdout);
-		return EXIT_DONE;
-	}
-	for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++)
-		if (strcmp(subs[i].name, argv[1]) == 0)
-			return subs[i].fn(argc - 1, argv + 1);
-	return plumb_fail(EXIT_USAGE, "bench: '%s' is not a bench subcommand (see plumb bench --help)", argv[1]);
+	return cmd_dispatch_sub("bench", cmd_bench_subs, argc, argv);
 }

@@ -27,6 +27,8 @@ int bench_cmd_report_file(const char *arg, bool may_be_baseline, const char *cat
 
 /* The sub-commands that live in their own files. */
 int bench_cmd_baseline(int argc, char **argv); /* bench_store.c */
+struct cmd_sub;
+extern const struct cmd_sub bench_cmd_baseline_subs[];
 int bench_cmd_coverage(int argc, char **argv); /* bench_check.c */
 int bench_cmd_owners(int argc, char **argv);
 int bench_cmd_doctor(int argc, char **argv);

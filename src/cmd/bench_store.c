@@ -144,18 +144,25 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 	return rc;
 }
 
+static int baseline_show(int argc, char **argv)
+{
+	return baseline_show_rm(argc, argv, false);
+}
+
+static int baseline_rm(int argc, char **argv)
+{
+	return baseline_show_rm(argc, argv, true);
+}
+
+const struct cmd_sub bench_cmd_baseline_subs[] = {
+	{ "save", baseline_save, "keep an artifact as a named baseline" },
+	{ "list", baseline_list, "the saved baselines" },
+	{ "show", baseline_show, "report one of them" },
+	{ "rm", baseline_rm, "remove one" },
+	{ NULL, NULL, NULL },
+};
+
 int bench_cmd_baseline(int argc, char **argv)
 {
-	const char *usage = "usage: plumb bench baseline save ARTIFACT --name NAME | list | show NAME | rm NAME\n";
-	if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
-		fputs(usage, argc < 2 ? stderr : stdout);
-		return argc < 2 ? EXIT_USAGE : EXIT_DONE;
-	}
-	if (strcmp(argv[1], "save") == 0)
-		return baseline_save(argc - 1, argv + 1);
-	if (strcmp(argv[1], "list") == 0)
-		return baseline_list(argc - 1, argv + 1);
-	if (strcmp(argv[1], "show") == 0 || strcmp(argv[1], "rm") == 0)
-		return baseline_show_rm(argc - 1, argv + 1, strcmp(argv[1], "rm") == 0);
-	return plumb_fail(EXIT_USAGE, "bench baseline: '%s' is not save, list, show or rm", argv[1]);
+	return cmd_dispatch_sub("bench baseline", bench_cmd_baseline_subs, argc, argv);
 }

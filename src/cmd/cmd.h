@@ -14,6 +14,20 @@ int cmd_flame(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
+
+/* A command's sub-commands (bench, baseline): one table, NULL-terminated, that dispatches, lists itself in
+ * --help, and that the man pages and completions are generated from. */
+struct cmd_sub {
+	const char *name;
+	int (*fn)(int argc, char **argv); /* argv[0] is the sub-command's name */
+	const char *summary;
+};
+extern const struct cmd_sub cmd_bench_subs[];
+extern const struct cmd_sub cmd_baseline_subs[];
+/* Runs sub-command argv[1] of `cmd` from subs; `--help`, `-h` or `help` lists them (exit 0), none lists them on
+ * stderr (exit 2), an unknown one is exit 2. */
+int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char **argv);
 
 /* Parses argv with the command's option table; on --help prints the generated usage and returns 0 through
  * *exit_code; on a bad option prints the one-line error and sets *exit_code to 2. Returns true to go on. */

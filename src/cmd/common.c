@@ -32,6 +32,30 @@ bool cmd_parse_options(const struct opt *opts, const char *usage, const char *de
 	}
 }
 
+static void sub_usage(FILE *out, const char *cmd, const struct cmd_sub *subs)
+{
+	fprintf(out, "usage: plumb %s SUBCOMMAND [OPTIONS]\n\nsubcommands:\n", cmd);
+	for (const struct cmd_sub *s = subs; s->name; s++)
+		fprintf(out, "  %-13s %s\n", s->name, s->summary);
+	fprintf(out, "\n`plumb %s SUBCOMMAND --help` shows its options.\n", cmd);
+}
+
+int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char **argv)
+{
+	if (argc < 2) {
+		sub_usage(stderr, cmd, subs);
+		return EXIT_USAGE;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		sub_usage(stdout, cmd, subs);
+		return EXIT_DONE;
+	}
+	for (const struct cmd_sub *s = subs; s->name; s++)
+		if (strcmp(s->name, argv[1]) == 0)
+			return s->fn(argc - 1, argv + 1);
+	return plumb_fail(EXIT_USAGE, "%s: '%s' is not a %s subcommand (see plumb %s --help)", cmd, argv[1], cmd, cmd);
+}
+
 void cmd_warn_to_stderr(void *ctx, const char *msg)
 {
 	(void)ctx;

@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,14 +49,16 @@ struct record_args {
 	const char *summary, *stages, *save_baseline;
 	double interval, rate, seconds;
 	long stack_size;
-	bool no_kernel, threads, no_lines, native, idle;
+	bool no_kernel, threads, no_lines, native, idle, force;
 	bool interval_set, rate_set, seconds_set, stack_set;
+	struct cmd_summary sum;    /* the summary options, as hot takes them */
 };
 
 /* One `plumb record`, from its options to its summary line (perf's struct record): each step below either
  * goes on or has said what went wrong and set the exit code. */
 struct record {
 	struct record_args a;      /* the options as given */
+	struct hot_opts hot;       /* what --summary and --save-baseline summarize with */
 	struct opt_result r;       /* their parse (the command after --) */
 	struct record_opts opts;   /* what the backends are asked to do */
 	enum fmt_kind kind;        /* the output format */
@@ -67,6 +70,7 @@ struct record {
 	struct record_result res;
 	struct backend_outcome run;
 	char subject[160];         /* the target as the summary names it: "xz", "pid 42 (xz)", "split_run()" */
+	char baseline_path[PATH_MAX]; /* where --save-baseline went */
 	char summary[1024];        /* "Sampled N ticks over S ... xz exited with 0." */
 };
 
@@ -97,35 +101,52 @@ static bool needs_timeline(enum fmt_kind kind)
 	return kind == FMT_GECKO || kind == FMT_SPEEDSCOPE;
 }
 
-/* --summary, --save-baseline and --stages: one command that profiles, summarizes and keeps. */
-static enum plumb_err write_extras(const struct profile *prof, const struct record_args *a,
-				   const struct record_result *res, const char *stage_lines, struct perr *e)
+/* The hot summary of prof as `plumb hot` makes it with the same options from the written output, sliced by the
+ * stage file when --stages wrote one (docs/design.md §5.7), into json. */
+static enum plumb_err summary_json(const struct record *rec, const struct profile *prof, struct sbuf *json,
+				   struct perr *e)
 {
-	enum plumb_err rc = PLUMB_OK;
-	if (a->summary || a->save_baseline) {
-		struct hot_opts ho = HOT_OPTS_INIT;
-		ho.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
-		struct hot_summary *s = NULL;
-		rc = hot_analyze(prof, &ho, &s, e);
-		if (rc)
-			return rc;
-		free(s->source);
-		s->source = redact_dup(a->output);
-		struct sbuf json = SBUF_INIT;
-		fmt_hot_json_write(&json, s, 0);
-		hot_summary_free(s);
-		if (json.oom)
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory writing the summary");
-		if (!rc && a->summary)
-			rc = atomic_write_file(a->summary, json.buf, json.len, e);
-		if (!rc && a->save_baseline)
-			rc = baseline_profile_save(a->save_baseline, json.buf, json.len, e);
-		sbuf_release(&json);
-		if (rc)
-			return rc;
+	const struct record_args *a = &rec->a;
+	struct hot_summary *s = NULL;
+	enum plumb_err rc = hot_analyze(prof, &rec->hot, &s, e);
+	if (!rc && a->stages) {
+		struct fmt_stage *stages = NULL;
+		size_t n = 0;
+		rc = fmt_stages_load(a->stages, &stages, &n, e);
+		if (!rc)
+			rc = hot_analyze_stages(prof, &rec->hot, stages, n, s, e);
+		fmt_stages_free(stages, n);
 	}
+	if (rc) {
+		hot_summary_free(s);
+		return rc;
+	}
+	free(s->source);
+	free(s->format);
+	s->source = redact_dup(a->output);
+	s->format = strdup(fmt_name(rec->kind));
+	fmt_hot_json_write(json, s, a->sum.top_seen ? (size_t)a->sum.top : 0);
+	hot_summary_free(s);
+	return json->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory writing the summary") : PLUMB_OK;
+}
+
+/* --stages, --summary and --save-baseline: one command that profiles, summarizes and keeps. */
+static enum plumb_err write_extras(struct record *rec, const struct profile *prof, struct perr *e)
+{
+	const struct record_args *a = &rec->a;
+	enum plumb_err rc = PLUMB_OK;
 	if (a->stages)
-		rc = stages_write(stage_lines, res->start_ns, res->end_ns, a->stages, e);
+		rc = stages_write(rec->stage_lines.tmp_path, rec->res.start_ns, rec->res.end_ns, a->stages, e);
+	if (rc || !(a->summary || a->save_baseline))
+		return rc;
+	struct sbuf json = SBUF_INIT;
+	rc = summary_json(rec, prof, &json, e);
+	if (!rc && a->summary)
+		rc = atomic_write_file(a->summary, json.buf, json.len, e);
+	if (!rc && a->save_baseline)
+		rc = baseline_profile_save(a->save_baseline, json.buf, json.len, a->force, rec->baseline_path,
+					   sizeof rec->baseline_path, e);
+	sbuf_release(&json);
 	return rc;
 }
 
@@ -134,6 +155,7 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 {
 	struct record_args *a = &rec->a;
 	a->output = "./plumb-profile.folded";
+	a->sum = (struct cmd_summary)CMD_SUMMARY_INIT;
 	const struct opt opts_table[] = {
 		{ "pid", 'p', OPT_STRING, &a->pid, "PID", "attach to a running process (all its threads)", NULL },
 		{ "target", 't', OPT_STRING, &a->target_name, "NAME",
@@ -161,7 +183,9 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 		{ "stages", 0, OPT_STRING, &a->stages, "FILE",
 		  "also write the stage file (a 'command' stage plus the stages the program emitted)", NULL },
 		{ "save-baseline", 0, OPT_STRING, &a->save_baseline, "NAME",
-		  "save the hot summary as profile baseline NAME", NULL },
+		  "save the hot summary as profile baseline NAME (see plumb baseline)", NULL },
+		{ "force", 'f', OPT_FLAG, &a->force, NULL, "--save-baseline: replace a baseline of that name", NULL },
+		CMD_SUMMARY_OPTS(a->sum),
 		{ "native", 0, OPT_FLAG, &a->native, NULL, "python targets: merge native frames", NULL },
 		{ "idle", 0, OPT_FLAG, &a->idle, NULL, "python targets: keep idle stacks", NULL },
 		{ 0 },
@@ -249,6 +273,29 @@ static bool record__check_sampling(struct record *rec)
 	return true;
 }
 
+/* --save-baseline, --force and the summary options: a name that is taken is found before the run, not after it
+ * (docs/design.md §5.7), and the summary options are checked as hot checks them. */
+static bool record__check_summary(struct record *rec, int *rc)
+{
+	struct record_args *a = &rec->a;
+	*rc = EXIT_USAGE;
+	if (a->save_baseline && !a->force && store_exists(&STORE_PROFILE_BASELINES, a->save_baseline)) {
+		plumb_fail(EXIT_USAGE, "record: a profile baseline named '%s' exists (--force replaces it; `plumb baseline "
+				       "list` shows them)", a->save_baseline);
+		return false;
+	}
+	if (a->force && !a->save_baseline)
+		return plumb_fail(EXIT_USAGE, "record: --force goes with --save-baseline"), false;
+	if (!a->summary && !a->save_baseline && cmd_summary_given(&a->sum))
+		return plumb_fail(EXIT_USAGE, "record: the summary options (--group-by, --top, ...) go with --summary or "
+					      "--save-baseline"), false;
+	rec->hot = (struct hot_opts)HOT_OPTS_INIT;
+	rec->hot.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
+	if ((a->summary || a->save_baseline) && (*rc = cmd_summary_apply(&a->sum, "record", &rec->hot)))
+		return false;
+	return true;
+}
+
 /* Every option but the target: the defaults, then what was given, in a fixed order (the first wrong one is
  * the one reported). */
 static bool record__check_options(struct record *rec, int *rc)
@@ -269,6 +316,9 @@ static bool record__check_options(struct record *rec, int *rc)
 			   a->save_baseline);
 		return false;
 	}
+	if (!record__check_summary(rec, rc))
+		return false;
+	*rc = EXIT_USAGE;
 	if (!record__check_sampling(rec))
 		return false;
 	if (a->backend && !backend_find(a->backend)) {
@@ -383,7 +433,9 @@ static bool record__sample(struct record *rec, int *rc)
 	char *shown = cmd_shown_text(label);
 	rec->opts.progress = progress_new(shown, 0);
 	free(shown);
-	enum plumb_err ran = backend_run_auto(&rec->opts, needs_timeline(rec->kind), &rec->raw, &rec->res, &rec->run, &e);
+	/* sample times are kept for a format that holds them, and for a summary sliced by the stages */
+	bool timeline = needs_timeline(rec->kind) || (rec->a.stages && (rec->a.summary || rec->a.save_baseline));
+	enum plumb_err ran = backend_run_auto(&rec->opts, timeline, &rec->raw, &rec->res, &rec->run, &e);
 	progress_end(rec->opts.progress);
 	rec->opts.progress = NULL;
 	if (ran == PLUMB_OK)
@@ -497,7 +549,7 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	wo.threads = a->threads;
 	wo.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
 	if (render_write_file(prof, a->output, kind, &wo, NULL, &e) ||
-	    write_extras(prof, a, &rec->res, rec->stage_lines.tmp_path, &e)) {
+	    write_extras(rec, prof, &e)) {
 		*rc = perr_report(&e);
 		profile_free(prof);
 		return false;
@@ -518,6 +570,11 @@ static void record__report(const struct record *rec)
 	char *shown = cmd_shown_text(rec->a.output);
 	fprintf(stderr, "Wrote %s\n", shown);
 	free(shown);
+	if (rec->a.save_baseline) { /* every save says where it went */
+		shown = cmd_shown_text(rec->baseline_path);
+		fprintf(stderr, "Saved profile baseline %s to %s\n", rec->a.save_baseline, shown);
+		free(shown);
+	}
 }
 
 int cmd_record(int argc, char **argv)
@@ -541,6 +598,7 @@ int cmd_record(int argc, char **argv)
 	profile_free(rec->raw);
 	backend_outcome_release(&rec->run);
 	opt_result_release(&rec->r);
+	cmd_summary_release(&rec->a.sum);
 	free(rec);
 	return rc;
 }
