@@ -33,6 +33,18 @@ int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char
  * *exit_code; on a bad option prints the one-line error and sets *exit_code to 2. Returns true to go on. */
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code);
+/* The same for a command that runs COMMAND after `--` (record, metrics record): when an option is unknown and a
+ * word before it reads as a command (`plumb record perl -e ...`), the message says to put it after `--`. `who`
+ * names the command ("record", "metrics record"). */
+bool cmd_parse_command_options(const struct opt *opts, const char *usage, const char *description, const char *who,
+			       int argc, char **argv, struct opt_result *res, int *exit_code);
+
+/* Where `record` writes by default, and what `hot` and `flame` read when given no PROFILE. */
+#define CMD_DEFAULT_PROFILE "./plumb-profile.folded"
+/* The profile a reading command works on: its one PROFILE argument, or, given none, CMD_DEFAULT_PROFILE when
+ * it is there. NULL with the message printed and *exit_code set (3 when there is no default file, 2 for more than
+ * one PROFILE) otherwise. */
+const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *exit_code);
 
 /* The stackcollapse-perf options of the commands that read `perf script` text (convert, flame): the rows go into
  * the command's option table (base/opt.h), cmd_collapse_apply() turns them into reader options. */

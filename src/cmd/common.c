@@ -5,10 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
+#include "base/sbuf.h"
 #include "analyze/analyze.h"
 #include "format/format.h"
 
@@ -54,6 +56,71 @@ int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char
 		if (strcmp(s->name, argv[1]) == 0)
 			return s->fn(argc - 1, argv + 1);
 	return plumb_fail(EXIT_USAGE, "%s: '%s' is not a %s subcommand (see plumb %s --help)", cmd, argv[1], cmd, cmd);
+}
+
+/* A word as a shell reads it back: as it is when it has nothing special, else in single quotes. */
+static void add_shell_word(struct sbuf *sb, const char *w)
+{
+	if (*w && strspn(w, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./=:,+-@%") == strlen(w)) {
+		sbuf_addstr(sb, w);
+		return;
+	}
+	sbuf_addch(sb, '\'');
+	for (; *w; w++)
+		if (*w == '\'')
+			sbuf_addstr(sb, "'\\''");
+		else
+			sbuf_addch(sb, *w);
+	sbuf_addch(sb, '\'');
+}
+
+bool cmd_parse_command_options(const struct opt *opts, const char *usage, const char *description, const char *who,
+			       int argc, char **argv, struct opt_result *res, int *exit_code)
+{
+	struct perr e = PERR_INIT;
+	if (opt_parse(opts, argc, argv, res, &e) != OPT_ERROR) {
+		opt_result_release(res);
+		return cmd_parse_options(opts, usage, description, argc, argv, res, exit_code);
+	}
+	opt_result_release(res);
+	/* parsed up to the first word that is not an option: is that word a command missing its `--`? */
+	struct opt_result pre;
+	struct perr pe = PERR_INIT;
+	if (opt_parse_prefix(opts, argc, argv, &pre, &pe) == OPT_OK && pre.npos > 0 && pre.dashdash != 0 &&
+	    pre.pos[0][0] != '-') {
+		struct sbuf cmd = SBUF_INIT;
+		for (int i = 0; i < pre.npos && i < 3; i++) {
+			if (i)
+				sbuf_addch(&cmd, ' ');
+			add_shell_word(&cmd, pre.pos[i]);
+		}
+		if (pre.npos > 3)
+			sbuf_addstr(&cmd, " ...");
+		char *shown = cmd_shown_text(cmd.buf);
+		*exit_code = plumb_fail(EXIT_USAGE, "%s: %s; put the command after `--`: plumb %s [OPTIONS] -- %s", who,
+					e.msg, who, shown);
+		free(shown);
+		sbuf_release(&cmd);
+	} else {
+		*exit_code = perr_report(&e);
+	}
+	opt_result_release(&pre);
+	return false;
+}
+
+const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *exit_code)
+{
+	if (res->npos == 1)
+		return res->pos[0];
+	if (res->npos > 1) {
+		*exit_code = plumb_fail(EXIT_USAGE, "%s: give one PROFILE (see plumb %s --help)", who, who);
+		return NULL;
+	}
+	if (access(CMD_DEFAULT_PROFILE, F_OK) == 0)
+		return CMD_DEFAULT_PROFILE;
+	*exit_code = plumb_fail(EXIT_MISSING, "%s: give a PROFILE; there is no %s here (what plumb record writes by "
+					     "default)", who, CMD_DEFAULT_PROFILE);
+	return NULL;
 }
 
 void cmd_warn_to_stderr(void *ctx, const char *msg)

@@ -79,10 +79,11 @@ static bool record_options(int argc, char **argv, struct record_request *rq, str
 		{ "pid", 'p', OPT_INT, &pid_arg, "PID", "record this running process and its children", &have_pid },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
-	if (!cmd_parse_options(opts, "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
-			       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
-			       "into a bounded recording that `plumb metrics` reads.",
-			       argc, argv, res, rc))
+	if (!cmd_parse_command_options(opts,
+				       "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
+				       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
+				       "into a bounded recording that `plumb metrics` reads.",
+				       "metrics record", argc, argv, res, rc))
 		return false;
 	rq->every = METRICS_DEFAULT_EVERY;
 	bool have_cmd = res->npos > 0;
@@ -245,8 +246,8 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (rc == EXIT_DONE && rec.samples_taken == 0)
 		rc = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", rec.root_pid);
 	if (rc == EXIT_DONE)
-		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
-			(unsigned long long)rec.samples_taken, rec.count, rq.name, path_shown,
+		fprintf(stderr, "plumb: metrics: %llu sample%s (%zu kept) of %s written to %s%s\n",
+			(unsigned long long)rec.samples_taken, rec.samples_taken == 1 ? "" : "s", rec.count, rq.name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
 	if (child.pid > 0 && !stop_signal)
 		child_finish(&child);
@@ -361,8 +362,8 @@ static void print_window(const struct metrics_doc *doc)
 	const struct metrics_sample *first = &doc->samples[0], *last = &doc->samples[doc->nsamples - 1];
 	full_time(t0, sizeof t0, first->t_ms);
 	clock_time(t1, sizeof t1, last->t_ms);
-	printf("  every %gs: %zu samples in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
-	       doc->nsamples, (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
+	printf("  every %gs: %zu sample%s in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
+	       doc->nsamples, doc->nsamples == 1 ? "" : "s", (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
 	       (double)(last->t_ms - first->t_ms) / 1000.0);
 	human_bytes(b1, sizeof b1, last->totals.rss_bytes);
 	human_bytes(b2, sizeof b2, last->totals.private_bytes);

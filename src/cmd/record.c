@@ -154,7 +154,7 @@ static enum plumb_err write_extras(struct record *rec, const struct profile *pro
 static bool record__parse_options(struct record *rec, int argc, char **argv, int *rc)
 {
 	struct record_args *a = &rec->a;
-	a->output = "./plumb-profile.folded";
+	a->output = CMD_DEFAULT_PROFILE;
 	a->sum = (struct cmd_summary)CMD_SUMMARY_INIT;
 	const struct opt opts_table[] = {
 		{ "pid", 'p', OPT_STRING, &a->pid, "PID", "attach to a running process (all its threads)", NULL },
@@ -190,7 +190,7 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 		{ "idle", 0, OPT_FLAG, &a->idle, NULL, "python targets: keep idle stacks", NULL },
 		{ 0 },
 	};
-	return cmd_parse_options(opts_table, usage_text, description, argc, argv, &rec->r, rc);
+	return cmd_parse_command_options(opts_table, usage_text, description, "record", argc, argv, &rec->r, rc);
 }
 
 /* Exactly one target: a command after --, --pid, --call, --target NAME, or else the only announced target
