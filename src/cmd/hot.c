@@ -15,7 +15,7 @@
 #include "profile/label.h"
 
 static const char usage[] =
-	"plumb hot PROFILE [--top N] [--json] [--group-by function|file|module|library] [--module-depth N]\n"
+	"plumb hot [PROFILE] [--top N] [--json] [--group-by function|file|module|library] [--module-depth N]\n"
 	"                  [--collapse-generics] [--include RE] [--exclude RE] [--repo-only [--root DIR]]\n"
 	"                  [--thread RE] [--top-threads N] [--stages FILE] [--syms FILE]";
 
@@ -137,18 +137,20 @@ int cmd_hot(int argc, char **argv)
 	};
 	struct opt_result res;
 	int rc;
-	if (!cmd_parse_options(opts, usage, "Leaf (self) and inclusive hot tables of a profile.", argc, argv, &res,
+	if (!cmd_parse_options(opts, usage, "Leaf (self) and inclusive hot tables of a profile (default: " CMD_DEFAULT_PROFILE
+						   ", what plumb record writes).", argc, argv, &res,
 			       &rc))
 		return rc;
 	struct hot_opts o = HOT_OPTS_INIT;
 	struct hot_summary *s = NULL;
-	rc = res.npos != 1 ? plumb_fail(EXIT_USAGE, "hot: expected one PROFILE (see plumb hot --help)")
-			   : cmd_summary_apply(&h.sum, "hot", &o);
+	const char *input = cmd_profile_arg(&res, "hot", &rc);
+	if (input)
+		rc = cmd_summary_apply(&h.sum, "hot", &o);
 	if (!rc) {
 		o.label_flags = h.no_lines ? LABEL_NO_LINES : 0;
 		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.sum.top };
 		struct perr e = PERR_INIT;
-		if (hot_summary_from_file(res.pos[0], &lo, &o, &s, &e))
+		if (hot_summary_from_file(input, &lo, &o, &s, &e))
 			rc = perr_report(&e);
 	}
 	if (!rc && h.json)
