@@ -25,9 +25,24 @@ struct cmd_sub {
 };
 extern const struct cmd_sub cmd_bench_subs[];
 extern const struct cmd_sub cmd_baseline_subs[];
+extern const struct cmd_sub cmd_metrics_subs[]; /* `record`; metrics has options of its own too */
 /* Runs sub-command argv[1] of `cmd` from subs; `--help`, `-h` or `help` lists them (exit 0), none lists them on
  * stderr (exit 2), an unknown one is exit 2. */
 int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char **argv);
+
+/* `plumb help`: a command's help, its man page, or the shell completion, all made from the option tables
+ * (src/cmd/doc.c). commands is the dispatcher's table (NULL-terminated), usage prints plumb's own. */
+#include <stdio.h>
+struct cmd_help_ctx {
+	const struct cmd_sub *commands;
+	const char *version;
+	void (*usage)(FILE *out);
+};
+int cmd_help(const struct cmd_help_ctx *h, int argc, char **argv);
+/* While set, cmd_parse_options() hands a command's --help to the hook instead of printing it: how doc.c reads
+ * the option tables. Never set outside `plumb help`. */
+extern void (*cmd_help_hook)(void *ctx, const char *usage, const char *description, const struct opt *opts);
+extern void *cmd_help_hook_ctx;
 
 /* Parses argv with the command's option table; on --help prints the generated usage and returns 0 through
  * *exit_code; on a bad option prints the one-line error and sets *exit_code to 2. Returns true to go on. */

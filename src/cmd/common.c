@@ -14,6 +14,9 @@
 #include "analyze/analyze.h"
 #include "format/format.h"
 
+void (*cmd_help_hook)(void *ctx, const char *usage, const char *description, const struct opt *opts);
+void *cmd_help_hook_ctx;
+
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code)
 {
@@ -22,7 +25,10 @@ bool cmd_parse_options(const struct opt *opts, const char *usage, const char *de
 	case OPT_OK:
 		return true;
 	case OPT_HELP:
-		opt_usage(stdout, usage, description, opts);
+		if (cmd_help_hook)
+			cmd_help_hook(cmd_help_hook_ctx, usage, description, opts);
+		else
+			opt_usage(stdout, usage, description, opts);
 		opt_result_release(res);
 		*exit_code = EXIT_DONE;
 		return false;

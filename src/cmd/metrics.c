@@ -532,6 +532,11 @@ static int cmd_metrics_read(int argc, char **argv)
 	return rc;
 }
 
+const struct cmd_sub cmd_metrics_subs[] = {
+	{ "record", cmd_metrics_record, "record a process tree's CPU, wake-ups and memory" },
+	{ NULL, NULL, NULL },
+};
+
 int cmd_metrics(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "record") == 0)
