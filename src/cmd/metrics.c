@@ -62,6 +62,7 @@ struct record_request {
 	pid_t pid;                          /* --pid, or 0 with a command */
 	const char *const *command;         /* the command after `--` (NULL-terminated, in res.pos), or NULL */
 	char name[STORE_NAME_MAX + 1];      /* --name, else the program's (redacted) name */
+	bool force;                         /* --force: replace a recording of that name */
 };
 
 /* The options of `metrics record` into rq; false with *rc set when they end the command (--help, a mistake).
@@ -71,12 +72,14 @@ static bool record_options(int argc, char **argv, struct record_request *rq, str
 	const char *every_arg = NULL, *name = NULL;
 	long keep = METRICS_DEFAULT_KEEP, pid_arg = 0;
 	bool have_pid = false;
+	rq->force = false;
 	const struct opt opts[] = {
 		{ "every", 0, OPT_STRING, &every_arg, "S", "seconds between samples (default 5; 200ms, 0.5, 1m)", NULL },
 		{ "keep", 0, OPT_INT, &keep, "N", "samples kept in the recording (default 120)", NULL },
 		{ "name", 0, OPT_STRING, &name, "NAME",
 		  "recording name: $PLUMB_HOME/metrics/NAME.json (default: the program's name)", NULL },
 		{ "pid", 'p', OPT_INT, &pid_arg, "PID", "record this running process and its children", &have_pid },
+		{ "force", 'f', OPT_FLAG, &rq->force, NULL, "replace a recording of that name", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	if (!cmd_parse_command_options(opts,
@@ -214,8 +217,13 @@ static int cmd_metrics_record(int argc, char **argv)
 		return rc;
 	struct perr e = PERR_INIT;
 	char path[PATH_MAX];
-	/* a recording of the same name is replaced, as it always was (force) */
-	if (store_path_for_write(&STORE_METRICS, rq.name, true, path, sizeof path, &e) ||
+	/* a recording of that name is replaced only with --force, as every stored thing (docs/design.md §5.7) */
+	if (!rq.force && store_exists(&STORE_METRICS, rq.name)) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: a recording named '%s' exists (--force replaces it; `plumb "
+					      "metrics --name %s` shows it)", rq.name, rq.name);
+	}
+	if (store_path_for_write(&STORE_METRICS, rq.name, rq.force, path, sizeof path, &e) ||
 	    atomic_check_writable(path, &e)) {
 		opt_result_release(&res);
 		return cmd_report_redacted(&e);
