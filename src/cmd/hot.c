@@ -69,8 +69,9 @@ static void hot_print_slice(FILE *out, const struct hot_summary *s, const struct
 static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 {
 	const char *unit = s->weight_unit ? s->weight_unit : "samples";
+	bool one = s->all.total == 1 && strcmp(unit, "samples") == 0; /* "1 sample", not "1 samples" */
 	fprintf(out, "%s (%s): %llu %s in %zu thread%s\n\n", s->source ? s->source : "profile",
-		s->format ? s->format : "?", (unsigned long long)s->all.total, unit, s->nthreads,
+		s->format ? s->format : "?", (unsigned long long)s->all.total, one ? "sample" : unit, s->nthreads,
 		s->nthreads == 1 ? "" : "s");
 	if (s->nthreads > 1) {
 		size_t n = top && top < s->nthreads ? top : s->nthreads;

@@ -46,6 +46,13 @@ class MissingDashDash(TempDir):
 
 
 class Grammar(TempDir):
+    def test_one_sample_in_hot(self):
+        one = self.path("one.folded")
+        with open(one, "w") as f:
+            f.write("main;work 1\n")
+        r = plumb("hot", one)
+        self.assertIn(": 1 sample in 1 thread", r.stdout)
+
     def test_one_metrics_sample(self):
         env = {"PLUMB_HOME": self.path("home")}
         r = plumb("metrics", "record", "--every", "5", "--name", "one", "--", "sleep", "0.5", extra_env=env)
