@@ -451,7 +451,7 @@ static bool record__sample(struct record *rec, int *rc)
 static void record__summary_line(struct record *rec)
 {
 	const struct profile *raw = rec->raw;
-	const struct profile_meta *meta = profile_meta((struct profile *)raw);
+	const struct profile_meta *meta = profile_meta_const(raw);
 	const struct record_result *res = &rec->res;
 	double secs = meta->duration_s;
 	uint64_t ticks = meta->ticks;
