@@ -165,8 +165,10 @@ void backend_end_command(const struct record_opts *opts, struct child *c, struct
 	char first[16];
 	bool it = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig && end.nsent_child <= 1;
 	snprintf(first, sizeof first, it ? "it" : "SIG%s", sigabbrev_np(sig));
-	if (from_terminal) {
-		snprintf(why, sizeof why, "after %s from the terminal", first);
+	if (from_terminal && status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig && !end.nsent_child) {
+		snprintf(why, sizeof why, "the terminal sent it");
+	} else if (from_terminal) {
+		snprintf(why, sizeof why, "after SIG%s from the terminal", sigabbrev_np(sig));
 		if (end.nsent_child) {
 			size_t used = strlen(why);
 			snprintf(why + used, sizeof why - used, "; plumb sent SIG%s", sigabbrev_np(end.sent[0]));

@@ -4,8 +4,10 @@ SIGKILL after a grace), are waited for, and the summary says how the command end
 signalled. Every backend reports an exit status or a killing signal; a launched command or --call that failed on
 its own makes record exit 1 with the profile written."""
 import os
+import pty
 import re
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -123,6 +125,38 @@ class Fate(Marked):
                 self.assertEqual(marked(self.mark), [], "the command outlived plumb")
                 self.assert_written(out)
                 os.unlink(out)
+
+    def test_ctrl_c_on_a_terminal_reaches_the_command_once(self):
+        # the terminal sends SIGINT to the whole foreground group, the command included: plumb does not send it
+        # a second one (a program that handles SIGINT would see two), it waits for the command and writes
+        out = self.path("t.folded")
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.environ.update(env(PLUMB_FATE_MARK=self.mark))
+            os.execv(PLUMB, [PLUMB, "record", "-o", out, "--", SPLIT, "60"])
+        try:
+            self.assertTrue(wait_until(lambda: marked(self.mark), timeout=20), "the target never started")
+            time.sleep(0.7)
+            os.write(fd, b"\x03")
+            seen = b""
+            while True:
+                ready, _, _ = select.select([fd], [], [], 30)
+                if not ready:
+                    break
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+        finally:
+            _, status = os.waitpid(pid, 0)
+            os.close(fd)
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, seen)
+        self.assertIn(b"split was killed by SIGINT (the terminal sent it).", seen)
+        self.assertEqual(marked(self.mark), [])
+        self.assert_written(out)
 
     def test_an_attached_process_is_never_signalled(self):
         for backend in ("perf_event", "ptrace"):
