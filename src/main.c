@@ -19,6 +19,7 @@
 /* The commands, in the order --help lists them; the man pages and completions are made from this table. */
 static const struct cmd_sub commands[] = {
 	{ "record", cmd_record, "sample a command, a running process or one function" },
+	{ "top", cmd_top, "a live view of a running process or of the whole machine" },
 	{ "hot", cmd_hot, "leaf and inclusive hot tables of a profile" },
 	{ "diff", cmd_diff, "what moved between two profiles" },
 	{ "flame", cmd_flame, "draw an interactive flame graph (SVG)" },
@@ -29,10 +30,14 @@ static const struct cmd_sub commands[] = {
 	{ NULL, NULL, NULL },
 };
 
-/* The commands that refuse unless PLUMB_DEBUG is on (docs/design.md §3.1). */
+/* The commands that sample or record, which refuse unless PLUMB_DEBUG is on (docs/design.md §3.1). */
 static bool gated(const char *name)
 {
-	return strcmp(name, "record") == 0 || strcmp(name, "metrics") == 0;
+	static const char *const sampling[] = { "record", "top", "metrics" };
+	for (size_t i = 0; i < sizeof sampling / sizeof sampling[0]; i++)
+		if (strcmp(name, sampling[i]) == 0)
+			return true;
+	return false;
 }
 
 static void usage(FILE *out)
@@ -98,7 +103,7 @@ int main(int argc, char **argv)
 			cmd = c;
 	if (!cmd)
 		return plumb_fail(EXIT_USAGE, "'%s' is not a plumb command (see plumb --help)", name);
-	if (gated(name) && !gate_enabled() && !asks(argc - 1, argv + 1, "--help", "-h"))
+	if (gated(cmd->name) && !gate_enabled() && !asks(argc - 1, argv + 1, "--help", "-h"))
 		return plumb_fail(EXIT_FAILED, "%s: " GATE_HOWTO, name);
 	return finish_stdout(cmd->fn(argc - 1, argv + 1));
 }

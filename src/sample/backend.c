@@ -24,6 +24,7 @@ static const struct backend *const backends[] = {
 	&backend_inprocess,
 	&backend_ptrace,
 	&backend_pyspy,
+	&backend_system,
 };
 
 const struct backend *const *backend_list(size_t *n)
@@ -47,6 +48,11 @@ size_t backend_choose(const struct record_opts *opts, const struct backend **out
 		const struct backend *b = backend_find(opts->backend);
 		if (b && max)
 			out[k++] = b;
+		return k;
+	}
+	if (opts->target == TARGET_ALL) { /* every process: one backend can, and nothing falls back */
+		if (max)
+			out[k++] = &backend_system;
 		return k;
 	}
 	bool taken[sizeof backends / sizeof backends[0]] = { false };
@@ -113,7 +119,7 @@ const char *backend_targets_text(const struct backend *b, char *buf, size_t n)
 {
 	static const char *const names[] = { [TARGET_COMMAND] = "a launched command (-- COMMAND)",
 					     [TARGET_PID] = "a running process (--pid, --target)",
-					     [TARGET_CALL] = "--call" };
+					     [TARGET_CALL] = "--call", [TARGET_ALL] = "every process (--all)" };
 	size_t used = 0;
 	buf[0] = '\0';
 	for (size_t t = 0; t < sizeof names / sizeof names[0] && used < n; t++)

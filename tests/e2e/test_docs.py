@@ -14,7 +14,7 @@ from plumbtest import BUILD, ROOT, needs_tool, plumb
 MAN = os.path.join(BUILD, "man")
 BASH = os.path.join(BUILD, "completion", "plumb.bash")
 ZSH = os.path.join(BUILD, "completion", "_plumb")
-COMMANDS = ["record", "hot", "diff", "flame", "convert", "metrics", "bench", "baseline"]
+COMMANDS = ["record", "top", "hot", "diff", "flame", "convert", "metrics", "bench", "baseline"]
 SUBS = {"bench": ["run", "report", "compare", "baseline", "coverage", "owners", "doctor"],
         "baseline": ["list", "show", "rm", "save"], "metrics": ["record"]}
 
@@ -118,7 +118,7 @@ class Version(unittest.TestCase):
     def test_every_command_says_the_same_version(self):
         with open(os.path.join(ROOT, "VERSION")) as f:
             want = "plumb %s\n" % f.read().strip()
-        for args in (["--version"], ["version"], ["record", "--version"], ["hot", "--version"],
+        for args in (["--version"], ["version"], ["record", "--version"], ["top", "--version"], ["hot", "--version"],
                      ["bench", "run", "--version"], ["bench", "baseline", "list", "--version"],
                      ["baseline", "show", "--version"], ["metrics", "record", "--version"]):
             with self.subTest(args=args):

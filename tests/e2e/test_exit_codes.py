@@ -110,6 +110,16 @@ class ExitCodes(unittest.TestCase):
             (["record", "--interval", "1", "-o", self.p("none.folded"), "--", "true"], FAILED),
         ])
 
+    def test_top(self):
+        # top reads no input file: a process that cannot be resolved is a bad argument (§3.2 row 2)
+        self.check([
+            (["top"], USAGE),
+            (["top", "--pid", "x"], USAGE),
+            (["top", "--pid", "999999999"], USAGE),
+            (["top", "--pid", str(os.getpid()), "--interval", "0"], USAGE),
+        ])
+        self.check_stdout_full([["top", "--pid", str(os.getpid()), "--iterations", "1", "--interval", "0.2"]])
+
     def test_hot(self):
         self.check([
             (["hot", self.p("absent.folded")], MISSING),
