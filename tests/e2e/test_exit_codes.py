@@ -3,8 +3,10 @@
 output that cannot be written: 6, nothing sampled or a failed check: 1}. A cell a command has no use for is left
 out of its row and the reason is written beside it. Every failing cell also ends with a `plumb: ...` line
 that names what went wrong (no silence)."""
+import ast
 import json
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -106,6 +108,9 @@ class ExitCodes(unittest.TestCase):
             (["record", "--backend", "ptrace", "--", "true"], USAGE),      # ptrace attaches, it cannot launch
             (["record", "--backend", "perf_event", "--call", "x.so:f"], USAGE),
             (["record", "--", "/nonexistent/command"], USAGE),
+            (["record", "--all", "--", "true"], USAGE),                     # two targets
+            (["record", "--comm", "x", "--", "true"], USAGE),                # --comm narrows --all
+            (["record", "--all", "--comm", "(", "--seconds", "1", "-o", self.p("a.folded")], USAGE),
             (["record", "-o", "/nonexistent-dir/x.folded", "--", "true"], OUTPUT),
             (["record", "--interval", "1", "-o", self.p("none.folded"), "--", "true"], FAILED),
         ])
@@ -248,6 +253,25 @@ class ExitCodes(unittest.TestCase):
             (["bench", "frobnicate"], USAGE),
         ])
         self.check_stdout_full([["bench", "owners", "--catalog", self.p("catalog.ini")]])
+
+    def test_every_command_and_subcommand_has_rows(self):
+        # the commands `plumb --help` lists and the sub-commands their own --help lists, against the command lines
+        # this table runs (read from this file): a new command cannot be added without its rows
+        def listed(*cmd):
+            r = self.run_plumb(*cmd, "--help")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return set(re.findall(r"^  ([a-z][\w-]*)  ", r.stdout, re.M))
+        want = {(c,) for c in listed()}
+        for c in ("bench", "baseline"):
+            want |= {(c, s) for s in listed(c)}
+        want.add(("metrics", "record"))
+        with open(__file__) as f:
+            tree = ast.parse(f.read())
+        lines = [[e.value for e in n.elts[:2] if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                 for n in ast.walk(tree) if isinstance(n, ast.List) and n.elts]
+        have = {tuple(ln[:2]) for ln in lines if len(ln) == 2} | {(ln[0],) for ln in lines if ln}
+        self.assertGreater(len(want), 15, want)
+        self.assertEqual(sorted(w for w in want if w not in have), [], "commands without a row in the table")
 
     def test_dispatcher(self):
         self.check([
