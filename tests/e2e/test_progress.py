@@ -57,6 +57,19 @@ class RecordProgress(TempDir):
         # erased before the summary, which starts on a clean line
         self.assertRegex(seen, rb"\x1b\[K\r\x1b\[KSampled \d+ ticks")
 
+    def test_an_attach_shows_the_line_too(self):
+        # issue 16: a long attach printed nothing until its end
+        p = subprocess.Popen([target("split"), "8"], stdout=subprocess.DEVNULL)
+        try:
+            rc, seen = run_on_terminal(["record", "--pid", str(p.pid), "--seconds", "3", "-o", self.path("a.folded")])
+        finally:
+            p.kill()
+            p.wait()
+        self.assertEqual(rc, 0, seen)
+        frames = re.findall(rb"\r(recording pid %d \(split\)): ([\d.]+)s, [\d,]+ samples?, \d+/s effective\x1b\[K"
+                            % p.pid, seen)
+        self.assertGreaterEqual(len(frames), 3, seen[-800:])
+
     def test_no_line_into_a_pipe(self):
         r = subprocess.run([PLUMB, *self.record_args()], env=env(), capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
