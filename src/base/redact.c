@@ -334,7 +334,9 @@ static size_t match_home(const char *s, size_t i, size_t len, bool *tilde)
 	return 0;
 }
 
-static void redact_scan(struct sbuf *out, const char *s, size_t len, enum scan_mode mode)
+/* The redactor; home_as_tilde writes a home prefix as "~/" (a message names a place to find) instead of dropping
+ * it (in a profile the prefix is noise). */
+static void redact_scan(struct sbuf *out, const char *s, size_t len, enum scan_mode mode, bool home_as_tilde)
 {
 	size_t i = 0, copy_from = 0;
 	bool tilde;
@@ -348,6 +350,8 @@ static void redact_scan(struct sbuf *out, const char *s, size_t len, enum scan_m
 			sbuf_add(out, s + copy_from, i - copy_from);
 			if (tilde)
 				sbuf_addch(out, '~');
+			else if (home_as_tilde)
+				sbuf_addstr(out, "~/");
 		} else if (isalpha(c) && (m = match_auth_scheme(s, i, len, &keep))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_add(out, s + i, keep);
@@ -380,17 +384,17 @@ static void redact_scan(struct sbuf *out, const char *s, size_t len, enum scan_m
 
 void redact_append(struct sbuf *out, const char *s, size_t len)
 {
-	redact_scan(out, s, len, SCAN_TEXT);
+	redact_scan(out, s, len, SCAN_TEXT, false);
 }
 
 void redact_path_append(struct sbuf *out, const char *s, size_t len)
 {
-	redact_scan(out, s, len, SCAN_PATH);
+	redact_scan(out, s, len, SCAN_PATH, false);
 }
 
 void redact_code_append(struct sbuf *out, const char *s, size_t len)
 {
-	redact_scan(out, s, len, SCAN_CODE);
+	redact_scan(out, s, len, SCAN_CODE, false);
 }
 
 char *redact_dup(const char *s)
@@ -404,6 +408,13 @@ char *redact_path_dup(const char *s)
 {
 	struct sbuf sb = SBUF_INIT;
 	redact_path_append(&sb, s, strlen(s));
+	return sbuf_detach(&sb, NULL);
+}
+
+char *redact_dup_message(const char *s)
+{
+	struct sbuf sb = SBUF_INIT;
+	redact_scan(&sb, s, strlen(s), SCAN_TEXT, true);
 	return sbuf_detach(&sb, NULL);
 }
 

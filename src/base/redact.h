@@ -25,6 +25,9 @@ void redact_code_append(struct sbuf *out, const char *in, size_t len);
 /* The same for a path: "a/token=ghp_x/b.c" becomes "a/token=[REDACTED]/b.c". */
 void redact_path_append(struct sbuf *out, const char *in, size_t len);
 char *redact_path_dup(const char *s);
+/* The same for a message to a person: a path under the home directory reads "~/.local/state/plumb/x.json" (its
+ * home prefix written as "~/", not dropped, so it does not read as a relative path). */
+char *redact_dup_message(const char *s);
 /* Overrides the home directory used for prefix dropping (NULL: use $HOME). For tests. */
 void redact_set_home(const char *home);
 
