@@ -72,7 +72,8 @@ static enum plumb_err open_dir(const struct store_kind *k, bool create, enum plu
 	enum plumb_err rc = plumb_home_open(k->dir, create, buf, cap, dfd, e);
 	if (rc == PLUMB_ENOENT && !create && buf[0]) /* a home is named, the directory is just not made yet */
 		return PLUMB_OK;
-	if (rc == PLUMB_EPERM)
+	/* a writer that cannot use the directory (refused, or the home is a file) has an output problem */
+	if (rc == PLUMB_EPERM || (create && (rc == PLUMB_EIO || rc == PLUMB_ENOENT)))
 		e->code = rc = refused;
 	return rc;
 }
