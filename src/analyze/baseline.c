@@ -25,7 +25,7 @@ enum plumb_err baseline_profile_save(const char *name, const char *summary_json,
 				     size_t cap, struct perr *e)
 {
 	enum plumb_err rc = store_path(&STORE_PROFILE_BASELINES, name, path, cap, e);
-	if (rc == PLUMB_EIO || rc == PLUMB_ENOENT) /* a home that cannot be used (or is refused): nothing is saved */
+	if (path[0] && (rc == PLUMB_EIO || rc == PLUMB_ENOENT)) /* a home that cannot be used, or refused */
 		e->code = rc = PLUMB_EOUTPUT;
 	if (rc)
 		return rc;

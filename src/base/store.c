@@ -73,7 +73,7 @@ static enum plumb_err open_dir(const struct store_kind *k, bool create, enum plu
 	if (rc == PLUMB_ENOENT && !create && buf[0]) /* a home is named, the directory is just not made yet */
 		return PLUMB_OK;
 	/* a writer that cannot use the directory (refused, or the home is a file) has an output problem */
-	if (rc == PLUMB_EPERM || (create && (rc == PLUMB_EIO || rc == PLUMB_ENOENT)))
+	if (rc == PLUMB_EPERM || (create && buf[0] && (rc == PLUMB_EIO || rc == PLUMB_ENOENT)))
 		e->code = rc = refused;
 	return rc;
 }
