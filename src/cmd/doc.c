@@ -15,6 +15,7 @@
 #include "base/err.h"
 #include "base/grow.h"
 #include "base/sbuf.h"
+#include "base/str.h"
 #include "cmd/bench_cmd.h"
 
 /* One option as a page shows it (copied: the command's table lives on its stack). */
@@ -39,16 +40,6 @@ struct doc_set {
 	bool oom;
 };
 
-static char *dup_or_null(const char *s, bool *oom)
-{
-	if (!s)
-		return NULL;
-	char *d = strdup(s);
-	if (!d)
-		*oom = true;
-	return d;
-}
-
 /* cmd_help_hook: keeps a copy of what --help would have printed. */
 static void collect(void *ctx, const char *usage, const char *description, const struct opt *opts)
 {
@@ -59,10 +50,10 @@ static void collect(void *ctx, const char *usage, const char *description, const
 	}
 	struct doc_page *p = &ds->pages[ds->n++];
 	memset(p, 0, sizeof *p);
-	p->path = dup_or_null(ds->path, &ds->oom);
-	p->mode = dup_or_null(ds->mode, &ds->oom);
-	p->usage = dup_or_null(usage, &ds->oom);
-	p->description = dup_or_null(description, &ds->oom);
+	p->path = str_dup_or_null(ds->path, &ds->oom);
+	p->mode = str_dup_or_null(ds->mode, &ds->oom);
+	p->usage = str_dup_or_null(usage, &ds->oom);
+	p->description = str_dup_or_null(description, &ds->oom);
 	size_t n = 0;
 	while (opts[n].type != OPT_END)
 		n++;
@@ -73,10 +64,10 @@ static void collect(void *ctx, const char *usage, const char *description, const
 	}
 	for (size_t i = 0; i < n; i++) {
 		struct doc_opt *o = &p->opts[p->nopts++];
-		o->long_name = dup_or_null(opts[i].long_name, &ds->oom);
-		o->argname = dup_or_null(opts[i].type == OPT_FLAG ? NULL : opts[i].argname ? opts[i].argname : "VALUE",
+		o->long_name = str_dup_or_null(opts[i].long_name, &ds->oom);
+		o->argname = str_dup_or_null(opts[i].type == OPT_FLAG ? NULL : opts[i].argname ? opts[i].argname : "VALUE",
 					 &ds->oom);
-		o->help = dup_or_null(opts[i].help, &ds->oom);
+		o->help = str_dup_or_null(opts[i].help, &ds->oom);
 		o->short_name = opts[i].short_name;
 		o->takes_arg = opts[i].type != OPT_FLAG;
 	}
