@@ -141,14 +141,14 @@ static uint64_t thread_frame(struct ctx *c, uint32_t f)
 	if (fr->is_label) {
 		name = gstr_id(&t->strs, c->lt->labels[f], c->lt->lens[f]);
 	} else {
-		const char *fn = profile_str(c->p, fr->func);
-		char *red = redact_dup(fn[0] ? fn : "[unknown]");
-		name = red ? gstr_id(&t->strs, red, strlen(red)) : 0;
-		free(red);
+		struct sbuf fn = SBUF_INIT;
+		label_append_func_shown(&fn, c->p, fr);
+		name = fn.oom ? 0 : gstr_id(&t->strs, fn.buf, fn.len);
+		sbuf_release(&fn);
 	}
 	uint64_t file = NONE;
 	if (!fr->is_label && fr->file) {
-		char *red = redact_dup(profile_str(c->p, fr->file));
+		char *red = redact_path_dup(profile_str(c->p, fr->file));
 		file = red ? gstr_id(&t->strs, red, strlen(red)) : NONE;
 		free(red);
 	}
@@ -158,7 +158,7 @@ static uint64_t thread_frame(struct ctx *c, uint32_t f)
 			const char *mod = profile_str(c->p, fr->module);
 			const char *base = strrchr(mod, '/');
 			base = base ? base + 1 : mod;
-			char *red = redact_dup(base);
+			char *red = redact_path_dup(base);
 			if (!vpush(&t->rs_lib, c->lib_of[fr->module] - 1) ||
 			    !vpush(&t->rs_name, red ? gstr_id(&t->strs, red, strlen(red)) : 0))
 				c->oom = true;

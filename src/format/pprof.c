@@ -83,11 +83,11 @@ static uint64_t st_cstr(struct strtab *t, const char *s)
 	return st_id(t, s, strlen(s));
 }
 
-/* A redacted string's id. */
+/* A redacted path's id (a module or source file: docs/design.md §3.6). */
 static uint64_t st_redacted(struct strtab *t, const char *s)
 {
 	struct sbuf r = SBUF_INIT;
-	redact_append(&r, s, strlen(s));
+	redact_path_append(&r, s, strlen(s));
 	uint64_t id = st_id(t, r.buf, r.len);
 	sbuf_release(&r);
 	return id;
@@ -175,8 +175,7 @@ static void pp_func_name(struct pp_writer *w, size_t f, const struct frame *fr, 
 	if (fr->is_label) {
 		sbuf_add(name, lt->labels[f], lt->lens[f]);
 	} else {
-		const char *fn = profile_str(w->p, fr->func);
-		redact_append(name, fn[0] ? fn : "[unknown]", strlen(fn[0] ? fn : "[unknown]"));
+		label_append_func_shown(name, w->p, fr);
 		if (!fr->file && fr->module) { /* "[unknown] (libfoo.so)" is more use than "[unknown]" */
 			sbuf_reset(name);
 			sbuf_add(name, lt->labels[f], lt->lens[f]);

@@ -1,6 +1,7 @@
 /* label.c — the frame-label grammar (docs/design.md §4.1) in both directions: label_append writes a label,
- * label_parse reads its parts back (so one file holds the grammar); and the per-output table of redacted labels,
- * so each distinct frame is labelled and redacted once however many samples or lines use it. */
+ * label_parse reads its parts back (so one file holds the grammar); the label as outputs show it, each part
+ * redacted as what it is (§3.6); and the per-output table of those labels, so each distinct frame is labelled
+ * and redacted once however many samples or lines use it. */
 #include "profile/label.h"
 
 #include <stdlib.h>
@@ -130,6 +131,96 @@ void label_parse(const char *label, size_t len, struct label_parts *out)
 	parse_location(label + i + 1, n - i - 2, out);
 }
 
+/* ---- labels as outputs show them (docs/design.md §3.6): each part redacted as what it is ---- */
+
+/* Whether a finished label's group is all digits: "name (1234)", a thread or process root, whose name is data. */
+static bool group_is_id(const struct label_parts *lp)
+{
+	if (lp->file_len || !lp->module || !lp->module_len)
+		return false;
+	for (size_t i = 0; i < lp->module_len; i++)
+		if (lp->module[i] < '0' || lp->module[i] > '9')
+			return false;
+	return true;
+}
+
+bool label_func_is_data(const struct label_parts *lp)
+{
+	return lp->kind == FRAME_JIT || group_is_id(lp);
+}
+
+void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f)
+{
+	const char *func = profile_str(p, f->func);
+	if (!func[0])
+		sbuf_addstr(out, "[unknown]");
+	else if (f->kind == FRAME_JIT) /* named by the running program in its perf map: may carry anything */
+		redact_append(out, func, strlen(func));
+	else /* a symbol is code, not a secret */
+		redact_code_append(out, func, strlen(func));
+}
+
+/* A finished label (read from text), its spans redacted in place: the function kept unless it is a JIT name or
+ * a thread or process name ("name (tid)"), the file or module as a path, everything else (the line, the mark,
+ * the punctuation) as it was. */
+static void append_label_text_shown(struct sbuf *out, const char *label, size_t len)
+{
+	struct label_parts lp;
+	label_parse(label, len, &lp);
+	const char *group = lp.file ? lp.file : lp.module;
+	size_t glen = lp.file ? lp.file_len : lp.module_len;
+	if (label_func_is_data(&lp))
+		redact_append(out, lp.func, lp.func_len);
+	else
+		redact_code_append(out, lp.func, lp.func_len);
+	size_t at = lp.func_len;
+	if (group && !group_is_id(&lp)) {
+		size_t g = (size_t)(group - label);
+		sbuf_add(out, label + at, g - at);
+		redact_path_append(out, group, glen);
+		at = g + glen;
+	}
+	sbuf_add(out, label + at, len - at);
+}
+
+void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
+{
+	const struct frame *f = profile_frame_get(p, frame_id);
+	if (!f) {
+		sbuf_addstr(out, "[unknown]");
+		return;
+	}
+	if (f->is_label) {
+		const char *text = profile_str(p, f->func);
+		append_label_text_shown(out, text, strlen(text));
+		return;
+	}
+	const char *file = profile_str(p, f->file);
+	const char *module = profile_str(p, f->module);
+	label_append_func_shown(out, p, f);
+	if (!(flags & LABEL_FUNC_ONLY)) {
+		if (file[0]) {
+			const char *shown = label_short_path(file);
+			sbuf_addstr(out, " (");
+			redact_path_append(out, shown, strlen(shown));
+			if (f->line && !(flags & LABEL_NO_LINES))
+				sbuf_addf(out, ":%u", f->line);
+			sbuf_addch(out, ')');
+		} else if (module[0]) {
+			const char *base = base_name(module);
+			sbuf_addstr(out, " (");
+			redact_path_append(out, base, strlen(base));
+			sbuf_addch(out, ')');
+		}
+	}
+	if (!(flags & LABEL_NO_SUFFIX)) {
+		if (f->kind == FRAME_KERNEL)
+			sbuf_addstr(out, "_[k]");
+		else if (f->kind == FRAME_JIT)
+			sbuf_addstr(out, "_[j]");
+	}
+}
+
 struct label_table *label_table_build(const struct profile *p, unsigned flags)
 {
 	struct label_table *t = calloc(1, sizeof *t);
@@ -143,14 +234,11 @@ struct label_table *label_table_build(const struct profile *p, unsigned flags)
 		label_table_free(t);
 		return NULL;
 	}
-	struct sbuf raw = SBUF_INIT, red = SBUF_INIT;
+	struct sbuf red = SBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
-		sbuf_reset(&raw);
 		sbuf_reset(&red);
-		label_append(&raw, p, (uint32_t)i, flags);
-		redact_append(&red, raw.buf, raw.len);
-		if (red.oom || raw.oom || !(t->labels[i] = malloc(red.len + 1))) {
-			sbuf_release(&raw);
+		label_append_shown(&red, p, (uint32_t)i, flags);
+		if (red.oom || !(t->labels[i] = malloc(red.len + 1))) {
 			sbuf_release(&red);
 			label_table_free(t);
 			return NULL;
@@ -158,7 +246,6 @@ struct label_table *label_table_build(const struct profile *p, unsigned flags)
 		memcpy(t->labels[i], red.buf, red.len + 1);
 		t->lens[i] = red.len;
 	}
-	sbuf_release(&raw);
 	sbuf_release(&red);
 	return t;
 }
