@@ -66,6 +66,7 @@ struct record {
 	struct record_result res;
 	struct backend_outcome run;
 	char summary[768];         /* "Sampled N ticks over S ..." */
+	struct sbuf sym_hints;     /* the symbolizer's hints (what to install when names are missing) */
 };
 
 static void join_command(struct sbuf *sb, const struct record_opts *opts, const struct record_args *a)
@@ -409,7 +410,7 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	const struct record_args *a = &rec->a;
 	struct profile *prof = NULL;
 	struct perr e = PERR_INIT;
-	struct sym_opts so = { .no_lines = a->no_lines };
+	struct sym_opts so = { .no_lines = a->no_lines, .hints = &rec->sym_hints };
 	if (sym_resolve_profile(rec->raw, &so, &prof, &e)) {
 		*rc = perr_report(&e);
 		return false;
@@ -437,6 +438,9 @@ static void record__report(const struct record *rec)
 		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->run.used->name, rec->run.fallback.buf);
 	if (res->limits[0])
 		fprintf(stderr, "plumb: note: %s\n", res->limits);
+	/* one line per module whose samples had no names, each ending in '\n' */
+	for (const char *h = rec->sym_hints.buf, *nl; (nl = strchr(h, '\n')) != NULL; h = nl + 1)
+		fprintf(stderr, "plumb: %.*s\n", (int)(nl - h), h);
 	if (res->ended[0] && rec->opts.target != TARGET_COMMAND)
 		fprintf(stderr, "plumb: the target %s\n", res->ended);
 	char *shown = redact_dup(rec->a.output);
@@ -451,6 +455,7 @@ int cmd_record(int argc, char **argv)
 		return plumb_fail(EXIT_FAILED, "record: out of memory");
 	rec->run = (struct backend_outcome)BACKEND_OUTCOME_INIT;
 	rec->stage_lines = (struct atomic_file)ATOMIC_FILE_INIT;
+	sbuf_init(&rec->sym_hints);
 	int rc = EXIT_FAILED;
 	if (record__parse_options(rec, argc, argv, &rc) && record__choose_target(rec, &rc) &&
 	    record__check_options(rec, &rc) && record__set_target(rec, &rc) && record__open_outputs(rec, &rc) &&
@@ -459,6 +464,7 @@ int cmd_record(int argc, char **argv)
 		rc = EXIT_DONE;
 	}
 	atomic_abort(&rec->stage_lines);
+	sbuf_release(&rec->sym_hints);
 	profile_free(rec->raw);
 	backend_outcome_release(&rec->run);
 	opt_result_release(&rec->r);

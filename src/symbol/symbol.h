@@ -1,7 +1,8 @@
 /* symbol.h — turns raw frames (module + ELF vaddr, kernel addresses, JIT addresses) into labelled frames:
  * ELF symbols and DWARF file:line through libdw (separate debug info via build-id and .gnu_debuglink),
  * inline chains (an inlined call is its own frame), kernel symbols from /proc/kallsyms, JIT names from
- * /tmp/perf-PID.map, C++/Rust demangling. Each distinct raw frame is resolved once.
+ * /tmp/perf-PID.map, C++/Rust demangling; a function nothing names is `module+0xSTART`, its start from the
+ * unwind tables (docs/design.md §4.1, §4.2). Each distinct raw frame is resolved once.
  *
  * Ownership: sym_resolve_profile() returns a new profile the caller frees; the input is unchanged. */
 #ifndef PLUMB_SYMBOL_SYMBOL_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 
 #include "base/err.h"
+#include "base/sbuf.h"
 #include "profile/profile.h"
 
 /* Raw frames, as backends add them:
@@ -21,7 +23,9 @@
  * is addr - 1), 0 for the sampled leaf. Frames whose func is already set pass through unchanged. */
 
 struct sym_opts {
-	bool no_lines;  /* drop line numbers */
+	bool no_lines;      /* drop line numbers */
+	struct sbuf *hints; /* when not NULL: one line per module whose samples mostly had no names, saying what
+			     * to install (symbol/hint.h) */
 };
 
 /* Builds the symbolized profile: same threads, samples, timeline and metadata; frames resolved (an address
