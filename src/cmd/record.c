@@ -67,6 +67,7 @@ struct record {
 	struct backend_outcome run;
 	char summary[768];         /* "Sampled N ticks over S ..." */
 	struct sbuf sym_hints;     /* the symbolizer's hints (what to install when names are missing) */
+	struct sym_files *files;   /* the target's files as it saw them, opened by the backend for the symbolizer */
 };
 
 static void join_command(struct sbuf *sb, const struct record_opts *opts, const struct record_args *a)
@@ -353,6 +354,7 @@ static bool record__sample(struct record *rec, int *rc)
 	cleanup_catch(SIGTERM, &stop_requested);
 	signal(SIGPIPE, SIG_IGN);
 	rec->start_unix = (double)time(NULL);
+	rec->files = rec->opts.files = sym_files_new(); /* NULL (out of memory): files are opened by name */
 	struct perr e = PERR_INIT;
 	if (backend_run_auto(&rec->opts, needs_timeline(rec->kind), &rec->raw, &rec->res, &rec->run, &e) == PLUMB_OK)
 		return true;
@@ -410,7 +412,7 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	const struct record_args *a = &rec->a;
 	struct profile *prof = NULL;
 	struct perr e = PERR_INIT;
-	struct sym_opts so = { .no_lines = a->no_lines, .hints = &rec->sym_hints };
+	struct sym_opts so = { .no_lines = a->no_lines, .hints = &rec->sym_hints, .files = rec->files };
 	if (sym_resolve_profile(rec->raw, &so, &prof, &e)) {
 		*rc = perr_report(&e);
 		return false;
@@ -465,6 +467,7 @@ int cmd_record(int argc, char **argv)
 	}
 	atomic_abort(&rec->stage_lines);
 	sbuf_release(&rec->sym_hints);
+	sym_files_free(rec->files);
 	profile_free(rec->raw);
 	backend_outcome_release(&rec->run);
 	opt_result_release(&rec->r);

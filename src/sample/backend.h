@@ -17,6 +17,7 @@
 #include "base/sbuf.h"
 #include "base/spawn.h"
 #include "profile/profile.h"
+#include "symbol/files.h"
 #include "symbol/maps.h"
 
 enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL };
@@ -40,6 +41,8 @@ struct record_opts {
 	const char *backend;       /* forced backend name, NULL = automatic */
 	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
 	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
+	struct sym_files *files;   /* where backends open the target's files as it sees them (symbol/files.h), kept
+				    * for the symbolizer; NULL: by their names */
 };
 
 struct record_result {

@@ -195,6 +195,8 @@ static void enable_all(struct pe_state *st)
 
 static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 {
+	if (st->opts->files) /* the target's own /tmp, under its own pid, under the trust rules */
+		return sym_files_perf_map(st->opts->files, pid, path, n);
 	snprintf(path, n, "/tmp/perf-%d.map", (int)pid);
 	uint32_t v;
 	if (!hmap_get(&st->jit_pids, (uint64_t)pid, &v)) {
@@ -335,7 +337,8 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 			break;
 		record_string(name, sizeof name, m->filename, len - sizeof *m);
 		if (m->prot & PROT_EXEC)
-			maps_add(st->maps, (pid_t)m->pid, m->addr, m->len, m->pgoff, name, true);
+			maps_add_file(st->maps, (pid_t)m->pid, m->addr, m->len, m->pgoff, name,
+				      (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ? 0 : m->ino);
 		break;
 	}
 	case PERF_RECORD_COMM: {
@@ -508,6 +511,8 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->kernel = opts->kernel;
 	st->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	st->maps = maps_new();
+	if (st->maps)
+		maps_use_files(st->maps, opts->files);
 	st->rings = calloc((size_t)st->ncpus, sizeof *st->rings);
 	st->nrings = (size_t)st->ncpus;
 	st->ips = malloc(2 * MAX_STACK_DEPTH * sizeof *st->ips);

@@ -187,6 +187,8 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 	s->opts = opts;
 	s->p = p;
 	s->maps = maps_new();
+	if (s->maps)
+		maps_use_files(s->maps, opts->files);
 	s->unwinder = s->maps ? unwinder_new(s->maps) : NULL;
 	s->stack_copy = malloc(PYN_COPY_BYTES);
 	s->s_unknown = profile_intern_cstr(p, "[unknown]");

@@ -1,30 +1,43 @@
-/* jit.c — perf maps (jit.h): one table per map file, read whole on first use, searched newest entry first
- * (a JIT may reuse an address range for new code). */
+/* jit.c — perf maps (jit.h): one table per map file, read once (at most SYM_PERF_MAP_MAX bytes: a longer map is
+ * cut there), its names kept in place in the one buffer read; searched newest entry first (a JIT may reuse an
+ * address range for new code). A map comes from the target's view (symbol/files.h) when the backend found one,
+ * else it is opened by its path under the same trust rules. */
 #include "symbol/jit.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "symbol/files.h"
+
+struct jit_sym {
+	uint64_t start, end;
+	const char *name; /* in the map's text */
+};
 
 struct jit_map {
 	char *path;
-	struct jit_sym { uint64_t start, end; char *name; } *syms;
+	char *text;
+	struct jit_sym *syms;
 	size_t n;
 };
 
 struct sym_jits {
+	const struct sym_files *files;
 	struct jit_map *jits;
 	size_t njits, cap_jits;
 };
 
-struct sym_jits *sym_jits_new(void)
+struct sym_jits *sym_jits_new(const struct sym_files *files)
 {
-	return calloc(1, sizeof(struct sym_jits));
+	struct sym_jits *j = calloc(1, sizeof(struct sym_jits));
+	if (j)
+		j->files = files;
+	return j;
 }
 
 void sym_jits_free(struct sym_jits *s)
@@ -32,13 +45,59 @@ void sym_jits_free(struct sym_jits *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->njits; i++) {
-		for (size_t k = 0; k < s->jits[i].n; k++)
-			free(s->jits[i].syms[k].name);
 		free(s->jits[i].syms);
+		free(s->jits[i].text);
 		free(s->jits[i].path);
 	}
 	free(s->jits);
 	free(s);
+}
+
+/* Reads fd from its start, at most max bytes, into a NUL-terminated malloc'd buffer; NULL on failure. */
+static char *read_capped(int fd, size_t max, size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf && n < max) {
+		if (n == cap) {
+			size_t ncap = cap * 2 < max ? cap * 2 : max;
+			char *nb = realloc(buf, ncap + 1);
+			if (!nb)
+				break;
+			buf = nb;
+			cap = ncap;
+		}
+		ssize_t r = pread(fd, buf + n, cap - n, (off_t)n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		n += (size_t)r;
+	}
+	if (buf)
+		buf[n] = '\0';
+	*len = n;
+	return buf;
+}
+
+/* Parses "START SIZE NAME" lines (hex numbers) of text in place. */
+static void parse_map(struct jit_map *j, char *text, size_t len)
+{
+	size_t alloc = 0;
+	for (char *line = text, *end = text + len; line < end;) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		char *next = nl ? nl + 1 : end;
+		if (nl)
+			*nl = '\0';
+		char *p = line, *q;
+		unsigned long long start = strtoull(p, &q, 16), size;
+		if (q != p && *q == ' ') {
+			size = strtoull(p = q + 1, &q, 16);
+			if (q != p && *q == ' ' && ALLOC_GROW(j->syms, j->n + 1, alloc))
+				j->syms[j->n++] = (struct jit_sym){ start, start + size, q + 1 };
+		}
+		line = next;
+	}
 }
 
 static struct jit_map *jit_get(struct sym_jits *s, const char *path)
@@ -51,30 +110,15 @@ static struct jit_map *jit_get(struct sym_jits *s, const char *path)
 	struct jit_map *j = &s->jits[s->njits++];
 	memset(j, 0, sizeof *j);
 	j->path = strdup(path);
-	/* A regular file only: a FIFO would block the open, a link to a device (/dev/zero) never ends. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat sb;
-	FILE *f = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return j;
-	}
-	char *line = NULL;
-	size_t cap = 0, alloc = 0;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, size;
-		int at = 0;
-		if (sscanf(line, "%llx %llx %n", &start, &size, &at) < 2 || !at)
-			continue;
-		char *name = line + at;
-		name[strcspn(name, "\n")] = '\0';
-		if (!ALLOC_GROW(j->syms, j->n + 1, alloc))
-			break;
-		j->syms[j->n++] = (struct jit_sym){ start, start + size, strdup(name) };
-	}
-	free(line);
-	fclose(f);
+	int fd = sym_files_perf_map_fd(s->files, path), own = -1;
+	if (fd < 0 && !s->files) /* no view of the target: the path itself, under the same rules */
+		fd = own = sym_open_trusted(AT_FDCWD, path, false, geteuid(), NULL);
+	size_t len = 0;
+	j->text = fd >= 0 ? read_capped(fd, SYM_PERF_MAP_MAX, &len) : NULL;
+	if (own >= 0)
+		close(own);
+	if (j->text)
+		parse_map(j, j->text, len);
 	return j;
 }
 

@@ -7,9 +7,11 @@
 
 #include <stdint.h>
 
+struct sym_files;
 struct sym_jits;
 
-struct sym_jits *sym_jits_new(void);
+/* files: the target's view (the perf maps the backend opened), or NULL to open maps by their path. */
+struct sym_jits *sym_jits_new(const struct sym_files *files);
 void sym_jits_free(struct sym_jits *j);
 /* The name of the code at addr in the map at path (the raw frame's module), or NULL. */
 const char *sym_jits_lookup(struct sym_jits *j, const char *path, uint64_t addr);

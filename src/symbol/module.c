@@ -8,9 +8,12 @@
 #include <demangle.h>
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "symbol/files.h"
 #include "symbol/maps.h"
 
 static const Dwfl_Callbacks offline_callbacks = {
@@ -86,10 +89,23 @@ void sym_module_open(struct sym_module *m)
 	}
 	if (m->path[0] != '/')
 		return;
+	/* the file as the process saw it (its own descriptor: libdwfl closes what it is given), found again by its
+	 * name only when the sampler never opened it; libdw looks for its debug files beside the view's path */
+	int fd = -1;
+	if (m->files && sym_files_elf_tried(m->files, m->path)) {
+		int held = sym_files_elf_fd(m->files, m->path);
+		if (held < 0 || (fd = fcntl(held, F_DUPFD_CLOEXEC, 0)) < 0)
+			return;
+	}
+	char view[4200];
+	const char *file = sym_files_view_path(m->files, m->path, view, sizeof view);
 	m->dwfl = dwfl_begin(&offline_callbacks);
-	if (!m->dwfl)
+	if (!m->dwfl) {
+		if (fd >= 0)
+			close(fd);
 		return;
-	m->mod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
+	}
+	m->mod = dwfl_report_offline(m->dwfl, m->path, file, fd);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod) {
 		dwfl_end(m->dwfl);

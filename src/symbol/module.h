@@ -17,8 +17,11 @@
 
 #define SYM_MAX_INLINE 32
 
+struct sym_files;
+
 struct sym_module {
 	const char *path;   /* the module's path as the raw frames name it (held by the symbolizer) */
+	const struct sym_files *files; /* the target's view of its files, or NULL: open path by name */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;

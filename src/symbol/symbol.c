@@ -14,6 +14,7 @@
 
 #include "base/grow.h"
 #include "base/intern.h"
+#include "symbol/files.h"
 #include "symbol/hint.h"
 #include "symbol/jit.h"
 #include "symbol/kallsyms.h"
@@ -61,7 +62,8 @@ static struct sym_module *module_get(struct symbolizer *s, const char *path, uin
 		if (!ALLOC_GROW(s->mods, (size_t)k + 1, s->cap_mods))
 			return NULL;
 		for (; s->nmods <= k; s->nmods++)
-			s->mods[s->nmods] = (struct sym_module){ .path = intern_str(&s->mod_paths, (uint32_t)s->nmods) };
+			s->mods[s->nmods] = (struct sym_module){ .path = intern_str(&s->mod_paths, (uint32_t)s->nmods),
+								 .files = s->opts->files };
 	}
 	*id = k;
 	return &s->mods[k];
@@ -178,7 +180,7 @@ static uint32_t named_frame(struct symbolizer *s, const struct profile *raw, con
 		name = s->kernel ? kallsyms_lookup(s->kernel, f->addr) : NULL;
 	} else {
 		if (!s->jits)
-			s->jits = sym_jits_new();
+			s->jits = sym_jits_new(s->opts->files);
 		name = s->jits ? sym_jits_lookup(s->jits, profile_str(raw, f->module), f->addr) : NULL;
 	}
 	struct frame nf = { 0 };
@@ -297,6 +299,7 @@ static void leaf_stats(struct symbolizer *s, const struct profile *raw)
 	}
 	if (!s->opts->hints)
 		return;
+	sbuf_addstr(s->opts->hints, sym_files_notes(s->opts->files));
 	for (size_t i = 0; i < s->nmods; i++)
 		sym_hint_module(s->opts->hints, s->mods[i].path, s->mods[i].unnamed, s->mods[i].samples, total, NULL);
 }

@@ -22,10 +22,14 @@
  * `line` of a raw frame is 1 when the frame is a caller (its address is a return address, so the call site
  * is addr - 1), 0 for the sampled leaf. Frames whose func is already set pass through unchanged. */
 
+struct sym_files;
+
 struct sym_opts {
 	bool no_lines;      /* drop line numbers */
+	const struct sym_files *files; /* the sampled processes' files as they saw them (symbol/files.h), or NULL:
+					* files are opened by the names the raw frames carry */
 	struct sbuf *hints; /* when not NULL: one line per module whose samples mostly had no names, saying what
-			     * to install (symbol/hint.h) */
+			     * to install (symbol/hint.h), and the notes of files (files refused or gone) */
 };
 
 /* Builds the symbolized profile: same threads, samples, timeline and metadata; frames resolved (an address
