@@ -406,13 +406,22 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	return false;
 }
 
+/* The progress line of a debuginfod fetch (the symbolizer bounds its time). */
+static void say_fetching(void *ctx, const char *module)
+{
+	const char *base = strrchr(module, '/');
+	fprintf(stderr, "plumb: fetching debug information for %s from debuginfod (DEBUGINFOD_URLS)\n",
+		base ? base + 1 : module);
+}
+
 /* Symbolizes each distinct frame once and writes the profile, then --summary, --save-baseline and --stages. */
 static bool record__write_outputs(struct record *rec, int *rc)
 {
 	const struct record_args *a = &rec->a;
 	struct profile *prof = NULL;
 	struct perr e = PERR_INIT;
-	struct sym_opts so = { .no_lines = a->no_lines, .hints = &rec->sym_hints, .files = rec->files };
+	struct sym_opts so = { .no_lines = a->no_lines, .hints = &rec->sym_hints, .files = rec->files,
+			       .fetching = say_fetching };
 	if (sym_resolve_profile(rec->raw, &so, &prof, &e)) {
 		*rc = perr_report(&e);
 		return false;

@@ -18,7 +18,7 @@
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -57,7 +57,7 @@ static int vdso_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 
 static const Dwfl_Callbacks vdso_callbacks = {
 	.find_elf = vdso_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = sym_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -70,6 +70,7 @@ static void module_open_vdso(struct sym_module *m)
 	m->dwfl = dwfl_begin(&vdso_callbacks);
 	if (!m->dwfl)
 		return;
+	sym_fetch_attach(m->dwfl, &m->fetch);
 	/* reported at its own vaddrs: addresses given to libdw are vaddrs in the image, as for files */
 	m->mod = dwfl_report_module(m->dwfl, m->path, load, load + size);
 	dwfl_report_end(m->dwfl, NULL, NULL);
@@ -105,6 +106,7 @@ void sym_module_open(struct sym_module *m)
 			close(fd);
 		return;
 	}
+	sym_fetch_attach(m->dwfl, &m->fetch);
 	m->mod = dwfl_report_offline(m->dwfl, m->path, file, fd);
 	dwfl_report_end(m->dwfl, NULL, NULL);
 	if (!m->mod) {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "symbol/debuginfod.h"
 #include "symbol/funcstart.h"
 
 #define SYM_MAX_INLINE 32
@@ -27,6 +28,7 @@ struct sym_module {
 	Dwarf_Addr bias;
 	struct funcstarts *funcs; /* loaded on the first address nothing names */
 	bool tried, funcs_tried;
+	struct sym_fetch_state fetch; /* what debuginfod did for it (its address is held by libdw's client) */
 	uint64_t samples;   /* samples whose leaf is in this module */
 	uint64_t unnamed;   /* ... of which the leaf had no name */
 };

@@ -14,6 +14,7 @@
 
 #include "base/grow.h"
 #include "base/intern.h"
+#include "symbol/debuginfod.h"
 #include "symbol/files.h"
 #include "symbol/hint.h"
 #include "symbol/jit.h"
@@ -36,8 +37,9 @@ struct vdso_info {
 struct symbolizer {
 	struct vdso_info vdso;
 	struct interner mod_paths; /* every module path seen; its id indexes mods */
-	struct sym_module *mods;
+	struct sym_module **mods;  /* each allocated once: libdw's debuginfod client holds a pointer into it */
 	size_t nmods, cap_mods;
+	struct sym_fetch fetch;
 	struct sym_jits *jits;
 	struct kallsyms *kernel;
 	bool kernel_tried;
@@ -61,12 +63,18 @@ static struct sym_module *module_get(struct symbolizer *s, const char *path, uin
 	if (k >= s->nmods) { /* new (or left over by an allocation that failed) */
 		if (!ALLOC_GROW(s->mods, (size_t)k + 1, s->cap_mods))
 			return NULL;
-		for (; s->nmods <= k; s->nmods++)
-			s->mods[s->nmods] = (struct sym_module){ .path = intern_str(&s->mod_paths, (uint32_t)s->nmods),
-								 .files = s->opts->files };
+		for (; s->nmods <= k; s->nmods++) {
+			struct sym_module *m = calloc(1, sizeof *m);
+			if (!m)
+				return NULL;
+			m->path = intern_str(&s->mod_paths, (uint32_t)s->nmods);
+			m->files = s->opts->files;
+			m->fetch = (struct sym_fetch_state){ .run = &s->fetch, .module = m->path };
+			s->mods[s->nmods] = m;
+		}
 	}
 	*id = k;
-	return &s->mods[k];
+	return s->mods[k];
 }
 
 /* Reads the code ranges of the vDSO image: its executable sections, or its executable segments when it has no
@@ -146,7 +154,10 @@ static bool vdso_vaddr(struct symbolizer *s, uint64_t look, uint64_t *vaddr)
 static void symbolizer_free(struct symbolizer *s)
 {
 	for (size_t i = 0; i < s->nmods; i++)
-		sym_module_release(&s->mods[i]);
+		if (s->mods[i]) {
+			sym_module_release(s->mods[i]);
+			free(s->mods[i]);
+		}
 	free(s->mods);
 	interner_release(&s->mod_paths);
 	sym_jits_free(s->jits);
@@ -292,7 +303,7 @@ static void leaf_stats(struct symbolizer *s, const struct profile *raw)
 		uint32_t f = profile_stack_frame(raw, c[i].stack);
 		if (s->frame_mod[f] == NO_MODULE)
 			continue;
-		struct sym_module *m = &s->mods[s->frame_mod[f]];
+		struct sym_module *m = s->mods[s->frame_mod[f]];
 		m->samples += c[i].weight;
 		if (!s->frame_named[f])
 			m->unnamed += c[i].weight;
@@ -300,8 +311,11 @@ static void leaf_stats(struct symbolizer *s, const struct profile *raw)
 	if (!s->opts->hints)
 		return;
 	sbuf_addstr(s->opts->hints, sym_files_notes(s->opts->files));
-	for (size_t i = 0; i < s->nmods; i++)
-		sym_hint_module(s->opts->hints, s->mods[i].path, s->mods[i].unnamed, s->mods[i].samples, total, NULL);
+	for (size_t i = 0; i < s->nmods; i++) {
+		char why[160];
+		sym_fetch_why(&s->mods[i]->fetch, why, sizeof why);
+		sym_hint_module(s->opts->hints, s->mods[i]->path, s->mods[i]->unnamed, s->mods[i]->samples, total, why);
+	}
 }
 
 enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_opts *opts, struct profile **outp,
@@ -310,6 +324,7 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 	static const struct sym_opts no_opts;
 	struct symbolizer s = { 0 };
 	s.opts = opts ? opts : &no_opts;
+	sym_fetch_init(&s.fetch, s.opts->fetching, s.opts->fetching_ctx);
 	struct profile *out = profile_new();
 	size_t nframes = profile_nframes(raw), nstacks = profile_nstacks(raw);
 	uint32_t *frame_first = calloc(nframes + 1, sizeof *frame_first); /* index into frame_ids */

@@ -30,6 +30,10 @@ struct sym_opts {
 					* files are opened by the names the raw frames carry */
 	struct sbuf *hints; /* when not NULL: one line per module whose samples mostly had no names, saying what
 			     * to install (symbol/hint.h), and the notes of files (files refused or gone) */
+	/* Called when debuginfod (DEBUGINFOD_URLS) starts fetching a module's debug information, for a progress
+	 * line; NULL: nothing is said. Each fetch is bounded (symbol/debuginfod.h). */
+	void (*fetching)(void *ctx, const char *module);
+	void *fetching_ctx;
 };
 
 /* Builds the symbolized profile: same threads, samples, timeline and metadata; frames resolved (an address

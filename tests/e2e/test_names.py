@@ -44,7 +44,7 @@ def function_name(label):
 
 class StrippedTest(TempDir):
     def record(self, program, out):
-        r = plumb("record", "--interval", "0.001", "-o", out, "--", program, "2", timeout=120)
+        r = plumb("record", "--interval", "0.0005", "-o", out, "--", program, "3", timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         return r, read_folded(out)
 
@@ -57,12 +57,22 @@ class StrippedTest(TempDir):
         out = subprocess.run(["readelf", "-S", stripped], capture_output=True, text=True).stdout
         self.assertNotIn(".symtab", out)
         self.assertNotIn(".debug_info", out)
+        nm = subprocess.run(["nm", target("split-nofp")], capture_output=True, text=True, check=True).stdout
+        own = {line.split()[-1] for line in nm.splitlines() if line.split()[-2:-1] in (["T"], ["t"])}
+        # Two runs differ by sampling noise (about 6000 samples each: one standard deviation of the difference is
+        # 0.8 points at 30%): one retry keeps a rare draw from failing the build, a systematic error fails both.
+        for attempt in range(2):
+            off = self.compare_runs(addr2line, stripped, own, attempt)
+            if not off:
+                return
+        self.fail("shares of the stripped run differ by more than 2 points: " + "; ".join(off))
 
-        _, plain = self.record(target("split-nofp"), self.path("plain.folded"))
-        r, bare = self.record(stripped, self.path("stripped.folded"))
+    def compare_runs(self, addr2line, stripped, own, attempt):
+        """Records the program and its stripped copy; checks the labels and returns the share differences found."""
+        _, plain = self.record(target("split-nofp"), self.path("plain%d.folded" % attempt))
+        r, bare = self.record(stripped, self.path("stripped%d.folded" % attempt))
         labels = {f for frames, _ in bare for f in frames if f.startswith("split-stripped")}
         self.assertTrue(labels and all(OFFSET.match(f) for f in labels), labels)
-
         offsets = sorted({OFFSET.match(f).group(2) for f in labels})
         names = subprocess.run([addr2line, "-f", "-e", target("split-nofp")] + ["0x" + o for o in offsets],
                                capture_output=True, text=True, check=True).stdout.splitlines()[0::2]
@@ -74,22 +84,47 @@ class StrippedTest(TempDir):
 
         # the program's own hot functions (at least 2% inclusive), one offset each, with the same shares within 2
         # points (a function inlined into its caller has no symbol of its own: in a stripped file it is its caller)
-        nm = subprocess.run(["nm", target("split-nofp")], capture_output=True, text=True, check=True).stdout
-        own = {line.split()[-1] for line in nm.splitlines() if line.split()[-2:-1] in (["T"], ["t"])}
         want = {k: v for k, v in inclusive_shares(plain, function_name).items() if v >= 2.0 and k in own}
         got = inclusive_shares(bare, rename)
         for fn in ("main", "path_a", "path_b", "path_c", "burn"):
             self.assertIn(fn, want)
         self.assertEqual(len({by_offset[o] for o in offsets}), len(offsets), by_offset)
-        for fn, share in want.items():
-            self.assertIn(fn, got, "%s lost in the stripped run: %r" % (fn, by_offset))
-            self.assertLessEqual(abs(got[fn] - share), 2.0, "%s: %.1f%% stripped, %.1f%% unstripped" %
-                                 (fn, got[fn], share))
         hot_plain = {k for k, v in self_shares(plain, function_name).items() if v >= 2.0 and k in want}
         hot_bare = {k for k, v in self_shares(bare, rename).items() if v >= 2.0}
         self.assertEqual(hot_plain, hot_bare)
         self.assertIn("hint:", r.stderr)
         self.assertIn("split-stripped+0xOFFSET", r.stderr)
+        off = []
+        for fn, share in want.items():
+            self.assertIn(fn, got, "%s lost in the stripped run: %r" % (fn, by_offset))
+            if abs(got[fn] - share) > 2.0:
+                off.append("%s: %.1f%% stripped, %.1f%% unstripped" % (fn, got[fn], share))
+        return off
+
+    def test_minidebuginfo_names_functions(self):
+        """A .gnu_debugdata section (an xz-compressed ELF holding the symbols of the functions that .dynsym does
+        not export, as Fedora ships its binaries) names them with no separate debug file."""
+        needs_tool("objcopy", "Debian package binutils")
+        xz = needs_tool("xz", "Debian package xz-utils")
+        prog, mini = self.path("prog"), self.path("mini")
+        shutil.copy(target("split-nofp"), prog)
+        nm = subprocess.run(["nm", "--format=posix", "--defined-only", prog], capture_output=True, text=True,
+                            check=True).stdout
+        funcs = sorted({line.split()[0] for line in nm.splitlines() if line.split()[1] in ("T", "t")})
+        with open(self.path("keep"), "w") as f:
+            f.write("\n".join(funcs) + "\n")
+        subprocess.run(["objcopy", "-S", "--remove-section", ".comment", "--keep-symbols=" + self.path("keep"), prog,
+                        mini], check=True)
+        subprocess.run(["strip", "--strip-all", "-R", ".comment", prog], check=True)
+        subprocess.run([xz, "-f", mini], check=True)
+        subprocess.run(["objcopy", "--add-section", ".gnu_debugdata=" + mini + ".xz", prog], check=True)
+        out = self.path("mini.folded")
+        r = plumb("record", "--interval", "0.002", "-o", out, "--", prog, "1", timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = {function_name(f) for frames, _ in read_folded(out) for f in frames}
+        for fn in ("main", "path_a", "path_b", "path_c", "burn"):
+            self.assertIn(fn, names)
+        self.assertFalse([n for n in names if n.startswith("prog+0x")], names)
 
 
 class DebianProgramsTest(TempDir):
