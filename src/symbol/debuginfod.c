@@ -40,7 +40,8 @@ static bool load_api(void)
 
 static bool debuginfod_urls_set(void);
 
-void sym_fetch_init(struct sym_fetch *f, void (*fetching)(void *ctx, const char *module), void *ctx)
+void sym_fetch_init(struct sym_fetch *f, void (*fetching)(void *ctx, const char *module, bool first, long done,
+							     long total), void *ctx)
 {
 	memset(f, 0, sizeof *f);
 	f->fetching = fetching;
@@ -62,11 +63,11 @@ static int on_progress(debuginfod_client *c, long done, long total)
 	uint64_t now = mono_ns();
 	if (run->timed_out) /* the servers did not answer in time once: the rest of the run goes without */
 		return 1;
-	if (!st->start_ns) {
+	bool first = !st->start_ns;
+	if (first)
 		st->start_ns = now;
-		if (run->fetching)
-			run->fetching(run->ctx, st->module);
-	}
+	if (run->fetching)
+		run->fetching(run->ctx, st->module, first, done, total);
 	if (now - st->start_ns > run->bound_ns) {
 		st->timed_out = run->timed_out = true;
 		return 1;

@@ -19,7 +19,8 @@ struct sym_fetch {
 	bool enabled;           /* DEBUGINFOD_URLS is set and libdebuginfod is loaded */
 	uint64_t bound_ns;      /* per file */
 	bool timed_out;         /* a fetch ran out of time: no more are made */
-	void (*fetching)(void *ctx, const char *module); /* a fetch starts (may be NULL) */
+	/* a fetch starts (first) or goes on (may be NULL): sym_opts.fetching */
+	void (*fetching)(void *ctx, const char *module, bool first, long done, long total);
 	void *ctx;
 };
 
@@ -31,7 +32,8 @@ struct sym_fetch_state {
 	bool timed_out;         /* it was cut off at the bound */
 };
 
-void sym_fetch_init(struct sym_fetch *f, void (*fetching)(void *ctx, const char *module), void *ctx);
+void sym_fetch_init(struct sym_fetch *f, void (*fetching)(void *ctx, const char *module, bool first, long done,
+							     long total), void *ctx);
 /* Hooks the bound and the progress call into dwfl's debuginfod client (none when debuginfod is off). st must
  * live as long as dwfl. */
 void sym_fetch_attach(Dwfl *dwfl, struct sym_fetch_state *st);

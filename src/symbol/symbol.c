@@ -23,6 +23,7 @@
 #include "symbol/module.h"
 
 #define NO_MODULE UINT32_MAX
+_Static_assert(SYM_MAX_INLINE == SYM_MAX_FRAMES, "an inline chain fits what sym_resolver_frame promises");
 
 /* plumb's own copy of the vDSO image, which is the target's too (one kernel): its code ranges (ELF vaddrs) tell
  * where in the image an absolute address of a target's [vdso] mapping falls. */
@@ -231,14 +232,21 @@ static const char *shown_module(const char *module, char *buf, size_t n)
 	return buf;
 }
 
+/* What resolve_frame found out about a raw frame, for the hint: the module it was resolved in (NO_MODULE: none)
+ * and whether anything named it. */
+struct frame_note {
+	uint32_t mod;
+	bool named;
+};
+
 /* Resolves raw frame `fi` of `raw` into frames of `out` (outermost first in ids[]); returns how many. */
 static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uint32_t fi, struct profile *out,
-			    uint32_t *ids, size_t max)
+			    uint32_t *ids, size_t max, struct frame_note *note)
 {
 	const struct frame *f = profile_frame_get(raw, fi);
 	const char *module = profile_str(raw, f->module);
-	s->frame_mod[fi] = NO_MODULE;
-	s->frame_named[fi] = 1;
+	note->mod = NO_MODULE;
+	note->named = true;
 	if (f->func) { /* already resolved (python frames, folded input) */
 		ids[0] = copy_frame(s, raw, f, out);
 		return 1;
@@ -246,7 +254,7 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uin
 	if (f->kind == FRAME_KERNEL || f->kind == FRAME_JIT) {
 		bool named;
 		ids[0] = named_frame(s, raw, f, out, &named);
-		s->frame_named[fi] = named;
+		note->named = named;
 		return 1;
 	}
 	struct sym_resolved r[SYM_MAX_INLINE];
@@ -269,8 +277,8 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uin
 	nf.kind = f->kind;
 	nf.addr = f->addr;
 	nf.module = profile_intern_cstr(out, shown_module(module, shown, sizeof shown));
-	s->frame_mod[fi] = mid;
-	s->frame_named[fi] = n > 0;
+	note->mod = mid;
+	note->named = n > 0;
 	if (n == 0) {
 		ids[0] = unnamed_frame(m, vaddr - caller, nf, out);
 		return 1;
@@ -346,7 +354,10 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 			goto done;
 		}
 		frame_first[i] = (uint32_t)nids;
-		frame_count[i] = (uint32_t)resolve_frame(&s, raw, (uint32_t)i, out, frame_ids + nids, SYM_MAX_INLINE);
+		struct frame_note note;
+		frame_count[i] = (uint32_t)resolve_frame(&s, raw, (uint32_t)i, out, frame_ids + nids, SYM_MAX_INLINE, &note);
+		s.frame_mod[i] = note.mod;
+		s.frame_named[i] = note.named;
 		nids += frame_count[i];
 	}
 	leaf_stats(&s, raw);
@@ -395,4 +406,41 @@ done:
 	free(stack_map);
 	symbolizer_free(&s);
 	return rc;
+}
+
+/* ---- a symbolizer kept between calls ------------------------------------------------------------------ */
+
+struct sym_resolver {
+	struct symbolizer s;
+	struct sym_opts opts;
+};
+
+struct sym_resolver *sym_resolver_new(const struct sym_opts *opts)
+{
+	struct sym_resolver *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	if (opts)
+		r->opts = *opts;
+	r->s.opts = &r->opts;
+	sym_fetch_init(&r->s.fetch, r->opts.fetching, r->opts.fetching_ctx);
+	return r;
+}
+
+void sym_resolver_free(struct sym_resolver *r)
+{
+	if (!r)
+		return;
+	symbolizer_free(&r->s);
+	free(r);
+}
+
+size_t sym_resolver_frame(struct sym_resolver *r, const struct profile *raw, uint32_t frame_id, struct profile *out,
+			  uint32_t *ids, size_t max)
+{
+	const struct frame *f = profile_frame_get(raw, frame_id);
+	struct frame_note note;
+	if (!f || max == 0)
+		return 0;
+	return resolve_frame(&r->s, raw, frame_id, out, ids, max < SYM_MAX_INLINE ? max : SYM_MAX_INLINE, &note);
 }
