@@ -1,6 +1,9 @@
 /* perf_event.c — the perf_event backend: cpu-clock sampling of every thread of a launched command (and its
  * children, through inherited events, one per CPU as the kernel requires for inherited ring buffers) or of
- * an attached process. Records are read from the ring buffers while the target runs and streamed into the
+ * an attached process and what it creates afterwards: per-CPU events kept to its processes when the kernel
+ * allows them (a thread that lives 1 ms is sampled as often as any other; an inherited per-thread timer starts
+ * afresh in each new thread and never fires in one shorter than the interval), inherited per-thread events
+ * otherwise (docs/design.md §5.1). Records are read from the ring buffers while the target runs and streamed into the
  * profile as raw frames (symbol/symbol.h conventions), so memory is bounded by distinct stacks.
  * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
 #include "sample/backend.h"
@@ -54,6 +57,8 @@ struct pe_state {
 	uint32_t *frames;
 	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
+	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
+	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
 };
@@ -128,17 +133,20 @@ static enum plumb_err map_ring(struct pe_state *st, int fd, struct perf_ring *r,
 	return PLUMB_OK;
 }
 
-/* Opens one event per CPU for task `pid` (a launched child, or one thread of an attached process). The
- * first task's events own the rings; later tasks redirect into them. */
+/* Opens one event per CPU for task `pid` (a launched child, one thread of an attached process, or -1: every
+ * task, which needs CAP_PERFMON or kernel.perf_event_paranoid <= 0). The first task's events own the rings;
+ * later tasks redirect into them. */
 static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, struct perr *e)
 {
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		struct perf_event_attr attr;
 		fill_attr(st, &attr, launch);
+		attr.inherit = pid >= 0;
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
 			fill_attr(st, &attr, launch);
+			attr.inherit = pid >= 0;
 			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {
@@ -235,10 +243,18 @@ static uint32_t kernel_frame(struct pe_state *st, uint64_t addr)
 	return profile_frame(st->p, &f);
 }
 
+/* Whether a record of process `pid` belongs to the target: always, but for an attach sampled per CPU, where it
+ * must be the process or one it forked. */
+static bool followed(const struct pe_state *st, uint32_t pid)
+{
+	uint32_t dummy;
+	return !st->cpu_wide || hmap_get(&st->followed, pid, &dummy);
+}
+
 static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 {
 	struct perf_sample sv;
-	if (!perf_sample_parse(st->sample_type, rec, len, &sv))
+	if (!perf_sample_parse(st->sample_type, rec, len, &sv) || !followed(st, sv.pid))
 		return;
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
@@ -322,10 +338,30 @@ static void record_string(char *dst, size_t n, const char *src, size_t avail)
 	dst[len] = '\0';
 }
 
+/* followed() for the records whose first field is the pid (mmap2, comm, fork, exit). */
+static bool record_followed(const struct pe_state *st, const char *rec, size_t len)
+{
+	uint32_t pid;
+	if (len < sizeof(struct perf_event_header) + sizeof pid)
+		return !st->cpu_wide;
+	memcpy(&pid, rec + sizeof(struct perf_event_header), sizeof pid);
+	return followed(st, pid);
+}
+
 static void handle_record(void *ctx, const char *rec, size_t len)
 {
 	struct pe_state *st = ctx;
 	const struct perf_event_header *h = (const void *)rec;
+	if (h->type == PERF_RECORD_FORK && st->cpu_wide && len >= sizeof(struct task_record)) {
+		const struct task_record *f = (const void *)rec; /* a fork of a followed process is followed */
+		uint32_t dummy;
+		if (hmap_get(&st->followed, f->ppid, &dummy))
+			hmap_put(&st->followed, f->pid, 1);
+	}
+	bool pid_first = h->type == PERF_RECORD_MMAP2 || h->type == PERF_RECORD_COMM || h->type == PERF_RECORD_FORK ||
+			 h->type == PERF_RECORD_EXIT;
+	if (pid_first && !record_followed(st, rec, len))
+		return;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		handle_sample(st, rec, len);
@@ -415,6 +451,7 @@ static void cleanup(struct pe_state *st)
 	hmap_release(&st->jit_pids);
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
+	hmap_release(&st->followed);
 	wall_free(st->wall);
 	unwinder_free(st->unwinder);
 	maps_free(st->maps);
@@ -499,6 +536,29 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 	if (rc == PLUMB_OK && opened == 0)
 		rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)pid);
 	return rc;
+}
+
+/* An attach in cpu mode samples every CPU and keeps the samples of the process (and of the processes it forks
+ * from now on). *refused, with nothing opened, when per-CPU events are not permitted (or in wall mode, whose
+ * context-switch events follow threads). */
+static enum plumb_err attach_cpus(struct pe_state *st, pid_t pid, bool *refused, struct perr *e)
+{
+	*refused = true;
+	if (st->wall)
+		return PLUMB_OK;
+	struct perf_event_attr attr;
+	fill_attr(st, &attr, false);
+	attr.inherit = 0;
+	attr.exclude_kernel = 1;
+	int fd = perf_open(&attr, -1, 0);
+	if (fd < 0)
+		return PLUMB_OK;
+	close(fd);
+	*refused = false;
+	if (!hmap_put(&st->followed, (uint64_t)pid, 1))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	st->cpu_wide = true;
+	return open_task(st, -1, false, e);
 }
 
 /* Allocates what sampling needs (released by cleanup() whatever happens). */
@@ -589,7 +649,14 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 	if (kill(opts->pid, 0) != 0 && errno == ESRCH)
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
 	maps_load_proc(st->maps, opts->pid);
-	rc = attach_threads(st, opts->pid, e);
+	bool refused;
+	rc = attach_cpus(st, opts->pid, &refused, e);
+	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones */
+		rc = attach_threads(st, opts->pid, e);
+		if (!rc && !st->wall)
+			snprintf(st->res->limits, sizeof st->res->limits,
+				 "threads shorter than the interval are not sampled (per-CPU events not permitted)");
+	}
 	if (rc)
 		return rc;
 	st->res->start_ns = mono_ns();
