@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "symbol/cache.h"
 #include "symbol/files.h"
 #include "symbol/maps.h"
 
@@ -138,12 +139,9 @@ static void set_name(struct sym_resolved *r, const char *name)
 	r->func = r->owned ? r->owned : name;
 }
 
-size_t sym_module_resolve(struct sym_module *m, uint64_t vaddr, bool caller, struct sym_resolved *out, size_t max)
+/* The names of vaddr from the symbol tables and DWARF (sym_module_resolve without the cache). */
+static size_t resolve_debug(struct sym_module *m, uint64_t vaddr, bool caller, struct sym_resolved *out, size_t max)
 {
-	if (!m->tried)
-		sym_module_open(m);
-	if (!m->mod)
-		return 0;
 	Dwarf_Addr addr = vaddr + m->bias - (caller ? 1 : 0);
 	GElf_Sym sym;
 	GElf_Off off;
@@ -215,6 +213,41 @@ size_t sym_module_resolve(struct sym_module *m, uint64_t vaddr, bool caller, str
 	return n;
 }
 
+size_t sym_module_resolve(struct sym_module *m, uint64_t vaddr, bool caller, struct sym_resolved *out, size_t max)
+{
+	if (!m->tried)
+		sym_module_open(m);
+	if (!m->mod)
+		return 0;
+	if (!m->cache_tried) {
+		m->cache_tried = true;
+		const unsigned char *id;
+		GElf_Addr id_vaddr;
+		int len = m->path[0] == '/' ? dwfl_module_build_id(m->mod, &id, &id_vaddr) : 0;
+		if (len > 0)
+			m->cache = sym_cache_open(id, (size_t)len);
+	}
+	size_t n;
+	if (sym_cache_get(m->cache, vaddr, caller, out, max, &n))
+		return n;
+	n = resolve_debug(m, vaddr, caller, out, max);
+	if (n > 0)
+		sym_cache_put(m->cache, vaddr, caller, out, n);
+	return n;
+}
+
+/* Saves the module's cache when its names came from DWARF, stamped with the file that held it. */
+static void cache_save(struct sym_module *m)
+{
+	const char *mainfile = NULL, *debugfile = NULL;
+	Dwarf_Addr bias;
+	if (!sym_cache_dirty(m->cache) || !m->mod)
+		return;
+	dwfl_module_info(m->mod, NULL, NULL, NULL, NULL, NULL, &mainfile, &debugfile);
+	if (dwfl_module_getdwarf(m->mod, &bias)) /* loaded already: entries were added by resolve_debug */
+		sym_cache_save(m->cache, debugfile ? debugfile : mainfile);
+}
+
 bool sym_module_func_start(struct sym_module *m, uint64_t vaddr, uint64_t *start)
 {
 	if (!m->tried)
@@ -231,6 +264,9 @@ bool sym_module_func_start(struct sym_module *m, uint64_t vaddr, uint64_t *start
 
 void sym_module_release(struct sym_module *m)
 {
+	cache_save(m);
+	sym_cache_close(m->cache);
+	m->cache = NULL;
 	if (m->dwfl)
 		dwfl_end(m->dwfl);
 	m->dwfl = NULL;
