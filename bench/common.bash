@@ -17,3 +17,10 @@ time_median() {
 }
 # calc EXPR: floating-point arithmetic (awk, present everywhere)
 calc() { awk "BEGIN{print $1}"; }
+# peak_rss CMD...: runs CMD (output discarded) and prints its peak resident set size in MB (the largest RSS of
+# any child, from getrusage; python3 is there wherever the benchmarks run).
+peak_rss() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.1f" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))' "$@"
+}

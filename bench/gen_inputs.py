@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Deterministic benchmark inputs: `folded N_STACKS TARGET_MB` writes sorted folded stacks with N distinct
-stacks (realistic prefix sharing, C++-ish labels with file:line); `perf TARGET_MB` writes `perf script` text
+stacks (realistic prefix sharing, C++-ish labels with file:line); `random N_STACKS` writes N distinct stacks that share little (depth 5-40,
+each frame one of 5,000 functions drawn uniformly, unsorted); `perf TARGET_MB` writes `perf script` text
 (event headers with periods, stack lines with varied addresses and +0x offsets, several threads)."""
 import random
 import sys
@@ -40,6 +41,27 @@ def folded(n_stacks, target_mb, out):
     lines.sort()
     out.write("\n".join(lines))
     out.write("\n")
+
+
+def random_stacks(n_stacks, out):
+    """Stacks that share little: each frame is drawn uniformly from 5,000 functions, so prefixes diverge after
+    the first frame or two and the merged tree has nearly as many nodes as the input has frames."""
+    rng = random.Random(11)
+    fn = names(rng, 5000)
+    files = ["src/%s/file_%d.c" % (d, i) for d in ("core", "net", "db", "io") for i in range(60)]
+    labels = ["%s (%s:%d)" % (fn[i], files[i % len(files)], 10 + i % 900) for i in range(len(fn))]
+    seen = set()
+    chunks = []
+    while len(seen) < n_stacks:
+        key = tuple(rng.randrange(len(labels)) for _ in range(rng.randint(5, 40)))
+        if key in seen:
+            continue
+        seen.add(key)
+        chunks.append(";".join(labels[i] for i in key) + " %d\n" % rng.randint(1, 5000))
+        if len(chunks) >= 10000:
+            out.write("".join(chunks))
+            chunks = []
+    out.write("".join(chunks))
 
 
 def perf(target_mb, out):
@@ -85,5 +107,7 @@ def perf(target_mb, out):
 if __name__ == "__main__":
     if sys.argv[1] == "folded":
         folded(int(sys.argv[2]), int(sys.argv[3]), sys.stdout)
+    elif sys.argv[1] == "random":
+        random_stacks(int(sys.argv[2]), sys.stdout)
     else:
         perf(int(sys.argv[2]), sys.stdout)

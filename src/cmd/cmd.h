@@ -45,6 +45,10 @@ char *cmd_shown_text(const char *s);
 /* perr_report() of a message that may name a path or a command: redacted first. Returns the exit code. */
 struct perr;
 int cmd_report_redacted(struct perr *e);
+/* The progress line of a command working on `path` ("hot big.json", the path redacted), or NULL when there must be
+ * none (not a terminal, or `quiet`: the command writes --json). The caller ends it with progress_end(). */
+struct progress;
+struct progress *cmd_progress_new(const char *command, const char *path, bool quiet);
 /* plumb_fail(exit_code, fmt, text) with text redacted first; fmt holds one %s, for it. */
 int cmd_fail_shown(int exit_code, const char *fmt, const char *text);
 

@@ -8,6 +8,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/redact.h"
 #include "format/format.h"
 
@@ -41,6 +42,15 @@ char *cmd_shown_text(const char *s)
 {
 	char *r = redact_dup(s);
 	return r ? r : strdup("?");
+}
+
+struct progress *cmd_progress_new(const char *command, const char *path, bool quiet)
+{
+	char *shown = cmd_shown_text(path);
+	char label[256];
+	snprintf(label, sizeof label, "%s %s", command, shown ? shown : "?");
+	free(shown);
+	return progress_new(label, quiet ? PROGRESS_QUIET : 0);
 }
 
 int cmd_report_redacted(struct perr *e)

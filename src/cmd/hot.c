@@ -10,6 +10,7 @@
 #include "analyze/analyze.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
@@ -150,6 +151,7 @@ static void hot_fill_opts(const struct hot_cmd *h, struct hot_opts *o)
 	o->thread_re = h->thread;
 	o->top_threads = (int)h->top_threads;
 	o->label_flags = h->no_lines ? LABEL_NO_LINES : 0;
+	o->warn = cmd_warn_to_stderr;
 }
 
 /* --json: the plumb.hot.v1 summary on stdout. Returns an exit code. */
@@ -201,8 +203,10 @@ int cmd_hot(int argc, char **argv)
 		hot_fill_opts(&h, &o);
 		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.top };
 		struct perr e = PERR_INIT;
+		o.progress = cmd_progress_new("hot", res.pos[0], h.json);
 		if (hot_summary_from_file(res.pos[0], &lo, &o, &s, &e))
 			rc = perr_report(&e);
+		progress_end(o.progress);
 	}
 	if (!rc && h.json)
 		rc = hot_print_json(s, h.top_seen ? (size_t)h.top : 0);

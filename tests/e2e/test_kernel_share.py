@@ -11,7 +11,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plumbtest import TempDir, main, plumb, read_folded, target  # noqa: E402
 
-INTERVAL = "0.002"
+INTERVAL = "0.001"
 
 
 class KernelShare(TempDir):
