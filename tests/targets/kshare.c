@@ -15,17 +15,29 @@
 static volatile uint64_t sink;
 static char buf[1 << 18];
 
+/* A round's lengths vary at random around their means: a round of fixed length is a period that a fixed
+ * sampling interval can lock onto (every sample at the same phase), which biases the shares by several points. */
+static uint64_t rng = 88172645463325252ULL;
+
+static unsigned around(unsigned mean)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return mean / 2 + (unsigned)(rng % (mean + 1)); /* uniform in [mean/2, 3*mean/2] */
+}
+
 __attribute__((noinline)) void user_work(void)
 {
 	uint64_t x = sink;
-	for (int i = 0; i < 200000; i++)
+	for (unsigned i = 0, n = around(200000); i < n; i++)
 		x = x * 6364136223846793005ULL + 1;
 	sink = x;
 }
 
 __attribute__((noinline)) void kernel_work(int fd, int reads)
 {
-	for (int i = 0; i < reads; i++)
+	for (unsigned i = 0, n = around((unsigned)reads); i < n; i++)
 		if (read(fd, buf, sizeof buf) < 0)
 			abort();
 }
@@ -47,6 +59,7 @@ int main(int argc, char **argv)
 	double secs = argc > 1 ? atof(argv[1]) : 2.0;
 	int reads = argc > 2 ? atoi(argv[2]) : 8;
 	int fd = open("/dev/zero", O_RDONLY);
+	rng ^= (uint64_t)getpid() << 20 ^ (uint64_t)time(NULL);
 	if (fd < 0)
 		return 1;
 	double start = thread_cpu(), in_kernel_work = 0, now = start;
