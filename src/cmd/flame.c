@@ -65,16 +65,17 @@ int cmd_flame(int argc, char **argv)
 	};
 	struct opt_result res;
 	int code;
-	if (!cmd_parse_options(opts, "plumb flame PROFILE [-o out.svg] [--title T] [--diff BEFORE] [--inverted] "
+	if (!cmd_parse_options(opts, "plumb flame [PROFILE] [-o out.svg] [--title T] [--diff BEFORE] [--inverted] "
 				     "[--reverse] [--flamechart] [--width PX] [--min-width PX] [--colors PALETTE]",
 			       "Draw an interactive flame graph (SVG): hover for samples and share, click to zoom, "
-			       "search with Ctrl-F.", argc, argv, &res, &code))
+			       "search with Ctrl-F. PROFILE defaults to " CMD_DEFAULT_PROFILE ", what plumb record writes.",
+			       argc, argv, &res, &code))
 		return code;
-	if (res.npos != 1) {
+	const char *input = cmd_profile_arg(&res, "flame", &code);
+	if (!input) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "flame: give exactly one PROFILE (see `plumb flame --help`)");
+		return code;
 	}
-	const char *input = res.pos[0];
 	const char *list;
 	if (width < 100 || width > 100000)
 		code = plumb_fail(EXIT_USAGE, "flame: --width must be between 100 and 100000 pixels (got %ld)", width);

@@ -175,14 +175,24 @@ static bool map_file(int fd, struct fmt_input *in)
 	return true;
 }
 
+/* True when there is nothing but white space. */
+static bool blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+			return false;
+	return true;
+}
+
 enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
 {
 	in->data = NULL;
 	in->len = 0;
 	in->map_len = 0;
 	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return perr_set(e, errno == ENOENT ? PLUMB_EIO : PLUMB_EIO, "cannot read %s: %s", path, strerror(errno));
+	if (fd < 0) /* docs/design.md §3.2: a path that is not there is 3, one that cannot be read 5 */
+		return perr_set(e, errno == ENOENT || errno == ENOTDIR ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s: %s",
+				path, strerror(errno));
 	enum plumb_err rc = map_file(fd, in) ? PLUMB_OK : read_all_fd(fd, path, in, e);
 	if (fd != 0)
 		close(fd);
@@ -194,6 +204,11 @@ enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
 			fmt_input_release(in);
 			return rc;
 		}
+	}
+	if (blank(in->data, in->len)) { /* an empty input is one that cannot be used (docs/design.md §3.2) */
+		fmt_input_release(in);
+		return perr_set(e, PLUMB_EFORMAT, "%s is empty: no profile in it",
+				strcmp(path, "-") == 0 ? "standard input" : path);
 	}
 	return PLUMB_OK;
 }
@@ -240,6 +255,51 @@ static const struct {
 	{ FMT_GECKO, fmt_gecko_write },
 };
 
+/* plumb's own JSON documents that are not profiles, and what reads each: a reader that is handed one says what
+ * the file is instead of advising the Firefox Profiler. */
+static const struct {
+	const char *schema, *what, *use;
+} plumb_documents[] = {
+	{ "plumb.metrics.v1", "a metrics recording", "plumb metrics --path FILE" },
+	{ "plumb.evidence.v1", "a bench evidence artifact", "plumb bench report FILE" },
+	{ "plumb.stages.v1", "a stage file", "plumb hot PROFILE --stages FILE" },
+	{ "plumb.hot-diff.v1", "the output of plumb diff --json", NULL },
+	{ "plumb.bench.report.v1", "the output of plumb bench report --json", NULL },
+	{ "plumb.bench.compare.v1", "the output of plumb bench compare --json", NULL },
+	{ "plumb.catalog.v1", "a bench catalog", "plumb bench owners --catalog FILE" },
+};
+
+/* PLUMB_EFORMAT naming what a plumb document that is not a profile is, or PLUMB_OK when buf is none. */
+static enum plumb_err not_a_profile(const char *buf, size_t len, const char *path, struct perr *e)
+{
+	const char *p = skip_ws(buf, buf + len);
+	size_t head = (size_t)(buf + len - p) < 4096 ? (size_t)(buf + len - p) : 4096;
+	const char *k = p < buf + len && *p == '{' ? memmem(p, head, "\"schema\"", 8) : NULL;
+	if (!k)
+		return PLUMB_OK;
+	const char *end = p + head, *v = skip_ws(k + 8, end);
+	if (v >= end || *v != ':' || (v = skip_ws(v + 1, end)) >= end || *v != '"')
+		return PLUMB_OK;
+	v++;
+	const char *q = memchr(v, '"', (size_t)(end - v));
+	if (!q || q - v < 6 || memcmp(v, "plumb.", 6) != 0)
+		return PLUMB_OK;
+	const char *name = path ? path : "the input";
+	for (size_t i = 0; i < sizeof plumb_documents / sizeof plumb_documents[0]; i++) {
+		const char *use = plumb_documents[i].use, *file = use ? strstr(use, "FILE") : NULL;
+		if (strlen(plumb_documents[i].schema) != (size_t)(q - v) ||
+		    memcmp(plumb_documents[i].schema, v, (size_t)(q - v)) != 0)
+			continue;
+		if (!use)
+			return perr_set(e, PLUMB_EFORMAT, "%s is %s (%s), not a profile", name, plumb_documents[i].what,
+					plumb_documents[i].schema);
+		return perr_set(e, PLUMB_EFORMAT, "%s is %s (%s), not a profile: read it with `%.*s%s%s`", name,
+				plumb_documents[i].what, plumb_documents[i].schema, (int)(file - use), use,
+				path ? path : "FILE", file + 4);
+	}
+	return perr_set(e, PLUMB_EFORMAT, "%s is a plumb document (%.*s), not a profile", name, (int)(q - v), v);
+}
+
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
 			    struct profile **out, struct perr *e)
 {
@@ -248,6 +308,8 @@ enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, con
 		opts = &no_opts;
 	if (kind == FMT_UNKNOWN)
 		kind = fmt_sniff(buf, len);
+	if (kind == FMT_GECKO && not_a_profile(buf, len, opts->source_path, e))
+		return e->code;
 	for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
 		if (readers[i].kind != kind)
 			continue;
@@ -286,6 +348,12 @@ enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct 
 	return rc;
 }
 
+enum plumb_err fmt_write_failed(const char *path, int err, struct perr *e)
+{
+	return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", strcmp(path, "-") == 0 ? "standard output" : path,
+			strerror(err ? err : EIO));
+}
+
 enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
 			      const struct fmt_write_opts *opts, struct perr *e)
 {
@@ -307,7 +375,10 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 	enum plumb_err rc = atomic_open(&af, path, e);
 	if (rc)
 		return rc;
+	errno = 0;
 	rc = write(p, af.fp, &o, e);
+	if (rc == PLUMB_EOUTPUT) /* the write that failed names the path and the reason (docs/design.md §3.3) */
+		fmt_write_failed(path, errno, e);
 	if (rc) {
 		atomic_abort(&af);
 		return rc;

@@ -554,6 +554,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(st);
+		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 		if (opts->on_poll) { /* the live views read what was sampled so far */
 			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
 			opts->on_poll(opts->poll_ctx, st->p, &bp);
@@ -572,7 +573,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 	drain_all(st);
 	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
 		st->ticks += wall_finish(st->wall, res->end_ns);
-	backend_leave_running(child, res);
+	backend_end_command(st->opts, child, res);
 	backend_meta(st->p, "perf_event", backend_unwinder_name(st->opts), st->ticks, st->lost);
 	if (!st->kernel && st->opts->kernel)
 		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
@@ -605,4 +606,5 @@ const struct backend backend_perf_event = {
 	.name = "perf_event",
 	.wants = NULL,
 	.run = pe_run,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };

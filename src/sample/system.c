@@ -282,6 +282,7 @@ static void sys_loop(struct sys_state *st)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		sys_drain(st);
+		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 		if (opts->on_poll) {
 			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
 			opts->on_poll(opts->poll_ctx, st->p, &bp);
@@ -325,4 +326,5 @@ const struct backend backend_system = {
 	.wants = NULL,
 	.run = sys_run,
 	.forced_only = true,
+	.targets = BACKEND_TARGET(TARGET_ALL),
 };

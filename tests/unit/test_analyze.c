@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -358,17 +359,30 @@ static void test_analyze__baseline_store(void **state)
 	char *path = NULL;
 	assert_int_equal(baseline_profile_lookup("nope", &path, &e), PLUMB_ENOENT);
 	assert_null(path);
-	const char *doc = "{\"schema\": \"plumb.hot.v1\"}\n";
-	assert_int_equal(baseline_profile_save("before", doc, strlen(doc), &e), PLUMB_OK);
-	assert_int_equal(baseline_profile_save("before", doc, strlen(doc), &e), PLUMB_OK); /* replaced */
-	assert_int_equal(baseline_profile_lookup("before", &path, &e), PLUMB_OK);
-	char expect[256];
+	const char *doc = "{\"schema\": \"plumb.hot.v1\"}\n", *doc2 = "{\"schema\": \"plumb.hot.v1\", \"x\": 1}\n";
+	char saved[PATH_MAX], expect[256];
 	snprintf(expect, sizeof expect, "%s/baselines/profiles/before.json", dir);
+	assert_int_equal(baseline_profile_save("before", doc, strlen(doc), false, saved, sizeof saved, &e), PLUMB_OK);
+	assert_string_equal(saved, expect); /* where it went */
+	/* a taken name is kept unless forced */
+	assert_int_equal(baseline_profile_save("before", doc2, strlen(doc2), false, saved, sizeof saved, &e),
+			 PLUMB_EINVAL);
+	assert_non_null(strstr(e.msg, "--force"));
+	assert_int_equal(baseline_profile_lookup("before", &path, &e), PLUMB_OK);
 	assert_string_equal(path, expect);
+	char *data = NULL;
+	size_t len = 0;
+	assert_int_equal(store_load(&STORE_PROFILE_BASELINES, "before", &data, &len, &e), PLUMB_OK);
+	assert_string_equal(data, doc);
+	free(data);
+	assert_int_equal(baseline_profile_save("before", doc2, strlen(doc2), true, saved, sizeof saved, &e), PLUMB_OK);
+	assert_int_equal(store_load(&STORE_PROFILE_BASELINES, "before", &data, &len, &e), PLUMB_OK);
+	assert_string_equal(data, doc2); /* replaced */
+	free(data);
 	free(path);
 	assert_int_equal(baseline_profile_lookup("other", &path, &e), PLUMB_ENOENT);
 	assert_non_null(strstr(e.msg, "before")); /* lists what is saved */
-	assert_int_equal(baseline_profile_save("../evil", doc, strlen(doc), &e), PLUMB_EINVAL);
+	assert_int_equal(baseline_profile_save("../evil", doc, strlen(doc), true, saved, sizeof saved, &e), PLUMB_EINVAL);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
