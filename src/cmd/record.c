@@ -78,6 +78,8 @@ struct record {
 	char subject[160];         /* the target as the summary names it: "xz", "pid 42 (xz)", "split_run()" */
 	char baseline_path[PATH_MAX]; /* where --save-baseline went */
 	char summary[1024];        /* "Sampled N ticks over S ... xz exited with 0." */
+	struct sbuf sym_hints;     /* the symbolizer's hints (what to install when names are missing) */
+	struct sym_files *files;   /* the target's files as it saw them, opened by the backend for the symbolizer */
 };
 
 static void join_command(struct sbuf *sb, const struct record_opts *opts, const struct record_args *a)
@@ -506,6 +508,7 @@ static bool record__sample(struct record *rec, int *rc)
 	cleanup_catch(SIGTERM, &stop_requested);
 	signal(SIGPIPE, SIG_IGN);
 	rec->start_unix = (double)time(NULL);
+	rec->files = rec->opts.files = sym_files_new(); /* NULL (out of memory): files are opened by name */
 	struct perr e = PERR_INIT;
 	/* elapsed time, samples and the effective rate on one line, on a terminal only (docs/design.md §3.7) */
 	char label[200];
@@ -661,14 +664,37 @@ static void record__rescue(const struct record *rec, const struct profile *prof,
 	free(shown);
 }
 
+/* A debuginfod fetch (the symbolizer bounds its time): one line when it starts, then the progress display on a
+ * terminal (ctx: the record's display, made at the first fetch). */
+static void say_fetching(void *ctx, const char *module, bool first, long done, long total)
+{
+	struct progress **display = ctx;
+	const char *base = strrchr(module, '/');
+	base = base ? base + 1 : module;
+	char label[256];
+	snprintf(label, sizeof label, "fetching debug information for %s from debuginfod", base);
+	if (first) {
+		progress_clear();
+		fprintf(stderr, "plumb: %s (DEBUGINFOD_URLS)\n", label);
+		if (!*display)
+			*display = progress_new(label, 0);
+		progress_label(*display, label);
+	}
+	progress_bytes(*display, done > 0 ? (uint64_t)done : 0, total > 0 ? (uint64_t)total : 0);
+}
+
 /* Symbolizes each distinct frame once and writes the profile, then --summary, --save-baseline and --stages. */
 static bool record__write_outputs(struct record *rec, int *rc)
 {
 	const struct record_args *a = &rec->a;
 	struct profile *prof = NULL;
 	struct perr e = PERR_INIT;
-	struct sym_opts so = { .no_lines = a->no_lines };
-	if (sym_resolve_profile(rec->raw, &so, &prof, &e)) {
+	struct progress *fetch_display = NULL;
+	struct sym_opts so = { .no_lines = a->no_lines, .hints = &rec->sym_hints, .files = rec->files,
+			       .fetching = say_fetching, .fetching_ctx = &fetch_display };
+	enum plumb_err src = sym_resolve_profile(rec->raw, &so, &prof, &e);
+	progress_end(fetch_display);
+	if (src) {
 		*rc = perr_report(&e);
 		return false;
 	}
@@ -701,6 +727,9 @@ static void record__report(const struct record *rec)
 		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->run.used->name, rec->run.fallback.buf);
 	if (res->limits[0])
 		fprintf(stderr, "plumb: note: %s\n", res->limits);
+	/* one line per module whose samples had no names, each ending in '\n' */
+	for (const char *h = rec->sym_hints.buf, *nl; (nl = strchr(h, '\n')) != NULL; h = nl + 1)
+		fprintf(stderr, "plumb: %.*s\n", (int)(nl - h), h);
 	char *shown = cmd_shown_text(rec->a.output);
 	fprintf(stderr, "Wrote %s\n", shown);
 	free(shown);
@@ -718,6 +747,7 @@ int cmd_record(int argc, char **argv)
 		return plumb_fail(EXIT_FAILED, "record: out of memory");
 	rec->run = (struct backend_outcome)BACKEND_OUTCOME_INIT;
 	rec->stage_lines = (struct atomic_file)ATOMIC_FILE_INIT;
+	sbuf_init(&rec->sym_hints);
 	int rc = EXIT_FAILED;
 	if (record__parse_options(rec, argc, argv, &rc) && record__choose_target(rec, &rc) &&
 	    record__check_options(rec, &rc) && record__set_target(rec, &rc) &&
@@ -729,6 +759,8 @@ int cmd_record(int argc, char **argv)
 		rc = rec->res.failed && !stop_requested ? EXIT_FAILED : EXIT_DONE;
 	}
 	atomic_abort(&rec->stage_lines);
+	sbuf_release(&rec->sym_hints);
+	sym_files_free(rec->files);
 	profile_free(rec->raw);
 	backend_outcome_release(&rec->run);
 	opt_result_release(&rec->r);

@@ -41,8 +41,12 @@ void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, 
 	}
 	const char *file = profile_str(p, f->file);
 	const char *module = profile_str(p, f->module);
-	sbuf_addstr(out, func[0] ? func : "[unknown]");
-	if (!(flags & LABEL_FUNC_ONLY)) {
+	if (!func[0] && module[0] && f->addr) { /* no name: the module and its function's offset */
+		sbuf_addf(out, "%s+0x%llx", base_name(module), (unsigned long long)f->addr);
+	} else {
+		sbuf_addstr(out, func[0] ? func : "[unknown]");
+	}
+	if (!(flags & LABEL_FUNC_ONLY) && (func[0] || !module[0] || !f->addr)) {
 		if (file[0]) {
 			sbuf_addstr(out, " (");
 			sbuf_addstr(out, label_short_path(file));

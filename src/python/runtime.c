@@ -196,6 +196,7 @@ bool py_probe_command(const char *argv0, struct py_binary_info *out)
 struct candidate {
 	char path[PATH_MAX];
 	uint64_t base; /* start of the mapping with offset 0 */
+	uint64_t end;  /* its end */
 };
 
 static size_t list_candidates(pid_t pid, struct candidate *out, size_t max)
@@ -230,17 +231,25 @@ static size_t list_candidates(pid_t pid, struct candidate *out, size_t max)
 			continue;
 		snprintf(out[n].path, sizeof out[n].path, "%s", path);
 		out[n].base = start;
+		out[n].end = m.end;
 		n++;
 	}
 	procfs_maps_close(&it);
 	return n;
 }
 
-/* The file behind a mapping, readable even when the target runs in another mount namespace. */
-static void file_for(pid_t pid, const char *path, char *out, size_t n)
+/* The file behind a mapping as the target sees it: the mapped file itself (/proc/PID/map_files: even deleted or
+ * replaced on disk since), else its path in the target's mount namespace (/proc/PID/root), else the path. */
+static void file_for(pid_t pid, const struct candidate *c, char *out, size_t n)
 {
-	if (!procfs_root_path(pid, path, out, n) || access(out, R_OK) != 0)
-		snprintf(out, n, "%s", path);
+	int fd = procfs_open_map_file(pid, c->base, c->end);
+	if (fd >= 0) {
+		close(fd);
+		if (procfs_map_file_path(pid, c->base, c->end, out, n))
+			return;
+	}
+	if (!procfs_root_path(pid, c->path, out, n) || access(out, R_OK) != 0)
+		snprintf(out, n, "%s", c->path);
 }
 
 bool py_probe_pid(pid_t pid, struct py_binary_info *out)
@@ -251,7 +260,7 @@ bool py_probe_pid(pid_t pid, struct py_binary_info *out)
 	for (size_t i = 0; i < n; i++) {
 		char file[PATH_MAX + 32];
 		struct elf_facts f;
-		file_for(pid, c[i].path, file, sizeof file);
+		file_for(pid, &c[i], file, sizeof file);
 		if (!elf_facts_read(file, &f) || !f.has_runtime)
 			continue;
 		info_from_facts(&f, out);
@@ -284,7 +293,7 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 	size_t i;
 	for (i = 0; i < n; i++) {
 		char file[PATH_MAX + 32];
-		file_for(pid, c[i].path, file, sizeof file);
+		file_for(pid, &c[i], file, sizeof file);
 		if (elf_facts_read(file, &f) && f.has_runtime)
 			break;
 	}

@@ -17,6 +17,7 @@
 #include "base/sbuf.h"
 #include "base/spawn.h"
 #include "profile/profile.h"
+#include "symbol/files.h"
 #include "symbol/maps.h"
 
 enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL, TARGET_ALL /* every process (system.c) */ };
@@ -57,6 +58,8 @@ struct record_opts {
 	 * perf_event and system backends call it. */
 	void (*on_poll)(void *ctx, struct profile *p, const struct backend_sofar *bp);
 	void *poll_ctx;
+	struct sym_files *files;   /* where backends open the target's files as it sees them (symbol/files.h), kept
+				    * for the symbolizer; NULL: by their names */
 };
 
 struct record_result {

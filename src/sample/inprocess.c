@@ -419,6 +419,8 @@ static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, 
 	if (rc)
 		return rc;
 	st->maps = maps_new();
+	if (st->maps)
+		maps_use_files(st->maps, opts->files);
 	st->unw = st->maps ? unwinder_new(st->maps) : NULL;
 	if (!st->maps || !st->unw)
 		return perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");

@@ -1,7 +1,10 @@
 /* perf_event.c — the perf_event backend: cpu-clock sampling of every thread of a launched command (and its
  * children, through inherited events, one per CPU as the kernel requires for inherited ring buffers) or of
- * an attached process. Records are read from the ring buffers while the target runs and streamed into the
- * profile as raw frames (symbol/symbol.h conventions), so memory is bounded by distinct stacks.
+ * an attached process and what it creates afterwards: per-CPU events kept to its processes when the kernel
+ * allows them (a thread that lives 1 ms is sampled as often as any other; an inherited per-thread timer starts
+ * afresh in each new thread and never fires in one shorter than the interval), inherited per-thread events
+ * otherwise (docs/design.md §5.1). Records are read from the ring buffers while the target runs and streamed
+ * into the profile as raw frames (symbol/symbol.h conventions), so memory is bounded by distinct stacks.
  * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
 #include "sample/backend.h"
 
@@ -49,6 +52,8 @@ struct pe_state {
 	struct hmap comm_seen; /* (pid<<32|tid) -> thread id */
 	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
+	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
+	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
 };
@@ -98,17 +103,20 @@ static enum plumb_err map_ring(struct pe_state *st, int fd, struct perf_ring *r,
 	return PLUMB_OK;
 }
 
-/* Opens one event per CPU for task `pid` (a launched child, or one thread of an attached process). The
- * first task's events own the rings; later tasks redirect into them. */
+/* Opens one event per CPU for task `pid` (a launched child, one thread of an attached process, or -1: every
+ * task, which needs CAP_PERFMON or kernel.perf_event_paranoid <= 0). The first task's events own the rings;
+ * later tasks redirect into them. */
 static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, struct perr *e)
 {
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		struct perf_event_attr attr;
 		fill_attr(st, &attr, launch);
+		attr.inherit = pid >= 0;
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
 			fill_attr(st, &attr, launch);
+			attr.inherit = pid >= 0;
 			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {
@@ -165,6 +173,8 @@ static void enable_all(struct pe_state *st)
 
 static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 {
+	if (st->opts->files) /* the target's own /tmp, under its own pid, under the trust rules */
+		return sym_files_perf_map(st->opts->files, pid, path, n);
 	snprintf(path, n, "/tmp/perf-%d.map", (int)pid);
 	uint32_t v;
 	if (!hmap_get(&st->jit_pids, (uint64_t)pid, &v)) {
@@ -196,10 +206,18 @@ static uint32_t user_frame(void *ctx, pid_t pid, uint64_t addr, bool caller)
 	return profile_frame(st->p, &f);
 }
 
+/* Whether a record of process `pid` belongs to the target: always, but for an attach sampled per CPU, where it
+ * must be the process or one it forked. */
+static bool followed(const struct pe_state *st, uint32_t pid)
+{
+	uint32_t dummy;
+	return !st->cpu_wide || hmap_get(&st->followed, pid, &dummy);
+}
+
 static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 {
 	struct perf_sample sv;
-	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv))
+	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv) || !followed(st, sv.pid))
 		return;
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
@@ -222,10 +240,15 @@ static void handle_task(struct pe_state *st, const char *rec, size_t len)
 	struct perf_task_rec t;
 	if (!perf_task_parse(rec, len, &t))
 		return;
+	if (t.type == PERF_RECORD_FORK && st->cpu_wide && followed(st, t.ppid)) /* its forks are followed */
+		hmap_put(&st->followed, t.pid, 1);
+	if (t.type != PERF_RECORD_LOST && !followed(st, t.pid))
+		return;
 	switch (t.type) {
 	case PERF_RECORD_MMAP2:
 		if (t.prot & PROT_EXEC)
-			maps_add(st->maps, (pid_t)t.pid, t.addr, t.len, t.pgoff, t.name, true);
+			maps_add_file(st->maps, (pid_t)t.pid, t.addr, t.len, t.pgoff, t.name,
+				      (t.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ? 0 : t.ino);
 		break;
 	case PERF_RECORD_COMM: {
 		if (t.misc & PERF_RECORD_MISC_COMM_EXEC)
@@ -307,6 +330,7 @@ static void cleanup(struct pe_state *st)
 	hmap_release(&st->jit_pids);
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
+	hmap_release(&st->followed);
 	wall_free(st->wall);
 	perf_stacker_free(&st->stk);
 	maps_free(st->maps);
@@ -393,6 +417,29 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 	return rc;
 }
 
+/* An attach in cpu mode samples every CPU and keeps the samples of the process (and of the processes it forks
+ * from now on). *refused, with nothing opened, when per-CPU events are not permitted (or in wall mode, whose
+ * context-switch events follow threads). */
+static enum plumb_err attach_cpus(struct pe_state *st, pid_t pid, bool *refused, struct perr *e)
+{
+	*refused = true;
+	if (st->wall)
+		return PLUMB_OK;
+	struct perf_event_attr attr;
+	fill_attr(st, &attr, false);
+	attr.inherit = 0;
+	attr.exclude_kernel = 1;
+	int fd = perf_open(&attr, -1, 0);
+	if (fd < 0)
+		return PLUMB_OK;
+	close(fd);
+	*refused = false;
+	if (!hmap_put(&st->followed, (uint64_t)pid, 1))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	st->cpu_wide = true;
+	return open_task(st, -1, false, e);
+}
+
 /* Allocates what sampling needs (released by cleanup() whatever happens). */
 static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opts, struct profile *p,
 			      struct record_result *res, struct perr *e)
@@ -403,6 +450,8 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->kernel = opts->kernel;
 	st->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	st->maps = maps_new();
+	if (st->maps)
+		maps_use_files(st->maps, opts->files);
 	st->rings = calloc((size_t)st->ncpus, sizeof *st->rings);
 	st->nrings = (size_t)st->ncpus;
 	st->bufsize = 70000;
@@ -474,7 +523,14 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 	if (kill(opts->pid, 0) != 0 && errno == ESRCH)
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
 	maps_load_proc(st->maps, opts->pid);
-	rc = attach_threads(st, opts->pid, e);
+	bool refused;
+	rc = attach_cpus(st, opts->pid, &refused, e);
+	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones */
+		rc = attach_threads(st, opts->pid, e);
+		if (!rc && !st->wall)
+			snprintf(st->res->limits, sizeof st->res->limits,
+				 "threads shorter than the interval are not sampled (per-CPU events not permitted)");
+	}
 	if (rc)
 		return rc;
 	st->res->start_ns = mono_ns();

@@ -403,6 +403,8 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	bool masked = sigprocmask(SIG_BLOCK, &chld, &old_mask) == 0;
 	st.sigchld_fd = masked ? signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC) : -1;
 	st.maps = maps_new();
+	if (st.maps)
+		maps_use_files(st.maps, opts->files);
 	st.unw = st.maps ? unwinder_new(st.maps) : NULL;
 	enum plumb_err rc = PLUMB_OK;
 	if (!st.maps || !st.unw)

@@ -13,9 +13,10 @@
  * Child processes are followed like perf's inherit (docs/design.md §5.1: children are sampled too): every ~100 ms the
  * process tree under the target is read from /proc/N/stat (ppid links), and each descendant that is a CPython
  * we can read (a forked worker has its parent's binary; an exec'd one is detected on its own) is sampled the
- * same way into the same profile, under its own pid and threads. A process that execs is read again; one that
- * exits is dropped quietly (its samples stay). With --native each child gets its own native sampler, polled
- * together with the target's. */
+ * same way into the same profile, under its own pid and threads; every other descendant (a compiled program the
+ * script runs) gets native stacks from a perf_event sampler of its own (python_native.c without Python frames),
+ * polled between ticks. A process that execs is read again; one that exits is dropped quietly (its samples
+ * stay). With --native each CPython child gets its own native sampler too, polled with the target's. */
 #include "sample/backend.h"
 
 #include <errno.h>
@@ -58,11 +59,13 @@ struct pyb_proc {
 	unsigned long image[3];    /* startcode, endcode, startstack: they change when the process execs */
 	uint64_t found_ns;         /* when it was found, or last exec'd */
 	uint64_t scan;             /* the last scan that found it */
-	enum { KID_TRY, KID_OPEN, KID_SKIP } state;
+	enum { KID_TRY, KID_OPEN, KID_NATIVE, KID_SKIP } state; /* KID_NATIVE: not CPython, native stacks only */
 	bool noted;                /* counted among the CPython children that could not be sampled */
+	bool native_counted;       /* counted among the children that gave native stacks only */
 };
 
-#define PYB_SCAN_NS 100000000ULL /* how often the process tree is read */
+#define PYB_SCAN_NS 100000000ULL    /* how often the process tree is read */
+#define PYB_NEWPROC_NS 10000000ULL  /* how soon a new process is looked for once one was created anywhere */
 #define PYB_MAX_KIDS 1024
 
 struct pyb_state {
@@ -80,6 +83,8 @@ struct pyb_state {
 	unsigned kids_sampled;   /* descendants that gave at least one sample (gone ones included) */
 	unsigned kids_unsupported, kids_unreadable; /* CPython descendants left alone: no layout, memory refused */
 	unsigned kids_native_failed;               /* --native could not open a descendant's events */
+	unsigned kids_native_only;                 /* descendants not CPython that gave native stacks */
+	unsigned kids_other_failed;                /* descendants not CPython whose events could not be opened */
 	bool native_active;                        /* --native is sampling the target: children get it too */
 	struct pyn_sampler **pollset;              /* --native: the samplers polled at this tick */
 	size_t cappollset;
@@ -245,6 +250,10 @@ static void proc_release(struct pyb_state *st, struct pyb_proc *pr)
 			pr->sampled = true;
 			st->kids_sampled++;
 		}
+		if (n && !pr->py && !pr->native_counted && pr != &st->root) {
+			pr->native_counted = true;
+			st->kids_native_only++;
+		}
 	}
 	py_close(pr->py);
 	pr->py = NULL;
@@ -308,12 +317,33 @@ static struct pyb_proc *kid_add(struct pyb_state *st, const struct proc_entry *e
 	return pr;
 }
 
+/* Whether a descendant is CPython (or will be: a binary that needs libpython before it is mapped). */
+static bool kid_is_python(pid_t pid)
+{
+	struct py_binary_info info;
+	char exe[64];
+	snprintf(exe, sizeof exe, "/proc/%d/exe", (int)pid);
+	return py_probe_pid(pid, &info) || py_probe_command(exe, &info);
+}
+
 /* Tries to read a descendant's interpreter. A forked worker is readable at once; a process that just exec'd
  * Python may not be initialized yet (or its libpython not mapped yet), so those are tried again for a while;
  * anything else (not CPython, a version without a layout, memory we may not read) is left alone. */
 static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
 {
 	struct perr e = PERR_INIT;
+	if (!kid_is_python(pr->pid)) { /* a compiled program: its native stacks */
+		if (pyn_open(&pr->native, NULL, pr->pid, st->opts, st->p, &e) == PLUMB_OK) {
+			pr->state = KID_NATIVE;
+		} else {
+			pr->state = KID_SKIP;
+			if (e.code == PLUMB_EPERM && !pr->noted) {
+				st->kids_other_failed++;
+				pr->noted = true;
+			}
+		}
+		return;
+	}
 	enum plumb_err rc = py_open(pr->pid, &pr->py, &e);
 	uint64_t age = st->now - pr->found_ns;
 	if (rc == PLUMB_OK && st->native_active) {
@@ -447,6 +477,17 @@ static void scan_kids(struct pyb_state *st)
 	st->nkids = k;
 }
 
+/* Reads the tree every PYB_SCAN_NS, and sooner (PYB_NEWPROC_NS) when a process was created anywhere since the
+ * last scan, so a child's first moments are sampled too (one read of /proc/loadavg per tick). */
+static void maybe_scan(struct pyb_state *st, uint64_t t)
+{
+	uint64_t since = t - st->last_scan_ns;
+	if (since >= PYB_SCAN_NS || (since >= PYB_NEWPROC_NS && last_pid() != st->last_pid)) {
+		st->last_scan_ns = t;
+		scan_kids(st);
+	}
+}
+
 /* One round over the descendants: each readable one's threads, like the target's. */
 static void read_kids(struct pyb_state *st)
 {
@@ -472,6 +513,21 @@ static void sleep_until(uint64_t t)
 	struct timespec ts = ns_timespec(t);
 	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 		break; /* a signal (Ctrl-C) ends the wait; the loop checks *stop */
+}
+
+/* Waits until t between two ticks of Python frames: the native samplers of the children that are not CPython
+ * are drained as their samples come, or nothing is to be done but sleep. */
+static void wait_until(struct pyb_state *st, uint64_t t)
+{
+	size_t nset = 0;
+	if (ALLOC_GROW(st->pollset, st->nkids + 1, st->cappollset))
+		for (size_t i = 0; i < st->nkids; i++)
+			if (st->kids[i]->native)
+				st->pollset[nset++] = st->kids[i]->native;
+	if (nset)
+		pyn_poll_many(st->pollset, nset, t);
+	else
+		sleep_until(t);
 }
 
 /* Starts sampling (res->start_ns): reads an attached interpreter at once (a refusal says why); a launched
@@ -528,10 +584,7 @@ static void pyb_open(struct pyb_state *st, uint64_t t, uint64_t start_ns)
 static void pyb_tick_native(struct pyb_state *st, uint64_t t, uint64_t until)
 {
 	st->native_active = true;
-	if (t - st->last_scan_ns >= PYB_SCAN_NS) {
-		st->last_scan_ns = t;
-		scan_kids(st);
-	}
+	maybe_scan(st, t);
 	size_t nset = 0;
 	(void)ALLOC_GROW(st->pollset, st->nkids + 1, st->cappollset); /* on failure: the set it has */
 	if (!st->pollset) {
@@ -551,10 +604,7 @@ static bool pyb_tick_python(struct pyb_state *st, uint64_t t)
 	st->tick++;
 	struct perr re = PERR_INIT;
 	py_read_threads(st->py, on_thread, st, &re);
-	if (t - st->last_scan_ns >= PYB_SCAN_NS) {
-		st->last_scan_ns = t;
-		scan_kids(st);
-	}
+	maybe_scan(st, t);
 	read_kids(st);
 	if (st->oom)
 		return false;
@@ -584,7 +634,7 @@ static enum plumb_err pyb_loop(struct pyb_state *st, struct child *child, struct
 		if (next < t)
 			next = t; /* behind: drop the missed ticks instead of bursting */
 		if (!st->native)
-			sleep_until(next);
+			wait_until(st, next);
 	}
 	return PLUMB_OK;
 }
@@ -613,9 +663,17 @@ static void pyb_limits(const struct pyb_state *st, struct record_result *res)
 					 "; %u CPython child process%s not sampled (memory not readable)",
 					 st->kids_unreadable, st->kids_unreadable > 1 ? "es" : "");
 	if (st->kids_native_failed && used < sizeof res->limits)
+		used += (size_t)snprintf(res->limits + used, sizeof res->limits - used,
+					 "; %u CPython child process%s not sampled (--native could not open its events)",
+					 st->kids_native_failed, st->kids_native_failed > 1 ? "es" : "");
+	if (st->kids_native_only && used < sizeof res->limits)
+		used += (size_t)snprintf(res->limits + used, sizeof res->limits - used,
+					 "; native frames for %u other child process%s", st->kids_native_only,
+					 st->kids_native_only > 1 ? "es" : "");
+	if (st->kids_other_failed && used < sizeof res->limits)
 		snprintf(res->limits + used, sizeof res->limits - used,
-			 "; %u CPython child process%s not sampled (--native could not open its events)",
-			 st->kids_native_failed, st->kids_native_failed > 1 ? "es" : "");
+			 "; %u other child process%s not sampled (perf_event_open refused)", st->kids_other_failed,
+			 st->kids_other_failed > 1 ? "es" : "");
 }
 
 /* Ends sampling: the children's samplers and readers first (a --native child's last samples are drained and

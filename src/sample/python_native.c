@@ -187,6 +187,8 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 	s->opts = opts;
 	s->p = p;
 	s->maps = maps_new();
+	if (s->maps)
+		maps_use_files(s->maps, opts->files);
 	s->unwinder = s->maps ? unwinder_new(s->maps) : NULL;
 	s->stack_copy = malloc(PYN_COPY_BYTES);
 	s->s_unknown = profile_intern_cstr(p, "[unknown]");
@@ -194,7 +196,7 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 		pyn_close(s);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
-	s->has_eval = py_eval_range(py, &s->eval_module, &s->eval_start, &s->eval_end);
+	s->has_eval = py && py_eval_range(py, &s->eval_module, &s->eval_start, &s->eval_end);
 	maps_load_proc(s->maps, pid);
 	s->last_maps_reload = mono_ns();
 	struct perr se = PERR_INIT;
@@ -234,6 +236,8 @@ static void collect_py(void *ctx, const struct py_thread *t)
 
 static const struct pyn_pystack *py_stack_of(struct pyn_sampler *s, pid_t tid)
 {
+	if (!s->py) /* a process that is not CPython: native frames only */
+		return NULL;
 	if (!s->py_read) {
 		s->npystacks = 0;
 		struct perr e = PERR_INIT;

@@ -17,7 +17,8 @@
 
 struct pyn_sampler;
 
-/* Opens per-thread sampling events on pid's threads. PLUMB_EPERM when perf_event_open is refused. */
+/* Opens per-thread sampling events on pid's threads; py NULL: a process that is not CPython, whose samples are
+ * native stacks only. PLUMB_EPERM when perf_event_open is refused. */
 enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid, const struct record_opts *opts,
 			struct profile *p, struct perr *e);
 /* Waits for samples until until_ns (CLOCK_MONOTONIC) and adds each as a merged stack; picks up new threads. */

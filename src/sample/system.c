@@ -127,7 +127,8 @@ static void sys_record(void *ctx, const char *rec, size_t len)
 	if (!perf_task_parse(rec, len, &t))
 		return;
 	if (t.type == PERF_RECORD_MMAP2 && (t.prot & PROT_EXEC)) {
-		maps_add(st->maps, (pid_t)t.pid, t.addr, t.len, t.pgoff, t.name, true);
+		maps_add_file(st->maps, (pid_t)t.pid, t.addr, t.len, t.pgoff, t.name,
+			      (t.misc & PERF_RECORD_MISC_MMAP_BUILD_ID) ? 0 : t.ino);
 	} else if (t.type == PERF_RECORD_COMM) {
 		if (t.misc & PERF_RECORD_MISC_COMM_EXEC)
 			maps_forget(st->maps, (pid_t)t.pid);
@@ -203,6 +204,8 @@ static enum plumb_err sys_init(struct sys_state *st, const struct record_opts *o
 		st->has_re = true;
 	}
 	st->maps = maps_new();
+	if (st->maps)
+		maps_use_files(st->maps, opts->files);
 	st->fds = malloc(st->ncpus * sizeof *st->fds);
 	st->rings = calloc(st->ncpus, sizeof *st->rings);
 	st->bufsize = 70000;

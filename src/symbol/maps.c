@@ -17,6 +17,7 @@
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/procfs.h"
+#include "symbol/files.h"
 
 struct proc_maps {
 	pid_t pid;
@@ -39,6 +40,7 @@ struct maps {
 	struct interner paths;  /* every path seen; its id indexes elfs */
 	struct elf_info *elfs;
 	size_t nelfs, cap_elfs;
+	struct sym_files *files; /* the processes' view of their files, or NULL: open by name */
 };
 
 struct maps *maps_new(void)
@@ -48,6 +50,18 @@ struct maps *maps_new(void)
 	if (m)
 		m->paths = (struct interner)INTERNER_INIT;
 	return m;
+}
+
+void maps_use_files(struct maps *m, struct sym_files *files)
+{
+	m->files = files;
+}
+
+int maps_file_fd(const struct maps *m, const char *path, bool *known)
+{
+	int fd = m->files ? sym_files_elf_fd(m->files, path) : -1;
+	*known = m->files && (fd >= 0 || sym_files_elf_tried(m->files, path));
+	return fd;
 }
 
 void maps_free(struct maps *m)
@@ -119,7 +133,8 @@ const void *maps_vdso_image(size_t *size, uint64_t *load)
 	return eh;
 }
 
-static void elf_load(struct elf_info *info)
+/* Reads the loadable segments of the file of mapping e of pid. */
+static void elf_load(struct maps *m, struct elf_info *info, pid_t pid, const struct map_entry *e)
 {
 	info->loaded = true;
 	if (strcmp(info->path, "[vdso]") == 0) {
@@ -137,7 +152,9 @@ static void elf_load(struct elf_info *info)
 	}
 	if (info->path[0] != '/')
 		return;
-	int fd = open(info->path, O_RDONLY | O_CLOEXEC);
+	bool own = !m->files;
+	int fd = own ? open(info->path, O_RDONLY | O_CLOEXEC) : sym_files_elf(m->files, pid, info->path, e->start, e->end,
+									       e->ino);
 	if (fd < 0)
 		return;
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
@@ -156,7 +173,8 @@ static void elf_load(struct elf_info *info)
 	}
 	if (elf)
 		elf_end(elf);
-	close(fd);
+	if (own)
+		close(fd);
 }
 
 /* Inserts e into the process's sorted entries, dropping what it overlaps. */
@@ -178,7 +196,8 @@ static void proc_insert(struct proc_maps *pm, const struct map_entry *e)
 	pm->n++;
 }
 
-void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path, bool exec)
+static void add_entry(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path,
+		      bool exec, uint64_t ino)
 {
 	struct proc_maps *pm = proc_get(m, pid, true);
 	/* perf names anonymous executable mappings (JIT code) "//anon": not a file */
@@ -186,8 +205,20 @@ void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t 
 	struct elf_info *info = elf_get(m, anon ? "[anon]" : path);
 	if (!pm || !info)
 		return;
-	struct map_entry e = { start, start + len, pgoff, 0, info->path, exec, false };
+	struct map_entry e = { .start = start, .end = start + len, .pgoff = pgoff, .ino = anon ? 0 : ino,
+			       .path = info->path, .exec = exec };
 	proc_insert(pm, &e);
+}
+
+void maps_add_file(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path,
+		   uint64_t ino)
+{
+	add_entry(m, pid, start, len, pgoff, path, true, ino);
+}
+
+void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path, bool exec)
+{
+	add_entry(m, pid, start, len, pgoff, path, exec, 0);
 }
 
 bool maps_load_proc(struct maps *m, pid_t pid)
@@ -198,7 +229,7 @@ bool maps_load_proc(struct maps *m, pid_t pid)
 		return false;
 	while (procfs_maps_next(&it, &e))
 		if (e.perms[2] == 'x') /* " (deleted)" files are still mapped; keep the name as the kernel shows it */
-			maps_add(m, pid, e.start, e.end - e.start, e.offset, e.path, true);
+			maps_add_file(m, pid, e.start, e.end - e.start, e.offset, e.path, e.inode);
 	procfs_maps_close(&it);
 	return true;
 }
@@ -250,7 +281,7 @@ const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr)
 	if (!e->has_bias) {
 		struct elf_info *info = elf_get(m, e->path);
 		if (info && !info->loaded)
-			elf_load(info);
+			elf_load(m, info, pid, e);
 		e->bias = e->start - e->pgoff; /* default: file offset == vaddr */
 		if (info && info->ok) {
 			for (size_t i = 0; i < info->nseg; i++) {

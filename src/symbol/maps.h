@@ -15,6 +15,7 @@
 struct map_entry {
 	uint64_t start, end;   /* absolute addresses [start, end) */
 	uint64_t pgoff;        /* file offset of start */
+	uint64_t ino;          /* the mapped file's inode, 0 when unknown */
 	uint64_t bias;         /* vaddr = addr - bias (from the ELF program headers); valid when has_bias */
 	const char *path;      /* file path, or a pseudo name like "[vdso]", "[anon]" */
 	bool exec;
@@ -22,14 +23,24 @@ struct map_entry {
 };
 
 struct maps;
+struct sym_files;
 
 struct maps *maps_new(void);
 void maps_free(struct maps *m);
+/* Opens mapped files through files (symbol/files.h: as each process sees them, kept for the symbolizer) rather
+ * than by their names in plumb's view. files (may be NULL) must outlive the maps. */
+void maps_use_files(struct maps *m, struct sym_files *files);
+/* The descriptor the maps opened path through (sym_files_elf_fd), -1 when none; *known tells whether the files
+ * tried it at all (when not, the caller may open path itself). */
+int maps_file_fd(const struct maps *m, const char *path, bool *known);
 
 /* Reads /proc/PID/maps (executable mappings) for pid. Returns false when the process is gone. */
 bool maps_load_proc(struct maps *m, pid_t pid);
 /* Adds one mapping (a PERF_RECORD_MMAP2 event); replaces what it overlaps. */
 void maps_add(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path, bool exec);
+/* The same with the mapped file's inode (0 when unknown), which tells the mapped file from one put in its place. */
+void maps_add_file(struct maps *m, pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, const char *path,
+		   uint64_t ino);
 /* A forked child starts with its parent's maps. */
 void maps_fork(struct maps *m, pid_t parent, pid_t child);
 /* Forgets a process (exec replaces the image: call maps_forget then maps_add the new mappings). */

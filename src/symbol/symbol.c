@@ -1,41 +1,29 @@
-/* symbol.c — resolves each distinct raw frame once (libdw for user code, /proc/kallsyms for the kernel,
- * /tmp/perf-PID.map for JIT code) and rebuilds the profile with labelled frames. Raw stack nodes are
- * translated in id order (a parent's id is always smaller than its child's), so the whole pass is linear. */
+/* symbol.c — resolves each distinct raw frame once (symbol/module.c for user code, /proc/kallsyms for the
+ * kernel, perf maps for JIT code) and rebuilds the profile with labelled frames. Raw stack nodes are translated
+ * in id order (a parent's id is always smaller than its child's), so the whole pass is linear. A user frame that
+ * nothing names becomes `module+0xSTART` (its function's start from the unwind tables, docs/design.md §4.1);
+ * the samples of modules left without names are counted for the summary's hint (symbol/hint.c). */
 #include "symbol/symbol.h"
 
-#include <ctype.h>
-#include <demangle.h>
-#include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
-#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/grow.h"
-#include "base/hashmap.h"
 #include "base/intern.h"
+#include "symbol/debuginfod.h"
+#include "symbol/files.h"
+#include "symbol/hint.h"
+#include "symbol/jit.h"
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
+#include "symbol/module.h"
 
-#define MAX_INLINE 32
-
-struct module_info {
-	const char *path; /* held by the symbolizer's interner */
-	Dwfl *dwfl;
-	Dwfl_Module *mod;
-	Dwarf_Addr bias;
-	bool tried;
-};
-
-struct jit_map {
-	char *path;
-	struct jit_sym { uint64_t start, end; char *name; } *syms;
-	size_t n;
-};
+#define NO_MODULE UINT32_MAX
+_Static_assert(SYM_MAX_INLINE == SYM_MAX_FRAMES, "an inline chain fits what sym_resolver_frame promises");
 
 /* plumb's own copy of the vDSO image, which is the target's too (one kernel): its code ranges (ELF vaddrs) tell
  * where in the image an absolute address of a target's [vdso] mapping falls. */
@@ -50,224 +38,44 @@ struct vdso_info {
 struct symbolizer {
 	struct vdso_info vdso;
 	struct interner mod_paths; /* every module path seen; its id indexes mods */
-	struct module_info *mods;
+	struct sym_module **mods;  /* each allocated once: libdw's debuginfod client holds a pointer into it */
 	size_t nmods, cap_mods;
-	struct jit_map *jits;
-	size_t njits, cap_jits;
+	struct sym_fetch fetch;
+	struct sym_jits *jits;
 	struct kallsyms *kernel;
 	bool kernel_tried;
 	const struct sym_opts *opts;
-};
-
-static const Dwfl_Callbacks offline_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+	/* per raw frame: the module it was resolved in (NO_MODULE: none) and whether anything named it */
+	uint32_t *frame_mod;
+	uint8_t *frame_named;
 };
 
 char *sym_demangle(const char *name)
 {
-	if (!name || !(name[0] == '_' && (name[1] == 'Z' || name[1] == 'R')))
-		return NULL;
-	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-	if (!d && name[1] == 'R')
-		d = cplus_demangle(name, DMGL_RUST);
-	if (!d)
-		return NULL;
-	/* legacy Rust names end in ::h<16 hex digits>; the hash only adds noise to labels */
-	size_t n = strlen(d);
-	if (n > 19 && memcmp(d + n - 19, "::h", 3) == 0) {
-		bool hex = true;
-		for (size_t i = n - 16; i < n; i++)
-			hex = hex && isxdigit((unsigned char)d[i]);
-		if (hex)
-			d[n - 19] = '\0';
-	}
-	return d;
+	return sym_module_demangle(name);
 }
 
-static struct module_info *module_get(struct symbolizer *s, const char *path)
+/* The module of path (its id into *id), created on first sight; NULL when out of memory. */
+static struct sym_module *module_get(struct symbolizer *s, const char *path, uint32_t *id)
 {
-	uint32_t id = intern(&s->mod_paths, path, strlen(path), NULL);
-	if (id == INTERN_NOMEM)
+	uint32_t k = intern(&s->mod_paths, path, strlen(path), NULL);
+	if (k == INTERN_NOMEM)
 		return NULL;
-	if (id >= s->nmods) { /* new (or left over by an allocation that failed) */
-		if (!ALLOC_GROW(s->mods, (size_t)id + 1, s->cap_mods))
+	if (k >= s->nmods) { /* new (or left over by an allocation that failed) */
+		if (!ALLOC_GROW(s->mods, (size_t)k + 1, s->cap_mods))
 			return NULL;
-		for (; s->nmods <= id; s->nmods++)
-			s->mods[s->nmods] = (struct module_info){ .path = intern_str(&s->mod_paths, (uint32_t)s->nmods) };
-	}
-	return &s->mods[id];
-}
-
-/* libdw callback for the "[vdso]" module: the ELF is plumb's own in-memory image (libdw ends the Elf, not the
- * memory under it). */
-static int vdso_find_elf(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, char **file_name,
-			 Elf **elfp)
-{
-	size_t size;
-	uint64_t load;
-	const void *image = maps_vdso_image(&size, &load);
-	*elfp = image ? elf_memory((char *)image, size) : NULL;
-	return -1;
-}
-
-static const Dwfl_Callbacks vdso_callbacks = {
-	.find_elf = vdso_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
-};
-
-static void module_open_vdso(struct module_info *m)
-{
-	size_t size;
-	uint64_t load;
-	if (!maps_vdso_image(&size, &load))
-		return;
-	m->dwfl = dwfl_begin(&vdso_callbacks);
-	if (!m->dwfl)
-		return;
-	/* reported at its own vaddrs: addresses given to libdw are vaddrs in the image, as for files */
-	m->mod = dwfl_report_module(m->dwfl, m->path, load, load + size);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod || !dwfl_module_getelf(m->mod, &m->bias)) {
-		dwfl_end(m->dwfl);
-		m->dwfl = NULL;
-		m->mod = NULL;
-	}
-}
-
-static void module_open(struct module_info *m)
-{
-	m->tried = true;
-	if (strcmp(m->path, "[vdso]") == 0) {
-		module_open_vdso(m);
-		return;
-	}
-	if (m->path[0] != '/')
-		return;
-	m->dwfl = dwfl_begin(&offline_callbacks);
-	if (!m->dwfl)
-		return;
-	m->mod = dwfl_report_offline(m->dwfl, m->path, m->path, -1);
-	dwfl_report_end(m->dwfl, NULL, NULL);
-	if (!m->mod) {
-		dwfl_end(m->dwfl);
-		m->dwfl = NULL;
-		return;
-	}
-	dwfl_module_getelf(m->mod, &m->bias);
-}
-
-/* One resolved frame before interning. */
-struct resolved {
-	const char *func;  /* may point into libdw data or `owned` */
-	char *owned;       /* demangled name to free */
-	const char *file;
-	int line;
-};
-
-static const char *die_name(Dwarf_Die *die)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Die origin;
-	const char *name = NULL;
-	/* inlined instances and concrete copies name their function through the abstract origin */
-	if (dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) || dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr))
-		name = dwarf_formstring(&attr);
-	if (!name)
-		name = dwarf_diename(die);
-	if (!name && dwarf_attr(die, DW_AT_abstract_origin, &attr) && dwarf_formref_die(&attr, &origin))
-		name = dwarf_diename(&origin);
-	return name;
-}
-
-static void set_name(struct resolved *r, const char *name)
-{
-	r->owned = sym_demangle(name);
-	r->func = r->owned ? r->owned : name;
-}
-
-/* Resolves a user-space address into frames, innermost first (inline chain). Returns how many. */
-static size_t resolve_user(struct symbolizer *s, const char *path, uint64_t vaddr, bool caller, struct resolved *out,
-			   size_t max)
-{
-	struct module_info *m = module_get(s, path);
-	if (!m)
-		return 0;
-	if (!m->tried)
-		module_open(m);
-	if (!m->mod)
-		return 0;
-	Dwarf_Addr addr = vaddr + m->bias - (caller ? 1 : 0);
-	GElf_Sym sym;
-	GElf_Off off;
-	const char *symname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
-	size_t n = 0;
-	memset(out, 0, sizeof *out * max);
-
-	Dwarf_Addr cu_bias;
-	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, addr, &cu_bias);
-	Dwfl_Line *line = dwfl_module_getsrc(m->mod, addr);
-	const char *leaf_file = NULL;
-	int leaf_line = 0;
-	if (line)
-		leaf_file = dwfl_lineinfo(line, NULL, &leaf_line, NULL, NULL, NULL);
-
-	Dwarf_Die *scopes = NULL;
-	int nscopes = cudie ? dwarf_getscopes(cudie, addr - cu_bias, &scopes) : 0;
-	if (nscopes > 0) {
-		/* dwarf_getscopes follows an inlined instance into its abstract definition (and the innermost scope
-		 * may be a lexical block inside it); the chain of callers that the instance sits in comes from the
-		 * innermost scope's own DIE */
-		Dwarf_Die *chain = NULL;
-		int nchain = dwarf_getscopes_die(&scopes[0], &chain);
-		if (nchain > 0) {
-			free(scopes);
-			scopes = chain;
-			nscopes = nchain;
+		for (; s->nmods <= k; s->nmods++) {
+			struct sym_module *m = calloc(1, sizeof *m);
+			if (!m)
+				return NULL;
+			m->path = intern_str(&s->mod_paths, (uint32_t)s->nmods);
+			m->files = s->opts->files;
+			m->fetch = (struct sym_fetch_state){ .run = &s->fetch, .module = m->path };
+			s->mods[s->nmods] = m;
 		}
 	}
-	if (nscopes > 0) {
-		Dwarf_Files *files = NULL;
-		size_t nfiles = 0;
-		dwarf_getsrcfiles(cudie, &files, &nfiles);
-		const char *file = leaf_file;
-		int lineno = leaf_line;
-		for (int i = 0; i < nscopes && n < max; i++) {
-			int tag = dwarf_tag(&scopes[i]);
-			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_subprogram)
-				continue;
-			struct resolved *r = &out[n++];
-			r->file = file;
-			r->line = lineno;
-			if (tag == DW_TAG_subprogram) {
-				set_name(r, symname ? symname : die_name(&scopes[i]));
-				break;
-			}
-			set_name(r, die_name(&scopes[i]));
-			/* the caller's position is this inlined instance's call site */
-			Dwarf_Attribute attr;
-			Dwarf_Word w;
-			file = NULL;
-			lineno = 0;
-			if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) && dwarf_formudata(&attr, &w) == 0 && files)
-				file = dwarf_filesrc(files, w, NULL, NULL);
-			if (dwarf_attr(&scopes[i], DW_AT_call_line, &attr) && dwarf_formudata(&attr, &w) == 0)
-				lineno = (int)w;
-		}
-		free(scopes);
-	}
-	if (n == 0 && symname) {
-		set_name(&out[0], symname);
-		out[0].file = leaf_file;
-		out[0].line = leaf_line;
-		n = 1;
-	}
-	for (size_t i = 0; i < n; i++)
-		if (!out[i].func)
-			out[i].func = symname;
-	return n;
+	*id = k;
+	return s->mods[k];
 }
 
 /* Reads the code ranges of the vDSO image: its executable sections, or its executable segments when it has no
@@ -344,118 +152,135 @@ static bool vdso_vaddr(struct symbolizer *s, uint64_t look, uint64_t *vaddr)
 	return found == 1;
 }
 
-static struct jit_map *jit_get(struct symbolizer *s, const char *path)
-{
-	for (size_t i = 0; i < s->njits; i++)
-		if (strcmp(s->jits[i].path, path) == 0)
-			return &s->jits[i];
-	if (!ALLOC_GROW(s->jits, s->njits + 1, s->cap_jits))
-		return NULL;
-	struct jit_map *j = &s->jits[s->njits++];
-	memset(j, 0, sizeof *j);
-	j->path = strdup(path);
-	/* A regular file only: a FIFO would block the open, a link to a device (/dev/zero) never ends. */
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	struct stat sb;
-	FILE *f = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "re") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return j;
-	}
-	char *line = NULL;
-	size_t cap = 0, alloc = 0;
-	while (getline(&line, &cap, f) > 0) {
-		unsigned long long start, size;
-		int at = 0;
-		if (sscanf(line, "%llx %llx %n", &start, &size, &at) < 2 || !at)
-			continue;
-		char *name = line + at;
-		name[strcspn(name, "\n")] = '\0';
-		if (!ALLOC_GROW(j->syms, j->n + 1, alloc))
-			break;
-		j->syms[j->n++] = (struct jit_sym){ start, start + size, strdup(name) };
-	}
-	free(line);
-	fclose(f);
-	return j;
-}
-
-static const char *jit_lookup(struct symbolizer *s, const char *path, uint64_t addr)
-{
-	struct jit_map *j = jit_get(s, path);
-	if (!j)
-		return NULL;
-	/* later entries win: a JIT may reuse an address range for new code */
-	for (size_t i = j->n; i-- > 0;)
-		if (addr >= j->syms[i].start && addr < j->syms[i].end)
-			return j->syms[i].name;
-	return NULL;
-}
-
 static void symbolizer_free(struct symbolizer *s)
 {
-	for (size_t i = 0; i < s->nmods; i++) {
-		if (s->mods[i].dwfl)
-			dwfl_end(s->mods[i].dwfl);
-	}
+	for (size_t i = 0; i < s->nmods; i++)
+		if (s->mods[i]) {
+			sym_module_release(s->mods[i]);
+			free(s->mods[i]);
+		}
 	free(s->mods);
 	interner_release(&s->mod_paths);
-	for (size_t i = 0; i < s->njits; i++) {
-		for (size_t k = 0; k < s->jits[i].n; k++)
-			free(s->jits[i].syms[k].name);
-		free(s->jits[i].syms);
-		free(s->jits[i].path);
-	}
-	free(s->jits);
+	sym_jits_free(s->jits);
 	kallsyms_free(s->kernel);
+	free(s->frame_mod);
+	free(s->frame_named);
 }
 
-/* Resolves raw frame `f` of `raw` into frames of `out` (outermost first in ids[]); returns how many. */
-static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, const struct frame *f, struct profile *out,
-			    uint32_t *ids, size_t max)
+/* A frame already finished by its backend (Python frames) or reader, copied into out. */
+static uint32_t copy_frame(struct symbolizer *s, const struct profile *raw, const struct frame *f, struct profile *out)
 {
-	const char *module = profile_str(raw, f->module);
-	struct frame nf = { 0 };
-	nf.kind = f->kind;
-	nf.addr = f->addr;
-	if (f->func || f->is_label) { /* already resolved (python frames, folded input) */
-		nf = *f;
-		nf.func = profile_intern_cstr(out, profile_str(raw, f->func));
-		nf.file = profile_intern_cstr(out, profile_str(raw, f->file));
-		nf.module = profile_intern_cstr(out, module);
-		if (s->opts->no_lines)
-			nf.line = 0;
-		ids[0] = profile_frame(out, &nf);
-		return 1;
-	}
+	struct frame nf = *f;
+	nf.func = profile_intern_cstr(out, profile_str(raw, f->func));
+	nf.file = profile_intern_cstr(out, profile_str(raw, f->file));
+	nf.module = profile_intern_cstr(out, profile_str(raw, f->module));
+	if (s->opts->no_lines)
+		nf.line = 0;
+	return profile_frame(out, &nf);
+}
+
+/* A kernel or JIT frame: one name, or none. */
+static uint32_t named_frame(struct symbolizer *s, const struct profile *raw, const struct frame *f, struct profile *out,
+			    bool *named)
+{
+	const char *name = NULL;
 	if (f->kind == FRAME_KERNEL) {
 		if (!s->kernel_tried) {
 			s->kernel_tried = true;
 			s->kernel = kallsyms_load();
 		}
-		const char *name = s->kernel ? kallsyms_lookup(s->kernel, f->addr) : NULL;
-		nf.func = profile_intern_cstr(out, name ? name : "[unknown]");
-		ids[0] = profile_frame(out, &nf);
+		name = s->kernel ? kallsyms_lookup(s->kernel, f->addr) : NULL;
+	} else {
+		if (!s->jits)
+			s->jits = sym_jits_new(s->opts->files);
+		name = s->jits ? sym_jits_lookup(s->jits, profile_str(raw, f->module), f->addr) : NULL;
+	}
+	struct frame nf = { 0 };
+	nf.kind = f->kind;
+	nf.addr = f->addr;
+	nf.func = profile_intern_cstr(out, name ? name : "[unknown]");
+	*named = name != NULL;
+	return profile_frame(out, &nf);
+}
+
+/* The frame of a user address nothing names: one frame per function, `module+0xSTART` with the start from the
+ * unwind tables; without an FDE for it, the address itself (never merged with another function). m is NULL for
+ * a mapping that is no file. */
+static uint32_t unnamed_frame(struct sym_module *m, uint64_t look, struct frame nf, struct profile *out)
+{
+	uint64_t start;
+	if (!m)
+		nf.addr = 0; /* not a file ("[anon]", "[heap]"): nothing to name it by, "[unknown] (MODULE)" */
+	else if (sym_module_func_start(m, look, &start))
+		nf.addr = start;
+	else
+		nf.addr = look;
+	return profile_frame(out, &nf);
+}
+
+/* The module path a raw frame names, as labels should show it: a file deleted since it was mapped is still the
+ * same file (read through /proc/PID/map_files), so the kernel's " (deleted)" mark is dropped. */
+static const char *shown_module(const char *module, char *buf, size_t n)
+{
+	size_t len = strlen(module);
+	static const char mark[] = " (deleted)";
+	if (module[0] != '/' || len < sizeof mark || strcmp(module + len - (sizeof mark - 1), mark) != 0 ||
+	    len - (sizeof mark - 1) >= n)
+		return module;
+	memcpy(buf, module, len - (sizeof mark - 1));
+	buf[len - (sizeof mark - 1)] = '\0';
+	return buf;
+}
+
+/* What resolve_frame found out about a raw frame, for the hint: the module it was resolved in (NO_MODULE: none)
+ * and whether anything named it. */
+struct frame_note {
+	uint32_t mod;
+	bool named;
+};
+
+/* Resolves raw frame `fi` of `raw` into frames of `out` (outermost first in ids[]); returns how many. */
+static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uint32_t fi, struct profile *out,
+			    uint32_t *ids, size_t max, struct frame_note *note)
+{
+	const struct frame *f = profile_frame_get(raw, fi);
+	const char *module = profile_str(raw, f->module);
+	note->mod = NO_MODULE;
+	note->named = true;
+	if (f->func) { /* already resolved (python frames, folded input) */
+		ids[0] = copy_frame(s, raw, f, out);
 		return 1;
 	}
-	if (f->kind == FRAME_JIT) {
-		const char *name = jit_lookup(s, module, f->addr);
-		nf.func = profile_intern_cstr(out, name ? name : "[unknown]");
-		ids[0] = profile_frame(out, &nf);
+	if (f->kind == FRAME_KERNEL || f->kind == FRAME_JIT) {
+		bool named;
+		ids[0] = named_frame(s, raw, f, out, &named);
+		note->named = named;
 		return 1;
 	}
-	struct resolved r[MAX_INLINE];
-	size_t n = 0, rmax = max < MAX_INLINE ? max : MAX_INLINE;
+	struct sym_resolved r[SYM_MAX_INLINE];
+	size_t n = 0, rmax = max < SYM_MAX_INLINE ? max : SYM_MAX_INLINE;
 	bool caller = f->line == 1;
-	uint64_t vaddr;
-	if (module[0] == '/')
-		n = resolve_user(s, module, f->addr, caller, r, rmax);
-	else if (strcmp(module, "[vdso]") == 0 && vdso_vaddr(s, f->addr - (caller ? 1 : 0), &vaddr))
-		n = resolve_user(s, module, vaddr + (caller ? 1 : 0), caller, r, rmax);
-	nf.module = profile_intern_cstr(out, module);
-	if (n == 0) { /* [unknown] (module) */
-		ids[0] = profile_frame(out, &nf);
+	uint64_t vaddr = f->addr;
+	struct sym_module *m = NULL;
+	uint32_t mid = NO_MODULE;
+	bool image = module[0] == '/';
+	if (!image && strcmp(module, "[vdso]") == 0 && vdso_vaddr(s, f->addr - caller, &vaddr)) {
+		vaddr += caller; /* a return address stays one */
+		image = true;
+	}
+	if (image)
+		m = module_get(s, module, &mid);
+	if (m)
+		n = sym_module_resolve(m, vaddr, caller, r, rmax);
+	char shown[4096];
+	struct frame nf = { 0 };
+	nf.kind = f->kind;
+	nf.addr = f->addr;
+	nf.module = profile_intern_cstr(out, shown_module(module, shown, sizeof shown));
+	note->mod = mid;
+	note->named = n > 0;
+	if (n == 0) {
+		ids[0] = unnamed_frame(m, vaddr - caller, nf, out);
 		return 1;
 	}
 	/* r[] is innermost first; ids[] must be outermost first */
@@ -472,12 +297,42 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, con
 	return n;
 }
 
+/* Counts each sample's leaf frame against its module and, when asked, hints at the modules whose samples
+ * mostly had no names. */
+static void leaf_stats(struct symbolizer *s, const struct profile *raw)
+{
+	size_t n;
+	const struct profile_count *c = profile_counts(raw, &n);
+	uint64_t total = 0;
+	for (size_t i = 0; i < n; i++) {
+		total += c[i].weight;
+		if (c[i].stack == PROFILE_ROOT)
+			continue;
+		uint32_t f = profile_stack_frame(raw, c[i].stack);
+		if (s->frame_mod[f] == NO_MODULE)
+			continue;
+		struct sym_module *m = s->mods[s->frame_mod[f]];
+		m->samples += c[i].weight;
+		if (!s->frame_named[f])
+			m->unnamed += c[i].weight;
+	}
+	if (!s->opts->hints)
+		return;
+	sbuf_addstr(s->opts->hints, sym_files_notes(s->opts->files));
+	for (size_t i = 0; i < s->nmods; i++) {
+		char why[160];
+		sym_fetch_why(&s->mods[i]->fetch, why, sizeof why);
+		sym_hint_module(s->opts->hints, s->mods[i]->path, s->mods[i]->unnamed, s->mods[i]->samples, total, why);
+	}
+}
+
 enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_opts *opts, struct profile **outp,
 				   struct perr *e)
 {
 	static const struct sym_opts no_opts;
 	struct symbolizer s = { 0 };
 	s.opts = opts ? opts : &no_opts;
+	sym_fetch_init(&s.fetch, s.opts->fetching, s.opts->fetching_ctx);
 	struct profile *out = profile_new();
 	size_t nframes = profile_nframes(raw), nstacks = profile_nstacks(raw);
 	uint32_t *frame_first = calloc(nframes + 1, sizeof *frame_first); /* index into frame_ids */
@@ -486,21 +341,26 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 	size_t nids = 0, cap_ids = 0;
 	uint32_t *stack_map = calloc(nstacks + 1, sizeof *stack_map);
 	enum plumb_err rc = PLUMB_OK;
-	if (!out || !frame_first || !frame_count || !stack_map) {
+	s.frame_mod = malloc((nframes + 1) * sizeof *s.frame_mod);
+	s.frame_named = malloc(nframes + 1);
+	if (!out || !frame_first || !frame_count || !stack_map || !s.frame_mod || !s.frame_named) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
 		goto done;
 	}
 	profile_keep_timeline(out, profile_has_timeline(raw));
 	for (size_t i = 0; i < nframes; i++) {
-		if (!ALLOC_GROW(frame_ids, nids + MAX_INLINE, cap_ids)) {
+		if (!ALLOC_GROW(frame_ids, nids + SYM_MAX_INLINE, cap_ids)) {
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
 			goto done;
 		}
 		frame_first[i] = (uint32_t)nids;
-		frame_count[i] = (uint32_t)resolve_frame(&s, raw, profile_frame_get(raw, (uint32_t)i), out, frame_ids + nids,
-							 MAX_INLINE);
+		struct frame_note note;
+		frame_count[i] = (uint32_t)resolve_frame(&s, raw, (uint32_t)i, out, frame_ids + nids, SYM_MAX_INLINE, &note);
+		s.frame_mod[i] = note.mod;
+		s.frame_named[i] = note.named;
 		nids += frame_count[i];
 	}
+	leaf_stats(&s, raw);
 	stack_map[PROFILE_ROOT] = PROFILE_ROOT;
 	for (size_t i = 1; i < nstacks; i++) {
 		uint32_t node = stack_map[profile_stack_parent(raw, (uint32_t)i)];
@@ -563,6 +423,7 @@ struct sym_resolver *sym_resolver_new(const struct sym_opts *opts)
 	if (opts)
 		r->opts = *opts;
 	r->s.opts = &r->opts;
+	sym_fetch_init(&r->s.fetch, r->opts.fetching, r->opts.fetching_ctx);
 	return r;
 }
 
@@ -578,7 +439,8 @@ size_t sym_resolver_frame(struct sym_resolver *r, const struct profile *raw, uin
 			  uint32_t *ids, size_t max)
 {
 	const struct frame *f = profile_frame_get(raw, frame_id);
+	struct frame_note note;
 	if (!f || max == 0)
 		return 0;
-	return resolve_frame(&r->s, raw, f, out, ids, max < MAX_INLINE ? max : MAX_INLINE);
+	return resolve_frame(&r->s, raw, frame_id, out, ids, max < SYM_MAX_INLINE ? max : SYM_MAX_INLINE, &note);
 }

@@ -1,7 +1,8 @@
 /* symbol.h — turns raw frames (module + ELF vaddr, kernel addresses, JIT addresses) into labelled frames:
  * ELF symbols and DWARF file:line through libdw (separate debug info via build-id and .gnu_debuglink),
  * inline chains (an inlined call is its own frame), kernel symbols from /proc/kallsyms, JIT names from
- * /tmp/perf-PID.map, C++/Rust demangling. Each distinct raw frame is resolved once.
+ * /tmp/perf-PID.map, C++/Rust demangling; a function nothing names is `module+0xSTART`, its start from the
+ * unwind tables (docs/design.md §4.1, §4.2). Each distinct raw frame is resolved once.
  *
  * Ownership: sym_resolve_profile() returns a new profile the caller frees; the input is unchanged. */
 #ifndef PLUMB_SYMBOL_SYMBOL_H
@@ -12,6 +13,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/sbuf.h"
 #include "profile/profile.h"
 
 /* Raw frames, as backends add them:
@@ -22,8 +24,19 @@
  * `line` of a raw frame is 1 when the frame is a caller (its address is a return address, so the call site
  * is addr - 1), 0 for the sampled leaf. Frames whose func is already set pass through unchanged. */
 
+struct sym_files;
+
 struct sym_opts {
-	bool no_lines;  /* drop line numbers */
+	bool no_lines;      /* drop line numbers */
+	const struct sym_files *files; /* the sampled processes' files as they saw them (symbol/files.h), or NULL:
+					* files are opened by the names the raw frames carry */
+	struct sbuf *hints; /* when not NULL: one line per module whose samples mostly had no names, saying what
+			     * to install (symbol/hint.h), and the notes of files (files refused or gone) */
+	/* Called while debuginfod (DEBUGINFOD_URLS) fetches a module's debug information, about once a second
+	 * (first: the fetch just started; done and total: bytes so far and expected, total 0 when unknown), for a
+	 * progress line; NULL: nothing is said. Each fetch is bounded (symbol/debuginfod.h). */
+	void (*fetching)(void *ctx, const char *module, bool first, long done, long total);
+	void *fetching_ctx;
 };
 
 /* Builds the symbolized profile: same threads, samples, timeline and metadata; frames resolved (an address

@@ -147,7 +147,9 @@ void unwinder_stats(const struct unwinder *u, struct unwind_stats *out)
 	*out = u->stats;
 }
 
-static void module_open(struct module *m)
+/* Opens the module's file: the descriptor the maps opened as the process sees it (a dup: the maps' files keep
+ * theirs), or its name when nothing opened it that way. */
+static void module_open(struct module *m, const struct maps *maps)
 {
 	m->fd = -1;
 	if (strcmp(m->path, "[vdso]") == 0) {
@@ -160,7 +162,9 @@ static void module_open(struct module *m)
 	} else {
 		if (m->path[0] != '/')
 			return; /* [anon], [heap], JIT code: no CFI */
-		m->fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		bool known;
+		int fd = maps_file_fd(maps, m->path, &known);
+		m->fd = known ? (fd >= 0 ? fcntl(fd, F_DUPFD_CLOEXEC, 0) : -1) : open(m->path, O_RDONLY | O_CLOEXEC);
 		if (m->fd < 0)
 			return;
 		m->elf = elf_begin(m->fd, ELF_C_READ_MMAP, NULL);
@@ -200,7 +204,7 @@ static uint32_t module_get(struct unwinder *u, const char *path)
 		if (!m)
 			return 0;
 		m->path = intern_str(&u->mod_paths, (uint32_t)u->nmods);
-		module_open(m);
+		module_open(m, u->maps);
 		u->mods[u->nmods++] = m;
 	}
 	return id + 1;

@@ -33,6 +33,9 @@ def env(debug=True, **extra):
     e.pop("PLUMB_DEBUG", None)
     if debug:
         e["PLUMB_DEBUG"] = "1"
+    # each run names its frames afresh (a stripped copy of a test program shares its build-id with the
+    # original, whose names the symbol cache would give it): test_symbol_cache turns the cache on
+    e.setdefault("PLUMB_SYMBOL_CACHE", "0")
     e.update({k: str(v) for k, v in extra.items()})
     return e
 

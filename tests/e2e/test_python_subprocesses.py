@@ -11,11 +11,12 @@ import threading
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import ROOT, TempDir, main, plumb, read_folded, skip_missing  # noqa: E402
+from plumbtest import ROOT, TempDir, main, plumb, read_folded, skip_missing, target  # noqa: E402
 
 PYTARGETS = os.path.join(ROOT, "tests", "targets", "python")
 POOL = os.path.join(PYTARGETS, "pool.py")
 SPAWN = os.path.join(PYTARGETS, "spawn.py")
+NATIVE_CHILD = os.path.join(PYTARGETS, "native_child.py")
 INTERVAL = 0.005
 
 
@@ -154,6 +155,26 @@ class PythonSubprocesses(TempDir):
         self.assertNotIn("processes)", r.stderr)
         hits, totals = by_root(read_folded(out), "child_burn")
         self.assertFalse(set(workers) & set(totals), totals)
+
+    def test_python__native_child_sampled(self):
+        """A script whose compiled child (benchwork: 1.2 s of CPU in work()) does most of the work: the child gets
+        native frames under its own pid, and its share is what the perf_event backend sees, within 3 points."""
+        def child_share(backend):
+            out = self.path("nc-%s.folded" % (backend or "auto"))
+            r = plumb("record", *(["--backend", backend] if backend else []), "--threads", "--interval",
+                      str(INTERVAL), "-o", out, "--", self.exe, NATIVE_CHILD, "0.3", target("benchwork"), "spin",
+                      "1200", cwd=self.tmp, timeout=60)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            rows = read_folded(out)
+            work = sum(c for fr, c in rows if any(f.split(" ", 1)[0] == "work" for f in fr))
+            return r, rows, 100.0 * work / sum(c for _, c in rows)
+        r, rows, py_share = child_share(None)
+        self.assertIn("with python/python (2 processes)", r.stderr)
+        self.assertIn("native frames for 1 other child process", r.stderr)
+        self.assertTrue(any(f.startswith("py_burn (") for fr, _ in rows for f in fr))  # the parent's Python
+        _, _, pe_share = child_share("perf_event")
+        self.assertGreater(pe_share, 60.0)
+        self.assertLessEqual(abs(py_share - pe_share), 3.0, "python %.1f%%, perf_event %.1f%%" % (py_share, pe_share))
 
     def test_python__attach_follows_new_workers(self):
         target = subprocess.Popen([self.exe, POOL, "1.5", "1.0"], stdout=subprocess.PIPE, text=True)

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -19,6 +20,9 @@
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "profile/profile.h"
+#include "symbol/files.h"
+#include "symbol/funcstart.h"
+#include "symbol/hint.h"
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
 #include "symbol/symbol.h"
@@ -349,6 +353,165 @@ static void test_symbol__jit_map_regular_files_only(void **state)
 	rmdir(dir);
 }
 
+/* The unwind tables' function starts agree with the symbol table: every function of this test binary that an FDE
+ * covers starts where its symbol says, at any address inside it, and nearly every function has one. */
+static void test_symbol__funcstarts_match_symbols(void **state)
+{
+	(void)state;
+	elf_version(EV_CURRENT);
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(elf);
+	struct funcstarts *t = funcstarts_load(elf);
+	assert_non_null(t);
+	assert_true(funcstarts_count(t) > 50);
+	size_t funcs = 0, covered = 0;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn)) != NULL;) {
+		GElf_Shdr sh;
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		Elf_Data *d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_size < 4 ||
+			    sym.st_shndx == SHN_UNDEF)
+				continue;
+			funcs++;
+			uint64_t start;
+			if (!funcstarts_find(t, sym.st_value + sym.st_size / 2, &start))
+				continue;
+			covered++;
+			if (start != sym.st_value)
+				fail_msg("%s at %#llx: the FDE starts at %#llx",
+					 elf_strptr(elf, sh.sh_link, sym.st_name), (unsigned long long)sym.st_value,
+					 (unsigned long long)start);
+		}
+	}
+	assert_true(funcs > 50);
+	assert_true(covered * 10 >= funcs * 9);
+	uint64_t start;
+	assert_false(funcstarts_find(t, 0, &start)); /* below every function */
+	funcstarts_free(t);
+	elf_end(elf);
+	close(fd);
+}
+
+/* A file without unwind tables gives an empty table, not a failure. */
+static void test_symbol__funcstarts_empty(void **state)
+{
+	(void)state;
+	static char text[] = "not an ELF file at all";
+	Elf *elf = elf_memory(text, sizeof text);
+	struct funcstarts *t = funcstarts_load(elf);
+	assert_non_null(t);
+	assert_int_equal(funcstarts_count(t), 0);
+	uint64_t start;
+	assert_false(funcstarts_find(t, 0x1000, &start));
+	funcstarts_free(t);
+	if (elf)
+		elf_end(elf);
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* The package of a file, found as dpkg -S finds it, including the merged-/usr spelling of a path. */
+static void test_symbol__hint_package(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/plumb-dpkg-XXXXXX", path[128];
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/gzip.list", dir);
+	write_text(path, "/.\n/bin\n/bin/gunzip\n/bin/gzip\n/usr/share/doc/gzip\n");
+	snprintf(path, sizeof path, "%s/liblzma5:amd64.list", dir);
+	write_text(path, "/lib/x86_64-linux-gnu/liblzma.so.5.4.1\n");
+	snprintf(path, sizeof path, "%s/other.md5sums", dir);
+	write_text(path, "/usr/bin/mine\n");
+	char pkg[64];
+	assert_true(sym_hint_package("/usr/bin/gzip", dir, pkg, sizeof pkg));
+	assert_string_equal(pkg, "gzip");
+	assert_true(sym_hint_package("/bin/gzip", dir, pkg, sizeof pkg));
+	assert_true(sym_hint_package("/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1", dir, pkg, sizeof pkg));
+	assert_string_equal(pkg, "liblzma5");
+	assert_false(sym_hint_package("/bin/gz", dir, pkg, sizeof pkg));      /* a prefix of a listed path */
+	assert_false(sym_hint_package("/usr/bin/mine", dir, pkg, sizeof pkg)); /* only .list files count */
+	assert_false(sym_hint_package("/usr/bin/gzip", "/nonexistent", pkg, sizeof pkg));
+	struct sbuf sb = SBUF_INIT;
+	sym_hint_module(&sb, "/usr/bin/gzip", 5, 10, 1000, NULL); /* 1% of the profile: no hint */
+	assert_int_equal(sb.len, 0);
+	sym_hint_module(&sb, "/usr/bin/gzip", 10, 400, 1000, NULL); /* mostly named: no hint */
+	assert_int_equal(sb.len, 0);
+	sym_hint_module(&sb, "/usr/bin/gzip", 900, 950, 1000, "debuginfod: not found");
+	assert_non_null(strstr(sb.buf, "90%"));
+	assert_non_null(strstr(sb.buf, "gzip+0xOFFSET"));
+	assert_non_null(strstr(sb.buf, "debuginfod: not found"));
+	assert_int_equal(sb.buf[sb.len - 1], '\n');
+	sbuf_release(&sb);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
+/* The trust rules for files others could write (perf maps): a regular file of the expected user or root only,
+ * never through a final link, never blocking; a root-relative path stays inside that root. */
+static void test_symbol__open_trusted(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/plumb-trust-XXXXXX", path[128];
+	assert_non_null(mkdtemp(dir));
+	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	snprintf(path, sizeof path, "%s/ok.map", dir);
+	write_text(path, "1000 10 f\n");
+	snprintf(path, sizeof path, "%s/other.map", dir);
+	write_text(path, "1000 10 f\n");
+	assert_int_equal(chown(path, 65534, 65534), 0);
+	snprintf(path, sizeof path, "%s/open.map", dir);
+	write_text(path, "1000 10 f\n");
+	assert_int_equal(chmod(path, 0666), 0);
+	snprintf(path, sizeof path, "%s/fifo.map", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	snprintf(path, sizeof path, "%s/zero.map", dir);
+	assert_int_equal(symlink("/dev/zero", path), 0);
+	snprintf(path, sizeof path, "%s/escape.map", dir);
+	assert_int_equal(symlink("/etc/passwd", path), 0);
+	static const struct { const char *name; const char *why; } cases[] = {
+		{ "ok.map", NULL },
+		{ "other.map", "uid 65534" },
+		{ "open.map", "other users may write it" },
+		{ "fifo.map", "FIFO" },
+		{ "zero.map", "symbolic link" },
+		{ "escape.map", "symbolic link" },
+		{ "missing.map", "" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		for (int in_root = 0; in_root < 2; in_root++) {
+			struct sbuf why = SBUF_INIT;
+			int fd = sym_open_trusted(dfd, cases[i].name, in_root, geteuid(), &why);
+			if (!cases[i].why) {
+				if (fd < 0)
+					fail_msg("%s refused: %s", cases[i].name, why.buf);
+				close(fd);
+			} else {
+				assert_true(fd < 0);
+				if (!strstr(why.buf, cases[i].why))
+					fail_msg("%s: '%s', want '%s'", cases[i].name, why.buf, cases[i].why);
+			}
+			sbuf_release(&why);
+		}
+	}
+	close(dfd);
+	char cmd[200];
+	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+	assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -361,6 +524,10 @@ int main(void)
 		cmocka_unit_test(test_symbol__vdso_frames_named),
 		cmocka_unit_test(test_symbol__vdso_non_code_unknown),
 		cmocka_unit_test(test_symbol__jit_map_regular_files_only),
+		cmocka_unit_test(test_symbol__funcstarts_match_symbols),
+		cmocka_unit_test(test_symbol__funcstarts_empty),
+		cmocka_unit_test(test_symbol__hint_package),
+		cmocka_unit_test(test_symbol__open_trusted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,76 @@
+"""End-to-end: the symbol cache (docs/symbols.md): a second record of the same program names its frames
+exactly as the first did without opening the debug information again (libc's separate debug file, whose
+compressed sections the first run inflates), the cache is keyed on the build-id so a program replaced under the
+same path gets its own names, and two records at once leave a cache every later run can read."""
+import glob
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plumbtest import PLUMB, TempDir, env, main, needs_tool, read_folded, skip_missing, target  # noqa: E402
+
+
+def labels(rows):
+    return {f for frames, _ in rows for f in frames if not f.endswith("_[k]")}
+
+
+class SymbolCache(TempDir):
+    def setUp(self):
+        super().setUp()
+        self.env = env(PLUMB_HOME=self.path("home"), PLUMB_SYMBOL_CACHE="1")
+
+    def record(self, argv, out, strace_log=None):
+        cmd = [PLUMB, "record", "--no-kernel", "--interval", "0.002", "-o", out, "--"] + argv
+        if strace_log:
+            cmd = ["strace", "-f", "-qq", "-e", "trace=openat,open", "-o", strace_log] + cmd
+        r = subprocess.run(cmd, env=self.env, capture_output=True, text=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return read_folded(out)
+
+    def test_second_run_reads_no_debug_information(self):
+        needs_tool("strace", "Debian package strace")
+        prog = [target("benchwork"), "spin", "200"]
+        first = self.record(prog, self.path("1.folded"), self.path("1.trace"))
+        second = self.record(prog, self.path("2.folded"), self.path("2.trace"))
+        self.assertEqual(labels(first), labels(second))
+        self.assertTrue(any(f.startswith("work (") for f in labels(second)), labels(second))
+        cached = os.listdir(self.path("home/symbols"))
+        self.assertTrue(cached)
+
+        def debug_opens(trace):
+            with open(trace) as f:
+                return [ln for ln in f if "/usr/lib/debug/" in ln and "ENOENT" not in ln]
+        if not debug_opens(self.path("1.trace")):
+            skip_missing("libc6-dbg", "Debian package libc6-dbg: a separate debug file to read")
+        self.assertEqual(debug_opens(self.path("2.trace")), [])
+
+    def test_program_replaced_under_the_same_path(self):
+        prog = self.path("prog")
+        shutil.copy(target("split-nofp"), prog)
+        first = labels(self.record([prog, "1"], self.path("a.folded")))
+        self.assertTrue(any(f.startswith("path_a (") for f in first), first)
+        os.unlink(prog)
+        shutil.copy(target("inlined-nofp"), prog)
+        second = labels(self.record([prog], self.path("b.folded")))
+        self.assertFalse([f for f in second if f.split(" ", 1)[0] in ("path_a", "path_b", "path_c")], second)
+        self.assertTrue(any(f.startswith("outer_work (targets/inlined.c:") for f in second), second)
+
+    def test_concurrent_runs_leave_a_readable_cache(self):
+        prog = [target("split-nofp"), "1"]
+        procs = [subprocess.Popen([PLUMB, "record", "--no-kernel", "-o", self.path("%d.folded" % i), "--"] + prog,
+                                  env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                 for i in range(2)]
+        for p in procs:
+            self.assertEqual(p.wait(timeout=120), 0, p.stderr.read())
+        for path in glob.glob(self.path("home/symbols/*")):
+            with open(path) as f:
+                text = f.read()
+            self.assertTrue(text.startswith("plumb-symbols 1\t") and text.endswith("\n"), path)
+        again = labels(self.record(prog, self.path("3.folded")))
+        self.assertTrue(any(f.startswith("burn (") for f in again), again)
+
+
+if __name__ == "__main__":
+    main()
