@@ -243,7 +243,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
 	if (!o)
 		o = &defaults;
-	if (!profile_has_timeline(p))
+	if (!profile_has_times(p))
 		return perr_set(e, PLUMB_EINVAL, "this profile has no sample times, so it cannot be sliced by stages");
 	size_t nt;
 	const struct profile_sample *tl = profile_timeline(p, &nt);
@@ -287,11 +287,13 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 			uint32_t idx = tl[i].stack < nstacks ? by_stack[tl[i].stack] : UINT32_MAX;
 			if (idx != UINT32_MAX && agg[idx].thread == tl[i].thread) {
 				agg[idx].weight += tl[i].weight;
+				agg[idx].samples += tl[i].samples;
 				continue;
 			}
 			uint64_t key = ((uint64_t)tl[i].stack << 32) | tl[i].thread;
 			if (hmap_get(&index, key, &idx)) {
 				agg[idx].weight += tl[i].weight;
+				agg[idx].samples += tl[i].samples;
 			} else {
 				if (!hmap_put(&index, key, (uint32_t)nagg)) {
 					rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -299,7 +301,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 				}
 				if (tl[i].stack < nstacks && by_stack[tl[i].stack] == UINT32_MAX)
 					by_stack[tl[i].stack] = (uint32_t)nagg;
-				agg[nagg++] = (struct profile_count){ tl[i].stack, tl[i].thread, tl[i].weight };
+				agg[nagg++] = (struct profile_count){ tl[i].stack, tl[i].thread, tl[i].weight, tl[i].samples };
 			}
 		}
 		if (!rc)

@@ -13,8 +13,10 @@
 
 #include "base/grow.h"
 #include "base/json_tree.h"
+#include "profile/label.h"
 
 #define SS_MAX_POS 9.0e18 /* positions (after unit scaling) must fit in uint64 */
+#define SS_AS_WEIGHT UINT64_MAX /* add_interval: the weight is itself the number of samples */
 
 struct ss_reader {
 	struct profile *p;
@@ -81,24 +83,21 @@ static enum plumb_err read_frames(struct ss_reader *r, json_t *root)
 			return ss_fail(r->e, "shared.frames[%zu].name is missing or not a string", i);
 		if (file && !json_is_string(file) && !json_is_null(file))
 			return ss_fail(r->e, "shared.frames[%zu].file is not a string", i);
-		struct frame fr = { 0 };
-		fr.func = profile_intern(r->p, json_string_value(name), json_string_length(name));
-		if (fr.func == PROFILE_NOMEM)
-			return ss_nomem(r->e);
+		/* the name is a label (profile/label.h); a "file" key holds the location the name then lacks */
+		struct label_parts lp;
+		label_parse(json_string_value(name), json_string_length(name), &lp);
 		if (json_is_string(file) && json_string_length(file) > 0) {
-			fr.file = profile_intern(r->p, json_string_value(file), json_string_length(file));
-			if (fr.file == PROFILE_NOMEM)
-				return ss_nomem(r->e);
+			lp.file = json_string_value(file);
+			lp.file_len = json_string_length(file);
+			lp.line = 0;
 			if (line && !json_is_null(line)) {
 				double v = json_number_value(line);
 				if (!json_is_number(line) || v < 0 || v > UINT32_MAX || v != floor(v))
 					return ss_fail(r->e, "shared.frames[%zu].line is not a line number", i);
-				fr.line = (uint32_t)v;
+				lp.line = (uint32_t)v;
 			}
-		} else {
-			fr.is_label = 1;
 		}
-		uint32_t id = profile_frame(r->p, &fr);
+		uint32_t id = label_parts_frame(r->p, &lp);
 		if (id == PROFILE_NOMEM)
 			return ss_nomem(r->e);
 		r->frame_ids[i] = id;
@@ -111,6 +110,21 @@ static enum plumb_err read_frames(struct ss_reader *r, json_t *root)
 static enum plumb_err profile_thread_for(struct ss_reader *r, json_t *prof, size_t idx, size_t nprofiles,
 					 uint32_t *out)
 {
+	json_t *pt = json_object_get(prof, "plumb_thread");
+	if (json_is_object(pt)) { /* plumb's own: the whole identity */
+		json_t *pid = json_object_get(pt, "pid"), *tid = json_object_get(pt, "tid");
+		json_t *tn = json_object_get(pt, "name"), *pn = json_object_get(pt, "process");
+		json_int_t pv = json_is_integer(pid) ? json_integer_value(pid) : 0;
+		json_int_t tv = json_is_integer(tid) ? json_integer_value(tid) : 0;
+		if (pv < 0 || pv > UINT32_MAX || tv < 0 || tv > UINT32_MAX)
+			return ss_fail(r->e, "profiles[%zu].plumb_thread has a pid or tid out of range", idx);
+		*out = profile_thread(r->p, (uint32_t)pv, (uint32_t)tv, json_is_string(tn) ? json_string_value(tn) : "");
+		if (*out == PROFILE_NOMEM ||
+		    (json_is_string(pn) && !profile_thread_set_process(r->p, *out, json_string_value(pn),
+								       json_string_length(pn))))
+			return ss_nomem(r->e);
+		return PLUMB_OK;
+	}
 	json_t *jname = json_object_get(prof, "name");
 	if (jname && !json_is_string(jname))
 		return ss_fail(r->e, "profiles[%zu].name is not a string", idx);
@@ -163,10 +177,11 @@ static bool get_pos(json_t *v, double *out)
 	return true;
 }
 
-/* Adds the interval [from, to) (in the profile's unit) of `stack` on `thread`: scaled to nanoseconds for time
+/* Adds the interval [from, to) (in the profile's unit) of `stack` on `thread` over `samples` samples
+ * (SS_AS_WEIGHT: the weight is a count of samples): scaled to nanoseconds for time
  * units, rounded at both ends so consecutive intervals sum exactly. */
 static enum plumb_err add_interval(struct ss_reader *r, uint32_t stack, uint32_t thread, double from, double to,
-				   double scale, const char *where)
+				   double scale, uint64_t samples, const char *where)
 {
 	double a = from * scale, b = to * scale;
 	if (b > SS_MAX_POS)
@@ -174,16 +189,33 @@ static enum plumb_err add_interval(struct ss_reader *r, uint32_t stack, uint32_t
 	uint64_t ia = (uint64_t)llround(a), ib = (uint64_t)llround(b);
 	if (ib <= ia)
 		return PLUMB_OK;
-	if (!profile_add_sample(r->p, stack, thread, ia, ib - ia))
-		return ss_nomem(r->e);
+	if (!profile_add_weighted(r->p, stack, thread, ia, ib - ia, samples == SS_AS_WEIGHT ? ib - ia : samples))
+		return profile_overflowed(r->p) ? ss_fail(r->e, "%s: weights add up to more than plumb can count",
+							 where) : ss_nomem(r->e);
 	return PLUMB_OK;
 }
 
+/* plumb's own keys (speedscope ignores them): the profile's weight unit, and each profile's sample counts. */
+struct ss_plumb {
+	const char *weight_unit; /* NULL: not a plumb file */
+	bool timeline;
+};
+
+/* The sample count plumb wrote for samples[i], 0 when there is none. */
+static uint64_t plumb_count(json_t *counts, size_t i)
+{
+	json_t *c = counts ? json_array_get(counts, i) : NULL;
+	return json_is_integer(c) && json_integer_value(c) > 0 ? (uint64_t)json_integer_value(c) : 0;
+}
+
 static enum plumb_err read_sampled(struct ss_reader *r, json_t *prof, size_t idx, uint32_t thread, double scale,
-				   double start)
+				   double start, bool counts_are_weights)
 {
 	char where[96];
 	json_t *samples = json_object_get(prof, "samples"), *weights = json_object_get(prof, "weights");
+	json_t *counts = json_object_get(prof, "plumb_samples");
+	if (!json_is_array(counts) || json_array_size(counts) != json_array_size(samples))
+		counts = NULL;
 	if (!json_is_array(samples))
 		return ss_fail(r->e, "profiles[%zu].samples is missing or not an array", idx);
 	if (!json_is_array(weights))
@@ -215,7 +247,13 @@ static enum plumb_err read_sampled(struct ss_reader *r, json_t *prof, size_t idx
 		if (st == PROFILE_NOMEM)
 			return ss_nomem(r->e);
 		snprintf(where, sizeof where, "profiles[%zu].weights[%zu]", idx, i);
-		enum plumb_err rc = add_interval(r, st, thread, pos, pos + wv, scale, where);
+		uint64_t n_i = plumb_count(counts, i);
+		if (counts_are_weights && n_i) /* plumb's sample counts, written as time: counts again */
+			wv = (double)n_i;
+		/* a count ("none") is its own number of samples; otherwise an entry is one sample, or plumb's count */
+		uint64_t ns = n_i ? n_i : scale == 0 || counts_are_weights ? SS_AS_WEIGHT : 1;
+		enum plumb_err rc = add_interval(r, st, thread, pos, pos + wv, counts_are_weights || scale == 0 ? 1 : scale,
+						 ns, where);
 		if (rc)
 			return rc;
 		pos += wv;
@@ -267,7 +305,7 @@ static enum plumb_err read_evented(struct ss_reader *r, json_t *prof, size_t idx
 		}
 		if (depth) {
 			snprintf(where, sizeof where, "profiles[%zu].events[%zu]", idx, i);
-			rc = add_interval(r, st, thread, prev, at, scale, where);
+			rc = add_interval(r, st, thread, prev, at, scale, 1, where);
 			if (rc)
 				break;
 		}
@@ -299,7 +337,7 @@ static enum plumb_err read_evented(struct ss_reader *r, json_t *prof, size_t idx
 	/* frames still open at the end run to endValue */
 	if (!rc && depth && end > prev) {
 		snprintf(where, sizeof where, "profiles[%zu].endValue", idx);
-		rc = add_interval(r, st, thread, prev, end, scale, where);
+		rc = add_interval(r, st, thread, prev, end, scale, 1, where);
 	}
 	free(open_idx);
 	return rc;
@@ -328,8 +366,18 @@ enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt
 		goto out;
 	}
 	size_t np = json_array_size(profiles);
+	/* plumb's own keys: its weight unit and whether the samples were timed */
+	struct ss_plumb pl = { NULL, true };
+	json_t *ext = json_object_get(root, "plumb");
+	if (json_is_object(ext) && json_is_string(json_object_get(ext, "weight_unit"))) {
+		pl.weight_unit = json_string_value(json_object_get(ext, "weight_unit"));
+		pl.timeline = json_is_true(json_object_get(ext, "timeline"));
+		json_t *iv = json_object_get(ext, "interval_ns");
+		if (json_is_integer(iv) && json_integer_value(iv) > 0)
+			profile_meta(p)->interval_ns = (uint64_t)json_integer_value(iv);
+	}
 	/* first pass: types and units; the timeline is kept only when every profile is in a time unit */
-	bool timed = opts && opts->keep_timeline;
+	bool timed = opts && opts->keep_timeline && pl.timeline;
 	const char *weight_unit = NULL;
 	for (size_t i = 0; i < np; i++) {
 		json_t *prof = json_array_get(profiles, i);
@@ -354,6 +402,9 @@ enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt
 		if (wu && !weight_unit)
 			weight_unit = wu;
 	}
+	bool counts_are_weights = pl.weight_unit && strcmp(pl.weight_unit, "samples") == 0;
+	if (pl.weight_unit)
+		weight_unit = pl.weight_unit;
 	profile_keep_timeline(p, timed);
 	for (size_t i = 0; i < np && !rc; i++) {
 		json_t *prof = json_array_get(profiles, i);
@@ -374,7 +425,7 @@ enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt
 		if (rc)
 			break;
 		if (strcmp(json_string_value(json_object_get(prof, "type")), "sampled") == 0)
-			rc = read_sampled(&r, prof, i, thread, scale, start);
+			rc = read_sampled(&r, prof, i, thread, ns ? scale : 0, start, counts_are_weights);
 		else
 			rc = read_evented(&r, prof, i, thread, scale, start, end);
 	}

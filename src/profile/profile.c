@@ -31,7 +31,9 @@ struct profile {
 	struct profile_sample *timeline;
 	size_t ntimeline, cap_timeline;
 	bool keep_timeline;
-	uint64_t total_weight;
+	bool untimed;
+	bool overflow;
+	uint64_t total_weight, total_samples;
 	struct profile_meta meta;
 };
 
@@ -105,13 +107,24 @@ static inline bool frame_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct frame *a = &((const struct profile *)ctx)->frames[id], *b = key;
 	return a->func == b->func && a->file == b->file && a->module == b->module && a->line == b->line &&
-	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->is_label == b->is_label;
+	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->offset == b->offset;
+}
+
+/* A user frame whose source file is Python code is a Python frame, whoever made it. */
+static bool python_file(const struct profile *p, str_id file)
+{
+	if (!file || file >= intern_count(&p->strs))
+		return false;
+	size_t n = intern_len(&p->strs, file);
+	return n > 3 && memcmp(intern_str(&p->strs, file) + n - 3, ".py", 3) == 0;
 }
 
 uint32_t profile_frame(struct profile *p, const struct frame *f)
 {
 	struct frame key = *f;
-	key.pad = 0;
+	memset(key.pad, 0, sizeof key.pad);
+	if (key.kind == FRAME_USER && python_file(p, key.file))
+		key.kind = FRAME_PYTHON;
 	uint64_t h = hash_bytes(&key, sizeof key);
 	uint32_t id = idtab_find(&p->frame_index, h, frame_eq, p, &key);
 	if (id != IDTAB_NONE)
@@ -210,7 +223,30 @@ uint32_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	id = (uint32_t)p->nthreads;
 	if (!hmap_put(&p->thread_index, key, id))
 		return PROFILE_NOMEM;
-	p->threads[p->nthreads++] = (struct profile_thread){ pid, tid, n };
+	p->threads[p->nthreads++] = (struct profile_thread){ pid, tid, n, 0 };
+	return id;
+}
+
+bool profile_thread_set_process(struct profile *p, uint32_t thread_id, const char *process, size_t len)
+{
+	if (thread_id >= p->nthreads || !len)
+		return thread_id < p->nthreads;
+	str_id n = profile_intern(p, process, len);
+	if (n == PROFILE_NOMEM)
+		return false;
+	p->threads[thread_id].process = n;
+	return true;
+}
+
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t thread_id)
+{
+	const struct profile_thread *t = profile_thread_get(src, thread_id);
+	if (!t)
+		return PROFILE_NOMEM;
+	uint32_t id = profile_thread(dst, t->pid, t->tid, profile_str(src, t->name));
+	const char *proc = profile_str(src, t->process);
+	if (id != PROFILE_NOMEM && !profile_thread_set_process(dst, id, proc, strlen(proc)))
+		return PROFILE_NOMEM;
 	return id;
 }
 
@@ -234,29 +270,57 @@ bool profile_has_timeline(const struct profile *p)
 	return p->keep_timeline;
 }
 
-bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight)
+void profile_mark_untimed(struct profile *p)
+{
+	p->untimed = true;
+}
+
+bool profile_has_times(const struct profile *p)
+{
+	return p->keep_timeline && !p->untimed;
+}
+
+bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight,
+			  uint64_t samples)
 {
 	if (stack >= p->nstacks || thread >= p->nthreads)
 		return false;
+	/* every count is part of a total, so the totals' checks keep every count from wrapping too */
+	if (weight > PROFILE_MAX_WEIGHT - p->total_weight || samples > PROFILE_MAX_WEIGHT - p->total_samples) {
+		p->overflow = true;
+		return false;
+	}
 	uint64_t key = ((uint64_t)stack << 32) | thread;
 	uint32_t idx;
 	if (hmap_get(&p->count_index, key, &idx)) {
 		p->counts[idx].weight += weight;
+		p->counts[idx].samples += samples;
 	} else {
 		if (!ALLOC_GROW(p->counts, p->ncounts + 1, p->cap_counts))
 			return false;
 		idx = (uint32_t)p->ncounts;
 		if (!hmap_put(&p->count_index, key, idx))
 			return false;
-		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight };
+		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight, samples };
 	}
 	if (p->keep_timeline) {
 		if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
 			return false;
-		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight };
+		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight, samples };
 	}
 	p->total_weight += weight;
+	p->total_samples += samples;
 	return true;
+}
+
+bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight)
+{
+	return profile_add_weighted(p, stack, thread, time_ns, weight, weight);
+}
+
+bool profile_overflowed(const struct profile *p)
+{
+	return p->overflow;
 }
 
 const struct profile_count *profile_counts(const struct profile *p, size_t *n)
@@ -276,6 +340,11 @@ uint64_t profile_total_weight(const struct profile *p)
 	return p->total_weight;
 }
 
+uint64_t profile_total_samples(const struct profile *p)
+{
+	return p->total_samples;
+}
+
 struct profile_meta *profile_meta(struct profile *p)
 {
 	return &p->meta;
@@ -284,4 +353,18 @@ struct profile_meta *profile_meta(struct profile *p)
 const struct profile_meta *profile_meta_const(const struct profile *p)
 {
 	return &p->meta;
+}
+
+bool profile_meta_copy(struct profile *dst, const struct profile *src)
+{
+	const struct profile_meta *sm = &src->meta;
+	struct profile_meta m = *sm;
+	str_id *strs[] = { &m.command, &m.backend, &m.unwinder, &m.mode, &m.ended, &m.weight_unit, &m.format };
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		*strs[i] = profile_intern_cstr(dst, profile_str(src, *strs[i]));
+		if (*strs[i] == PROFILE_NOMEM)
+			return false;
+	}
+	dst->meta = m;
+	return true;
 }
