@@ -64,6 +64,7 @@ static enum plumb_err slice_compute(const struct profile *p, const struct hot_fr
 		if (c->thread >= profile_nthreads(p) || !selected[c->thread])
 			continue;
 		sl->total += c->weight;
+		sl->samples += c->samples;
 		gen++;
 		bool leaf_done = false;
 		for (uint32_t node = c->stack; node != PROFILE_ROOT; node = profile_stack_parent(p, node)) {
@@ -219,6 +220,9 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	s->has_grouped = true;
 	const struct profile_meta *m = profile_meta_const(p);
 	s->weight_unit = strdup(profile_str(p, m->weight_unit)[0] ? profile_str(p, m->weight_unit) : "samples");
+	s->interval_ns = m->interval_ns;
+	if (m->format) /* the format read (or recorded to); NULL when out of memory reads as none */
+		s->format = strdup(profile_str(p, m->format));
 	struct analysis a;
 	enum plumb_err rc = analysis_begin(p, o, &a, s, e);
 	if (!rc && !s->weight_unit)

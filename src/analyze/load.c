@@ -55,6 +55,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	}
 	struct fmt_read_opts ro = { 0 };
 	ro.syms_path = lo ? lo->syms_path : NULL;
+	ro.sample_index = lo ? lo->sample_index : NULL;
 	ro.source_path = path;
 	ro.keep_timeline = stages != NULL;
 	if ((rc = fmt_source_read(&in, kind, &ro, &p, e)))
@@ -69,6 +70,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 		if ((rc = hot_analyze_stages(p, o, stages, nstages, s, e)))
 			goto out;
 	}
+	free(s->format);
 	s->format = strdup(fmt_name(kind));
 	s->source = strcmp(path, "-") == 0 ? strdup("-") : redact_dup(path);
 	if (!s->format || !s->source)

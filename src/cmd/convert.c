@@ -1,6 +1,7 @@
 /* convert.c — `plumb convert INPUT -o OUTPUT [--from FMT] [--to FMT]` (docs/design.md §6.5): any format plumb reads
- * into any format it writes, through the one profile model. `-` is stdin/stdout. The stackcollapse-perf
- * options (--pid --tid --kernel --jit --all --addrs) shape frames read from `perf script` text. */
+ * into any format it writes, through the one profile model (§6.7). `-` is stdin/stdout. The stackcollapse-perf
+ * options (--pid --tid --kernel --jit --all --addrs) shape frames read from `perf script` text, --sample-index
+ * picks a pprof input's sample type. */
 #include "cmd/cmd.h"
 
 #include <string.h>
@@ -74,6 +75,12 @@ int cmd_convert(int argc, char **argv)
 	opt_result_release(&res);
 	if (rc)
 		return perr_report(&e);
+	/* folded has no place for a unit: say what the counts are instead of letting them pass for samples */
+	const struct profile_meta *m = profile_meta_const(p);
+	const char *unit = profile_str(p, m->weight_unit);
+	if (out_kind == FMT_FOLDED && unit[0] && strcmp(unit, "samples") != 0)
+		plumb_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
+			   (unsigned long long)profile_total_samples(p));
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	wo.threads = threads;

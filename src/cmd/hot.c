@@ -106,7 +106,7 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 struct hot_cmd {
 	long top, module_depth, top_threads;
 	bool json, collapse, repo_only, no_lines, top_seen;
-	const char *group_by, *root, *thread, *stages, *syms;
+	const char *group_by, *root, *thread, *stages, *syms, *sample_index;
 	struct opt_list include, exclude;
 	char *root_buf; /* the resolved --root (or git top level) */
 };
@@ -187,6 +187,8 @@ int cmd_hot(int argc, char **argv)
 		{ "syms", 0, OPT_STRING, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)",
 		  NULL },
 		{ "no-lines", 0, OPT_FLAG, &h.no_lines, NULL, "filters see labels without line numbers", NULL },
+		{ "sample-index", 0, OPT_STRING, &h.sample_index, "N|TYPE", "pprof input: the sample type to read "
+		  "(index or name)", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;
@@ -199,7 +201,7 @@ int cmd_hot(int argc, char **argv)
 	rc = hot_check_options(&h, &res, &o);
 	if (!rc) {
 		hot_fill_opts(&h, &o);
-		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.top };
+		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.top, h.sample_index };
 		struct perr e = PERR_INIT;
 		if (hot_summary_from_file(res.pos[0], &lo, &o, &s, &e))
 			rc = perr_report(&e);

@@ -1,8 +1,8 @@
 /* gecko.c — Firefox Profiler "processed" JSON (preprocessedProfileVersion 49, the layout samply 0.13 writes):
  * one entry per thread with its own stackTable, frameTable, funcTable, resourceTable and stringArray, and a
  * top-level libs list. The frame's fields go to the format's own columns: the function name to funcTable.name,
- * the file to funcTable.fileName, the line to frameTable.line, the module to a resource and a lib (kernel frames
- * to the "[kernel.kallsyms]" resource), the kind to the category (User, Kernel, JIT, Python), inlining to
+ * the file to funcTable.fileName, the line to frameTable.line, the module to a resource and a lib (the kernel's
+ * own frames to the resource "[kernel]"), the kind to the category (User, Kernel, JIT, Python), inlining to
  * frameTable.inlineDepth. funcTable.resource is an index or -1, never null.
  *
  * Sample times are the timeline's (ms from the profile start), with threadCPUDelta so the profiler shows the
@@ -33,7 +33,7 @@ static const char categories[] =
 	"{\"name\":\"JIT\",\"color\":\"green\",\"subcategories\":[\"Other\"]},"
 	"{\"name\":\"Python\",\"color\":\"blue\",\"subcategories\":[\"Other\"]}]";
 
-#define KERNEL_LIB "[kernel.kallsyms]"
+#define GECKO_KERNEL_RESOURCE "[kernel]" /* the kernel's own frames: a resource without a lib */
 #define NONE UINT32_MAX /* written as null (or -1 where the format wants an index) */
 
 static uint32_t category(const struct frame *f)
@@ -65,7 +65,6 @@ struct gk_writer {
 	struct fmt_out *o;
 	const struct label_table *names;  /* per frame: the function's name (no location, no mark) */
 	uint32_t *lib_of;                 /* module str id -> lib index + 1 (0: none) */
-	uint32_t kernel_lib;              /* lib index + 1 of [kernel.kallsyms], 0 when no kernel frame */
 	uint32_t *stack_row, *frame_row, *res_row; /* profile id -> row + 1 in the current thread (0: none yet) */
 	struct u32vec chain;              /* scratch: a stack's unmapped nodes, innermost first */
 	struct thread_tables t;
@@ -117,16 +116,17 @@ static const char *base_name(const char *path)
 	return b ? b + 1 : path;
 }
 
-/* The resource row of a frame: its module's lib, or the kernel's; NONE for a frame without either. */
+/* The resource row of a frame: its module's lib, or for the kernel's own frames (no module) the resource
+ * "[kernel]" without a lib; NONE for a frame without either. */
 static uint32_t resource_row(struct gk_writer *w, const struct frame *fr)
 {
-	uint32_t lib = fr->module ? w->lib_of[fr->module] : fr->kind == FRAME_KERNEL ? w->kernel_lib : 0;
-	if (!lib)
+	uint32_t lib = fr->module ? w->lib_of[fr->module] : 0;
+	if (!lib && !(fr->kind == FRAME_KERNEL && !fr->module))
 		return NONE;
-	uint32_t key = fr->module ? fr->module : 0;
+	uint32_t key = fr->module; /* 0 for the kernel's resource: string 0 is never a module */
 	if (!w->res_row[key]) {
-		const char *mod = fr->module ? profile_str(w->p, fr->module) : KERNEL_LIB;
-		push(w, &w->t.rs_lib, lib - 1);
+		const char *mod = fr->module ? profile_str(w->p, fr->module) : GECKO_KERNEL_RESOURCE;
+		push(w, &w->t.rs_lib, lib ? lib - 1 : NONE);
 		push(w, &w->t.rs_name, str_row_redacted(w, base_name(mod)));
 		w->res_row[key] = (uint32_t)w->t.rs_lib.n;
 	}
@@ -386,7 +386,10 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 	put_col(o, "lib", &tt->rs_lib, "null");
 	put_col(o, "name", &tt->rs_name, "null");
 	put_repeat(o, "host", "null", nrs);
-	put_repeat(o, "type", "1", nrs);
+	fmt_out_str(o, ",\"type\":[");
+	for (size_t i = 0; i < nrs; i++) /* a library (1), or the kernel's resource without one (0, unknown) */
+		fmt_out_str(o, tt->rs_lib.v[i] == NONE ? (i ? ",0" : "0") : (i ? ",1" : "1"));
+	fmt_out_ch(o, ']');
 	fmt_out_str(o, "},\"stringArray\":[");
 	for (uint32_t i = 0; i < intern_count(&tt->strs); i++) {
 		if (i)
@@ -397,26 +400,17 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 	return true;
 }
 
-/* libs: one per module, and one for the kernel when a kernel frame has no module of its own. */
+/* libs: one per module. */
 static void write_libs(struct gk_writer *w)
 {
 	const struct profile *p = w->p;
 	size_t nlibs = 0;
-	for (size_t f = 0, nf = profile_nframes(p); f <= nf; f++) {
-		const struct frame *fr = f < nf ? profile_frame_get(p, (uint32_t)f) : NULL;
-		const char *mod;
-		if (fr && fr->module && !w->lib_of[fr->module]) {
-			w->lib_of[fr->module] = (uint32_t)++nlibs;
-			mod = profile_str(p, fr->module);
-		} else if (!fr && w->kernel_lib == UINT32_MAX) {
-			w->kernel_lib = (uint32_t)++nlibs;
-			mod = KERNEL_LIB;
-		} else {
-			if (fr && !fr->module && fr->kind == FRAME_KERNEL && !w->kernel_lib)
-				w->kernel_lib = UINT32_MAX; /* added at the end */
+	for (size_t f = 0, nf = profile_nframes(p); f < nf; f++) {
+		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
+		if (!fr->module || w->lib_of[fr->module])
 			continue;
-		}
-		const char *base = base_name(mod);
+		w->lib_of[fr->module] = (uint32_t)++nlibs;
+		const char *mod = profile_str(p, fr->module), *base = base_name(mod);
 		fmt_out_str(w->o, nlibs > 1 ? ",{\"name\":" : "{\"name\":");
 		fmt_out_json(w->o, base, strlen(base), true);
 		fmt_out_str(w->o, ",\"path\":");

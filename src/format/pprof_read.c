@@ -480,9 +480,13 @@ static void mapping_module(const struct pp_doc *d, const struct pp_mapping *m, s
 	} else if (n == strlen(PPROF_JIT_MAPPING) && memcmp(s, PPROF_JIT_MAPPING, n) == 0) {
 		lp->kind = FRAME_JIT;
 		lp->module_len = 0;
-	} else if ((n > 14 && memcmp(s, "/tmp/perf-", 10) == 0 && mem_ends_with(s, n, ".map")) ||
-		   memmem(s, n, "/jitted-", 8)) {
-		lp->kind = FRAME_JIT;
+	} else {
+		/* a perf map ("/tmp/perf-PID.map", or its base name as a label keeps it), or a jitdump library */
+		size_t bl;
+		const char *b = base_name(s, n, &bl);
+		if ((bl > 9 && memcmp(b, "perf-", 5) == 0 && mem_ends_with(b, bl, ".map")) ||
+		    (bl > 7 && memcmp(b, "jitted-", 7) == 0))
+			lp->kind = FRAME_JIT;
 	}
 }
 
@@ -498,14 +502,12 @@ static void function_name(const char *name, size_t n, struct label_parts *lp)
 	}
 	size_t bl;
 	const char *b = lp->module_len ? base_name(lp->module, lp->module_len, &bl) : NULL;
-	if (b && n > bl + 3 && memcmp(name, b, bl) == 0 && memcmp(name + bl, "+0x", 3) == 0) {
-		char *end;
-		unsigned long long off = strtoull(name + bl + 3, &end, 16);
-		if (end == name + n && off) {
-			lp->func_len = 0;
-			lp->addr = off;
-			lp->offset = true;
-		}
+	uint64_t off;
+	if (b && n > bl + 3 && memcmp(name, b, bl) == 0 && memcmp(name + bl, "+0x", 3) == 0 &&
+	    label_hex(name + bl + 3, n - bl - 3, &off) && off) {
+		lp->func_len = 0;
+		lp->addr = off;
+		lp->offset = true;
 	}
 }
 

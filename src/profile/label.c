@@ -191,6 +191,24 @@ static void parse_location(const char *loc, size_t loclen, struct label_parts *o
 	out->module_len = loclen;
 }
 
+bool label_hex(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
 /* "module+0xHEX" (a nameless frame); false when the body is not that shape. */
 static bool parse_offset(const char *s, size_t n, struct label_parts *out)
 {
@@ -201,7 +219,7 @@ static bool parse_offset(const char *s, size_t n, struct label_parts *out)
 		return false;
 	out->module = s;
 	out->module_len = h - 3;
-	out->addr = strtoull(s + h, NULL, 16);
+	label_hex(s + h, n - h, &out->addr);
 	out->offset = true;
 	out->func = NULL;
 	out->func_len = 0;

@@ -60,6 +60,10 @@ uint32_t label_parts_frame(struct profile *p, const struct label_parts *lp);
  * length and *tid the thread id. */
 bool label_thread_root(const char *label, size_t len, size_t *name_len, uint32_t *tid);
 
+/* Reads s[0..n) as lowercase hex without a prefix (1 to 16 digits, the spelling label_render gives an offset);
+ * false for anything else. */
+bool label_hex(const char *s, size_t n, uint64_t *out);
+
 /* The last two components of a path ("a/b/c/d.c" -> "c/d.c"); returns a pointer into path. */
 const char *label_short_path(const char *path);
 
