@@ -1,11 +1,15 @@
 /* fs.c — see fs.h. mkdir -p walks the path once, creating each missing component; EEXIST is not an error
- * (another process may create a part at the same time), the final stat says whether a directory is there. */
+ * (another process may create a part at the same time), the final stat says whether a directory is there.
+ * fs_which follows execvp's search, so that what plumb probes is what it then runs. */
 #include "base/fs.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 enum plumb_err fs_mkdirs(const char *dir, mode_t mode, struct perr *e)
 {
@@ -34,4 +38,30 @@ enum plumb_err fs_mkdirs(const char *dir, mode_t mode, struct perr *e)
 	if (!S_ISDIR(st.st_mode))
 		return perr_set(e, PLUMB_EOUTPUT, "cannot create directory %s: not a directory", dir);
 	return PLUMB_OK;
+}
+
+static bool is_exec_file(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+}
+
+bool fs_which(const char *name, char *out, size_t n)
+{
+	if (!name || !*name)
+		return false;
+	if (strchr(name, '/'))
+		return (size_t)snprintf(out, n, "%s", name) < n && access(out, X_OK) == 0;
+	const char *path = getenv("PATH");
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		size_t len = strcspn(path, ":");
+		int w = snprintf(out, n, "%.*s/%s", (int)(len ? len : 1), len ? path : ".", name);
+		if (w > 0 && (size_t)w < n && is_exec_file(out))
+			return true;
+		if (!path[len])
+			return false;
+		path += len + 1;
+	}
 }

@@ -51,29 +51,22 @@ struct record_args {
 	bool interval_set, rate_set, seconds_set, stack_set;
 };
 
-/* Resolves which backends to try, in order: a forced one, or those that want this target, then the rest. */
-static size_t choose_backends(const struct record_opts *opts, const struct backend **out, size_t max)
-{
-	size_t n, k = 0;
-	const struct backend *const *all = backend_list(&n);
-	if (opts->backend) {
-		const struct backend *b = backend_find(opts->backend);
-		if (b)
-			out[k++] = b;
-		return k;
-	}
-	bool taken[64] = { false };
-	for (size_t i = 0; i < n && i < 64 && k < max; i++)
-		if (all[i]->wants && all[i]->wants(opts)) {
-			out[k++] = all[i];
-			taken[i] = true;
-		}
-	/* then every other backend, in list order, as fallbacks (except those used only when named) */
-	for (size_t i = 0; i < n && i < 64 && k < max; i++)
-		if (!taken[i] && !all[i]->forced_only)
-			out[k++] = all[i];
-	return k;
-}
+/* One `plumb record`, from its options to its summary line (perf's struct record): each step below either
+ * goes on or has said what went wrong and set the exit code. */
+struct record {
+	struct record_args a;      /* the options as given */
+	struct opt_result r;       /* their parse (the command after --) */
+	struct record_opts opts;   /* what the backends are asked to do */
+	enum fmt_kind kind;        /* the output format */
+	char target_pid[32];       /* --pid of an announced target */
+	char call_lib[4096];       /* LIB of --call LIB.so:SYMBOL */
+	struct atomic_file stage_lines; /* the program's stage lines: a private scratch file beside --stages */
+	double start_unix;
+	struct profile *raw;       /* what the backend sampled (raw frames) */
+	struct record_result res;
+	struct backend_outcome run;
+	char summary[768];         /* "Sampled N ticks over S ..." */
+};
 
 static void join_command(struct sbuf *sb, const struct record_opts *opts, const struct record_args *a)
 {
@@ -134,322 +127,342 @@ static enum plumb_err write_extras(const struct profile *prof, const struct reco
 	return rc;
 }
 
-int cmd_record(int argc, char **argv)
+/* Parses the options; false when done (--help, or a bad option: *rc says which). */
+static bool record__parse_options(struct record *rec, int argc, char **argv, int *rc)
 {
-	struct record_args a = { 0 };
-	a.output = "./plumb-profile.folded";
+	struct record_args *a = &rec->a;
+	a->output = "./plumb-profile.folded";
 	const struct opt opts_table[] = {
-		{ "pid", 'p', OPT_STRING, &a.pid, "PID", "attach to a running process (all its threads)", NULL },
-		{ "target", 't', OPT_STRING, &a.target_name, "NAME", "attach to a process that announced itself (plumb.h)",
+		{ "pid", 'p', OPT_STRING, &a->pid, "PID", "attach to a running process (all its threads)", NULL },
+		{ "target", 't', OPT_STRING, &a->target_name, "NAME",
+		  "attach to a process that announced itself (plumb.h)", NULL },
+		{ "call", 0, OPT_STRING, &a->call, "LIB.so:SYMBOL", "load LIB, call SYMBOL() and sample it", NULL },
+		{ "interval", 'i', OPT_DOUBLE, &a->interval, "S", "seconds between samples, 0.0001-1.0 (default 0.005)",
+		  &a->interval_set },
+		{ "rate", 'F', OPT_DOUBLE, &a->rate, "HZ", "samples per second (the same as --interval 1/HZ)",
+		  &a->rate_set },
+		{ "seconds", 's', OPT_DOUBLE, &a->seconds, "N",
+		  "how long to sample, 1-300 (default 10 for --pid; a command runs to its end)", &a->seconds_set },
+		{ "output", 'o', OPT_STRING, &a->output, "PATH", "where to write (default ./plumb-profile.folded)", NULL },
+		{ "format", 0, OPT_STRING, &a->format, "FMT",
+		  "folded, gecko, speedscope, pprof or svg (default: by extension)", NULL },
+		{ "mode", 0, OPT_STRING, &a->mode, "cpu|wall", "on-CPU samples (default) or every thread at every tick",
 		  NULL },
-		{ "call", 0, OPT_STRING, &a.call, "LIB.so:SYMBOL", "load LIB, call SYMBOL() and sample it", NULL },
-		{ "interval", 'i', OPT_DOUBLE, &a.interval, "S", "seconds between samples, 0.0001-1.0 (default 0.005)",
-		  &a.interval_set },
-		{ "rate", 'F', OPT_DOUBLE, &a.rate, "HZ", "samples per second (the same as --interval 1/HZ)", &a.rate_set },
-		{ "seconds", 's', OPT_DOUBLE, &a.seconds, "N",
-		  "how long to sample, 1-300 (default 10 for --pid; a command runs to its end)", &a.seconds_set },
-		{ "output", 'o', OPT_STRING, &a.output, "PATH", "where to write (default ./plumb-profile.folded)", NULL },
-		{ "format", 0, OPT_STRING, &a.format, "FMT", "folded, gecko, speedscope, pprof or svg (default: by extension)",
-		  NULL },
-		{ "mode", 0, OPT_STRING, &a.mode, "cpu|wall", "on-CPU samples (default) or every thread at every tick", NULL },
-		{ "unwind", 0, OPT_STRING, &a.unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },
-		{ "stack-size", 0, OPT_INT, &a.stack_size, "BYTES", "user stack copied per sample for dwarf (default 16384)",
-		  &a.stack_set },
-		{ "no-kernel", 0, OPT_FLAG, &a.no_kernel, NULL, "drop kernel frames", NULL },
-		{ "threads", 0, OPT_FLAG, &a.threads, NULL, "add a root frame per thread: name (tid)", NULL },
-		{ "no-lines", 0, OPT_FLAG, &a.no_lines, NULL, "drop line numbers so one function is one frame", NULL },
-		{ "backend", 0, OPT_STRING, &a.backend, "NAME", "force a backend (perf_event, ...)", NULL },
-		{ "summary", 0, OPT_STRING, &a.summary, "FILE", "also write the hot summary (plumb.hot.v1 JSON)", NULL },
-		{ "stages", 0, OPT_STRING, &a.stages, "FILE",
+		{ "unwind", 0, OPT_STRING, &a->unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },
+		{ "stack-size", 0, OPT_INT, &a->stack_size, "BYTES",
+		  "user stack copied per sample for dwarf (default 16384)", &a->stack_set },
+		{ "no-kernel", 0, OPT_FLAG, &a->no_kernel, NULL, "drop kernel frames", NULL },
+		{ "threads", 0, OPT_FLAG, &a->threads, NULL, "add a root frame per thread: name (tid)", NULL },
+		{ "no-lines", 0, OPT_FLAG, &a->no_lines, NULL, "drop line numbers so one function is one frame", NULL },
+		{ "backend", 0, OPT_STRING, &a->backend, "NAME", "force a backend (perf_event, ...)", NULL },
+		{ "summary", 0, OPT_STRING, &a->summary, "FILE", "also write the hot summary (plumb.hot.v1 JSON)", NULL },
+		{ "stages", 0, OPT_STRING, &a->stages, "FILE",
 		  "also write the stage file (a 'command' stage plus the stages the program emitted)", NULL },
-		{ "save-baseline", 0, OPT_STRING, &a.save_baseline, "NAME", "save the hot summary as profile baseline NAME",
-		  NULL },
-		{ "native", 0, OPT_FLAG, &a.native, NULL, "python targets: merge native frames", NULL },
-		{ "idle", 0, OPT_FLAG, &a.idle, NULL, "python targets: keep idle stacks", NULL },
+		{ "save-baseline", 0, OPT_STRING, &a->save_baseline, "NAME",
+		  "save the hot summary as profile baseline NAME", NULL },
+		{ "native", 0, OPT_FLAG, &a->native, NULL, "python targets: merge native frames", NULL },
+		{ "idle", 0, OPT_FLAG, &a->idle, NULL, "python targets: keep idle stacks", NULL },
 		{ 0 },
 	};
-	struct opt_result r;
-	int rc;
-	if (!cmd_parse_options(opts_table, usage_text, description, argc, argv, &r, &rc))
-		return rc;
+	return cmd_parse_options(opts_table, usage_text, description, argc, argv, &rec->r, rc);
+}
 
-	struct record_opts opts = { 0 };
-	opts.interval_ns = 5000000;
-	opts.kernel = !a.no_kernel;
-	opts.unwind = UNWIND_DWARF;
-	opts.stack_bytes = 16384;
-	opts.native = a.native;
-	opts.idle = a.idle;
-	opts.stop = &stop_requested;
-	rc = EXIT_USAGE;
-	int ntargets = (a.pid != NULL) + (a.call != NULL) + (a.target_name != NULL) +
-		       (r.dashdash >= 0 && r.npos > r.dashdash);
-	if (r.dashdash < 0 && r.npos > 0) {
-		plumb_fail(EXIT_USAGE, "record: unexpected argument '%s' (put the command after --)", r.pos[0]);
-		goto out;
+/* Exactly one target: a command after --, --pid, --call, --target NAME, or else the only announced target
+ * (docs/design.md §5.1), whose pid becomes --pid. */
+static bool record__choose_target(struct record *rec, int *rc)
+{
+	struct record_args *a = &rec->a;
+	const struct opt_result *r = &rec->r;
+	*rc = EXIT_USAGE;
+	int ntargets = (a->pid != NULL) + (a->call != NULL) + (a->target_name != NULL) +
+		       (r->dashdash >= 0 && r->npos > r->dashdash);
+	if (r->dashdash < 0 && r->npos > 0) {
+		plumb_fail(EXIT_USAGE, "record: unexpected argument '%s' (put the command after --)", r->pos[0]);
+		return false;
 	}
 	if (ntargets > 1) {
 		plumb_fail(EXIT_USAGE,
 			   "record: give one target: -- COMMAND, --pid PID, --target NAME or --call LIB.so:SYMBOL");
-		goto out;
+		return false;
 	}
-	static char target_pid[32];
-	if (ntargets == 0 || a.target_name) {
-		/* an announced target: the one named, or the only live one (docs/design.md §5.1) */
-		char list[2048];
-		pid_t pid = 0;
-		int found = targets_find(a.target_name, &pid, list, sizeof list);
-		if (found != 1) {
-			if (a.target_name)
-				plumb_fail(EXIT_USAGE, "record: no live target announced as '%s'%s%s", a.target_name,
-					   list[0] ? "; announced: " : " (none is announced)", list);
-			else if (found == 0)
-				plumb_fail(EXIT_USAGE, "record: give a target: -- COMMAND, --pid PID, --target NAME or --call "
-					   "LIB.so:SYMBOL (no program announced itself with plumb_announce)");
-			else
-				plumb_fail(EXIT_USAGE, "record: %d targets are announced, pick one with --target NAME: %s",
-					   found, list);
-			goto out;
-		}
-		snprintf(target_pid, sizeof target_pid, "%d", (int)pid);
-		a.pid = target_pid;
+	if (ntargets == 1 && !a->target_name)
+		return true;
+	char list[2048];
+	pid_t pid = 0;
+	int found = targets_find(a->target_name, &pid, list, sizeof list);
+	if (found != 1) {
+		if (a->target_name)
+			plumb_fail(EXIT_USAGE, "record: no live target announced as '%s'%s%s", a->target_name,
+				   list[0] ? "; announced: " : " (none is announced)", list);
+		else if (found == 0)
+			plumb_fail(EXIT_USAGE, "record: give a target: -- COMMAND, --pid PID, --target NAME or --call "
+				   "LIB.so:SYMBOL (no program announced itself with plumb_announce)");
+		else
+			plumb_fail(EXIT_USAGE, "record: %d targets are announced, pick one with --target NAME: %s", found,
+				   list);
+		return false;
 	}
-	if (a.save_baseline && !store_name_valid(a.save_baseline)) {
+	snprintf(rec->target_pid, sizeof rec->target_pid, "%d", (int)pid);
+	a->pid = rec->target_pid;
+	return true;
+}
+
+/* --interval and --rate (one of them), --seconds, --mode, --unwind and --stack-size into rec->opts. */
+static bool record__check_sampling(struct record *rec)
+{
+	struct record_args *a = &rec->a;
+	struct record_opts *opts = &rec->opts;
+	if (a->interval_set && a->rate_set)
+		return plumb_fail(EXIT_USAGE, "record: give --interval or --rate, not both"), false;
+	if (a->rate_set) {
+		if (!(a->rate >= 1.0 && a->rate <= 10000.0))
+			return plumb_fail(EXIT_USAGE, "record: --rate must be between 1 and 10000 Hz"), false;
+		a->interval = 1.0 / a->rate;
+		a->interval_set = true;
+	}
+	if (a->interval_set) {
+		if (!(a->interval >= 0.0001 && a->interval <= 1.0))
+			return plumb_fail(EXIT_USAGE, "record: --interval must be between 0.0001 and 1.0 seconds"), false;
+		opts->interval_ns = (uint64_t)(a->interval * 1e9 + 0.5);
+	}
+	if (a->seconds_set && !(a->seconds >= 1 && a->seconds <= 300))
+		return plumb_fail(EXIT_USAGE, "record: --seconds must be between 1 and 300"), false;
+	if (a->mode && strcmp(a->mode, "cpu") == 0)
+		opts->mode = MODE_CPU;
+	else if (a->mode && strcmp(a->mode, "wall") == 0)
+		opts->mode = MODE_WALL;
+	else if (a->mode)
+		return plumb_fail(EXIT_USAGE, "record: --mode must be cpu or wall, not '%s'", a->mode), false;
+	if (a->unwind && strcmp(a->unwind, "dwarf") == 0)
+		opts->unwind = UNWIND_DWARF;
+	else if (a->unwind && strcmp(a->unwind, "fp") == 0)
+		opts->unwind = UNWIND_FP;
+	else if (a->unwind)
+		return plumb_fail(EXIT_USAGE, "record: --unwind must be dwarf or fp, not '%s'", a->unwind), false;
+	if (a->stack_set) {
+		if (a->stack_size < 1024 || a->stack_size > 65000)
+			return plumb_fail(EXIT_USAGE, "record: --stack-size must be between 1024 and 65000 bytes"), false;
+		opts->stack_bytes = (size_t)a->stack_size & ~(size_t)7;
+	}
+	return true;
+}
+
+/* Every option but the target: the defaults, then what was given, in a fixed order (the first wrong one is
+ * the one reported). */
+static bool record__check_options(struct record *rec, int *rc)
+{
+	struct record_args *a = &rec->a;
+	struct record_opts *opts = &rec->opts;
+	*rc = EXIT_USAGE;
+	opts->interval_ns = 5000000;
+	opts->kernel = !a->no_kernel;
+	opts->unwind = UNWIND_DWARF;
+	opts->stack_bytes = 16384;
+	opts->native = a->native;
+	opts->idle = a->idle;
+	opts->stop = &stop_requested;
+	if (a->save_baseline && !store_name_valid(a->save_baseline)) {
 		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-' (not "
 				       "starting with '.' or '-'), not '%s'",
-			   a.save_baseline);
-		goto out;
+			   a->save_baseline);
+		return false;
 	}
-	if (a.interval_set && a.rate_set) {
-		plumb_fail(EXIT_USAGE, "record: give --interval or --rate, not both");
-		goto out;
-	}
-	if (a.rate_set) {
-		if (!(a.rate >= 1.0 && a.rate <= 10000.0)) {
-			plumb_fail(EXIT_USAGE, "record: --rate must be between 1 and 10000 Hz");
-			goto out;
-		}
-		a.interval = 1.0 / a.rate;
-		a.interval_set = true;
-	}
-	if (a.interval_set) {
-		if (!(a.interval >= 0.0001 && a.interval <= 1.0)) {
-			plumb_fail(EXIT_USAGE, "record: --interval must be between 0.0001 and 1.0 seconds");
-			goto out;
-		}
-		opts.interval_ns = (uint64_t)(a.interval * 1e9 + 0.5);
-	}
-	if (a.seconds_set && !(a.seconds >= 1 && a.seconds <= 300)) {
-		plumb_fail(EXIT_USAGE, "record: --seconds must be between 1 and 300");
-		goto out;
-	}
-	if (a.mode) {
-		if (strcmp(a.mode, "cpu") == 0)
-			opts.mode = MODE_CPU;
-		else if (strcmp(a.mode, "wall") == 0)
-			opts.mode = MODE_WALL;
-		else {
-			plumb_fail(EXIT_USAGE, "record: --mode must be cpu or wall, not '%s'", a.mode);
-			goto out;
-		}
-	}
-	if (a.unwind) {
-		if (strcmp(a.unwind, "dwarf") == 0)
-			opts.unwind = UNWIND_DWARF;
-		else if (strcmp(a.unwind, "fp") == 0)
-			opts.unwind = UNWIND_FP;
-		else {
-			plumb_fail(EXIT_USAGE, "record: --unwind must be dwarf or fp, not '%s'", a.unwind);
-			goto out;
-		}
-	}
-	if (a.stack_set) {
-		if (a.stack_size < 1024 || a.stack_size > 65000) {
-			plumb_fail(EXIT_USAGE, "record: --stack-size must be between 1024 and 65000 bytes");
-			goto out;
-		}
-		opts.stack_bytes = (size_t)a.stack_size & ~(size_t)7;
-	}
-	if (a.backend && !backend_find(a.backend)) {
+	if (!record__check_sampling(rec))
+		return false;
+	if (a->backend && !backend_find(a->backend)) {
 		size_t n;
 		const struct backend *const *all = backend_list(&n);
 		struct sbuf names = SBUF_INIT;
 		for (size_t i = 0; i < n; i++)
 			sbuf_addf(&names, "%s%s", i ? ", " : "", all[i]->name);
-		plumb_fail(EXIT_USAGE, "record: unknown backend '%s' (available: %s)", a.backend, names.buf);
+		plumb_fail(EXIT_USAGE, "record: unknown backend '%s' (available: %s)", a->backend, names.buf);
 		sbuf_release(&names);
-		goto out;
+		return false;
 	}
-	opts.backend = a.backend;
-	enum fmt_kind kind = a.format ? fmt_from_name(a.format) : fmt_from_path(a.output);
-	if (a.format && kind == FMT_UNKNOWN) {
-		plumb_fail(EXIT_USAGE, "record: unknown --format '%s'", a.format);
-		goto out;
+	opts->backend = a->backend;
+	rec->kind = a->format ? fmt_from_name(a->format) : fmt_from_path(a->output);
+	if (a->format && rec->kind == FMT_UNKNOWN) {
+		plumb_fail(EXIT_USAGE, "record: unknown --format '%s'", a->format);
+		return false;
 	}
-	if (kind == FMT_UNKNOWN)
-		kind = FMT_FOLDED;
-	if (a.pid) {
+	if (rec->kind == FMT_UNKNOWN)
+		rec->kind = FMT_FOLDED;
+	return true;
+}
+
+/* The target into rec->opts: a live process, LIB.so:SYMBOL, or the command after --. */
+static bool record__set_target(struct record *rec, int *rc)
+{
+	struct record_args *a = &rec->a;
+	struct record_opts *opts = &rec->opts;
+	*rc = EXIT_USAGE;
+	if (a->pid) {
 		char *end;
-		long v = strtol(a.pid, &end, 10);
-		if (*end || end == a.pid || v <= 0 || v > 0x3fffffff) {
-			plumb_fail(EXIT_USAGE, "record: --pid needs a process id, not '%s'", a.pid);
-			goto out;
-		}
-		opts.target = TARGET_PID;
-		opts.pid = (pid_t)v;
-		opts.seconds = a.seconds_set ? a.seconds : 10;
-		if (kill(opts.pid, 0) != 0 && errno == ESRCH) {
-			plumb_fail(EXIT_USAGE, "record: process %d does not exist", (int)opts.pid);
-			goto out;
-		}
-	} else if (a.call) {
-		const char *colon = strrchr(a.call, ':');
-		if (!colon || colon == a.call || !colon[1]) {
-			plumb_fail(EXIT_USAGE, "record: --call needs LIB.so:SYMBOL, not '%s'", a.call);
-			goto out;
-		}
-		static char lib[4096];
-		snprintf(lib, sizeof lib, "%.*s", (int)(colon - a.call), a.call);
-		opts.target = TARGET_CALL;
-		opts.call_lib = lib;
-		opts.call_sym = colon + 1;
-		opts.seconds = a.seconds_set ? a.seconds : 0;
+		long v = strtol(a->pid, &end, 10);
+		if (*end || end == a->pid || v <= 0 || v > 0x3fffffff)
+			return plumb_fail(EXIT_USAGE, "record: --pid needs a process id, not '%s'", a->pid), false;
+		opts->target = TARGET_PID;
+		opts->pid = (pid_t)v;
+		opts->seconds = a->seconds_set ? a->seconds : 10;
+		if (kill(opts->pid, 0) != 0 && errno == ESRCH)
+			return plumb_fail(EXIT_USAGE, "record: process %d does not exist", (int)opts->pid), false;
+	} else if (a->call) {
+		const char *colon = strrchr(a->call, ':');
+		if (!colon || colon == a->call || !colon[1])
+			return plumb_fail(EXIT_USAGE, "record: --call needs LIB.so:SYMBOL, not '%s'", a->call), false;
+		snprintf(rec->call_lib, sizeof rec->call_lib, "%.*s", (int)(colon - a->call), a->call);
+		opts->target = TARGET_CALL;
+		opts->call_lib = rec->call_lib;
+		opts->call_sym = colon + 1;
+		opts->seconds = a->seconds_set ? a->seconds : 0;
 	} else {
-		opts.target = TARGET_COMMAND;
-		opts.argv = (char **)&r.pos[r.dashdash];
-		opts.seconds = a.seconds_set ? a.seconds : 0;
+		opts->target = TARGET_COMMAND;
+		opts->argv = (char **)&rec->r.pos[rec->r.dashdash];
+		opts->seconds = a->seconds_set ? a->seconds : 0;
 	}
+	return true;
+}
 
+/* Checks that every output can be written before the target starts (an unwritable --output costs nothing), and
+ * gives the program's stage lines a private temporary file (the stage file is written at the end). */
+static bool record__open_outputs(struct record *rec, int *rc)
+{
+	struct record_args *a = &rec->a;
 	struct perr e = PERR_INIT;
-	if (atomic_check_writable(a.output, &e) || (a.summary && atomic_check_writable(a.summary, &e)) ||
-	    (a.stages && atomic_check_writable(a.stages, &e))) {
-		rc = perr_report(&e);
-		goto out;
+	if (atomic_check_writable(a->output, &e) || (a->summary && atomic_check_writable(a->summary, &e)) ||
+	    (a->stages && atomic_check_writable(a->stages, &e))) {
+		*rc = perr_report(&e);
+		return false;
 	}
-	/* the program's stage lines go to a private scratch file beside the stage file, written at the end */
-	struct atomic_file stage_lines = ATOMIC_FILE_INIT;
-	if (a.stages) {
-		if (atomic_scratch_open(&stage_lines, a.stages, &e)) {
-			rc = perr_report(&e);
-			goto out;
-		}
-		opts.stages_path = stage_lines.tmp_path;
+	if (!a->stages)
+		return true;
+	if (atomic_scratch_open(&rec->stage_lines, a->stages, &e)) {
+		*rc = perr_report(&e);
+		return false;
 	}
+	rec->opts.stages_path = rec->stage_lines.tmp_path;
+	return true;
+}
 
+/* Samples with the first backend that can (backend_run_auto), stopping early on SIGINT or SIGTERM. When none
+ * could, the first refusal is the real cause; the fallbacks' failures follow on the same line. */
+static bool record__sample(struct record *rec, int *rc)
+{
 	cleanup_catch(SIGINT, &stop_requested);
 	cleanup_catch(SIGTERM, &stop_requested);
 	signal(SIGPIPE, SIG_IGN);
+	rec->start_unix = (double)time(NULL);
+	struct perr e = PERR_INIT;
+	if (backend_run_auto(&rec->opts, needs_timeline(rec->kind), &rec->raw, &rec->res, &rec->run, &e) == PLUMB_OK)
+		return true;
+	if (!rec->run.fallback.len)
+		*rc = perr_report(&e);
+	else
+		*rc = plumb_fail(plumb_exit_code(rec->run.refused), "record: %s", rec->run.fallback.buf);
+	return false;
+}
 
-	const struct backend *cands[16];
-	size_t ncands = choose_backends(&opts, cands, 16);
-	struct profile *raw = NULL;
-	struct record_result res;
-	struct sbuf fallback = SBUF_INIT;
-	const struct backend *used = NULL;
-	enum plumb_err brc = PLUMB_EUNSUPPORTED, first_rc = PLUMB_OK;
-	double start_unix = (double)time(NULL);
-	for (size_t i = 0; i < ncands; i++) {
-		profile_free(raw);
-		raw = profile_new();
-		if (!raw) {
-			rc = plumb_fail(EXIT_FAILED, "record: out of memory");
-			goto out_profile;
-		}
-		profile_keep_timeline(raw, needs_timeline(kind));
-		memset(&res, 0, sizeof res);
-		e = (struct perr)PERR_INIT;
-		brc = cands[i]->run(&opts, raw, &res, &e);
-		if (brc == PLUMB_OK) {
-			used = cands[i];
-			break;
-		}
-		/* Only a refusal of the first backend leads to fallbacks; any other error of it is the answer. */
-		if (i == 0 && ((brc != PLUMB_EPERM && brc != PLUMB_EUNSUPPORTED) || opts.backend))
-			break;
-		if (i > 0 && brc == PLUMB_EINVAL) { /* the target itself is wrong: that is the answer */
-			sbuf_reset(&fallback);
-			break;
-		}
-		if (i == 0) {
-			first_rc = brc;
-			sbuf_addstr(&fallback, e.msg);
-		} else {
-			sbuf_addf(&fallback, "; the %s fallback failed too: %s", cands[i]->name, e.msg);
-		}
-	}
-	if (!used) {
-		if (!fallback.len)
-			rc = perr_report(&e);
-		else /* the first refusal is the real cause; the fallbacks' failures follow on the same line */
-			rc = plumb_fail(plumb_exit_code(first_rc), "record: %s", fallback.buf);
-		goto out_profile;
-	}
-
+/* What was measured, into the profile's metadata and the summary line; false (nothing is written) when
+ * nothing was sampled. */
+static bool record__finish_meta(struct record *rec, int *rc)
+{
+	struct profile *raw = rec->raw;
+	const struct record_opts *opts = &rec->opts;
+	const struct record_result *res = &rec->res;
 	struct profile_meta *meta = profile_meta(raw);
 	struct sbuf cmdline = SBUF_INIT;
-	join_command(&cmdline, &opts, &a);
+	join_command(&cmdline, opts, &rec->a);
 	meta->command = profile_intern_cstr(raw, cmdline.buf);
 	sbuf_release(&cmdline);
-	meta->pid = opts.target == TARGET_PID ? opts.pid : 0;
-	meta->start_unix = start_unix;
-	meta->clock_origin_ns = res.start_ns;
-	meta->interval_ns = opts.interval_ns;
-	meta->duration_s = res.end_ns > res.start_ns ? (double)(res.end_ns - res.start_ns) / 1e9 : 0;
-	meta->mode = profile_intern_cstr(raw, opts.mode == MODE_WALL ? "wall" : "cpu");
-	meta->format = profile_intern_cstr(raw, fmt_name(kind)); /* --summary says what the profile was saved as */
-	if (res.ended[0])
-		meta->ended = profile_intern_cstr(raw, res.ended);
+	meta->pid = opts->target == TARGET_PID ? opts->pid : 0;
+	meta->start_unix = rec->start_unix;
+	meta->clock_origin_ns = res->start_ns;
+	meta->interval_ns = opts->interval_ns;
+	meta->duration_s = res->end_ns > res->start_ns ? (double)(res->end_ns - res->start_ns) / 1e9 : 0;
+	meta->mode = profile_intern_cstr(raw, opts->mode == MODE_WALL ? "wall" : "cpu");
+	meta->format = profile_intern_cstr(raw, fmt_name(rec->kind)); /* --summary says what the profile was saved as */
+	if (res->ended[0])
+		meta->ended = profile_intern_cstr(raw, res->ended);
 
 	double secs = meta->duration_s;
 	uint64_t ticks = meta->ticks;
-	char summary[768], procs[48] = "";
+	char procs[48] = "";
 	if (meta->processes)
 		snprintf(procs, sizeof procs, " (%u process%s)", meta->processes, meta->processes > 1 ? "es" : "");
-	snprintf(summary, sizeof summary,
+	snprintf(rec->summary, sizeof rec->summary,
 		 "Sampled %llu ticks over %.2fs (%.0f/s effective, %gs requested) with %s/%s%s; %llu lost.",
-		 (unsigned long long)ticks, secs, secs > 0 ? (double)ticks / secs : 0.0, (double)opts.interval_ns / 1e9,
+		 (unsigned long long)ticks, secs, secs > 0 ? (double)ticks / secs : 0.0, (double)opts->interval_ns / 1e9,
 		 profile_str(raw, meta->backend), profile_str(raw, meta->unwinder), procs, (unsigned long long)meta->lost);
-	if (profile_total_weight(raw) == 0) {
-		fprintf(stderr, "%s\n", summary);
-		if (res.ended[0])
-			rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled (the target %s); no profile written",
-					res.ended);
-		else
-			rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled; no profile written");
-		goto out_profile;
-	}
+	if (profile_total_weight(raw) != 0)
+		return true;
+	fprintf(stderr, "%s\n", rec->summary);
+	if (res->ended[0])
+		*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled (the target %s); no profile written",
+				 res->ended);
+	else
+		*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled; no profile written");
+	return false;
+}
 
+/* Symbolizes each distinct frame once and writes the profile, then --summary, --save-baseline and --stages. */
+static bool record__write_outputs(struct record *rec, int *rc)
+{
+	const struct record_args *a = &rec->a;
 	struct profile *prof = NULL;
-	struct sym_opts so = { .no_lines = a.no_lines };
-	if (sym_resolve_profile(raw, &so, &prof, &e)) {
-		rc = perr_report(&e);
-		goto out_profile;
+	struct perr e = PERR_INIT;
+	struct sym_opts so = { .no_lines = a->no_lines };
+	if (sym_resolve_profile(rec->raw, &so, &prof, &e)) {
+		*rc = perr_report(&e);
+		return false;
 	}
+	enum fmt_kind kind = rec->kind;
 	struct fmt_write_opts wo = { 0 };
-	wo.threads = a.threads;
-	wo.label_flags = a.no_lines ? LABEL_NO_LINES : 0;
-	if (render_write_file(prof, a.output, kind, &wo, NULL, &e) || write_extras(prof, &a, &res, stage_lines.tmp_path, &e)) {
-		rc = perr_report(&e);
+	wo.threads = a->threads;
+	wo.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
+	if (render_write_file(prof, a->output, kind, &wo, NULL, &e) ||
+	    write_extras(prof, a, &rec->res, rec->stage_lines.tmp_path, &e)) {
+		*rc = perr_report(&e);
 		profile_free(prof);
-		goto out_profile;
+		return false;
 	}
 	profile_free(prof);
-	fprintf(stderr, "%s\n", summary);
-	if (fallback.len)
-		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", used->name, fallback.buf);
-	if (res.limits[0])
-		fprintf(stderr, "plumb: note: %s\n", res.limits);
-	if (res.ended[0] && opts.target != TARGET_COMMAND)
-		fprintf(stderr, "plumb: the target %s\n", res.ended);
-	char *shown = redact_dup(a.output);
-	fprintf(stderr, "Wrote %s\n", shown ? shown : a.output);
+	return true;
+}
+
+/* The summary line, and what the user should know about how it was measured. */
+static void record__report(const struct record *rec)
+{
+	const struct record_result *res = &rec->res;
+	fprintf(stderr, "%s\n", rec->summary);
+	if (rec->run.fallback.len)
+		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->run.used->name, rec->run.fallback.buf);
+	if (res->limits[0])
+		fprintf(stderr, "plumb: note: %s\n", res->limits);
+	if (res->ended[0] && rec->opts.target != TARGET_COMMAND)
+		fprintf(stderr, "plumb: the target %s\n", res->ended);
+	char *shown = redact_dup(rec->a.output);
+	fprintf(stderr, "Wrote %s\n", shown ? shown : rec->a.output);
 	free(shown);
-	rc = EXIT_DONE;
-out_profile:
-	atomic_abort(&stage_lines);
-	profile_free(raw);
-	sbuf_release(&fallback);
-out:
-	opt_result_release(&r);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record *rec = calloc(1, sizeof *rec);
+	if (!rec)
+		return plumb_fail(EXIT_FAILED, "record: out of memory");
+	rec->run = (struct backend_outcome)BACKEND_OUTCOME_INIT;
+	rec->stage_lines = (struct atomic_file)ATOMIC_FILE_INIT;
+	int rc = EXIT_FAILED;
+	if (record__parse_options(rec, argc, argv, &rc) && record__choose_target(rec, &rc) &&
+	    record__check_options(rec, &rc) && record__set_target(rec, &rc) && record__open_outputs(rec, &rc) &&
+	    record__sample(rec, &rc) && record__finish_meta(rec, &rc) && record__write_outputs(rec, &rc)) {
+		record__report(rec);
+		rc = EXIT_DONE;
+	}
+	atomic_abort(&rec->stage_lines);
+	profile_free(rec->raw);
+	backend_outcome_release(&rec->run);
+	opt_result_release(&rec->r);
+	free(rec);
 	return rc;
 }

@@ -28,8 +28,11 @@
 #include "base/clock.h"
 #include "base/gate.h"
 #include "sample/inproc_ring.h"
+#include "unwind/unwind.h"
 
 #define ALTSTACK_BYTES (64 * 1024)
+
+_Static_assert(INPROC_NREGS == UREG_COUNT, "the ring's registers are the unwinder's");
 
 static struct inproc_hdr *ring;
 static pid_t my_pid;
@@ -62,27 +65,18 @@ static void copy_regs(uint64_t *r, const ucontext_t *uc)
 {
 #if defined(__x86_64__)
 	const greg_t *g = uc->uc_mcontext.gregs;
-	/* perf_regs.h order (enum unwind_reg). */
-	r[0] = (uint64_t)g[REG_RAX];
-	r[1] = (uint64_t)g[REG_RBX];
-	r[2] = (uint64_t)g[REG_RCX];
-	r[3] = (uint64_t)g[REG_RDX];
-	r[4] = (uint64_t)g[REG_RSI];
-	r[5] = (uint64_t)g[REG_RDI];
-	r[6] = (uint64_t)g[REG_RBP];
-	r[7] = (uint64_t)g[REG_RSP];
-	r[8] = (uint64_t)g[REG_RIP];
-	r[9] = (uint64_t)g[REG_EFL];
-	for (int i = 10; i < 16; i++)
+	/* the unwinder's order (enum unwind_reg, perf_regs.h); segment registers stay 0 */
+	for (int i = 0; i < UREG_COUNT; i++)
 		r[i] = 0;
-	r[16] = (uint64_t)g[REG_R8];
-	r[17] = (uint64_t)g[REG_R9];
-	r[18] = (uint64_t)g[REG_R10];
-	r[19] = (uint64_t)g[REG_R11];
-	r[20] = (uint64_t)g[REG_R12];
-	r[21] = (uint64_t)g[REG_R13];
-	r[22] = (uint64_t)g[REG_R14];
-	r[23] = (uint64_t)g[REG_R15];
+	r[UREG_AX] = (uint64_t)g[REG_RAX], r[UREG_BX] = (uint64_t)g[REG_RBX];
+	r[UREG_CX] = (uint64_t)g[REG_RCX], r[UREG_DX] = (uint64_t)g[REG_RDX];
+	r[UREG_SI] = (uint64_t)g[REG_RSI], r[UREG_DI] = (uint64_t)g[REG_RDI];
+	r[UREG_BP] = (uint64_t)g[REG_RBP], r[UREG_SP] = (uint64_t)g[REG_RSP];
+	r[UREG_IP] = (uint64_t)g[REG_RIP], r[UREG_FLAGS] = (uint64_t)g[REG_EFL];
+	r[UREG_R8] = (uint64_t)g[REG_R8], r[UREG_R9] = (uint64_t)g[REG_R9];
+	r[UREG_R10] = (uint64_t)g[REG_R10], r[UREG_R11] = (uint64_t)g[REG_R11];
+	r[UREG_R12] = (uint64_t)g[REG_R12], r[UREG_R13] = (uint64_t)g[REG_R13];
+	r[UREG_R14] = (uint64_t)g[REG_R14], r[UREG_R15] = (uint64_t)g[REG_R15];
 #else
 #error "the in-process sampler reads x86_64 registers from the ucontext"
 #endif
@@ -121,7 +115,7 @@ static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
 	s->flags = flags;
 	s->weight = weight;
 	copy_regs(s->regs, uc);
-	s->stack_len = copy_stack((uint8_t *)(s + 1), s->regs[7], h->stack_bytes);
+	s->stack_len = copy_stack((uint8_t *)(s + 1), s->regs[UREG_SP], h->stack_bytes);
 	if (prctl(PR_GET_NAME, s->comm, 0, 0, 0) != 0)
 		s->comm[0] = 0;
 	inproc_publish(s, pos);
@@ -149,7 +143,7 @@ static void on_tick(int sig, siginfo_t *si, void *uc)
 static void wait_ack(uint64_t max_ns)
 {
 	uint64_t deadline = mono_ns() + max_ns;
-	struct timespec nap = { 0, 1000000 };
+	struct timespec nap = ns_timespec(1000000);
 	while (!atomic_load_explicit(&ring->ack, memory_order_acquire) && mono_ns() < deadline)
 		nanosleep(&nap, NULL);
 }
@@ -211,8 +205,7 @@ static void register_thread(void)
 		return;
 	}
 	struct itimerspec it;
-	it.it_interval.tv_sec = (time_t)(ring->interval_ns / 1000000000ull);
-	it.it_interval.tv_nsec = (long)(ring->interval_ns % 1000000000ull);
+	it.it_interval = ns_timespec(ring->interval_ns);
 	it.it_value = it.it_interval;
 	if (timer_settime(ts.timer, 0, &it, NULL) != 0) {
 		timer_delete(ts.timer);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "profile/profile.h"
 
 /* What an ELF file says about being CPython. */
 struct py_binary_info {
@@ -59,6 +60,10 @@ typedef void (*py_thread_fn)(void *ctx, const struct py_thread *t);
 /* Reads every thread's frame chain once and calls fn per thread. Returns PLUMB_EIO when the process is gone
  * or its interpreter state cannot be read at all; a single inconsistent thread is skipped. */
 enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, struct perr *e);
+
+/* Adds Python frames (innermost first, as a py_thread holds them) below stack node parent of p as finished
+ * frames (func, file, line), outermost first; returns the innermost node, PROFILE_NOMEM when out of memory. */
+uint32_t py_frames_push(struct profile *p, uint32_t parent, const struct py_frame *frames, size_t n);
 
 /* The line of byte offset addrq in a 3.11+ location table (co_linetable), starting at firstlineno;
  * -1 when the instruction has no line. Exposed for tests. */

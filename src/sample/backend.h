@@ -13,8 +13,11 @@
 #include <sys/types.h>
 
 #include "base/err.h"
+#include "base/hashmap.h"
+#include "base/sbuf.h"
 #include "base/spawn.h"
 #include "profile/profile.h"
+#include "symbol/maps.h"
 
 enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL };
 enum record_mode { MODE_CPU, MODE_WALL };
@@ -46,7 +49,6 @@ struct record_result {
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began (profile_start) */
 	uint64_t end_ns;           /* CLOCK_MONOTONIC when sampling ended */
 	char limits[256];          /* what this backend cannot see (printed in the summary), may be empty */
-	char fallback_reason[256]; /* why an earlier backend was not used, may be empty */
 };
 
 struct backend {
@@ -64,6 +66,29 @@ struct backend {
 /* Backends in the order they are tried. */
 const struct backend *backend_find(const char *name);
 const struct backend *const *backend_list(size_t *n);
+
+/* The backends to try for opts, in order, into out (at most max): the forced one, or those that want this
+ * target, then every other that is not used only when named. Returns how many. */
+size_t backend_choose(const struct record_opts *opts, const struct backend **out, size_t max);
+
+/* What backend_run_auto() did. */
+struct backend_outcome {
+	const struct backend *used; /* the backend that sampled, NULL when none could */
+	enum plumb_err refused;     /* the first backend's refusal, when fallback is not empty */
+	struct sbuf fallback;       /* why the first backend was passed over, then "; the NAME fallback failed
+				     * too: ..." for each fallback that failed; empty when the first one ran */
+};
+#define BACKEND_OUTCOME_INIT { NULL, PLUMB_OK, SBUF_INIT }
+void backend_outcome_release(struct backend_outcome *o);
+
+/* Runs the backends backend_choose() gives until one samples, each into a fresh profile (with a timeline when
+ * keep_timeline): only a refusal of the first (PLUMB_EPERM or PLUMB_EUNSUPPORTED, and no forced backend) leads
+ * to the next one, and a fallback that finds the target wrong (PLUMB_EINVAL) ends the attempts with that error
+ * alone. PLUMB_OK: *out is the profile (the caller frees it), res the used backend's result and o says which
+ * one it was and why others were passed over. On failure *out is NULL; o->fallback, when not empty, is the
+ * whole story to tell (o->refused its code), else e is. */
+enum plumb_err backend_run_auto(const struct record_opts *opts, bool keep_timeline, struct profile **out,
+				struct record_result *res, struct backend_outcome *o, struct perr *e);
 
 /* Individual backends (each in its own file). */
 extern const struct backend backend_perf_event;
@@ -87,6 +112,28 @@ enum plumb_err backend_release(struct child *c, struct perr *e);
 /* True when the target has ended: the launched command c (reaped here; res->wait_status and res->ended filled),
  * or, with --pid, process pid (gone or a zombie). Sets res->target_exited. */
 bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t pid, struct record_result *res);
+/* The sampling interval in nanoseconds (5 ms when opts does not say). */
+uint64_t backend_interval_ns(const struct record_opts *opts);
+/* When sampling that began at start_ns must end (opts->seconds), or 0: when the target ends. */
+uint64_t backend_deadline(const struct record_opts *opts, uint64_t start_ns);
+/* True when sampling should stop now: *opts->stop was set (a signal) or the deadline (when not 0) has passed. */
+bool backend_should_stop(const struct record_opts *opts, uint64_t deadline);
+/* A launched command still running when sampling stopped early (a signal, --seconds) finishes on its own: says
+ * so in res->ended and lets go of c. Nothing when c was reaped or never started. */
+void backend_leave_running(struct child *c, struct record_result *res);
+/* Adds what a backend sampled to p's metadata: its ticks and lost records, its name and its unwinder's. */
+void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost);
+/* "dwarf" or "fp", as opts->unwind says. */
+const char *backend_unwinder_name(const struct record_opts *opts);
+/* The raw frame (symbol/symbol.h) of the user-space address addr, found in mapping m (NULL: in none): a mapped
+ * file or the vDSO keeps addr as its ELF vaddr, any other mapping the address itself under its pseudo name,
+ * no mapping the address under `unknown`. caller: addr is a return address. PROFILE_NOMEM when out of memory. */
+uint32_t backend_user_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller,
+			    str_id unknown);
+/* The profile thread of (pid, tid), named from /proc/PID/task/TID/comm when first seen; cache maps
+ * (pid << 32 | tid) to the thread id (the caller's, released with hmap_release). PROFILE_NOMEM when out of
+ * memory. */
+uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t tid);
 /* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */

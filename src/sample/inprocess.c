@@ -40,6 +40,11 @@ struct ip_state {
 	struct inproc_hdr *h;
 	size_t ring_len;
 	char lib_path[PATH_MAX]; /* the preloaded sampler library */
+	char self[PATH_MAX];     /* plumb itself: the host of a --call */
+	int ring_fd;             /* the ring's memfd, inherited by the target */
+	struct child child;      /* the target */
+	int status;              /* its wait status once it ended */
+	bool stopped;            /* sampling was stopped (signal, --seconds) before it ended */
 	struct hmap loaded;     /* pids whose maps were read */
 	uint64_t tail;
 	uint64_t ticks;
@@ -213,18 +218,7 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 	for (size_t k = outer; k-- > 0;) {
 		if (k >= cut_lo && k < cut_hi)
 			continue;
-		const struct map_entry *m = ms[k];
-		struct frame f = { 0 };
-		f.kind = FRAME_USER;
-		f.line = k ? 1 : 0;
-		if (maps_is_image(m)) {
-			f.module = profile_intern_cstr(st->p, m->path);
-			f.addr = maps_vaddr(m, ips[k]);
-		} else {
-			f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
-			f.addr = ips[k];
-		}
-		frames[nf++] = profile_frame(st->p, &f);
+		frames[nf++] = backend_user_frame(st->p, ms[k], ips[k], k > 0, st->s_unknown);
 	}
 	char comm[sizeof s->comm + 1]; /* the target wrote it: terminate it ourselves */
 	memcpy(comm, s->comm, sizeof s->comm);
@@ -400,140 +394,137 @@ static char **child_env(const struct ip_state *st, int fd)
 	return env;
 }
 
-static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
-			     struct perr *e)
+/* What must hold before anything starts: the sampler library is found, and a --call library exists. */
+static enum plumb_err ip_check(struct ip_state *st, struct perr *e)
 {
-	if (opts->target == TARGET_PID)
-		return perr_set(e, PLUMB_EUNSUPPORTED,
-				"the inprocess backend samples commands it launches and --call, not a running process");
-	struct ip_state st = { 0 };
-	struct child child = CHILD_INIT;
-	bool stopped = false;
-	st.opts = opts;
-	st.p = p;
+	const struct record_opts *opts = st->opts;
 	char looked[PERR_MSG_MAX / 2];
-	if (!find_preload(st.lib_path, sizeof st.lib_path, looked, sizeof looked))
+	if (!find_preload(st->lib_path, sizeof st->lib_path, looked, sizeof looked))
 		return perr_set(e, PLUMB_ENOENT, "inprocess: " PRELOAD_NAME " not found: %s", looked);
-	char self[PATH_MAX];
-	if (procfs_exe(PROCFS_SELF, self, sizeof self) <= 0)
+	if (procfs_exe(PROCFS_SELF, st->self, sizeof st->self) <= 0)
 		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: cannot read /proc/self/exe: %s", strerror(errno));
 	if (opts->target == TARGET_CALL && access(opts->call_lib, F_OK) != 0 && strchr(opts->call_lib, '/'))
 		return perr_set(e, PLUMB_EINVAL, "--call: %s: %s", opts->call_lib, strerror(errno));
+	return PLUMB_OK;
+}
 
-	int fd = -1;
-	enum plumb_err rc = setup_ring(&st, &fd, e);
+/* Sets up the ring and the unwinder and starts the target with the sampler preloaded (res->start_ns): the
+ * command, or for --call plumb itself as the host whose sampler library runs the function. */
+static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, struct perr *e)
+{
+	const struct record_opts *opts = st->opts;
+	enum plumb_err rc = setup_ring(st, &st->ring_fd, e);
 	if (rc)
 		return rc;
-	st.maps = maps_new();
-	st.unw = st.maps ? unwinder_new(st.maps) : NULL;
-	if (!st.maps || !st.unw) {
-		rc = perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
-		goto out;
-	}
-	st.s_unknown = profile_intern_cstr(p, "[unknown]");
-
+	st->maps = maps_new();
+	st->unw = st->maps ? unwinder_new(st->maps) : NULL;
+	if (!st->maps || !st->unw)
+		return perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
+	st->s_unknown = profile_intern_cstr(st->p, "[unknown]");
 	fflush(NULL);
-	char **env = child_env(&st, fd);
-	if (!env) {
-		rc = perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
-		goto out;
-	}
+	char **env = child_env(st, st->ring_fd);
+	if (!env)
+		return perr_set(e, PLUMB_ENOMEM, "inprocess: out of memory");
 	/* plumb itself hosts a --call: the sampler library's constructor runs it and exits before main() */
 	static const char *const call_host[] = { "plumb", "--inprocess-call-host-without-libplumb", NULL };
-	child.env = (const char *const *)env;
+	st->child.env = (const char *const *)env;
 	if (opts->target == TARGET_CALL) {
-		child.path = self;
-		child.argv = call_host;
+		st->child.path = st->self;
+		st->child.argv = call_host;
 	} else {
-		child.argv = (const char *const *)opts->argv;
+		st->child.argv = (const char *const *)opts->argv;
 	}
 	res->start_ns = mono_ns();
-	st.origin_ns = res->start_ns;
-	rc = opts->target == TARGET_CALL ? child_start(&child, e) : backend_start(&child, e);
+	st->origin_ns = res->start_ns;
+	rc = opts->target == TARGET_CALL ? child_start(&st->child, e) : backend_start(&st->child, e);
 	env_free(env);
 	if (rc && rc != PLUMB_EINVAL) { /* not the command's fault: another backend may do better */
 		char why[PERR_MSG_MAX];
 		snprintf(why, sizeof why, "%s", e->msg);
 		rc = perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: %s", why);
 	}
-	if (rc)
-		goto out;
+	return rc;
+}
 
-	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
-	int status = 0;
+/* The sampling loop: drains the ring until the target ends (st->status), time is up or we are told to stop
+ * (st->stopped); then a stopped --call is ended, a stopped command left running, and the ring read to its end. */
+static void ip_loop(struct ip_state *st, struct record_result *res)
+{
+	const struct record_opts *opts = st->opts;
+	uint64_t deadline = backend_deadline(opts, res->start_ns);
 	for (;;) {
-		if (opts->target == TARGET_CALL && !atomic_load(&st.h->ack) &&
-		    atomic_load(&st.h->call_state) == CALL_READY) {
-			ensure_maps(&st, child.pid, true);
-			atomic_store_explicit(&st.h->ack, 1, memory_order_release);
+		if (opts->target == TARGET_CALL && !atomic_load(&st->h->ack) &&
+		    atomic_load(&st->h->call_state) == CALL_READY) {
+			ensure_maps(st, st->child.pid, true);
+			atomic_store_explicit(&st->h->ack, 1, memory_order_release);
 		}
-		size_t got = drain(&st);
-		if (child_poll(&child, &status, NULL) == 1) {
+		size_t got = drain(st);
+		if (child_poll(&st->child, &st->status, NULL) == 1) {
 			res->target_exited = true;
-			res->wait_status = status;
+			res->wait_status = st->status;
 			break;
 		}
-		if ((opts->stop && *opts->stop) || (deadline && mono_ns() >= deadline)) {
-			stopped = true;
+		if (backend_should_stop(opts, deadline)) {
+			st->stopped = true;
 			break;
 		}
 		/* Wake up rarely: a process that wakes every millisecond costs the target CPU-timer signals (the
 		 * kernel folds more expiries into fewer signals). Drain often only while the ring is busy. */
 		if (got < NSLOTS / 8) {
-			struct timespec nap = { 0, got > NSLOTS / 64 ? 2000000 : 10000000 };
+			struct timespec nap = ns_timespec(got > NSLOTS / 64 ? 2000000 : 10000000);
 			nanosleep(&nap, NULL);
 		}
 	}
 	res->end_ns = mono_ns();
-	atomic_store(&st.h->enabled, 0);
-	if (stopped) {
-		if (opts->target == TARGET_CALL) {
-			child_signal(&child, SIGKILL);
-			status = child_finish(&child);
-			snprintf(res->ended, sizeof res->ended, "stopped before it returned");
-		} else {
-			/* like perf_event: the command goes on without us */
-			snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
-			child_detach(&child);
-		}
+	atomic_store(&st->h->enabled, 0);
+	if (st->stopped && opts->target == TARGET_CALL) {
+		child_signal(&st->child, SIGKILL);
+		st->status = child_finish(&st->child);
+		snprintf(res->ended, sizeof res->ended, "stopped before it returned");
+	} else if (st->stopped) {
+		backend_leave_running(&st->child, res); /* like perf_event: the command goes on without us */
 	}
-	drain_final(&st);
+	drain_final(st);
+}
 
-	uint32_t call_state = atomic_load(&st.h->call_state);
+/* How the target ended, from what the sampler library reported: a --call that failed or returned, a target
+ * that never loaded the library (not a refusal another backend could get around), or its wait status. */
+static enum plumb_err ip_outcome(struct ip_state *st, struct record_result *res, struct perr *e)
+{
+	const struct record_opts *opts = st->opts;
+	uint32_t call_state = atomic_load(&st->h->call_state);
 	if (opts->target == TARGET_CALL && call_state == CALL_FAILED) {
-		st.h->call_error[sizeof st.h->call_error - 1] = 0;
-		rc = perr_set(e, PLUMB_EINVAL, "--call %s:%s: %s", opts->call_lib, opts->call_sym, st.h->call_error);
-		goto out;
+		st->h->call_error[sizeof st->h->call_error - 1] = 0;
+		return perr_set(e, PLUMB_EINVAL, "--call %s:%s: %s", opts->call_lib, opts->call_sym, st->h->call_error);
 	}
-	if (!atomic_load(&st.h->attached) && !stopped) {
-		/* not a refusal another backend could get around: stop here with the real cause */
-		rc = perr_set(e, PLUMB_ENOENT,
-			      "inprocess: %s did not load " PRELOAD_NAME " (a statically linked or set-user-ID program "
-			      "cannot be preloaded)",
-			      opts->target == TARGET_CALL ? "the --call host" : opts->argv[0]);
-		goto out;
-	}
-	if (!stopped) {
-		if (opts->target == TARGET_CALL && call_state == CALL_RETURNED && WIFEXITED(status)) {
-			if (call_is_void(opts->call_lib, opts->call_sym) == 1)
-				snprintf(res->ended, sizeof res->ended, "returned (void)");
-			else
-				snprintf(res->ended, sizeof res->ended, "returned %d", st.h->call_ret);
-		}
+	if (!atomic_load(&st->h->attached) && !st->stopped)
+		return perr_set(e, PLUMB_ENOENT,
+				"inprocess: %s did not load " PRELOAD_NAME " (a statically linked or set-user-ID program "
+				"cannot be preloaded)",
+				opts->target == TARGET_CALL ? "the --call host" : opts->argv[0]);
+	if (st->stopped)
+		return PLUMB_OK;
+	if (opts->target == TARGET_CALL && call_state == CALL_RETURNED && WIFEXITED(st->status)) {
+		if (call_is_void(opts->call_lib, opts->call_sym) == 1)
+			snprintf(res->ended, sizeof res->ended, "returned (void)");
 		else
-			describe_wait_status(status, res->ended, sizeof res->ended);
+			snprintf(res->ended, sizeof res->ended, "returned %d", st->h->call_ret);
+	} else {
+		describe_wait_status(st->status, res->ended, sizeof res->ended);
 	}
-	if (st.have_crash) {
-		profile_add_sample(p, st.crash_stack, st.crash_thread, st.crash_time, 1);
-		st.ticks++;
-	}
+	return PLUMB_OK;
+}
 
-	struct profile_meta *meta = profile_meta(p);
-	meta->ticks += st.ticks;
-	meta->lost += atomic_load(&st.h->lost);
-	meta->backend = profile_intern_cstr(p, "inprocess");
-	meta->unwinder = profile_intern_cstr(p, opts->unwind == UNWIND_DWARF ? "dwarf" : "fp");
-	uint64_t terr = atomic_load(&st.h->timer_errors);
+/* The crash sample last, and what was sampled. */
+static void ip_finish(struct ip_state *st, struct record_result *res)
+{
+	const struct record_opts *opts = st->opts;
+	if (st->have_crash) {
+		profile_add_sample(st->p, st->crash_stack, st->crash_thread, st->crash_time, 1);
+		st->ticks++;
+	}
+	backend_meta(st->p, "inprocess", backend_unwinder_name(opts), st->ticks, atomic_load(&st->h->lost));
+	uint64_t terr = atomic_load(&st->h->timer_errors);
 	snprintf(res->limits, sizeof res->limits,
 		 "inprocess backend: user frames only (no kernel frames); threads started through pthread_create "
 		 "and the main thread are sampled%s%s",
@@ -541,19 +532,40 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 					 : "; CPU timers fire at the kernel's scheduler tick, so a sample may stand for several "
 					   "intervals (its weight)",
 		 terr ? "; some threads could not get a timer" : "");
-	rc = PLUMB_OK;
-out:
-	if (rc && child.pid > 0 && !res->target_exited && !stopped) {
-		child_signal(&child, SIGKILL);
-		child_finish(&child);
+}
+
+static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
+			     struct perr *e)
+{
+	if (opts->target == TARGET_PID)
+		return perr_set(e, PLUMB_EUNSUPPORTED,
+				"the inprocess backend samples commands it launches and --call, not a running process");
+	struct ip_state st = { 0 };
+	st.opts = opts;
+	st.p = p;
+	st.ring_fd = -1;
+	st.child = (struct child)CHILD_INIT;
+	enum plumb_err rc = ip_check(&st, e);
+	if (rc)
+		return rc;
+	rc = ip_launch(&st, res, e);
+	if (!rc) {
+		ip_loop(&st, res);
+		rc = ip_outcome(&st, res, e);
+	}
+	if (!rc)
+		ip_finish(&st, res);
+	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
+		child_signal(&st.child, SIGKILL);
+		child_finish(&st.child);
 	}
 	unwinder_free(st.unw);
 	maps_free(st.maps);
 	hmap_release(&st.loaded);
 	if (st.h)
 		munmap(st.h, st.ring_len);
-	if (fd >= 0)
-		close(fd);
+	if (st.ring_fd >= 0)
+		close(st.ring_fd);
 	return rc;
 }
 

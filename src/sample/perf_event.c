@@ -6,7 +6,6 @@
 #include "sample/backend.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
@@ -15,7 +14,6 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -27,20 +25,13 @@
 #include "base/procfs.h"
 #include "base/str.h"
 #include "symbol/maps.h"
+#include "sample/perf_ring.h"
 #include "sample/wall.h"
 #include "unwind/unwind.h"
 
 #define MAX_STACK_DEPTH 1024
 #define RING_PAGES_FP 256     /* 1 MiB per CPU */
 #define RING_PAGES_DWARF 1024 /* 4 MiB per CPU: stack copies are large */
-
-struct ring {
-	int fd;
-	struct perf_event_mmap_page *meta;
-	char *data;
-	size_t data_size;
-	size_t map_size;
-};
 
 struct pe_state {
 	const struct record_opts *opts;
@@ -50,7 +41,7 @@ struct pe_state {
 	struct unwinder *unwinder;
 	int *fds;            /* every event fd */
 	size_t nfds, cap_fds;
-	struct ring *rings;  /* one per CPU (other fds redirect their output into it) */
+	struct perf_ring *rings; /* one per CPU (other fds redirect their output into it) */
 	size_t nrings;
 	int ncpus;
 	uint64_t sample_type;
@@ -61,15 +52,11 @@ struct pe_state {
 	struct hmap comm_seen; /* (pid<<32|tid) -> thread id */
 	uint64_t *ips;
 	uint32_t *frames;
-	uint8_t *stack_copy;
 	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
+	char *buf;              /* a record that wraps around a ring's end is copied here */
+	size_t bufsize;
 };
-
-static int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu, int group, unsigned long flags)
-{
-	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, group, flags);
-}
 
 static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool launch)
 {
@@ -77,7 +64,7 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 	attr->size = sizeof *attr;
 	attr->type = PERF_TYPE_SOFTWARE;
 	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period = st->opts->interval_ns ? st->opts->interval_ns : 5000000;
+	attr->sample_period = backend_interval_ns(st->opts);
 	attr->sample_type = st->sample_type;
 	attr->disabled = 1;
 	attr->inherit = 1;
@@ -132,23 +119,12 @@ static bool add_fd(struct pe_state *st, int fd)
 	return true;
 }
 
-static enum plumb_err map_ring(struct pe_state *st, int fd, struct ring *r, struct perr *e)
+static enum plumb_err map_ring(struct pe_state *st, int fd, struct perf_ring *r, struct perr *e)
 {
 	size_t pages = st->opts->unwind == UNWIND_DWARF ? RING_PAGES_DWARF : RING_PAGES_FP;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	r->fd = fd;
-	r->map_size = (pages + 1) * page;
-	void *m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		/* a smaller ring when locked memory is limited */
-		r->map_size = (16 + 1) * page;
-		m = mmap(NULL, r->map_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED)
-			return perr_set(e, PLUMB_EPERM, "cannot map the perf ring buffer: %s", strerror(errno));
-	}
-	r->meta = m;
-	r->data = (char *)m + page;
-	r->data_size = r->map_size - page;
+	/* a smaller ring when locked memory is limited */
+	if (!perf_ring_map(r, fd, pages) && !perf_ring_map(r, fd, 16))
+		return perr_set(e, PLUMB_EPERM, "cannot map the perf ring buffer: %s", strerror(errno));
 	return PLUMB_OK;
 }
 
@@ -159,11 +135,11 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		struct perf_event_attr attr;
 		fill_attr(st, &attr, launch);
-		int fd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
 			fill_attr(st, &attr, launch);
-			fd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {
 			if (errno == ESRCH)
@@ -179,7 +155,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			close(fd);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
-		struct ring *target = &st->rings[cpu];
+		struct perf_ring *target = &st->rings[cpu];
 		if (target->meta) {
 			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target->fd) != 0)
 				return perr_set(e, PLUMB_EPERM, "cannot redirect perf output: %s", strerror(errno));
@@ -190,7 +166,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 		}
 		if (st->wall) {
 			fill_switch_attr(st, &attr, launch);
-			int sfd = perf_open(&attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+			int sfd = perf_open(&attr, pid, cpu);
 			if (sfd < 0) {
 				int err = errno, paranoid = perf_event_paranoid();
 				return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
@@ -217,19 +193,6 @@ static void enable_all(struct pe_state *st)
 		ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 }
 
-static uint32_t thread_for(struct pe_state *st, uint32_t pid, uint32_t tid)
-{
-	uint64_t key = ((uint64_t)pid << 32) | tid;
-	uint32_t id;
-	if (hmap_get(&st->comm_seen, key, &id))
-		return id;
-	char name[PROCFS_COMM_MAX];
-	procfs_comm((pid_t)pid, (pid_t)tid, name, sizeof name);
-	id = profile_thread(st->p, pid, tid, name);
-	hmap_put(&st->comm_seen, key, id);
-	return id;
-}
-
 static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 {
 	snprintf(path, n, "/tmp/perf-%d.map", (int)pid);
@@ -246,27 +209,18 @@ static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 /* The raw frame for a user-space address (caller: a return address). */
 static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool caller)
 {
-	struct frame f = { 0 };
-	f.kind = FRAME_USER;
-	f.line = caller ? 1 : 0;
 	const struct map_entry *m = maps_find(st->maps, pid, addr);
 	if (!m) {
 		maps_load_proc(st->maps, pid); /* mappings made before we saw them (attach, or pre-exec) */
 		m = maps_find(st->maps, pid, addr);
 	}
 	char jit[64];
-	if (maps_is_image(m)) {
-		f.module = profile_intern_cstr(st->p, m->path);
-		f.addr = maps_vaddr(m, addr);
-	} else if (has_jit_map(st, pid, jit, sizeof jit)) {
-		f.kind = FRAME_JIT;
-		f.module = profile_intern_cstr(st->p, jit);
-		f.addr = addr;
-		f.line = 0;
-	} else {
-		f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
-		f.addr = addr;
-	}
+	if (maps_is_image(m) || !has_jit_map(st, pid, jit, sizeof jit))
+		return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
+	struct frame f = { 0 };
+	f.kind = FRAME_JIT;
+	f.module = profile_intern_cstr(st->p, jit);
+	f.addr = addr;
 	return profile_frame(st->p, &f);
 }
 
@@ -279,82 +233,10 @@ static uint32_t kernel_frame(struct pe_state *st, uint64_t addr)
 	return profile_frame(st->p, &f);
 }
 
-struct sample_view {
-	uint64_t id;
-	uint64_t ip;
-	uint32_t pid, tid;
-	uint64_t time;
-	uint64_t nr;
-	const uint64_t *chain;
-	uint64_t abi;
-	const uint64_t *regs;
-	uint64_t stack_size;
-	const uint8_t *stack;
-	uint64_t stack_dyn;
-};
-
-static bool parse_sample(struct pe_state *st, const char *rec, size_t len, struct sample_view *sv)
-{
-	const char *p = rec + sizeof(struct perf_event_header), *end = rec + len;
-	memset(sv, 0, sizeof *sv);
-#define TAKE(dst)                                 \
-	do {                                      \
-		if (p + sizeof(dst) > end)        \
-			return false;             \
-		memcpy(&(dst), p, sizeof(dst));   \
-		p += sizeof(dst);                 \
-	} while (0)
-	if (st->sample_type & PERF_SAMPLE_IDENTIFIER)
-		TAKE(sv->id);
-	if (st->sample_type & PERF_SAMPLE_IP)
-		TAKE(sv->ip);
-	if (st->sample_type & PERF_SAMPLE_TID) {
-		TAKE(sv->pid);
-		TAKE(sv->tid);
-	}
-	if (st->sample_type & PERF_SAMPLE_TIME)
-		TAKE(sv->time);
-	if (st->sample_type & PERF_SAMPLE_PERIOD) {
-		uint64_t period;
-		TAKE(period);
-	}
-	if (st->sample_type & PERF_SAMPLE_CALLCHAIN) {
-		TAKE(sv->nr);
-		if ((size_t)(end - p) / 8 < sv->nr)
-			return false;
-		sv->chain = (const uint64_t *)p;
-		p += sv->nr * 8;
-	}
-	if (st->sample_type & PERF_SAMPLE_REGS_USER) {
-		TAKE(sv->abi);
-		if (sv->abi) {
-			size_t nregs = (size_t)__builtin_popcountll(UNWIND_REGS_MASK);
-			if ((size_t)(end - p) / 8 < nregs)
-				return false;
-			sv->regs = (const uint64_t *)p;
-			p += nregs * 8;
-		}
-	}
-	if (st->sample_type & PERF_SAMPLE_STACK_USER) {
-		TAKE(sv->stack_size);
-		if (sv->stack_size) {
-			if ((size_t)(end - p) < sv->stack_size)
-				return false;
-			sv->stack = (const uint8_t *)p;
-			p += sv->stack_size;
-			TAKE(sv->stack_dyn);
-			if (sv->stack_dyn > sv->stack_size)
-				sv->stack_dyn = sv->stack_size;
-		}
-	}
-#undef TAKE
-	return true;
-}
-
 static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 {
-	struct sample_view sv;
-	if (!parse_sample(st, rec, len, &sv))
+	struct perf_sample sv;
+	if (!perf_sample_parse(st->sample_type, rec, len, &sv))
 		return;
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
@@ -377,11 +259,7 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	}
 	if (st->opts->unwind == UNWIND_DWARF && sv.regs) {
 		struct unwind_regs regs;
-		memset(&regs, 0, sizeof regs);
-		size_t k = 0;
-		for (int r = 0; r < UREG_COUNT; r++)
-			if (UNWIND_REGS_MASK & (1ULL << r))
-				regs.r[r] = sv.regs[k++];
+		perf_sample_regs(&sv, &regs);
 		nuser = unwind_dwarf(st->unwinder, (pid_t)sv.pid, &regs, sv.stack, sv.stack ? sv.stack_dyn : 0, user,
 				     MAX_STACK_DEPTH);
 	} else if (st->opts->unwind == UNWIND_DWARF && nkernel == 0 && sv.ip) {
@@ -400,7 +278,7 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 			st->frames[n++] = f;
 	}
 	uint32_t stack = profile_stack_from(st->p, st->frames, n);
-	uint32_t thread = thread_for(st, sv.pid, sv.tid);
+	uint32_t thread = backend_thread(st->p, &st->comm_seen, (pid_t)sv.pid, (pid_t)sv.tid);
 	if (stack == PROFILE_NOMEM || thread == PROFILE_NOMEM)
 		return;
 	if (switch_out) /* the stack it waits in: counted at every tick until it runs again */
@@ -409,46 +287,63 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 		profile_add_sample(st->p, stack, thread, sv.time, 1);
 }
 
-static void handle_record(struct pe_state *st, const char *rec, size_t len)
+/* The records handle_record reads besides samples (linux/perf_event.h describes them in comments only). */
+struct mmap2_record {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	char filename[];
+};
+struct comm_record {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	char comm[];
+};
+struct task_record { /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
+	struct perf_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+struct lost_record {
+	struct perf_event_header h;
+	uint64_t id, lost;
+};
+
+/* Copies the NUL-terminated (or record-ending) string at src, of at most avail bytes, into dst (n bytes). */
+static void record_string(char *dst, size_t n, const char *src, size_t avail)
 {
+	size_t len = strnlen(src, avail < n - 1 ? avail : n - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+static void handle_record(void *ctx, const char *rec, size_t len)
+{
+	struct pe_state *st = ctx;
 	const struct perf_event_header *h = (const void *)rec;
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE:
 		handle_sample(st, rec, len);
 		break;
 	case PERF_RECORD_MMAP2: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, tid;
-			uint64_t addr, len, pgoff;
-			uint32_t maj, min;
-			uint64_t ino, ino_generation;
-			uint32_t prot, flags;
-			char filename[];
-		} const *m = (const void *)rec;
+		const struct mmap2_record *m = (const void *)rec;
+		char name[4096];
 		if (len < sizeof *m)
 			break;
-		size_t maxn = len - sizeof *m;
-		char name[4096];
-		size_t nl = strnlen(m->filename, maxn < sizeof name - 1 ? maxn : sizeof name - 1);
-		memcpy(name, m->filename, nl);
-		name[nl] = '\0';
+		record_string(name, sizeof name, m->filename, len - sizeof *m);
 		if (m->prot & PROT_EXEC)
 			maps_add(st->maps, (pid_t)m->pid, m->addr, m->len, m->pgoff, name, true);
 		break;
 	}
 	case PERF_RECORD_COMM: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, tid;
-			char comm[];
-		} const *c = (const void *)rec;
+		const struct comm_record *c = (const void *)rec;
+		char name[64];
 		if (len < sizeof *c)
 			break;
-		char name[64];
-		size_t nl = strnlen(c->comm, len - sizeof *c < 63 ? len - sizeof *c : 63);
-		memcpy(name, c->comm, nl);
-		name[nl] = '\0';
+		record_string(name, sizeof name, c->comm, len - sizeof *c);
 		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
 			maps_forget(st->maps, (pid_t)c->pid);
 		uint32_t id = profile_thread(st->p, c->pid, c->tid, name);
@@ -456,11 +351,7 @@ static void handle_record(struct pe_state *st, const char *rec, size_t len)
 		break;
 	}
 	case PERF_RECORD_FORK: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, ppid, tid, ptid;
-			uint64_t time;
-		} const *f = (const void *)rec;
+		const struct task_record *f = (const void *)rec;
 		if (len >= sizeof *f && f->pid != f->ppid)
 			maps_fork(st->maps, (pid_t)f->ppid, (pid_t)f->pid);
 		break;
@@ -480,20 +371,13 @@ static void handle_record(struct pe_state *st, const char *rec, size_t len)
 		break;
 	}
 	case PERF_RECORD_EXIT: {
-		struct {
-			struct perf_event_header h;
-			uint32_t pid, ppid, tid, ptid;
-			uint64_t time;
-		} const *x = (const void *)rec;
+		const struct task_record *x = (const void *)rec;
 		if (st->wall && len >= sizeof *x)
 			wall_exit(st->wall, x->tid, x->time);
 		break;
 	}
 	case PERF_RECORD_LOST: {
-		struct {
-			struct perf_event_header h;
-			uint64_t id, lost;
-		} const *l = (const void *)rec;
+		const struct lost_record *l = (const void *)rec;
 		if (len >= sizeof *l)
 			st->lost += l->lost;
 		break;
@@ -503,36 +387,11 @@ static void handle_record(struct pe_state *st, const char *rec, size_t len)
 	}
 }
 
-/* Drains one ring: copies each record out (it may wrap around the end) and handles it. */
-static void drain_ring(struct pe_state *st, struct ring *r, char *buf, size_t bufsize)
-{
-	if (!r->meta)
-		return;
-	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = r->meta->data_tail;
-	while (tail + sizeof(struct perf_event_header) <= head) {
-		struct perf_event_header h;
-		size_t off = (size_t)(tail % r->data_size);
-		for (size_t i = 0; i < sizeof h; i++)
-			((char *)&h)[i] = r->data[(off + i) % r->data_size];
-		if (h.size < sizeof h || tail + h.size > head)
-			break;
-		size_t first = r->data_size - off < h.size ? r->data_size - off : h.size;
-		if (h.size <= bufsize) {
-			memcpy(buf, r->data + off, first);
-			memcpy(buf + first, r->data, h.size - first);
-			handle_record(st, buf, h.size);
-		}
-		tail += h.size;
-	}
-	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-}
-
-static void drain_all(struct pe_state *st, char *buf, size_t bufsize)
+static void drain_all(struct pe_state *st)
 {
 	uint64_t round = mono_ns();
 	for (size_t i = 0; i < st->nrings; i++)
-		drain_ring(st, &st->rings[i], buf, bufsize);
+		perf_ring_drain(&st->rings[i], st->buf, st->bufsize, handle_record, st);
 	/* Every event stamped before this round began is read now (1 ms of slack for records still being
 	 * written): off-CPU waits up to there can be paired in time order. */
 	if (st->wall && round > 1000000)
@@ -541,16 +400,15 @@ static void drain_all(struct pe_state *st, char *buf, size_t bufsize)
 
 static void cleanup(struct pe_state *st)
 {
-	for (size_t i = 0; i < st->nrings; i++)
-		if (st->rings[i].meta)
-			munmap(st->rings[i].meta, st->rings[i].map_size);
+	for (size_t i = 0; st->rings && i < st->nrings; i++)
+		perf_ring_unmap(&st->rings[i]);
 	for (size_t i = 0; i < st->nfds; i++)
 		close(st->fds[i]);
 	free(st->fds);
 	free(st->rings);
 	free(st->ips);
 	free(st->frames);
-	free(st->stack_copy);
+	free(st->buf);
 	hmap_release(&st->jit_pids);
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
@@ -608,7 +466,7 @@ static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 				st->frames[n++] = fr;
 		}
 		uint32_t stack = profile_stack_from(st->p, st->frames, n);
-		uint32_t thread = thread_for(st, (uint32_t)pid, (uint32_t)tid);
+		uint32_t thread = backend_thread(st->p, &st->comm_seen, pid, tid);
 		if (stack != PROFILE_NOMEM && thread != PROFILE_NOMEM)
 			wall_switch_out(st->wall, (uint32_t)tid, thread, stack, start);
 	}
@@ -640,142 +498,155 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 	return rc;
 }
 
+/* Allocates what sampling needs (released by cleanup() whatever happens). */
+static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opts, struct profile *p,
+			      struct record_result *res, struct perr *e)
+{
+	st->opts = opts;
+	st->p = p;
+	st->res = res;
+	st->kernel = opts->kernel;
+	st->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
+	st->maps = maps_new();
+	st->rings = calloc((size_t)st->ncpus, sizeof *st->rings);
+	st->nrings = (size_t)st->ncpus;
+	st->ips = malloc(2 * MAX_STACK_DEPTH * sizeof *st->ips);
+	st->frames = malloc(2 * MAX_STACK_DEPTH * sizeof *st->frames);
+	st->bufsize = 70000;
+	st->buf = malloc(st->bufsize);
+	st->s_unknown = profile_intern_cstr(p, "[unknown]");
+	st->s_kernel = profile_intern_cstr(p, "[kernel.kallsyms]");
+	st->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
+	if (opts->unwind == UNWIND_DWARF) {
+		st->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		st->unwinder = st->maps ? unwinder_new(st->maps) : NULL;
+	}
+	if (opts->mode == MODE_WALL) {
+		st->sample_type |= PERF_SAMPLE_IDENTIFIER;
+		st->wall = wall_new(p, opts->interval_ns);
+	}
+	if (!st->maps || !st->rings || !st->ips || !st->frames || !st->buf ||
+	    (opts->unwind == UNWIND_DWARF && !st->unwinder) || (opts->mode == MODE_WALL && !st->wall))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < st->nrings; i++)
+		st->rings[i].fd = -1;
+	return PLUMB_OK;
+}
+
+/* Opens an event on ourselves first, so that a refusal is known before a command is started (and the kernel
+ * frames are given up on here when only they are refused). */
+static enum plumb_err pe_probe(struct pe_state *st, struct perr *e)
+{
+	struct perf_event_attr attr;
+	fill_attr(st, &attr, false);
+	attr.inherit = 0;
+	int fd = perf_open(&attr, 0, -1);
+	if (fd < 0 && st->kernel && (errno == EACCES || errno == EPERM)) {
+		st->kernel = false;
+		fill_attr(st, &attr, false);
+		attr.inherit = 0;
+		fd = perf_open(&attr, 0, -1);
+	}
+	if (fd < 0) {
+		int err = errno;
+		int paranoid = perf_event_paranoid();
+		return perr_set(e, (err == EACCES || err == EPERM || err == ENOSYS) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
+				"perf_event_open refused: %s (kernel.perf_event_paranoid = %d; needs CAP_PERFMON or a "
+				"lower setting)", strerror(err), paranoid);
+	}
+	close(fd);
+	return PLUMB_OK;
+}
+
+/* Opens the events on the target and starts sampling (res->start_ns): a launched command is held before its
+ * exec while its events are opened, which the exec enables; an attached process has every thread's events
+ * opened, then enabled. env must outlive the command's start. */
+static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, struct backend_env *env,
+				     struct perr *e)
+{
+	const struct record_opts *opts = st->opts;
+	enum plumb_err rc;
+	if (opts->target == TARGET_COMMAND) {
+		backend_command(opts, child, env);
+		child->hold = true;
+		rc = backend_start(child, e);
+		if (rc)
+			return rc;
+		maps_load_proc(st->maps, child->pid);
+		rc = open_task(st, child->pid, true, e);
+		if (rc)
+			return rc;
+		st->res->start_ns = mono_ns();
+		return backend_release(child, e);
+	}
+	if (opts->target != TARGET_PID)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "the perf_event backend cannot run --call");
+	if (kill(opts->pid, 0) != 0 && errno == ESRCH)
+		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
+	maps_load_proc(st->maps, opts->pid);
+	rc = attach_threads(st, opts->pid, e);
+	if (rc)
+		return rc;
+	st->res->start_ns = mono_ns();
+	enable_all(st);
+	if (st->wall)
+		wall_seed_blocked(st, opts->pid, st->res->start_ns);
+	return PLUMB_OK;
+}
+
+/* The sampling loop: drains the rings until the target ends, time is up, or we are told to stop. */
+static void pe_loop(struct pe_state *st, struct child *child)
+{
+	const struct record_opts *opts = st->opts;
+	uint64_t deadline = backend_deadline(opts, st->res->start_ns);
+	struct pollfd *pfds = calloc(st->nrings, sizeof *pfds);
+	size_t npfds = 0;
+	for (size_t i = 0; pfds && i < st->nrings; i++)
+		if (st->rings[i].meta)
+			pfds[npfds++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
+	while (!backend_should_stop(opts, deadline) && !backend_target_ended(opts, child, opts->pid, st->res)) {
+		if (pfds)
+			poll(pfds, npfds, 50);
+		drain_all(st);
+	}
+	free(pfds);
+}
+
+/* Stops the events, reads what is left in the rings and says what was sampled. */
+static void pe_finish(struct pe_state *st, struct child *child)
+{
+	struct record_result *res = st->res;
+	res->end_ns = mono_ns();
+	for (size_t i = 0; i < st->nfds; i++)
+		ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	drain_all(st);
+	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
+		st->ticks += wall_finish(st->wall, res->end_ns);
+	backend_leave_running(child, res);
+	backend_meta(st->p, "perf_event", backend_unwinder_name(st->opts), st->ticks, st->lost);
+	if (!st->kernel && st->opts->kernel)
+		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
+}
+
 static enum plumb_err pe_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
 			     struct perr *e)
 {
 	struct pe_state st = { 0 };
-	st.opts = opts;
-	st.p = p;
-	st.res = res;
-	st.kernel = opts->kernel;
-	st.ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
-	st.maps = maps_new();
-	st.rings = calloc((size_t)st.ncpus, sizeof *st.rings);
-	st.nrings = (size_t)st.ncpus;
-	st.ips = malloc(2 * MAX_STACK_DEPTH * sizeof *st.ips);
-	st.frames = malloc(2 * MAX_STACK_DEPTH * sizeof *st.frames);
-	st.s_unknown = profile_intern_cstr(p, "[unknown]");
-	st.s_kernel = profile_intern_cstr(p, "[kernel.kallsyms]");
-	st.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-	if (opts->unwind == UNWIND_DWARF) {
-		st.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		st.unwinder = unwinder_new(st.maps);
-	}
-	if (opts->mode == MODE_WALL) {
-		st.sample_type |= PERF_SAMPLE_IDENTIFIER;
-		st.wall = wall_new(p, opts->interval_ns);
-	}
-	size_t bufsize = 70000;
-	char *buf = malloc(bufsize);
 	struct child child = CHILD_INIT;
 	struct backend_env env;
-	enum plumb_err rc = PLUMB_OK;
-	if (!st.maps || !st.rings || !st.ips || !st.frames || !buf ||
-	    (opts->unwind == UNWIND_DWARF && !st.unwinder) || (opts->mode == MODE_WALL && !st.wall)) {
-		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-		goto out;
+	enum plumb_err rc = pe_init(&st, opts, p, res, e);
+	if (!rc)
+		rc = pe_probe(&st, e);
+	if (!rc)
+		rc = pe_open_target(&st, &child, &env, e);
+	if (!rc) {
+		pe_loop(&st, &child);
+		pe_finish(&st, &child);
 	}
-	for (size_t i = 0; i < st.nrings; i++)
-		st.rings[i].fd = -1;
-
-	/* Probe first, on ourselves, so a refusal is known before a command is started. */
-	{
-		struct perf_event_attr attr;
-		fill_attr(&st, &attr, false);
-		attr.inherit = 0;
-		int fd = perf_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && st.kernel && (errno == EACCES || errno == EPERM)) {
-			st.kernel = false;
-			fill_attr(&st, &attr, false);
-			attr.inherit = 0;
-			fd = perf_open(&attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
-		}
-		if (fd < 0) {
-			int err = errno;
-			int paranoid = perf_event_paranoid();
-			rc = perr_set(e, (err == EACCES || err == EPERM || err == ENOSYS) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
-				      "perf_event_open refused: %s (kernel.perf_event_paranoid = %d; needs CAP_PERFMON or a "
-				      "lower setting)", strerror(err), paranoid);
-			goto out;
-		}
-		close(fd);
-	}
-
-	if (opts->target == TARGET_COMMAND) {
-		/* held before exec: the events are opened on the child, enabled when it execs */
-		backend_command(opts, &child, &env);
-		child.hold = true;
-		rc = backend_start(&child, e);
-		if (rc)
-			goto out;
-		maps_load_proc(st.maps, child.pid);
-		rc = open_task(&st, child.pid, true, e);
-		if (rc)
-			goto out;
-		res->start_ns = mono_ns();
-		rc = backend_release(&child, e);
-		if (rc)
-			goto out;
-	} else if (opts->target == TARGET_PID) {
-		if (kill(opts->pid, 0) != 0 && errno == ESRCH) {
-			rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
-			goto out;
-		}
-		maps_load_proc(st.maps, opts->pid);
-		rc = attach_threads(&st, opts->pid, e);
-		if (rc)
-			goto out;
-		res->start_ns = mono_ns();
-		enable_all(&st);
-		if (st.wall)
-			wall_seed_blocked(&st, opts->pid, res->start_ns);
-	} else {
-		rc = perr_set(e, PLUMB_EUNSUPPORTED, "the perf_event backend cannot run --call");
-		goto out;
-	}
-
-	/* The sampling loop: drain the rings until the target ends, time is up, or we are told to stop. */
-	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
-	struct pollfd *pfds = calloc(st.nrings, sizeof *pfds);
-	size_t npfds = 0;
-	for (size_t i = 0; pfds && i < st.nrings; i++)
-		if (st.rings[i].meta)
-			pfds[npfds++] = (struct pollfd){ .fd = st.rings[i].fd, .events = POLLIN };
-	for (;;) {
-		if (opts->stop && *opts->stop)
-			break;
-		if (deadline && mono_ns() >= deadline)
-			break;
-		if (backend_target_ended(opts, &child, opts->pid, res))
-			break;
-		if (pfds)
-			poll(pfds, npfds, 50);
-		drain_all(&st, buf, bufsize);
-	}
-	free(pfds);
-	res->end_ns = mono_ns();
-	for (size_t i = 0; i < st.nfds; i++)
-		ioctl(st.fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	drain_all(&st, buf, bufsize);
-	if (st.wall) /* threads still waiting when sampling stopped wait until the end */
-		st.ticks += wall_finish(st.wall, res->end_ns);
-	if (child.pid > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
-		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
-		child_detach(&child);
-	}
-	struct profile_meta *meta = profile_meta(p);
-	meta->ticks += st.ticks;
-	meta->lost += st.lost;
-	meta->backend = profile_intern_cstr(p, "perf_event");
-	meta->unwinder = profile_intern_cstr(p, opts->unwind == UNWIND_DWARF ? "dwarf" : "fp");
-	if (!st.kernel && opts->kernel)
-		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
-out:
 	if (child.pid > 0 && rc) {
 		child_signal(&child, SIGKILL);
 		child_finish(&child);
 	}
-	free(buf);
 	cleanup(&st);
 	return rc;
 }

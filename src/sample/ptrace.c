@@ -181,15 +181,14 @@ static void wait_wanted(struct pt_state *st)
 			break;
 		if (st->sigchld_fd >= 0) {
 			struct pollfd pfd = { .fd = st->sigchld_fd, .events = POLLIN };
-			uint64_t d = deadline - now;
-			struct timespec to = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
+			struct timespec to = ns_timespec(deadline - now);
 			if (ppoll(&pfd, 1, &to, NULL) > 0) {
 				struct signalfd_siginfo si[8];
 				while (read(st->sigchld_fd, si, sizeof si) > 0)
 					;
 			}
 		} else {
-			struct timespec nap = { 0, 20000 };
+			struct timespec nap = ns_timespec(20000);
 			nanosleep(&nap, NULL);
 		}
 	}
@@ -202,23 +201,13 @@ static void wait_wanted(struct pt_state *st)
 
 static uint32_t user_frame(struct pt_state *st, uint64_t addr, bool caller)
 {
-	struct frame f = { 0 };
-	f.kind = FRAME_USER;
-	f.line = caller ? 1 : 0;
 	uint64_t look = caller ? addr - 1 : addr;
 	const struct map_entry *m = maps_find(st->maps, st->pid, look);
 	if (!m) {
 		maps_load_proc(st->maps, st->pid);
 		m = maps_find(st->maps, st->pid, look);
 	}
-	if (maps_is_image(m)) {
-		f.module = profile_intern_cstr(st->p, m->path);
-		f.addr = maps_vaddr(m, addr);
-	} else {
-		f.module = m ? profile_intern_cstr(st->p, m->path) : st->s_unknown;
-		f.addr = addr;
-	}
-	return profile_frame(st->p, &f);
+	return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
 }
 
 static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin)
@@ -294,7 +283,7 @@ static void detach_all(struct pt_state *st)
 		if (w < 0)
 			break; /* ECHILD: no tracee left */
 		if (w == 0) {
-			struct timespec nap = { 0, 100000 };
+			struct timespec nap = ns_timespec(100000);
 			nanosleep(&nap, NULL);
 			continue;
 		}
@@ -311,6 +300,79 @@ static void detach_all(struct pt_state *st)
 			t->gone = true;
 	}
 	/* anything still attached is detached by the kernel when plumb exits, and resumed */
+}
+
+/* One tick: interrupts the threads to sample — all of them (wall), or those that ran since the last tick (cpu)
+ * — copies their registers and stacks as they stop, resumes them, and unwinds the copies afterwards. */
+static void pt_tick(struct pt_state *st, uint64_t origin)
+{
+	size_t want = 0;
+	for (size_t i = 0; i < st->nt; i++) {
+		struct pt_thread *t = &st->t[i];
+		if (t->gone)
+			continue;
+		if (st->opts->mode == MODE_CPU) {
+			uint64_t rt = procfs_runtime_ns(st->pid, t->tid);
+			bool ran = rt > t->runtime;
+			t->runtime = rt;
+			if (!ran)
+				continue;
+		}
+		if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0) {
+			t->want = true;
+			want++;
+		}
+	}
+	if (!want)
+		return;
+	uint64_t t0 = mono_ns();
+	wait_wanted(st);
+	st->stopped_ns += mono_ns() - t0;
+	st->stops++;
+	for (size_t i = 0; i < st->nt; i++)
+		if (st->t[i].sampled) {
+			record_sample(st, &st->t[i], origin);
+			st->t[i].sampled = false;
+		}
+	/* forget threads that ended */
+	size_t k = 0;
+	for (size_t i = 0; i < st->nt; i++) {
+		if (st->t[i].gone)
+			free(st->t[i].stack);
+		else
+			st->t[k++] = st->t[i];
+	}
+	st->nt = k;
+}
+
+/* The sampling loop: a tick every interval until every thread has exited, time is up, or we are told to stop. */
+static void pt_loop(struct pt_state *st, struct record_result *res)
+{
+	uint64_t interval = backend_interval_ns(st->opts);
+	uint64_t deadline = backend_deadline(st->opts, res->start_ns);
+	uint64_t next = res->start_ns + interval;
+	while (!backend_should_stop(st->opts, deadline)) {
+		uint64_t now = mono_ns();
+		poll_events(st);
+		bool alive = false;
+		for (size_t i = 0; i < st->nt; i++)
+			alive |= !st->t[i].gone;
+		if (!alive || (kill(st->pid, 0) != 0 && errno == ESRCH)) { /* every thread has exited (a zombie now) */
+			res->target_exited = true;
+			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)st->pid);
+			break;
+		}
+		if (now < next) {
+			struct timespec nap = ns_timespec(next - now);
+			nanosleep(&nap, NULL);
+			continue;
+		}
+		next += interval;
+		if (next < now)
+			next = now + interval; /* we fell behind: skip ticks rather than burst */
+		pt_tick(st, res->start_ns);
+	}
+	res->end_ns = mono_ns();
 }
 
 static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
@@ -332,97 +394,24 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 	st.maps = maps_new();
 	st.unw = st.maps ? unwinder_new(st.maps) : NULL;
 	enum plumb_err rc = PLUMB_OK;
-	if (!st.maps || !st.unw) {
+	if (!st.maps || !st.unw)
 		rc = perr_set(e, PLUMB_ENOMEM, "ptrace: out of memory");
-		goto out;
-	}
-	st.s_unknown = profile_intern_cstr(p, "[unknown]");
-	rc = seize_all(&st, e);
-	if (rc)
-		goto out;
-	maps_load_proc(st.maps, st.pid);
-	res->start_ns = mono_ns();
-	for (size_t i = 0; i < st.nt; i++)
-		st.t[i].runtime = procfs_runtime_ns(st.pid, st.t[i].tid);
-
-	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
-	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
-	uint64_t next = res->start_ns + interval;
-	for (;;) {
-		if (opts->stop && *opts->stop)
-			break;
-		uint64_t now = mono_ns();
-		if (deadline && now >= deadline)
-			break;
-		poll_events(&st);
-		bool alive = false;
+	else
+		rc = seize_all(&st, e);
+	if (!rc) {
+		st.s_unknown = profile_intern_cstr(p, "[unknown]");
+		maps_load_proc(st.maps, st.pid);
+		res->start_ns = mono_ns();
 		for (size_t i = 0; i < st.nt; i++)
-			alive |= !st.t[i].gone;
-		if (!alive || (kill(st.pid, 0) != 0 && errno == ESRCH)) { /* every thread has exited (a zombie now) */
-			res->target_exited = true;
-			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)st.pid);
-			break;
-		}
-		if (now < next) {
-			uint64_t d = next - now;
-			struct timespec nap = { (time_t)(d / 1000000000ull), (long)(d % 1000000000ull) };
-			nanosleep(&nap, NULL);
-			continue;
-		}
-		next += interval;
-		if (next < now)
-			next = now + interval; /* we fell behind: skip ticks rather than burst */
-		/* Interrupt the threads to sample: all of them (wall), or those that ran since the last tick (cpu). */
-		size_t want = 0;
-		for (size_t i = 0; i < st.nt; i++) {
-			struct pt_thread *t = &st.t[i];
-			if (t->gone)
-				continue;
-			if (opts->mode == MODE_CPU) {
-				uint64_t rt = procfs_runtime_ns(st.pid, t->tid);
-				bool ran = rt > t->runtime;
-				t->runtime = rt;
-				if (!ran)
-					continue;
-			}
-			if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0) {
-				t->want = true;
-				want++;
-			}
-		}
-		if (!want)
-			continue;
-		uint64_t t0 = mono_ns();
-		wait_wanted(&st);
-		st.stopped_ns += mono_ns() - t0;
-		st.stops++;
-		for (size_t i = 0; i < st.nt; i++)
-			if (st.t[i].sampled) {
-				record_sample(&st, &st.t[i], res->start_ns);
-				st.t[i].sampled = false;
-			}
-		/* forget threads that ended */
-		size_t k = 0;
-		for (size_t i = 0; i < st.nt; i++) {
-			if (st.t[i].gone)
-				free(st.t[i].stack);
-			else
-				st.t[k++] = st.t[i];
-		}
-		st.nt = k;
+			st.t[i].runtime = procfs_runtime_ns(st.pid, st.t[i].tid);
+		pt_loop(&st, res);
+		backend_meta(p, "ptrace", backend_unwinder_name(opts), st.ticks, st.lost);
+		snprintf(res->limits, sizeof res->limits,
+			 "ptrace backend: user frames only; each tick stops the sampled threads (%.0f us per tick on "
+			 "average)%s",
+			 st.stops ? (double)st.stopped_ns / (double)st.stops / 1e3 : 0.0,
+			 opts->mode == MODE_CPU ? "; cpu mode samples threads that ran since the previous tick" : "");
 	}
-	res->end_ns = mono_ns();
-	struct profile_meta *meta = profile_meta(p);
-	meta->ticks += st.ticks;
-	meta->lost += st.lost;
-	meta->backend = profile_intern_cstr(p, "ptrace");
-	meta->unwinder = profile_intern_cstr(p, opts->unwind == UNWIND_DWARF ? "dwarf" : "fp");
-	snprintf(res->limits, sizeof res->limits,
-		 "ptrace backend: user frames only; each tick stops the sampled threads (%.0f us per tick on "
-		 "average)%s",
-		 st.stops ? (double)st.stopped_ns / (double)st.stops / 1e3 : 0.0,
-		 opts->mode == MODE_CPU ? "; cpu mode samples threads that ran since the previous tick" : "");
-out:
 	detach_all(&st);
 	for (size_t i = 0; i < st.nt; i++)
 		free(st.t[i].stack);

@@ -19,6 +19,8 @@
 
 #include "base/grow.h"
 #include "base/clock.h"
+#include "base/fs.h"
+#include "base/readall.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "sample/pyspy.h"
@@ -44,20 +46,7 @@ bool pyspy_locate(char *out, size_t n)
 		if (is_exec_file(out))
 			return true;
 	}
-	const char *path = getenv("PATH");
-	while (path && *path) {
-		const char *colon = strchr(path, ':');
-		size_t len = colon ? (size_t)(colon - path) : strlen(path);
-		if (len) {
-			snprintf(out, n, "%.*s/py-spy", (int)len, path);
-			if (is_exec_file(out))
-				return true;
-		}
-		path += len;
-		if (*path == ':')
-			path++;
-	}
-	return false;
+	return fs_which("py-spy", out, n);
 }
 
 void pyspy_shorten_frame(struct sbuf *out, const char *frame, size_t len)
@@ -145,168 +134,179 @@ oom:
 	return perr_set(e, PLUMB_ENOMEM, "out of memory");
 }
 
-static enum plumb_err read_whole(const char *path, char **out, size_t *len, struct perr *e)
-{
-	FILE *f = fopen(path, "re");
-	if (!f)
-		return perr_set(e, PLUMB_EFORMAT, "py-spy wrote no output: %s", strerror(errno));
-	struct sbuf sb = SBUF_INIT;
-	char buf[65536];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof buf, f)) > 0)
-		sbuf_add(&sb, buf, n);
-	fclose(f);
-	*out = sbuf_detach(&sb, len);
-	return *out ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
-}
-
-static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
-				struct perr *e)
-{
+/* One run of py-spy: where it is, the folder and file it writes into, its command line and its process. */
+struct pyspy_job {
 	char exe[PATH_MAX];
-	if (!pyspy_locate(exe, sizeof exe))
-		return perr_set(e, PLUMB_ENOENT,
-				"py-spy is not installed (looked in /usr/local/bin, ~/.cargo/bin, ~/.local/bin, "
-				"/opt/homebrew/bin and PATH); plumb reads CPython frames itself: run plumb record "
-				"without --backend");
-	if (opts->target == TARGET_CALL)
-		return perr_set(e, PLUMB_EUNSUPPORTED, "the py-spy backend cannot run --call");
-
-	char dir[] = "/tmp/plumb-pyspy-XXXXXX";
-	if (!mkdtemp(dir))
-		return perr_set(e, PLUMB_EIO, "cannot create a temporary folder: %s", strerror(errno));
-	char outp[sizeof dir + 16];
-	snprintf(outp, sizeof outp, "%s/out.txt", dir);
-
+	char dir[32];   /* a private temporary folder */
+	char outp[64];  /* dir/out.txt: py-spy's folded output */
 	char rate[32], dur[32], pid[32];
+	double secs;    /* --duration, 0 for a command's whole run */
+	struct child child;
+	int status;     /* its wait status */
+};
+
+/* py-spy's command line: `record --format raw --output FILE --rate HZ [--duration S] ...` and the target.
+ * NULL when out of memory; the caller frees the array (its strings are the job's and the options'). */
+static const char **pyspy_argv(struct pyspy_job *j, const struct record_opts *opts)
+{
 	unsigned long hz = opts->interval_ns ? (unsigned long)(1e9 / (double)opts->interval_ns + 0.5) : 200;
-	snprintf(rate, sizeof rate, "%lu", hz ? hz : 1);
-	double secs = opts->seconds > 0 ? opts->seconds : 0;
-	snprintf(dur, sizeof dur, "%lu", (unsigned long)(secs + 0.999));
-	const char *argv[64];
-	size_t na = 0;
-	argv[na++] = exe;
+	snprintf(j->rate, sizeof j->rate, "%lu", hz ? hz : 1);
+	j->secs = opts->seconds > 0 ? opts->seconds : 0;
+	snprintf(j->dur, sizeof j->dur, "%lu", (unsigned long)(j->secs + 0.999));
+	const char *argv[32];
+	size_t na = 0, ncmd = 0;
+	argv[na++] = j->exe;
 	argv[na++] = "record";
 	argv[na++] = "--format";
 	argv[na++] = "raw";
 	argv[na++] = "--output";
-	argv[na++] = outp;
+	argv[na++] = j->outp;
 	argv[na++] = "--rate";
-	argv[na++] = rate;
-	if (secs > 0) {
+	argv[na++] = j->rate;
+	if (j->secs > 0) {
 		argv[na++] = "--duration";
-		argv[na++] = dur;
+		argv[na++] = j->dur;
 	}
 	if (opts->idle || opts->mode == MODE_WALL)
 		argv[na++] = "--idle";
 	if (opts->native)
 		argv[na++] = "--native";
 	argv[na++] = "--nonblocking";
-	size_t ncmd = 0;
 	if (opts->target == TARGET_PID) {
-		snprintf(pid, sizeof pid, "%d", (int)opts->pid);
+		snprintf(j->pid, sizeof j->pid, "%d", (int)opts->pid);
 		argv[na++] = "--pid";
-		argv[na++] = pid;
+		argv[na++] = j->pid;
 	} else {
 		argv[na++] = "--";
 		while (opts->argv[ncmd])
 			ncmd++;
 	}
 	const char **full = calloc(na + ncmd + 1, sizeof *full);
-	if (!full) {
-		rmdir(dir);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	}
+	if (!full)
+		return NULL;
 	memcpy(full, argv, na * sizeof *full);
 	for (size_t i = 0; i < ncmd; i++)
 		full[na + i] = opts->argv[i];
+	return full;
+}
 
+/* Starts py-spy (res->start_ns) on the target. */
+static enum plumb_err pyspy_start(struct pyspy_job *j, const struct record_opts *opts, struct record_result *res,
+				  struct perr *e)
+{
+	const char **argv = pyspy_argv(j, opts);
+	if (!argv)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	res->start_ns = mono_ns();
-	struct child child = CHILD_INIT;
 	struct backend_env env;
-	backend_command(opts, &child, &env);
-	child.argv = full;
+	backend_command(opts, &j->child, &env);
+	j->child.argv = argv;
 	if (opts->target == TARGET_PID) /* py-spy's progress text is not ours to print (a command keeps its stdout) */
-		child.out.how = CHILD_IO_NULL;
+		j->child.out.how = CHILD_IO_NULL;
 	struct perr se = PERR_INIT;
-	enum plumb_err src = child_start(&child, &se);
-	free(full);
-	if (src) {
-		rmdir(dir);
-		return src == PLUMB_EIO ? perr_set(e, src, "%s", se.msg)
-					: perr_set(e, PLUMB_ENOENT, "py-spy at %s could not be run: %s", exe,
-						   strerror(child.exec_errno));
-	}
-	/* py-spy ends by itself after --duration (or with the command); allow it 30 s more before giving up. */
-	uint64_t limit = secs > 0 ? res->start_ns + (uint64_t)((secs + 30) * 1e9) : 0;
-	int status = 0;
-	bool timed_out = false, stopped = false;
+	enum plumb_err rc = child_start(&j->child, &se);
+	free(argv);
+	if (rc == PLUMB_EIO)
+		return perr_set(e, rc, "%s", se.msg);
+	if (rc)
+		return perr_set(e, PLUMB_ENOENT, "py-spy at %s could not be run: %s", j->exe, strerror(j->child.exec_errno));
+	return PLUMB_OK;
+}
+
+/* Waits for py-spy to end (j->status): by itself after --duration or with the command, after a SIGINT when we
+ * are told to stop (it writes what it has), or killed 30 s past its duration (false: it timed out). */
+static bool pyspy_wait(struct pyspy_job *j, const struct record_opts *opts, struct record_result *res)
+{
+	uint64_t limit = j->secs > 0 ? res->start_ns + (uint64_t)((j->secs + 30) * 1e9) : 0;
+	bool stopped = false, done = true;
 	for (;;) {
-		int w = child_poll(&child, &status, NULL);
+		int w = child_poll(&j->child, &j->status, NULL);
 		if (w == 1)
 			break;
 		if (w < 0) {
-			status = 0;
+			j->status = 0;
 			break;
 		}
 		if (opts->stop && *opts->stop && !stopped) {
-			child_signal(&child, SIGINT); /* py-spy writes what it has on SIGINT */
+			child_signal(&j->child, SIGINT);
 			stopped = true;
 		}
 		if (limit && mono_ns() > limit) {
-			child_signal(&child, SIGKILL);
-			status = child_finish(&child);
-			timed_out = true;
+			child_signal(&j->child, SIGKILL);
+			j->status = child_finish(&j->child);
+			done = false;
 			break;
 		}
-		struct timespec ts = { 0, 20000000 };
+		struct timespec ts = ns_timespec(20000000);
 		nanosleep(&ts, NULL);
 	}
 	res->end_ns = mono_ns();
-	enum plumb_err rc = PLUMB_OK;
+	return done;
+}
+
+/* Reads what py-spy wrote into the profile and says what was sampled. */
+static enum plumb_err pyspy_collect(struct pyspy_job *j, const struct record_opts *opts, struct profile *p,
+				    struct record_result *res, struct perr *e)
+{
+	int status = j->status;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(j->outp, F_OK) != 0)
+		return perr_set(e, PLUMB_ENOENT, "py-spy at %s could not be run", j->exe);
 	char *text = NULL;
 	size_t len = 0;
-	if (timed_out) {
-		rc = perr_set(e, PLUMB_ETIMEDOUT, "py-spy (%s) did not finish within %.0f s", exe, secs + 30);
-		goto out;
-	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(outp, F_OK) != 0) {
-		rc = perr_set(e, PLUMB_ENOENT, "py-spy at %s could not be run", exe);
-		goto out;
-	}
-	if (read_whole(outp, &text, &len, e)) {
-		rc = e->code;
+	int fd = open(j->outp, O_RDONLY | O_CLOEXEC);
+	int err = fd < 0 ? errno : read_fd_whole(fd, 65536, 0, &text, &len);
+	if (fd >= 0)
+		close(fd);
+	if (err) {
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-			rc = perr_set(e, PLUMB_EPERM, "py-spy failed (%s) and wrote nothing; if the attach was refused, "
-				      "another tracer may hold the process or privileges are missing",
-				      WIFEXITED(status) ? "non-zero exit" : "killed by a signal");
-		goto out;
+			return perr_set(e, PLUMB_EPERM, "py-spy failed (%s) and wrote nothing; if the attach was refused, "
+					"another tracer may hold the process or privileges are missing",
+					WIFEXITED(status) ? "non-zero exit" : "killed by a signal");
+		return err == ENOMEM ? perr_set(e, PLUMB_ENOMEM, "out of memory")
+				     : perr_set(e, PLUMB_EFORMAT, "py-spy wrote no output: %s", strerror(err));
 	}
 	int tpid = opts->target == TARGET_PID ? (int)opts->pid : 0;
 	uint32_t thread = profile_thread(p, (uint32_t)tpid, (uint32_t)tpid, "");
 	uint64_t total = 0;
-	rc = pyspy_read_folded(text, len, p, thread, &total, e);
+	enum plumb_err rc = pyspy_read_folded(text, len, p, thread, &total, e);
+	free(text);
 	if (rc)
-		goto out;
-	if (total == 0) {
-		rc = perr_set(e, PLUMB_EFORMAT, "py-spy reported %s but wrote no readable stacks",
-			      WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "success" : "an error");
-		goto out;
-	}
-	struct profile_meta *meta = profile_meta(p);
-	meta->ticks += total;
-	meta->backend = profile_intern_cstr(p, "py-spy");
-	meta->unwinder = profile_intern_cstr(p, opts->native ? "py-spy+native" : "py-spy");
+		return rc;
+	if (total == 0)
+		return perr_set(e, PLUMB_EFORMAT, "py-spy reported %s but wrote no readable stacks",
+				WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "success" : "an error");
+	backend_meta(p, "py-spy", opts->native ? "py-spy+native" : "py-spy", total, 0);
 	if (opts->target == TARGET_COMMAND) {
 		res->target_exited = true;
 		res->wait_status = status;
 		describe_wait_status(status, res->ended, sizeof res->ended);
 	}
-	snprintf(res->limits, sizeof res->limits, "sampled by %s", exe);
-out:
-	free(text);
-	unlink(outp);
-	rmdir(dir);
+	snprintf(res->limits, sizeof res->limits, "sampled by %s", j->exe);
+	return PLUMB_OK;
+}
+
+static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
+				struct perr *e)
+{
+	struct pyspy_job j = { .child = CHILD_INIT };
+	if (!pyspy_locate(j.exe, sizeof j.exe))
+		return perr_set(e, PLUMB_ENOENT,
+				"py-spy is not installed (looked in /usr/local/bin, ~/.cargo/bin, ~/.local/bin, "
+				"/opt/homebrew/bin and PATH); plumb reads CPython frames itself: run plumb record "
+				"without --backend");
+	if (opts->target == TARGET_CALL)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "the py-spy backend cannot run --call");
+	snprintf(j.dir, sizeof j.dir, "/tmp/plumb-pyspy-XXXXXX");
+	if (!mkdtemp(j.dir))
+		return perr_set(e, PLUMB_EIO, "cannot create a temporary folder: %s", strerror(errno));
+	snprintf(j.outp, sizeof j.outp, "%s/out.txt", j.dir);
+	enum plumb_err rc = pyspy_start(&j, opts, res, e);
+	if (!rc && !pyspy_wait(&j, opts, res))
+		rc = perr_set(e, PLUMB_ETIMEDOUT, "py-spy (%s) did not finish within %.0f s", j.exe, j.secs + 30);
+	if (!rc)
+		rc = pyspy_collect(&j, opts, p, res, e);
+	unlink(j.outp);
+	rmdir(j.dir);
 	return rc;
 }
 

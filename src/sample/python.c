@@ -33,8 +33,6 @@
 #include "python/python.h"
 #include "sample/python_native.h"
 
-#define PYB_MAX_FRAMES 1024
-
 struct pyb_thread {
 	pid_t tid;
 	int stat_fd;     /* /proc/PID/task/TID/stat, kept open (pread re-reads it) */
@@ -86,10 +84,14 @@ struct pyb_state {
 	struct pyn_sampler **pollset;              /* --native: the samplers polled at this tick */
 	size_t cappollset;
 	char unsupported_version[16];              /* the first such version, e.g. "3.10" */
-	uint32_t *frame_ids;
-	uint64_t samples;
 	uint64_t interval;
 	bool oom;
+	/* the target's reader and --native sampler, opened once it is a readable interpreter */
+	struct py_proc *py;
+	struct pyn_sampler *native;
+	char native_failed[160];   /* why --native could not sample it */
+	struct perr open_err;      /* why its reader did not open (yet) */
+	bool gave_up;              /* it never will */
 };
 
 static bool pyb_want_command(const struct record_opts *opts)
@@ -189,25 +191,6 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
 	return true;
 }
 
-uint32_t pyb_push_frames(struct profile *p, uint32_t parent, const struct py_frame *frames, size_t n)
-{
-	uint32_t node = parent;
-	for (size_t i = n; i-- > 0;) {
-		struct frame f = { 0 };
-		f.func = profile_intern_cstr(p, frames[i].func);
-		f.file = profile_intern_cstr(p, frames[i].file);
-		f.line = frames[i].line;
-		f.kind = FRAME_USER;
-		uint32_t fid = profile_frame(p, &f);
-		if (fid == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-		node = profile_stack(p, node, fid);
-		if (node == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-	}
-	return node;
-}
-
 static void on_thread(void *ctx, const struct py_thread *t)
 {
 	struct pyb_state *st = ctx;
@@ -223,12 +206,11 @@ static void on_thread(void *ctx, const struct py_thread *t)
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */
-	uint32_t stack = pyb_push_frames(st->p, PROFILE_ROOT, t->frames, t->nframes);
+	uint32_t stack = py_frames_push(st->p, PROFILE_ROOT, t->frames, t->nframes);
 	if (stack == PROFILE_NOMEM || !profile_add_sample(st->p, stack, bt->thread, st->now, 1)) {
 		st->oom = true;
 		return;
 	}
-	st->samples++;
 	if (!st->cur->sampled && st->cur != &st->root)
 		st->kids_sampled++;
 	st->cur->sampled = true;
@@ -492,6 +474,187 @@ static void sleep_until(uint64_t t)
 		break; /* a signal (Ctrl-C) ends the wait; the loop checks *stop */
 }
 
+/* Starts sampling (res->start_ns): reads an attached interpreter at once (a refusal says why); a launched
+ * command is read once it has become an initialized interpreter (pyb_open). env must outlive the start. */
+static enum plumb_err pyb_start(struct pyb_state *st, struct child *child, struct backend_env *env,
+				struct record_result *res, struct perr *e)
+{
+	const struct record_opts *opts = st->opts;
+	if (opts->target == TARGET_PID) {
+		st->pid = st->root.pid = opts->pid;
+		enum plumb_err rc = py_open(st->pid, &st->py, e);
+		if (rc == PLUMB_EPERM) {
+			char why[512];
+			describe_attach_refusal(st->pid, "read the memory of", EPERM, why, sizeof why);
+			perr_set(e, PLUMB_EPERM, "%s", why);
+		}
+		if (rc)
+			return rc;
+	} else if (opts->target == TARGET_COMMAND) {
+		backend_command(opts, child, env);
+		enum plumb_err rc = backend_start(child, e);
+		if (rc)
+			return rc;
+		st->pid = st->root.pid = child->pid;
+	} else {
+		return perr_set(e, PLUMB_EUNSUPPORTED, "the python backend cannot run --call");
+	}
+	res->start_ns = mono_ns();
+	return PLUMB_OK;
+}
+
+/* Opens the target's reader (a launched interpreter needs a moment to exec and initialize before its state can
+ * be read) and, with --native, its native sampler, until they open or it is clear they never will. */
+static void pyb_open(struct pyb_state *st, uint64_t t, uint64_t start_ns)
+{
+	if (!st->py && !st->gave_up) {
+		st->open_err = (struct perr)PERR_INIT;
+		enum plumb_err orc = py_open(st->pid, &st->py, &st->open_err);
+		if (orc != PLUMB_OK && orc != PLUMB_ENOENT && orc != PLUMB_EUNSUPPORTED)
+			st->gave_up = true;
+		else if (orc == PLUMB_EUNSUPPORTED && t - start_ns > 5000000000ULL)
+			st->gave_up = true; /* never became a CPython we can read */
+	}
+	if (st->py && st->opts->native && !st->native && !st->native_failed[0] && !st->gave_up) {
+		/* Without native stacks (perf_event_open refused) the Python frames are still worth having; failing here
+		 * would make record.c start the command a second time with another backend. */
+		struct perr ne = PERR_INIT;
+		if (pyn_open(&st->native, st->py, st->pid, st->opts, st->p, &ne))
+			snprintf(st->native_failed, sizeof st->native_failed, "%s", ne.msg[0] ? ne.msg : "refused");
+	}
+}
+
+/* One tick with --native: the samplers (the target's and its children's) wake on their samples until `until`. */
+static void pyb_tick_native(struct pyb_state *st, uint64_t t, uint64_t until)
+{
+	st->native_active = true;
+	if (t - st->last_scan_ns >= PYB_SCAN_NS) {
+		st->last_scan_ns = t;
+		scan_kids(st);
+	}
+	size_t nset = 0;
+	(void)ALLOC_GROW(st->pollset, st->nkids + 1, st->cappollset); /* on failure: the set it has */
+	if (!st->pollset) {
+		pyn_poll(st->native, until);
+		return;
+	}
+	st->pollset[nset++] = st->native;
+	for (size_t i = 0; i < st->nkids && nset < st->cappollset; i++)
+		if (st->kids[i]->native)
+			st->pollset[nset++] = st->kids[i]->native;
+	pyn_poll_many(st->pollset, nset, until);
+}
+
+/* One tick of Python frames only: the target's threads, then its children's. False when out of memory. */
+static bool pyb_tick_python(struct pyb_state *st, uint64_t t)
+{
+	st->tick++;
+	struct perr re = PERR_INIT;
+	py_read_threads(st->py, on_thread, st, &re);
+	if (t - st->last_scan_ns >= PYB_SCAN_NS) {
+		st->last_scan_ns = t;
+		scan_kids(st);
+	}
+	read_kids(st);
+	if (st->oom)
+		return false;
+	if (st->tick % 64 == 0)
+		forget_gone_threads(st, &st->root);
+	return true;
+}
+
+/* The sampling loop: a tick every interval until the target ends, time is up, or we are told to stop. */
+static enum plumb_err pyb_loop(struct pyb_state *st, struct child *child, struct record_result *res,
+			       struct perr *e)
+{
+	const struct record_opts *opts = st->opts;
+	uint64_t deadline = backend_deadline(opts, res->start_ns);
+	uint64_t next = res->start_ns;
+	while (!backend_should_stop(opts, deadline) && !backend_target_ended(opts, child, st->pid, res)) {
+		uint64_t t = mono_ns();
+		pyb_open(st, t, res->start_ns);
+		st->now = t;
+		if (st->native)
+			pyb_tick_native(st, t, next + st->interval);
+		else if (st->py && !pyb_tick_python(st, t))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		next += st->interval;
+		t = mono_ns();
+		if (next < t)
+			next = t; /* behind: drop the missed ticks instead of bursting */
+		if (!st->native)
+			sleep_until(next);
+	}
+	return PLUMB_OK;
+}
+
+/* What the python backend could not see, for the summary line: Python frames only or merged, and the child
+ * processes left alone. */
+static void pyb_limits(const struct pyb_state *st, struct record_result *res)
+{
+	const struct record_opts *opts = st->opts;
+	if (st->native_failed[0])
+		snprintf(res->limits, sizeof res->limits, "CPython %s frames only: --native unavailable (%s)",
+			 py_version(st->py), st->native_failed);
+	else
+		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s%s", py_version(st->py),
+			 opts->native ? " merged with native stacks" : " only",
+			 opts->native && (opts->mode == MODE_WALL || opts->idle)
+				 ? "; --native samples threads while on a CPU only (no idle stacks)" : "");
+	size_t used = strlen(res->limits);
+	if (st->kids_unsupported)
+		used += (size_t)snprintf(res->limits + used, sizeof res->limits - used,
+					 "; %u CPython child process%s not sampled (no layout for CPython %s%s)",
+					 st->kids_unsupported, st->kids_unsupported > 1 ? "es" : "",
+					 st->unsupported_version, st->kids_unsupported > 1 ? ", ..." : "");
+	if (st->kids_unreadable && used < sizeof res->limits)
+		used += (size_t)snprintf(res->limits + used, sizeof res->limits - used,
+					 "; %u CPython child process%s not sampled (memory not readable)",
+					 st->kids_unreadable, st->kids_unreadable > 1 ? "es" : "");
+	if (st->kids_native_failed && used < sizeof res->limits)
+		snprintf(res->limits + used, sizeof res->limits - used,
+			 "; %u CPython child process%s not sampled (--native could not open its events)",
+			 st->kids_native_failed, st->kids_native_failed > 1 ? "es" : "");
+}
+
+/* Ends sampling: the children's samplers and readers first (a --native child's last samples are drained and
+ * counted), then the target's; says what was sampled. */
+static enum plumb_err pyb_finish(struct pyb_state *st, struct child *child, struct record_result *res,
+				 enum plumb_err rc, struct perr *e)
+{
+	const struct record_opts *opts = st->opts;
+	res->end_ns = mono_ns();
+	for (size_t i = 0; i < st->nkids; i++) {
+		proc_release(st, st->kids[i]);
+		free(st->kids[i]);
+	}
+	free(st->kids);
+	free(st->pollset);
+	st->nkids = 0;
+	bool used_native = st->native != NULL;
+	if (st->native) {
+		uint64_t before = st->tick;
+		pyn_finish(st->native, &st->tick);
+		st->root.sampled |= st->tick > before;
+		pyn_close(st->native);
+	}
+	backend_leave_running(child, res);
+	backend_meta(st->p, "python", used_native ? "python+dwarf" : "python", st->tick, 0);
+	if (st->kids_sampled) /* the summary line says how many processes were sampled */
+		profile_meta(st->p)->processes = st->kids_sampled + (st->root.sampled ? 1 : 0);
+	if (rc == PLUMB_OK && !st->py) {
+		/* Launched but never readable: the command already ran, so no other backend may run it again. */
+		rc = perr_set(e, opts->target == TARGET_COMMAND ? PLUMB_EINVAL : st->open_err.code, "%s",
+			      st->open_err.msg[0] ? st->open_err.msg
+						  : "the target ended before its interpreter could be read");
+	}
+	if (st->py && rc == PLUMB_OK)
+		pyb_limits(st, res);
+	st->root.py = st->py;
+	proc_release(st, &st->root);
+	return rc;
+}
+
 static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p, struct record_result *res,
 			      struct perr *e)
 {
@@ -499,164 +662,14 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	st.opts = opts;
 	st.p = p;
 	st.cur = &st.root;
+	st.interval = backend_interval_ns(opts);
 	struct child child = CHILD_INIT;
 	struct backend_env env;
-	enum plumb_err rc = PLUMB_OK;
-	struct py_proc *py = NULL;
-	struct pyn_sampler *native = NULL;
-	char native_failed[160] = "";
-	bool used_native = false;
-	uint64_t interval = opts->interval_ns ? opts->interval_ns : 5000000;
-	st.interval = interval;
-
-	if (opts->target == TARGET_PID) {
-		st.pid = st.root.pid = opts->pid;
-		rc = py_open(st.pid, &py, e);
-		if (rc == PLUMB_EPERM) {
-			char why[512];
-			describe_attach_refusal(st.pid, "read the memory of", EPERM, why, sizeof why);
-			perr_set(e, PLUMB_EPERM, "%s", why);
-		}
-		if (rc)
-			return rc;
-		res->start_ns = mono_ns();
-	} else if (opts->target == TARGET_COMMAND) {
-		backend_command(opts, &child, &env);
-		rc = backend_start(&child, e);
-		if (rc)
-			return rc;
-		st.pid = st.root.pid = child.pid;
-		res->start_ns = mono_ns();
-	} else {
-		return perr_set(e, PLUMB_EUNSUPPORTED, "the python backend cannot run --call");
-	}
-
-	uint64_t deadline = opts->seconds > 0 ? res->start_ns + (uint64_t)(opts->seconds * 1e9) : 0;
-	uint64_t next = res->start_ns;
-	struct perr open_err = PERR_INIT;
-	bool gave_up = false;
-	for (;;) {
-		if (opts->stop && *opts->stop)
-			break;
-		uint64_t t = mono_ns();
-		if (deadline && t >= deadline)
-			break;
-		if (backend_target_ended(opts, &child, st.pid, res))
-			break;
-		/* A launched interpreter needs a moment to exec and initialize before its state can be read. */
-		if (!py && !gave_up) {
-			open_err = (struct perr)PERR_INIT;
-			enum plumb_err orc = py_open(st.pid, &py, &open_err);
-			if (orc != PLUMB_OK && orc != PLUMB_ENOENT && orc != PLUMB_EUNSUPPORTED) {
-				gave_up = true;
-			} else if (orc == PLUMB_EUNSUPPORTED && t - res->start_ns > 5000000000ULL) {
-				gave_up = true; /* never became a CPython we can read */
-			}
-		}
-		if (py && opts->native && !native && !native_failed[0] && !gave_up) {
-			/* Without native stacks (perf_event_open refused) the Python frames are still worth having; failing
-			 * here would make record.c start the command a second time with another backend. */
-			struct perr ne = PERR_INIT;
-			if (pyn_open(&native, py, st.pid, opts, p, &ne))
-				snprintf(native_failed, sizeof native_failed, "%s", ne.msg[0] ? ne.msg : "refused");
-		}
-		st.now = t;
-		if (native) {
-			st.native_active = true;
-			if (t - st.last_scan_ns >= PYB_SCAN_NS) {
-				st.last_scan_ns = t;
-				scan_kids(&st);
-			}
-			size_t nset = 0;
-			(void)ALLOC_GROW(st.pollset, st.nkids + 1, st.cappollset); /* on failure: the set it has */
-			if (st.pollset) {
-				st.pollset[nset++] = native;
-				for (size_t i = 0; i < st.nkids && nset < st.cappollset; i++)
-					if (st.kids[i]->native)
-						st.pollset[nset++] = st.kids[i]->native;
-				pyn_poll_many(st.pollset, nset, next + interval);
-			} else {
-				pyn_poll(native, next + interval);
-			}
-		} else if (py) {
-			st.tick++;
-			struct perr re = PERR_INIT;
-			py_read_threads(py, on_thread, &st, &re);
-			if (t - st.last_scan_ns >= PYB_SCAN_NS) {
-				st.last_scan_ns = t;
-				scan_kids(&st);
-			}
-			read_kids(&st);
-			if (st.oom) {
-				rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-				break;
-			}
-			if (st.tick % 64 == 0)
-				forget_gone_threads(&st, &st.root);
-		}
-		next += interval;
-		t = mono_ns();
-		if (next < t)
-			next = t; /* behind: drop the missed ticks instead of bursting */
-		if (!native)
-			sleep_until(next);
-	}
-	res->end_ns = mono_ns();
-	/* the children first: a --native child's last samples are drained and counted */
-	for (size_t i = 0; i < st.nkids; i++) {
-		proc_release(&st, st.kids[i]);
-		free(st.kids[i]);
-	}
-	free(st.kids);
-	free(st.pollset);
-	st.nkids = 0;
-	if (native) {
-		uint64_t before = st.tick;
-		pyn_finish(native, &st.tick);
-		st.root.sampled |= st.tick > before;
-		pyn_close(native);
-		used_native = true;
-	}
-	if (child.pid > 0) { /* stopped early (signal or --seconds): let the command finish on its own */
-		snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)child.pid);
-		child_detach(&child);
-	}
-	struct profile_meta *meta = profile_meta(p);
-	meta->ticks += st.tick;
-	meta->backend = profile_intern_cstr(p, "python");
-	meta->unwinder = profile_intern_cstr(p, used_native ? "python+dwarf" : "python");
-	if (st.kids_sampled) /* the summary line says how many processes were sampled */
-		meta->processes = st.kids_sampled + (st.root.sampled ? 1 : 0);
-	if (rc == PLUMB_OK && !py) {
-		/* Launched but never readable: the command already ran, so no other backend may run it again. */
-		rc = perr_set(e, opts->target == TARGET_COMMAND ? PLUMB_EINVAL : open_err.code, "%s",
-			      open_err.msg[0] ? open_err.msg : "the target ended before its interpreter could be read");
-	}
-	if (py && rc == PLUMB_OK)
-		snprintf(res->limits, sizeof res->limits, "CPython %s frames%s%s",
-			 py_version(py), opts->native ? " merged with native stacks" : " only",
-			 opts->native && (opts->mode == MODE_WALL || opts->idle)
-				 ? "; --native samples threads while on a CPU only (no idle stacks)" : "");
-	if (py && rc == PLUMB_OK && native_failed[0])
-		snprintf(res->limits, sizeof res->limits, "CPython %s frames only: --native unavailable (%s)",
-			 py_version(py), native_failed);
-	size_t used_len = strlen(res->limits);
-	if (py && rc == PLUMB_OK && st.kids_unsupported)
-		used_len += (size_t)snprintf(res->limits + used_len, sizeof res->limits - used_len,
-					     "; %u CPython child process%s not sampled (no layout for CPython %s%s)",
-					     st.kids_unsupported, st.kids_unsupported > 1 ? "es" : "",
-					     st.unsupported_version, st.kids_unsupported > 1 ? ", ..." : "");
-	if (py && rc == PLUMB_OK && st.kids_unreadable && used_len < sizeof res->limits)
-		used_len += (size_t)snprintf(res->limits + used_len, sizeof res->limits - used_len,
-					     "; %u CPython child process%s not sampled (memory not readable)",
-					     st.kids_unreadable, st.kids_unreadable > 1 ? "es" : "");
-	if (py && rc == PLUMB_OK && st.kids_native_failed && used_len < sizeof res->limits)
-		snprintf(res->limits + used_len, sizeof res->limits - used_len,
-			 "; %u CPython child process%s not sampled (--native could not open its events)",
-			 st.kids_native_failed, st.kids_native_failed > 1 ? "es" : "");
-	st.root.py = py;
-	proc_release(&st, &st.root);
-	return rc;
+	enum plumb_err rc = pyb_start(&st, &child, &env, res, e);
+	if (rc)
+		return rc;
+	rc = pyb_loop(&st, &child, res, e);
+	return pyb_finish(&st, &child, res, rc, e);
 }
 
 const struct backend backend_python = {

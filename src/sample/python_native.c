@@ -13,8 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +20,7 @@
 #include "base/clock.h"
 #include "base/hashmap.h"
 #include "base/procfs.h"
+#include "sample/perf_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -30,13 +29,13 @@
 #define PYN_MAX_IPS 256
 #define PYN_MAX_PY 1024
 #define PYN_MAX_THREADS 256
+#define PYN_COPY_BYTES (65536 + 64) /* a record that wraps around a ring's end is copied out (records are < 64 KiB) */
+#define PYN_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
+/* One thread's event and its ring. */
 struct pyn_ring {
 	pid_t tid;
-	int fd;
-	struct perf_event_mmap_page *meta;
-	uint8_t *data;
-	size_t data_size;
+	struct perf_ring ring;
 };
 
 /* Python frames of one thread, copied out of the reader's scratch buffer. */
@@ -55,7 +54,8 @@ struct pyn_sampler {
 	struct unwinder *unwinder;
 	struct pyn_ring rings[PYN_MAX_THREADS];
 	size_t nrings;
-	struct hmap tid_seen;
+	struct hmap tid_seen;  /* tid -> index in rings */
+	struct hmap threads;   /* (pid, tid) -> profile thread (backend_thread) */
 	uint64_t samples;
 	uint64_t last_scan;
 	uint64_t last_maps_reload;
@@ -109,11 +109,6 @@ size_t pyn_merge(const int *is_eval, size_t nips, const struct py_frame *py, siz
 	return n;
 }
 
-static int perf_open(struct perf_event_attr *attr, pid_t tid)
-{
-	return (int)syscall(SYS_perf_event_open, attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-}
-
 static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr *e)
 {
 	if (hmap_get(&s->tid_seen, (uint64_t)tid, &(uint32_t){ 0 }))
@@ -125,8 +120,8 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 	attr.size = sizeof attr;
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = s->opts->interval_ns ? s->opts->interval_ns : 5000000;
-	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	attr.sample_period = backend_interval_ns(s->opts);
+	attr.sample_type = PYN_SAMPLE_TYPE;
 	attr.sample_regs_user = UNWIND_REGS_MASK;
 	size_t want = s->opts->stack_bytes ? s->opts->stack_bytes : PYN_STACK_BYTES;
 	attr.sample_stack_user = (uint32_t)(want > 32768 ? 32768 : want) & ~7u;
@@ -138,11 +133,11 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 	attr.wakeup_events = 1;
 	attr.use_clockid = 1;
 	attr.clockid = CLOCK_MONOTONIC;
-	int fd = perf_open(&attr, tid);
+	int fd = perf_open(&attr, tid, -1);
 	if (fd < 0 && !s->user_only && (errno == EACCES || errno == EPERM)) {
 		s->user_only = true;
 		attr.exclude_kernel = 1;
-		fd = perf_open(&attr, tid);
+		fd = perf_open(&attr, tid, -1);
 	}
 	if (fd < 0) {
 		int err = errno;
@@ -151,22 +146,15 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 		return perr_set(e, (err == EACCES || err == EPERM) ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
 				"--native needs perf_event_open on the target's threads: %s", strerror(err));
 	}
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	size_t len = page * (1 + PYN_RING_PAGES);
-	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
+	struct pyn_ring *r = &s->rings[s->nrings];
+	if (!perf_ring_map(&r->ring, fd, PYN_RING_PAGES)) {
 		int err = errno;
 		close(fd);
 		return perr_set(e, PLUMB_EUNSUPPORTED, "cannot map a perf_event ring: %s", strerror(err));
 	}
-	struct pyn_ring *r = &s->rings[s->nrings];
 	r->tid = tid;
-	r->fd = fd;
-	r->meta = m;
-	r->data = (uint8_t *)m + page;
-	r->data_size = page * PYN_RING_PAGES;
 	if (!hmap_put(&s->tid_seen, (uint64_t)tid, (uint32_t)s->nrings)) {
-		munmap(m, len);
+		perf_ring_unmap(&r->ring);
 		close(fd);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
@@ -200,7 +188,7 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 	s->p = p;
 	s->maps = maps_new();
 	s->unwinder = s->maps ? unwinder_new(s->maps) : NULL;
-	s->stack_copy = malloc(65536 + 64);
+	s->stack_copy = malloc(PYN_COPY_BYTES);
 	s->s_unknown = profile_intern_cstr(p, "[unknown]");
 	if (!s->maps || !s->unwinder || !s->stack_copy) {
 		pyn_close(s);
@@ -277,21 +265,10 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 			s->last_maps_reload = mono_ns();
 			me = maps_find(s->maps, s->pid, look);
 		}
-		struct frame f = { 0 };
-		f.kind = FRAME_USER;
-		f.line = i > 0 ? 1 : 0;
-		if (me) {
-			f.module = profile_intern_cstr(s->p, me->path);
-			f.addr = maps_vaddr(me, ip);
-			uint64_t va = maps_vaddr(me, look);
-			s->is_eval[i] = s->has_eval && strcmp(me->path, s->eval_module) == 0 && va >= s->eval_start &&
-					va < s->eval_end;
-		} else {
-			f.module = s->s_unknown;
-			f.addr = ip;
-			s->is_eval[i] = 0;
-		}
-		raw_ids[i] = profile_frame(s->p, &f);
+		uint64_t va = me ? maps_vaddr(me, look) : 0;
+		s->is_eval[i] = me && s->has_eval && strcmp(me->path, s->eval_module) == 0 && va >= s->eval_start &&
+				va < s->eval_end;
+		raw_ids[i] = backend_user_frame(s->p, me, ip, i > 0, s->s_unknown);
 		if (raw_ids[i] == PROFILE_NOMEM)
 			return;
 	}
@@ -306,112 +283,46 @@ static void add_sample(struct pyn_sampler *s, pid_t tid, uint64_t time, const st
 		if (m >= 0) {
 			node = profile_stack(s->p, node, raw_ids[m]);
 		} else {
-			node = pyb_push_frames(s->p, node, &ps->frames[-m - 1], 1);
+			node = py_frames_push(s->p, node, &ps->frames[-m - 1], 1);
 		}
 		if (node == PROFILE_NOMEM)
 			return;
 	}
-	char comm[PROCFS_COMM_MAX];
-	uint32_t th;
-	if (!hmap_get(&s->tid_seen, (uint64_t)tid | (1ULL << 63), &th)) {
-		procfs_comm(s->pid, tid, comm, sizeof comm);
-		th = profile_thread(s->p, (uint32_t)s->pid, (uint32_t)tid, comm);
-		if (th == PROFILE_NOMEM || !hmap_put(&s->tid_seen, (uint64_t)tid | (1ULL << 63), th))
-			return;
-	}
+	uint32_t th = backend_thread(s->p, &s->threads, s->pid, tid);
+	if (th == PROFILE_NOMEM)
+		return;
 	if (profile_add_sample(s->p, node, th, time, 1))
 		s->samples++;
 }
 
-/* Parses one PERF_RECORD_SAMPLE laid out as TID, TIME, REGS_USER, STACK_USER. */
-static void parse_sample(struct pyn_sampler *s, const uint8_t *rec, size_t size)
+/* One record of a thread's ring: a sample is unwound, merged and added. */
+static void on_record(void *ctx, const char *rec, size_t len)
 {
-	const uint8_t *q = rec + sizeof(struct perf_event_header), *end = rec + size;
-	if (q + 16 > end)
-		return;
-	uint32_t tid;
-	uint64_t time, abi;
-	memcpy(&tid, q + 4, 4);
-	memcpy(&time, q + 8, 8);
-	q += 16;
-	if (q + 8 > end)
-		return;
-	memcpy(&abi, q, 8);
-	q += 8;
+	struct pyn_sampler *s = ctx;
+	struct perf_sample sv;
+	if (((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE ||
+	    !perf_sample_parse(PYN_SAMPLE_TYPE, rec, len, &sv) || !sv.regs)
+		return; /* no user registers: the thread was in the kernel without user state (exiting) */
 	struct unwind_regs regs;
-	memset(&regs, 0, sizeof regs);
-	if (abi != PERF_SAMPLE_REGS_ABI_NONE) {
-		for (int r = 0; r < UREG_COUNT; r++) {
-			if (!(UNWIND_REGS_MASK & (1ULL << r)))
-				continue;
-			if (q + 8 > end)
-				return;
-			memcpy(&regs.r[r], q, 8);
-			q += 8;
-		}
-	}
-	if (q + 8 > end)
-		return;
-	uint64_t ssize;
-	memcpy(&ssize, q, 8);
-	q += 8;
-	const uint8_t *stack = q;
-	uint64_t dyn = 0;
-	if (ssize && q + ssize + 8 <= end) {
-		memcpy(&dyn, q + ssize, 8);
-		if (dyn > ssize)
-			dyn = ssize;
-	}
-	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
-		return; /* the thread was in the kernel without user state (exiting) */
-	add_sample(s, (pid_t)tid, time, &regs, stack, (size_t)dyn);
+	perf_sample_regs(&sv, &regs);
+	add_sample(s, (pid_t)sv.tid, sv.time, &regs, sv.stack, (size_t)sv.stack_dyn);
 }
 
 static void drain(struct pyn_sampler *s)
 {
 	s->py_read = false;
-	for (size_t i = 0; i < s->nrings; i++) {
-		struct pyn_ring *r = &s->rings[i];
-		if (!r->meta)
-			continue;
-		uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
-		uint64_t tail = r->meta->data_tail;
-		while (tail < head) {
-			struct perf_event_header h;
-			size_t off = (size_t)(tail % r->data_size);
-			if (off + sizeof h <= r->data_size) {
-				memcpy(&h, r->data + off, sizeof h);
-			} else {
-				size_t first = r->data_size - off;
-				memcpy(&h, r->data + off, first);
-				memcpy((uint8_t *)&h + first, r->data, sizeof h - first);
-			}
-			if (h.size < sizeof h)
-				break;
-			const uint8_t *rec = r->data + off;
-			if (off + h.size > r->data_size) { /* wraps: copy it out whole */
-				size_t first = r->data_size - off;
-				memcpy(s->stack_copy, r->data + off, first);
-				memcpy(s->stack_copy + first, r->data, h.size - first);
-				rec = s->stack_copy;
-			}
-			if (h.type == PERF_RECORD_SAMPLE)
-				parse_sample(s, rec, h.size);
-			tail += h.size;
-		}
-		__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
-	}
+	for (size_t i = 0; i < s->nrings; i++)
+		perf_ring_drain(&s->rings[i].ring, (char *)s->stack_copy, PYN_COPY_BYTES, on_record, s);
 }
 
 /* The thread behind fd exited: its event is done. */
 static void ring_done(struct pyn_sampler *s, int fd)
 {
 	for (size_t k = 0; k < s->nrings; k++)
-		if (s->rings[k].fd == fd && s->rings[k].meta) {
-			munmap(s->rings[k].meta, s->rings[k].data_size + (size_t)sysconf(_SC_PAGESIZE));
-			s->rings[k].meta = NULL;
-			close(s->rings[k].fd);
-			s->rings[k].fd = -1;
+		if (s->rings[k].ring.fd == fd && s->rings[k].ring.meta) {
+			perf_ring_unmap(&s->rings[k].ring);
+			close(fd);
+			s->rings[k].ring.fd = -1;
 		}
 }
 
@@ -437,9 +348,9 @@ void pyn_poll_many(struct pyn_sampler *const *ss, size_t nss, uint64_t until_ns)
 				s->last_scan = t;
 			}
 			for (size_t i = 0; i < s->nrings; i++)
-				if (s->rings[i].meta && n < cap) { /* threads found since this call wait for the next one */
+				if (s->rings[i].ring.meta && n < cap) { /* threads found since this call wait for the next one */
 					owner[n] = j;
-					pfds[n++] = (struct pollfd){ .fd = s->rings[i].fd, .events = POLLIN };
+					pfds[n++] = (struct pollfd){ .fd = s->rings[i].ring.fd, .events = POLLIN };
 				}
 		}
 		int timeout = t >= until_ns ? 0 : (int)((until_ns - t + 999999) / 1000000);
@@ -471,8 +382,8 @@ void pyn_poll(struct pyn_sampler *s, uint64_t until_ns)
 void pyn_finish(struct pyn_sampler *s, uint64_t *ticks)
 {
 	for (size_t i = 0; i < s->nrings; i++)
-		if (s->rings[i].meta)
-			ioctl(s->rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (s->rings[i].ring.meta)
+			ioctl(s->rings[i].ring.fd, PERF_EVENT_IOC_DISABLE, 0);
 	drain(s);
 	*ticks += s->samples;
 }
@@ -481,18 +392,17 @@ void pyn_close(struct pyn_sampler *s)
 {
 	if (!s)
 		return;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	for (size_t i = 0; i < s->nrings; i++) {
-		if (s->rings[i].meta)
-			munmap(s->rings[i].meta, s->rings[i].data_size + page);
-		if (s->rings[i].fd >= 0)
-			close(s->rings[i].fd);
+		perf_ring_unmap(&s->rings[i].ring);
+		if (s->rings[i].ring.fd >= 0)
+			close(s->rings[i].ring.fd);
 	}
 	for (size_t i = 0; i < s->cappystacks; i++)
 		free(s->pystacks[i].frames);
 	free(s->pystacks);
 	free(s->stack_copy);
 	hmap_release(&s->tid_seen);
+	hmap_release(&s->threads);
 	unwinder_free(s->unwinder);
 	maps_free(s->maps);
 	free(s);

@@ -37,8 +37,4 @@ void pyn_close(struct pyn_sampler *s);
  * cut short), the remaining outer groups go at the outer end. Exposed for tests. */
 size_t pyn_merge(const int *is_eval, size_t nips, const struct py_frame *py, size_t npy, long *out, size_t max);
 
-/* Adds Python frames (innermost first) below parent as finished frames, outermost first; returns the stack
- * node (PROFILE_NOMEM when out of memory). Shared with the python backend (sample/python.c). */
-uint32_t pyb_push_frames(struct profile *p, uint32_t parent, const struct py_frame *frames, size_t n);
-
 #endif

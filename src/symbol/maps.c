@@ -15,7 +15,7 @@
 
 #include "base/grow.h"
 #include "base/hashmap.h"
-#include "base/idtab.h"
+#include "base/intern.h"
 #include "base/procfs.h"
 
 struct proc_maps {
@@ -26,7 +26,7 @@ struct proc_maps {
 
 /* Per-file ELF facts: the loadable segments' (offset, vaddr) pairs. */
 struct elf_info {
-	char *path;
+	const char *path; /* held by the maps' path interner */
 	bool loaded, ok;
 	size_t nseg;
 	uint64_t seg_off[16], seg_vaddr[16], seg_filesz[16];
@@ -36,15 +36,18 @@ struct maps {
 	struct proc_maps *procs;
 	size_t nprocs, cap_procs;
 	struct hmap proc_index; /* pid -> index in procs */
+	struct interner paths;  /* every path seen; its id indexes elfs */
 	struct elf_info *elfs;
 	size_t nelfs, cap_elfs;
-	struct idtab elf_index; /* path -> index in elfs */
 };
 
 struct maps *maps_new(void)
 {
 	elf_version(EV_CURRENT);
-	return calloc(1, sizeof(struct maps));
+	struct maps *m = calloc(1, sizeof(struct maps));
+	if (m)
+		m->paths = (struct interner)INTERNER_INIT;
+	return m;
 }
 
 void maps_free(struct maps *m)
@@ -55,10 +58,8 @@ void maps_free(struct maps *m)
 		free(m->procs[i].entries);
 	free(m->procs);
 	hmap_release(&m->proc_index);
-	for (size_t i = 0; i < m->nelfs; i++)
-		free(m->elfs[i].path);
 	free(m->elfs);
-	idtab_release(&m->elf_index);
+	interner_release(&m->paths);
 	free(m);
 }
 
@@ -78,28 +79,20 @@ static struct proc_maps *proc_get(struct maps *m, pid_t pid, bool create)
 	return &m->procs[idx];
 }
 
-/* Interns a path: returns the stable copy held by its elf_info. */
-static bool elf_eq(const void *ctx, uint32_t id, const void *path)
-{
-	return strcmp(((const struct maps *)ctx)->elfs[id].path, path) == 0;
-}
-
+/* The facts of the file at path, whose path is the interned copy every entry of that file points at (the copies
+ * do not move when elfs grows). NULL when out of memory. */
 static struct elf_info *elf_get(struct maps *m, const char *path)
 {
-	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx = idtab_find(&m->elf_index, h, elf_eq, m, path);
-	if (idx != IDTAB_NONE)
-		return &m->elfs[idx];
-	/* entries point at elf paths, which are separately allocated: moving the array is safe */
-	if (!ALLOC_GROW(m->elfs, m->nelfs + 1, m->cap_elfs))
+	uint32_t id = intern(&m->paths, path, strlen(path), NULL);
+	if (id == INTERN_NOMEM)
 		return NULL;
-	struct elf_info *e = &m->elfs[m->nelfs];
-	memset(e, 0, sizeof *e);
-	e->path = strdup(path);
-	if (!e->path || !idtab_add(&m->elf_index, h, (uint32_t)m->nelfs))
-		return NULL;
-	m->nelfs++;
-	return e;
+	if (id >= m->nelfs) { /* new (or left over by an allocation that failed) */
+		if (!ALLOC_GROW(m->elfs, (size_t)id + 1, m->cap_elfs))
+			return NULL;
+		for (; m->nelfs <= id; m->nelfs++)
+			m->elfs[m->nelfs] = (struct elf_info){ .path = intern_str(&m->paths, (uint32_t)m->nelfs) };
+	}
+	return &m->elfs[id];
 }
 
 const void *maps_vdso_image(size_t *size, uint64_t *load)

@@ -8,21 +8,23 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/grow.h"
 #include "base/hashmap.h"
-#include "base/idtab.h"
+#include "base/intern.h"
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
 
 #define MAX_INLINE 32
 
 struct module_info {
-	char *path;
+	const char *path; /* held by the symbolizer's interner */
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
@@ -47,9 +49,9 @@ struct vdso_info {
 
 struct symbolizer {
 	struct vdso_info vdso;
+	struct interner mod_paths; /* every module path seen; its id indexes mods */
 	struct module_info *mods;
 	size_t nmods, cap_mods;
-	struct idtab mod_index; /* path -> index in mods */
 	struct jit_map *jits;
 	size_t njits, cap_jits;
 	struct kallsyms *kernel;
@@ -84,26 +86,18 @@ char *sym_demangle(const char *name)
 	return d;
 }
 
-static bool module_eq(const void *ctx, uint32_t id, const void *path)
-{
-	return strcmp(((const struct symbolizer *)ctx)->mods[id].path, path) == 0;
-}
-
 static struct module_info *module_get(struct symbolizer *s, const char *path)
 {
-	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx = idtab_find(&s->mod_index, h, module_eq, s, path);
-	if (idx != IDTAB_NONE)
-		return &s->mods[idx];
-	if (!ALLOC_GROW(s->mods, s->nmods + 1, s->cap_mods))
+	uint32_t id = intern(&s->mod_paths, path, strlen(path), NULL);
+	if (id == INTERN_NOMEM)
 		return NULL;
-	struct module_info *m = &s->mods[s->nmods];
-	memset(m, 0, sizeof *m);
-	m->path = strdup(path);
-	if (!m->path || !idtab_add(&s->mod_index, h, (uint32_t)s->nmods))
-		return NULL;
-	s->nmods++;
-	return m;
+	if (id >= s->nmods) { /* new (or left over by an allocation that failed) */
+		if (!ALLOC_GROW(s->mods, (size_t)id + 1, s->cap_mods))
+			return NULL;
+		for (; s->nmods <= id; s->nmods++)
+			s->mods[s->nmods] = (struct module_info){ .path = intern_str(&s->mod_paths, (uint32_t)s->nmods) };
+	}
+	return &s->mods[id];
 }
 
 /* libdw callback for the "[vdso]" module: the ELF is plumb's own in-memory image (libdw ends the Elf, not the
@@ -360,9 +354,15 @@ static struct jit_map *jit_get(struct symbolizer *s, const char *path)
 	struct jit_map *j = &s->jits[s->njits++];
 	memset(j, 0, sizeof *j);
 	j->path = strdup(path);
-	FILE *f = fopen(path, "re");
-	if (!f)
+	/* A regular file only: a FIFO would block the open, a link to a device (/dev/zero) never ends. */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat sb;
+	FILE *f = fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) ? fdopen(fd, "re") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
 		return j;
+	}
 	char *line = NULL;
 	size_t cap = 0, alloc = 0;
 	while (getline(&line, &cap, f) > 0) {
@@ -398,10 +398,9 @@ static void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->nmods; i++) {
 		if (s->mods[i].dwfl)
 			dwfl_end(s->mods[i].dwfl);
-		free(s->mods[i].path);
 	}
 	free(s->mods);
-	idtab_release(&s->mod_index);
+	interner_release(&s->mod_paths);
 	for (size_t i = 0; i < s->njits; i++) {
 		for (size_t k = 0; k < s->jits[i].n; k++)
 			free(s->jits[i].syms[k].name);

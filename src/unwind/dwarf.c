@@ -20,7 +20,7 @@
 #include "base/grow.h"
 #include "base/clock.h"
 #include "base/hashmap.h"
-#include "base/idtab.h"
+#include "base/intern.h"
 
 /* DWARF register numbers on x86_64 (System V psABI). */
 enum { DW_RAX = 0, DW_RDX, DW_RCX, DW_RBX, DW_RSI, DW_RDI, DW_RBP, DW_RSP, DW_R8, DW_R9, DW_R10, DW_R11,
@@ -65,7 +65,7 @@ struct rule {
 #define RULE_CACHE_BITS 14 /* 16384 rules, about 800 KiB */
 
 struct module {
-	char *path;
+	const char *path;   /* held by the unwinder's path interner */
 	int fd;
 	Elf *elf;
 	Dwarf_CFI *eh;  /* .eh_frame, owned (dwarf_cfi_end) */
@@ -79,7 +79,7 @@ struct unwinder {
 	struct maps *maps;
 	struct module **mods;
 	size_t nmods, capmods;
-	struct idtab mod_by_path; /* path -> index in mods */
+	struct interner mod_paths; /* every module path seen; its id indexes mods */
 	struct hmap mod_by_ptr;  /* the maps' path pointer (stable while the maps live) -> index + 1 */
 	struct rule *cache;      /* direct-mapped, 1 << RULE_CACHE_BITS */
 	struct unwind_stats stats;
@@ -119,7 +119,6 @@ static void module_free(struct module *m)
 		elf_end(m->elf);
 	if (m->fd >= 0)
 		close(m->fd);
-	free(m->path);
 	free(m);
 }
 
@@ -130,7 +129,7 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nmods; i++)
 		module_free(u->mods[i]);
 	free(u->mods);
-	idtab_release(&u->mod_by_path);
+	interner_release(&u->mod_paths);
 	hmap_release(&u->mod_by_ptr);
 	hmap_release(&u->reloaded);
 	free(u->cache);
@@ -189,31 +188,22 @@ static void module_open(struct module *m)
 }
 
 /* The module for a mapped path, opened on first use; index + 1, or 0 when it cannot be tracked. */
-static bool module_eq(const void *ctx, uint32_t id, const void *path)
-{
-	return strcmp(((const struct unwinder *)ctx)->mods[id]->path, path) == 0;
-}
-
 static uint32_t module_get(struct unwinder *u, const char *path)
 {
-	uint64_t h = hash_bytes(path, strlen(path));
-	uint32_t idx = idtab_find(&u->mod_by_path, h, module_eq, u, path);
-	if (idx != IDTAB_NONE)
-		return idx + 1;
-	if (!ALLOC_GROW(u->mods, u->nmods + 1, u->capmods))
+	uint32_t id = intern(&u->mod_paths, path, strlen(path), NULL);
+	if (id == INTERN_NOMEM)
 		return 0;
-	struct module *m = calloc(1, sizeof(*m));
-	if (!m)
+	if (id >= u->nmods && !ALLOC_GROW(u->mods, (size_t)id + 1, u->capmods))
 		return 0;
-	m->path = strdup(path);
-	if (!m->path || !idtab_add(&u->mod_by_path, h, (uint32_t)u->nmods)) {
-		free(m->path);
-		free(m);
-		return 0;
+	while (u->nmods <= id) { /* new (or left over by an allocation that failed) */
+		struct module *m = calloc(1, sizeof(*m));
+		if (!m)
+			return 0;
+		m->path = intern_str(&u->mod_paths, (uint32_t)u->nmods);
+		module_open(m);
+		u->mods[u->nmods++] = m;
 	}
-	module_open(m);
-	u->mods[u->nmods++] = m;
-	return (uint32_t)u->nmods;
+	return id + 1;
 }
 
 /* An address in no known mapping: a library mapped after the maps were read whose mmap record is still in

@@ -66,6 +66,14 @@ def shares(rows, names):
     return out
 
 
+def share_tolerance(rows, floor):
+    """Points a measured share may stray from the truth: `floor` (the accuracy claimed on a quiet machine), or
+    3.5 standard errors of a share estimated from this many samples when that is wider (a loaded machine gives a
+    target less CPU, so fewer samples). rows as read_folded returns them; the worst case p = 0.5 is assumed."""
+    n = sum(c for _, c in rows)
+    return max(floor, 3.5 * 100 * (0.25 / n) ** 0.5) if n else floor
+
+
 def wait_until(pred, timeout=10.0, step=0.02):
     """Polls pred() until it is true or the deadline passes; returns its last value."""
     deadline = time.monotonic() + timeout

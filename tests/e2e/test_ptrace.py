@@ -7,7 +7,7 @@ import signal
 import subprocess
 import time
 
-from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, shares, target, wait_until
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, share_tolerance, shares, target, wait_until
 
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
 
@@ -43,7 +43,7 @@ class Ptrace(TempDir):
         self.assertGreater(sum(c for _, c in rows), 300)
         got = shares(rows, list(TRUTH))
         for name, want in TRUTH.items():
-            self.assertLess(abs(got[name] - want), 4.0, f"{name}: {got}")
+            self.assertLess(abs(got[name] - want), share_tolerance(rows, 4.0), f"{name}: {got}")
         stdout, _ = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0)
 

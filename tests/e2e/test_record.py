@@ -10,7 +10,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from plumbtest import PLUMB, SANITIZED, TempDir, main, plumb, read_folded, shares, target, wait_until  # noqa: E402
+from plumbtest import PLUMB, SANITIZED, TempDir, main, plumb, read_folded, share_tolerance, shares, target, wait_until  # noqa: E402
 
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
 SUMMARY = re.compile(r"Sampled (\d+) ticks over ([\d.]+)s \((\d+)/s effective, ([\d.e-]+)s requested\) "
@@ -31,7 +31,7 @@ class RecordLaunch(TempDir):
         rows = read_folded(out)
         got = shares(rows, TRUTH)
         for name, want in TRUTH.items():
-            self.assertAlmostEqual(got[name], want, delta=2.0, msg=f"{name}: {got}")
+            self.assertAlmostEqual(got[name], want, delta=share_tolerance(rows, 2.0), msg=f"{name}: {got}")
         # labels: function (dir/file.c:LINE), caller lines are call sites
         labels = {f for fr, _ in rows for f in fr}
         self.assertTrue(any(re.fullmatch(r"burn \(targets/split\.c:\d+\)", l) for l in labels), labels)
@@ -97,9 +97,10 @@ class RecordAttach(TempDir):
         r = plumb("record", "--pid", str(p.pid), "--seconds", "2", "--interval", "0.001", "-o", out)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIsNone(p.poll(), "the target must still be running after plumb exits")
-        got = shares(read_folded(out), TRUTH)
+        rows = read_folded(out)
+        got = shares(rows, TRUTH)
         for name, want in TRUTH.items():
-            self.assertAlmostEqual(got[name], want, delta=2.0, msg=f"{name}: {got}")
+            self.assertAlmostEqual(got[name], want, delta=share_tolerance(rows, 2.0), msg=f"{name}: {got}")
         stdout, _ = p.communicate(timeout=15)
         self.assertEqual(p.returncode, 0)
         self.assertIn("rounds", stdout)

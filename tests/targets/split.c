@@ -1,10 +1,13 @@
 /* split.c — a known split of CPU time: 50% under path_a, 30% under path_b, 20% under path_c, each reaching
  * the same burn() through its own caller. Every caller uses its callee's result after the call, so no tail
- * call removes a frame. Usage: split [SECONDS] (default 2). */
+ * call removes a frame. The paths run in a random order each round, and SPLIT_REPORT=FILE gets the measured shares
+ * (split_round.h). Usage: split [SECONDS] (default 2). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "split_round.h"
 
 #define NOINLINE __attribute__((noinline, noipa))
 
@@ -58,12 +61,12 @@ int main(int argc, char **argv)
 	double seconds = argc > 1 ? atof(argv[1]) : 2.0;
 	double end = now() + seconds;
 	uint64_t acc = 0, rounds = 0;
+	uint64_t (*const paths[3])(void) = { path_a, path_b, path_c };
 	while (now() < end) {
-		acc += path_a();
-		acc += path_b();
-		acc += path_c();
+		acc += split_round(paths);
 		rounds++;
 	}
+	split_report();
 	sink = acc;
 	struct timespec cpu;
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &cpu);

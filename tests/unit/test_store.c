@@ -1,5 +1,5 @@
 /* test_store.c — base/store (the name rule, paths, save with and without force, load, list, remove), base/fs's
- * mkdir -p and base/announce (the target-announcement file, live, stale and reused). */
+ * mkdir -p and PATH search (fs_which), and base/announce (the target-announcement file, live, stale and reused). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,6 +210,48 @@ static void test_store__mkdirs(void **state)
 	assert_int_equal(fs_mkdirs("", 0700, &e), PLUMB_EINVAL);
 }
 
+/* fs_which: a name with a '/' is itself, others are searched on PATH as executable regular files (a directory
+ * or a file without the x bit is passed over), an empty PATH entry is the current directory. */
+static void test_store__which(void **state)
+{
+	(void)state;
+	char dir_a[PATH_MAX], dir_b[PATH_MAX], path[PATH_MAX], got[PATH_MAX];
+	snprintf(dir_a, sizeof dir_a, "%s/which-a", home);
+	snprintf(dir_b, sizeof dir_b, "%s/which-b", home);
+	assert_int_equal(mkdir(dir_a, 0700), 0);
+	assert_int_equal(mkdir(dir_b, 0700), 0);
+	snprintf(path, sizeof path, "%s/tool", dir_a); /* a directory named like the command */
+	assert_int_equal(mkdir(path, 0700), 0);
+	snprintf(path, sizeof path, "%s/plain", dir_a); /* not executable */
+	close(open(path, O_WRONLY | O_CREAT, 0600));
+	snprintf(path, sizeof path, "%s/tool", dir_b);
+	close(open(path, O_WRONLY | O_CREAT, 0700));
+	char *old = getenv("PATH") ? strdup(getenv("PATH")) : NULL;
+	char env[2 * PATH_MAX + 2];
+	snprintf(env, sizeof env, "%s:%s", dir_a, dir_b);
+	setenv("PATH", env, 1);
+	assert_true(fs_which("tool", got, sizeof got));
+	assert_string_equal(got, path);
+	assert_false(fs_which("plain", got, sizeof got));
+	assert_false(fs_which("absent", got, sizeof got));
+	assert_false(fs_which("", got, sizeof got));
+	assert_true(fs_which(path, got, sizeof got)); /* a path is itself */
+	assert_string_equal(got, path);
+	assert_false(fs_which("tool", got, 8)); /* does not fit */
+	char cwd[PATH_MAX];
+	assert_non_null(getcwd(cwd, sizeof cwd));
+	assert_int_equal(chdir(dir_b), 0);
+	setenv("PATH", ":/nonexistent", 1); /* the empty entry: the current directory */
+	assert_true(fs_which("tool", got, sizeof got));
+	assert_string_equal(got, "./tool");
+	assert_int_equal(chdir(cwd), 0);
+	if (old)
+		setenv("PATH", old, 1);
+	else
+		unsetenv("PATH");
+	free(old);
+}
+
 static void test_store__announce(void **state)
 {
 	(void)state;
@@ -280,6 +322,7 @@ int main(void)
 		cmocka_unit_test(test_store__paths),
 		cmocka_unit_test(test_store__save_force_list_remove),
 		cmocka_unit_test(test_store__mkdirs),
+		cmocka_unit_test(test_store__which),
 		cmocka_unit_test(test_store__announce),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/sbuf.h"
@@ -219,12 +220,12 @@ static bool vdso_symbol(const char *name, uint64_t *value, uint64_t *size)
 	return found;
 }
 
-/* Symbolizes one raw user frame (module, addr; caller = a return address) and returns its label. */
-static char *label_of(const char *module, uint64_t addr, bool caller)
+/* Symbolizes one raw frame of `kind` (module, addr; caller = a return address) and returns its label. */
+static char *label_of_kind(enum frame_kind kind, const char *module, uint64_t addr, bool caller)
 {
 	struct profile *raw = profile_new();
 	struct frame f = { 0 };
-	f.kind = FRAME_USER;
+	f.kind = kind;
 	f.module = profile_intern_cstr(raw, module);
 	f.addr = addr;
 	f.line = caller ? 1 : 0;
@@ -245,6 +246,11 @@ static char *label_of(const char *module, uint64_t addr, bool caller)
 	profile_free(out);
 	profile_free(raw);
 	return label;
+}
+
+static char *label_of(const char *module, uint64_t addr, bool caller)
+{
+	return label_of_kind(FRAME_USER, module, addr, caller);
 }
 
 static void assert_label(const char *module, uint64_t addr, bool caller, const char *want)
@@ -312,6 +318,37 @@ static void test_symbol__vdso_non_code_unknown(void **state)
 	fail_msg("the vDSO's code covers every page offset: no address left to test this with");
 }
 
+/* JIT frames are named from the perf map file; a map that is not a regular file (a FIFO, which would block the
+ * open, or a link to /dev/zero, which never ends) leaves them unknown instead of hanging or filling memory. */
+static void test_symbol__jit_map_regular_files_only(void **state)
+{
+	(void)state;
+	char dir[] = "/tmp/plumb-jit-XXXXXX", map[64], fifo[64], zero[64];
+	assert_non_null(mkdtemp(dir));
+	snprintf(map, sizeof map, "%s/perf-1.map", dir);
+	snprintf(fifo, sizeof fifo, "%s/perf-2.map", dir);
+	snprintf(zero, sizeof zero, "%s/perf-3.map", dir);
+	FILE *f = fopen(map, "w");
+	assert_non_null(f);
+	fprintf(f, "1000 100 jitted_fn\n");
+	fclose(f);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	assert_int_equal(symlink("/dev/zero", zero), 0);
+	char *label = label_of_kind(FRAME_JIT, map, 0x1050, false);
+	assert_non_null(strstr(label, "jitted_fn"));
+	free(label);
+	label = label_of_kind(FRAME_JIT, fifo, 0x1050, false);
+	assert_non_null(strstr(label, "[unknown]"));
+	free(label);
+	label = label_of_kind(FRAME_JIT, zero, 0x1050, false);
+	assert_non_null(strstr(label, "[unknown]"));
+	free(label);
+	unlink(map);
+	unlink(fifo);
+	unlink(zero);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_symbol__kallsyms_real_file),
 		cmocka_unit_test(test_symbol__vdso_frames_named),
 		cmocka_unit_test(test_symbol__vdso_non_code_unknown),
+		cmocka_unit_test(test_symbol__jit_map_regular_files_only),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

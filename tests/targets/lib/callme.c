@@ -1,7 +1,7 @@
 /* callme.c — functions for `plumb record --call build/targets/libcallme.so:SYMBOL` (built with and without
  * frame pointers: libcallme.so, libcallme-nofp.so). Each has a known shape:
  *   split_run     50/30/20 split of CPU time across path_a/path_b/path_c for SPLIT_SECONDS (default 1.5 s),
- *                 or for SPLIT_ROUNDS rounds of work
+ *                 or for SPLIT_ROUNDS rounds of work (random order each round; SPLIT_REPORT: split_round.h)
  *   crash_segv    runs a little, then writes through a NULL pointer inside crash_inner
  *   crash_abort   abort() inside abort_inner
  *   returns_three returns 3 after some work
@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+#include "../split_round.h"
 
 #define NOINLINE __attribute__((noinline, noipa))
 
@@ -72,11 +74,10 @@ NOINLINE int split_run(void)
 	double end = now() + (s ? atof(s) : 1.5);
 	long rounds = r ? atol(r) : -1; /* a fixed amount of work instead of a time, when given */
 	uint64_t acc = 0;
-	while (rounds > 0 ? rounds-- > 0 : rounds < 0 && now() < end) {
-		acc += path_a();
-		acc += path_b();
-		acc += path_c();
-	}
+	uint64_t (*const paths[3])(void) = { path_a, path_b, path_c };
+	while (rounds > 0 ? rounds-- > 0 : rounds < 0 && now() < end)
+		acc += split_round(paths);
+	split_report();
 	sink = acc;
 	return 0;
 }

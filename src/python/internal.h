@@ -1,0 +1,109 @@
+/* internal.h — what the files of the CPython reader share (not the module's contract, python.h is): the reader
+ * struct and one function set per file, split by the object each reads, as Austin's py_*.c are:
+ *   runtime.c  finding the interpreter (ELF facts, _PyRuntime, the version) and the reader's lifecycle;
+ *   thread.c   interpreters and their thread states, and threading's names for them;
+ *   frame.c    one thread's chain of _PyInterpreterFrame, and handing those frames to a profile;
+ *   code.c     code objects (a cache by address) and their line tables;
+ *   object.c   the target's memory and the plain objects read through it: str, int, dict, instance attributes.
+ * Calls point one way only: runtime -> thread -> frame -> code -> object (and each of them -> object).
+ * Every read is process_vm_readv of a process that keeps running: a failed or inconsistent read drops the
+ * chain it belongs to, never the reader. */
+#ifndef PLUMB_PYTHON_INTERNAL_H
+#define PLUMB_PYTHON_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "base/hashmap.h"
+#include "python/layout.h"
+#include "python/python.h"
+
+#define PY_MAX_FRAMES 1024
+#define PY_MAX_THREADS 4096
+#define PY_MAX_INTERPS 64
+#define PY_MAX_STR 4096
+#define PY_MAX_LINETABLE (1 << 20)
+#define PY_MAX_DICT 16384
+
+/* One code object as read (code.c): what a frame running it shows. */
+struct py_code {
+	uint64_t addr;
+	uint64_t name_p, file_p; /* what the entry was read from, to notice a freed and reused address */
+	uint64_t checked_ns;     /* when that was last checked */
+	char *func;
+	char *file;
+	int firstlineno;
+	int firsttraceable;
+	uint8_t *linetable;
+	size_t linetable_len;
+	uint32_t last_addrq; /* one-entry line cache: most samples of a frame hit the same instruction */
+	int last_line;
+};
+
+/* threading.get_ident() -> threading's name for that thread (thread.c). */
+struct py_name {
+	uint64_t ident;
+	char *name;
+};
+
+struct py_proc {
+	pid_t pid;
+	const struct py_layout *L;
+	char version[32];
+	char module[PATH_MAX];   /* the ELF object that holds the interpreter */
+	uint64_t bias;           /* runtime address = vaddr + bias */
+	uint64_t runtime;        /* absolute address of _PyRuntime */
+	bool has_eval;
+	uint64_t eval_start, eval_end;
+	struct hmap code_index;  /* code addr -> index in codes */
+	struct py_code *codes;
+	size_t ncodes, capcodes;
+	struct py_frame *frames; /* scratch for one thread */
+	struct py_name *names;
+	size_t nnames, capnames;
+	uint64_t names_read_ns;  /* when threading._active was last read */
+};
+
+/* ---- object.c: memory and plain objects ---- */
+
+/* Reads len bytes at addr of the target; false for a NULL address or a short or failed read (errno set). */
+bool py_mem_read(const struct py_proc *py, uint64_t addr, void *buf, size_t len);
+/* Reads one pointer at addr. */
+bool py_mem_ptr(const struct py_proc *py, uint64_t addr, uint64_t *out);
+/* A str object as a malloc'd UTF-8 string (compact strings of at most PY_MAX_STR characters; others NULL). */
+char *py_str_read(const struct py_proc *py, uint64_t addr);
+/* An int object that fits 64 bits and is not negative. */
+bool py_int_read(const struct py_proc *py, uint64_t obj, uint64_t *out);
+/* Called for each live (key, value) of a dict; returning true stops the walk. */
+typedef bool (*py_dict_fn)(const struct py_proc *py, void *ctx, uint64_t key, uint64_t value);
+/* Walks a dict object; false when it cannot be read. */
+bool py_dict_each(const struct py_proc *py, uint64_t dict, py_dict_fn fn, void *ctx);
+/* The value under the str key `key` of a dict object, 0 when absent or unreadable. */
+uint64_t py_dict_get_str(const struct py_proc *py, uint64_t dict, const char *key);
+/* An instance attribute of obj (a managed dict: split values, or a materialized dict); 0 when absent. */
+uint64_t py_obj_attr(const struct py_proc *py, uint64_t obj, const char *name);
+
+/* ---- code.c: code objects ---- */
+
+/* The cached code object at addr (read on first sight, re-checked once a second); NULL when unreadable. */
+struct py_code *py_code_get(struct py_proc *py, uint64_t addr);
+/* The line of byte offset addrq in c (its first line when the table has none). */
+int py_code_line(struct py_code *c, int addrq);
+/* Frees the code cache. */
+void py_codes_release(struct py_proc *py);
+
+/* ---- frame.c: one thread's frames ---- */
+
+/* Walks the frame chain of the thread state ts (its first bytes, as read) into py->frames; returns the count,
+ * or -1 when the chain could not be read. */
+int py_frames_read(struct py_proc *py, const uint8_t *ts);
+
+/* ---- thread.c: thread states ---- */
+
+/* Frees the thread names. */
+void py_names_release(struct py_proc *py);
+
+#endif

@@ -1,0 +1,145 @@
+/* thread.c — interpreters and their thread states (internal.h): every interpreter from _PyRuntime, every thread
+ * state of each, the frames of each thread (frame.c), and threading's name for a thread, read from
+ * threading._active ({ident: Thread}) and each Thread's _name at most every 200 ms. */
+#include "python/internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/clock.h"
+#include "base/grow.h"
+
+#define PY_NAMES_EVERY_NS 200000000ULL
+
+/* ---- thread names ---- */
+
+static bool add_thread_name(const struct py_proc *cpy, void *ctx, uint64_t key, uint64_t thread)
+{
+	struct py_proc *py = ctx;
+	uint64_t ident;
+	if (!py_int_read(cpy, key, &ident))
+		return false;
+	uint64_t name_obj = py_obj_attr(cpy, thread, "_name");
+	char *name = name_obj ? py_str_read(cpy, name_obj) : NULL;
+	if (!name)
+		return false;
+	if (!ALLOC_GROW(py->names, py->nnames + 1, py->capnames)) {
+		free(name);
+		return true;
+	}
+	py->names[py->nnames++] = (struct py_name){ ident, name };
+	return py->nnames >= PY_MAX_THREADS;
+}
+
+static void names_clear(struct py_proc *py)
+{
+	for (size_t i = 0; i < py->nnames; i++)
+		free(py->names[i].name);
+	py->nnames = 0;
+}
+
+void py_names_release(struct py_proc *py)
+{
+	names_clear(py);
+	free(py->names);
+	py->names = NULL;
+	py->capnames = 0;
+}
+
+/* Re-reads threading._active (at most every 200 ms) into py->names. */
+static void refresh_names(struct py_proc *py, uint64_t interp)
+{
+	uint64_t now = mono_ns();
+	if (py->names_read_ns && now - py->names_read_ns < PY_NAMES_EVERY_NS)
+		return;
+	py->names_read_ns = now;
+	uint64_t modules, threading, mdict, active;
+	if (!py_mem_ptr(py, interp + py->L->interp_modules, &modules) || !modules)
+		return;
+	threading = py_dict_get_str(py, modules, "threading");
+	if (!threading || !py_mem_ptr(py, threading + py->L->module_dict, &mdict) || !mdict)
+		return;
+	active = py_dict_get_str(py, mdict, "_active");
+	if (!active)
+		return;
+	names_clear(py);
+	py_dict_each(py, active, add_thread_name, py);
+}
+
+static const char *thread_name(struct py_proc *py, uint64_t interp, uint64_t ident)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < py->nnames; i++)
+			if (py->names[i].ident == ident)
+				return py->names[i].name;
+		if (pass == 0)
+			refresh_names(py, interp);
+	}
+	return NULL;
+}
+
+/* ---- thread states ---- */
+
+/* Reads the thread state at ts_addr and its frames, and calls fn with them. False when the thread state itself
+ * cannot be read (the walk of this interpreter's threads ends); *next is the next thread state. */
+static bool read_thread(struct py_proc *py, uint64_t interp, uint64_t ts_addr, uint64_t gil, py_thread_fn fn,
+			void *ctx, uint64_t *next)
+{
+	const struct py_layout *L = py->L;
+	uint8_t ts[256];
+	size_t need = L->tstate_native_thread_id + 8;
+	if (need > sizeof ts || !py_mem_read(py, ts_addr, ts, need))
+		return false;
+	struct py_thread t = { 0 };
+	uint64_t native, ident;
+	memcpy(&native, ts + L->tstate_native_thread_id, 8);
+	memcpy(&ident, ts + L->tstate_thread_id, 8);
+	memcpy(next, ts + L->tstate_next, 8);
+	t.tid = (pid_t)native;
+	t.ident = ident;
+	t.holds_gil = gil == ts_addr;
+	t.name = L->no_thread_names ? NULL : thread_name(py, interp, ident);
+	/* The chain is read while the thread runs: when its current frame moved meanwhile the walk may have mixed
+	 * two stacks, so it is read again (twice at most). */
+	int n = -1;
+	for (int attempt = 0; attempt < 3; attempt++) {
+		uint64_t cframe, before = 0, after = 1;
+		memcpy(&cframe, ts + L->tstate_cframe, 8);
+		if (cframe && !py_mem_ptr(py, cframe + L->cframe_current_frame, &before))
+			break;
+		n = py_frames_read(py, ts);
+		if (!cframe || (py_mem_ptr(py, cframe + L->cframe_current_frame, &after) && after == before))
+			break;
+		/* the thread state itself may have a new cframe by now */
+		if (!py_mem_read(py, ts_addr, ts, need))
+			break;
+	}
+	if (n >= 0) {
+		t.nframes = (size_t)n;
+		t.frames = py->frames;
+		fn(ctx, &t);
+	}
+	return true;
+}
+
+enum plumb_err py_read_threads(struct py_proc *py, py_thread_fn fn, void *ctx, struct perr *e)
+{
+	const struct py_layout *L = py->L;
+	uint64_t interp, gil = 0;
+	if (!py_mem_ptr(py, py->runtime + L->runtime_interp_head, &interp))
+		return perr_set(e, PLUMB_EIO, "cannot read process %d: %s", (int)py->pid, strerror(errno));
+	if (!L->no_tstate_current)
+		py_mem_ptr(py, py->runtime + L->runtime_tstate_current, &gil);
+	for (int ni = 0; interp && ni < PY_MAX_INTERPS; ni++) {
+		uint64_t ts_addr;
+		if (!py_mem_ptr(py, interp + L->interp_threads_head, &ts_addr))
+			break;
+		for (int nt = 0; ts_addr && nt < PY_MAX_THREADS; nt++)
+			if (!read_thread(py, interp, ts_addr, gil, fn, ctx, &ts_addr))
+				break;
+		if (!py_mem_ptr(py, interp + L->interp_next, &interp))
+			break;
+	}
+	return PLUMB_OK;
+}

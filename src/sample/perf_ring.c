@@ -1,0 +1,144 @@
+/* perf_ring.c — perf_event_open, its ring buffers and its sample records (perf_ring.h). The kernel writes whole
+ * records and then moves data_head; we read up to that head and move data_tail, so a record is never read while
+ * the kernel writes it, and its space is not reused before we let go of it. */
+#include "sample/perf_ring.h"
+
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+int perf_open(struct perf_event_attr *attr, pid_t pid, int cpu)
+{
+	return (int)syscall(SYS_perf_event_open, attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+bool perf_ring_map(struct perf_ring *r, int fd, size_t pages)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	size_t len = (pages + 1) * page;
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED)
+		return false;
+	r->fd = fd;
+	r->meta = m;
+	r->data = (char *)m + page;
+	r->data_size = pages * page;
+	r->map_size = len;
+	return true;
+}
+
+void perf_ring_unmap(struct perf_ring *r)
+{
+	if (r->meta)
+		munmap(r->meta, r->map_size);
+	r->meta = NULL;
+	r->data = NULL;
+}
+
+size_t perf_ring_drain(struct perf_ring *r, char *scratch, size_t scratch_size, perf_record_fn fn, void *ctx)
+{
+	if (!r->meta)
+		return 0;
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = r->meta->data_tail;
+	size_t n = 0;
+	while (tail + sizeof(struct perf_event_header) <= head) {
+		struct perf_event_header h;
+		size_t off = (size_t)(tail % r->data_size), to_end = r->data_size - off;
+		if (to_end >= sizeof h) {
+			memcpy(&h, r->data + off, sizeof h);
+		} else {
+			memcpy(&h, r->data + off, to_end);
+			memcpy((char *)&h + to_end, r->data, sizeof h - to_end);
+		}
+		if (h.size < sizeof h || tail + h.size > head)
+			break;
+		if (h.size <= to_end) {
+			fn(ctx, r->data + off, h.size);
+			n++;
+		} else if (h.size <= scratch_size) { /* wraps: copy it out whole */
+			memcpy(scratch, r->data + off, to_end);
+			memcpy(scratch + to_end, r->data, h.size - to_end);
+			fn(ctx, scratch, h.size);
+			n++;
+		}
+		tail += h.size;
+	}
+	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* Takes sizeof(dst) bytes from *p into dst; false when that passes end. */
+#define TAKE(dst)                                         \
+	do {                                              \
+		if ((size_t)(end - p) < sizeof(dst))      \
+			return false;                     \
+		memcpy(&(dst), p, sizeof(dst));           \
+		p += sizeof(dst);                         \
+	} while (0)
+
+bool perf_sample_parse(uint64_t sample_type, const char *rec, size_t len, struct perf_sample *sv)
+{
+	const char *p = rec + sizeof(struct perf_event_header), *end = rec + len;
+	memset(sv, 0, sizeof *sv);
+	if (len < sizeof(struct perf_event_header))
+		return false;
+	if (sample_type & PERF_SAMPLE_IDENTIFIER)
+		TAKE(sv->id);
+	if (sample_type & PERF_SAMPLE_IP)
+		TAKE(sv->ip);
+	if (sample_type & PERF_SAMPLE_TID) {
+		TAKE(sv->pid);
+		TAKE(sv->tid);
+	}
+	if (sample_type & PERF_SAMPLE_TIME)
+		TAKE(sv->time);
+	if (sample_type & PERF_SAMPLE_PERIOD) {
+		uint64_t period;
+		TAKE(period);
+	}
+	if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+		TAKE(sv->nr);
+		if ((size_t)(end - p) / 8 < sv->nr)
+			return false;
+		sv->chain = (const uint64_t *)p;
+		p += sv->nr * 8;
+	}
+	if (sample_type & PERF_SAMPLE_REGS_USER) {
+		TAKE(sv->abi);
+		if (sv->abi) {
+			size_t nregs = (size_t)__builtin_popcountll(UNWIND_REGS_MASK);
+			if ((size_t)(end - p) / 8 < nregs)
+				return false;
+			sv->regs = (const uint64_t *)p;
+			p += nregs * 8;
+		}
+	}
+	if (sample_type & PERF_SAMPLE_STACK_USER) {
+		TAKE(sv->stack_size);
+		if (sv->stack_size) {
+			if ((size_t)(end - p) < sv->stack_size)
+				return false;
+			sv->stack = (const uint8_t *)p;
+			p += sv->stack_size;
+			TAKE(sv->stack_dyn);
+			if (sv->stack_dyn > sv->stack_size)
+				sv->stack_dyn = sv->stack_size;
+		}
+	}
+	return true;
+}
+
+#undef TAKE
+
+void perf_sample_regs(const struct perf_sample *s, struct unwind_regs *out)
+{
+	memset(out, 0, sizeof *out);
+	if (!s->regs)
+		return;
+	size_t k = 0;
+	for (int r = 0; r < UREG_COUNT; r++)
+		if (UNWIND_REGS_MASK & (1ULL << r))
+			out->r[r] = s->regs[k++];
+}
