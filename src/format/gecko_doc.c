@@ -429,6 +429,8 @@ static bool samples_member(struct json_reader *j, void *ctx, const char *k, size
 		return gk_col(j, &t->s_weight);
 	if (jr_key_is(k, kl, "weightType"))
 		return gk_scalar_str(j, &t->weight_type);
+	if (jr_key_is(k, kl, "plumbSamples"))
+		return gk_col(j, &t->s_plumb_samples);
 	return jr_skip(j);
 }
 
@@ -443,8 +445,6 @@ static bool thread_member(struct json_reader *j, void *ctx, const char *k, size_
 		return ok;
 	if (jr_key_is(k, kl, "samples"))
 		return gk_members(j, true, samples_member, c);
-	if (jr_key_is(k, kl, "plumbSamples"))
-		return gk_col(j, &t->s_plumb_samples);
 	const struct strmap m[] = { { "name", &t->name }, { "processName", &t->process_name }, { "pid", &t->pid },
 				    { "tid", &t->tid } };
 	ok = gk_str_member(j, m, 4, k, kl, &handled);

@@ -106,8 +106,9 @@ static str_id func_file(struct resolve *r, const struct tview *v, size_t func)
 	return 0;
 }
 
-/* The frame's kind: its category's name (Kernel, JIT, Python), or a kernel module. plumb's resource "[kernel]"
- * (the kernel's own frames, which have no module in plumb's model) is a kind, not a module. */
+/* The frame's kind: its category's name (Kernel, JIT, Python), or a kernel module. The kernel's own image
+ * ("[kernel.kallsyms]", or plumb's resource "[kernel]") is a kind, not a module: in plumb's model the kernel's
+ * own frames have none, whichever format they come from. */
 static void frame_kind_of(struct resolve *r, const struct gtables *FT, size_t f, struct frame *fr)
 {
 	size_t cat;
@@ -121,7 +122,8 @@ static void frame_kind_of(struct resolve *r, const struct gtables *FT, size_t f,
 	const char *mod = profile_str(r->p, fr->module);
 	if (strncmp(mod, "[kernel", 7) == 0 || strstr(mod, "vmlinux"))
 		fr->kind = FRAME_KERNEL;
-	if (strcmp(mod, "[kernel]") == 0) /* plumb's resource for the kernel's own frames: a kind, no module */
+	/* the kernel's own image is a kind, not a module: its frames have none (plumb writes them as "[kernel]") */
+	if (strcmp(mod, "[kernel]") == 0 || strcmp(mod, "[kernel.kallsyms]") == 0)
 		fr->module = 0;
 	if (fr->inlined && fr->kind != FRAME_PYTHON)
 		fr->kind = FRAME_USER; /* one mark per frame (docs/design.md §4.1) */

@@ -250,31 +250,43 @@ static void pp_mappings(struct pp_writer *w)
 	hmap_release(&map_index);
 }
 
-/* functions: one per distinct (name, file) */
+/* functions: one per distinct (name, system name, file). The system name is the name with the frame's kernel or
+ * JIT mark when the mapping does not say it already (a kernel module's frame, a JIT frame of a map file). */
 static void pp_functions(struct pp_writer *w)
 {
-	struct hmap func_index = HMAP_INIT;
-	uint64_t nfuncs = 0;
+	struct interner funcs = INTERNER_INIT;
+	struct sbuf sys = SBUF_INIT;
 	for (size_t f = 0, nf = profile_nframes(w->p); f < nf; f++) {
 		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
-		uint64_t name_id = st_id(&w->st, w->names->labels[f], w->names->lens[f]);
+		uint64_t name_id = st_id(&w->st, w->names->labels[f], w->names->lens[f]), sys_id = name_id;
+		if (fr->module && (fr->kind == FRAME_KERNEL || fr->kind == FRAME_JIT) && !fr->inlined) {
+			sbuf_reset(&sys);
+			sbuf_add(&sys, w->names->labels[f], w->names->lens[f]);
+			sbuf_addstr(&sys, fr->kind == FRAME_KERNEL ? "_[k]" : "_[j]");
+			sys_id = st_id(&w->st, sys.buf, sys.len);
+		}
 		uint64_t file_id = fr->file ? st_redacted(&w->st, profile_str(w->p, fr->file)) : 0;
-		uint64_t key = (name_id << 32) ^ file_id;
-		uint32_t id;
-		if (!hmap_get(&func_index, key, &id)) {
-			id = (uint32_t)++nfuncs;
-			if (!hmap_put(&func_index, key, id))
-				w->oom = true;
+		uint64_t key[3] = { name_id, sys_id, file_id };
+		bool added;
+		uint32_t id = intern(&funcs, (const char *)key, sizeof key, &added);
+		if (id == INTERN_NOMEM) {
+			w->oom = true;
+			break;
+		}
+		if (added) {
 			sbuf_reset(&w->m);
-			pb_uint(&w->m, 1, id);
+			pb_uint(&w->m, 1, (uint64_t)id + 1);
 			pb_uint(&w->m, 2, name_id);
-			pb_uint(&w->m, 3, name_id);
+			pb_uint(&w->m, 3, sys_id);
 			pb_uint(&w->m, 4, file_id);
 			pb_msg(&w->body, 5, &w->m);
 		}
-		w->frame_func[f] = id;
+		w->frame_func[f] = id + 1;
 	}
-	hmap_release(&func_index);
+	if (sys.oom)
+		w->oom = true;
+	sbuf_release(&sys);
+	interner_release(&funcs);
 }
 
 /* locations: one per distinct chain (a frame and the frames inlined into it), lines innermost first */
@@ -389,8 +401,10 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 		pb_uint(&w.body, 12, meta->interval_ns);
 	else if (!w.two_values)
 		pb_uint(&w.body, 12, 1);
+	/* default_sample_type: the type that holds the profile's own weight (its count of samples, when it counts
+	 * samples: the time is there too, as -sample_index=cpu) */
 	if (w.two_values)
-		pb_uint(&w.body, 14, ptype_id); /* default_sample_type */
+		pb_uint(&w.body, 14, w.types.factor == 1 ? ptype_id : st_cstr(&w.st, w.types.count_type));
 	enum plumb_err rc;
 	if (w.oom || w.body.oom || w.st.out.oom || w.m.oom || w.sub.oom)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");

@@ -529,10 +529,18 @@ static bool resolve_location(struct pp_reader *r, size_t li)
 			uint32_t fi;
 			const struct pp_function *fn =
 				hmap_get(&d->func_index, ln->func_id, &fi) ? &d->funcs[fi] : NULL;
-			size_t nl = 0, fl = 0;
+			size_t nl = 0, fl = 0, sl = 0;
 			const char *name = fn ? str_at(d, fn->name, &nl) : "";
-			if (fn && !nl)
-				name = str_at(d, fn->system_name, &nl);
+			const char *sys = fn ? str_at(d, fn->system_name, &sl) : "";
+			if (fn && !nl) {
+				name = sys;
+				nl = sl;
+			}
+			/* plumb's kernel and JIT marks for frames whose mapping does not say it: the system name */
+			if (sl == nl + 4 && memcmp(sys, name, nl) == 0 && memcmp(sys + nl, "_[k]", 4) == 0)
+				lp.kind = FRAME_KERNEL;
+			else if (sl == nl + 4 && memcmp(sys, name, nl) == 0 && memcmp(sys + nl, "_[j]", 4) == 0)
+				lp.kind = FRAME_JIT;
 			function_name(name, nl, &lp);
 			lp.file = fn ? str_at(d, fn->filename, &fl) : "";
 			lp.file_len = fl;

@@ -75,6 +75,8 @@ def expected_tables(path, sidecar=None):
             cats = [c.get("name") for c in doc.get("meta", {}).get("categories", [])]
             cat = frm.get("category", [None] * (f + 1))[f]
             kernel = cat is not None and cat < len(cats) and cats[cat] == "Kernel"
+            if module == "[kernel.kallsyms]":  # the kernel's own image: a kind, not a module
+                lab = name if not file else lab
             if (module and (module.startswith("[kernel") or "vmlinux" in module) or kernel) and not file:
                 lab += "_[k]"
             return lab
