@@ -696,9 +696,18 @@ static void doc_release(struct pp_doc *d)
 
 bool fmt_pprof_sniff(const char *buf, size_t len)
 {
-	/* field 1 (sample_type), length-delimited, holding a ValueType that starts with its field 1 varint */
-	const unsigned char *u = (const unsigned char *)buf;
-	return len >= 4 && u[0] == 0x0a && u[1] >= 2 && u[1] < 0x80 && u[2] == 0x08;
+	/* the first fields are Profile's, each with its own wire type, and one of them is a sample_type (field 1)
+	 * holding a ValueType; Go writes time_nanos (9) before it */
+	struct pb b = { (const unsigned char *)buf, (const unsigned char *)buf + len };
+	struct pb_field f;
+	for (int i = 0; i < 16 && pb_next(&b, &f) == 1; i++) {
+		bool bytes = f.num <= 6 || f.num == 11;
+		if (f.num > 14 || (bytes ? f.wire != 2 : f.wire != 0 && !(f.num == 13 && f.wire == 2)))
+			return false;
+		if (f.num == 1)
+			return f.sub.end > f.sub.p && f.sub.p[0] == 0x08;
+	}
+	return false;
 }
 
 enum plumb_err fmt_pprof_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
