@@ -13,7 +13,7 @@ import threading
 import time
 import unittest
 
-from plumbtest import PLUMB, TempDir, env, needs_tool, plumb, skip_sanitized, target
+from plumbtest import PLUMB, TempDir, env, needs_tool, plumb, skip_missing, skip_sanitized, target
 
 
 def run_measured(args, timeout=120, stdin=None, prlimit_as=None):
@@ -311,6 +311,25 @@ class Defects(TempDir):
         self.assertTrue(any(r["name"].startswith("main.spin ") for r in doc["leaf"]), doc["leaf"][:5])
         doc = json.loads(plumb("hot", prof, "--json", "--sample-index", "samples").stdout)
         self.assertEqual(doc["weight_unit"], "samples")
+
+    def test_gperftools_profile_converted_by_pprof(self):
+        go = needs_tool("go", "Debian golang-go: go tool pprof -proto converts gperftools' profile")
+        lib = "/usr/lib/x86_64-linux-gnu/libprofiler.so.0"
+        if not os.path.exists(lib):
+            skip_missing("libgoogle-perftools-dev", "gperftools' CPU profiler")
+        raw, pb = self.path("gp.prof"), self.path("gp.pb.gz")
+        r = subprocess.run([target("split"), "0.5"], env=dict(os.environ, LD_PRELOAD=lib, CPUPROFILE=raw,
+                                                            CPUPROFILE_FREQUENCY="997"),
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(pb, "wb") as f:
+            r = subprocess.run([go, "tool", "pprof", "-proto", target("split"), raw], stdout=f,
+                               stderr=subprocess.PIPE, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(plumb("hot", pb, "--json").stdout)
+        self.assertEqual(doc["format"], "pprof")
+        self.assertEqual(doc["leaf"][0]["name"], "burn (targets/split.c)")
+        self.assertIn("path_a (targets/split.c)", {row["name"] for row in doc["inclusive"]})
 
     def test_threads_root_is_the_thread(self):
         rec = self.path("t.folded")
