@@ -52,6 +52,7 @@ struct folded_reader {
 	struct tcache labels;   /* label text -> frame id (keys interned in the profile) */
 	struct tcache roots;    /* "name (tid)" root text -> thread id */
 	uint32_t *nodes;        /* previous line: node after frame k */
+	uint32_t *fids;         /* the line's frame ids, for one profile_stack_path */
 	size_t *ends;           /* previous line: offset (from its start) where frame k ends */
 	size_t depth, cap, prev_len;
 	const char *prev;       /* previous line's stack text, in the current block */
@@ -121,6 +122,7 @@ static bool folded_line(struct folded_reader *r, const char *s, const char *stac
 	uint32_t node = k ? r->nodes[k - 1] : PROFILE_ROOT;
 	size_t off = k ? r->ends[k - 1] + 1 : root_len;
 	r->depth = k;
+	/* the frames not shared: their ids (each distinct label parsed once), then their nodes in one path */
 	while (off <= slen && slen > root_len) {
 		const char *f = s + off;
 		const char *semi = memchr(f, ';', slen - off);
@@ -133,22 +135,24 @@ static bool folded_line(struct folded_reader *r, const char *s, const char *stac
 			    !tc_put(&r->labels, h, profile_str(p, key), (uint32_t)fl, fid))
 				return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
 		}
-		node = profile_stack(p, node, fid);
-		if (node == PROFILE_NOMEM)
-			return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
 		if (r->depth == r->cap) {
 			if (r->depth >= FMT_MAX_FRAMES)
 				return perr_set(r->e, PLUMB_EFORMAT, "line %llu has more than %zu frames, the cap on one "
 					       "stack (docs/design.md §6.6)", (unsigned long long)r->lineno,
 					       (size_t)FMT_MAX_FRAMES), false;
 			size_t nc = grow_cap(r->depth + 1, r->cap);
-			if (!REALLOC_ARRAY(r->nodes, nc) || !REALLOC_ARRAY(r->ends, nc))
+			if (!REALLOC_ARRAY(r->nodes, nc) || !REALLOC_ARRAY(r->ends, nc) || !REALLOC_ARRAY(r->fids, nc))
 				return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
 			r->cap = nc;
 		}
-		r->nodes[r->depth] = node;
+		r->fids[r->depth] = fid;
 		r->ends[r->depth++] = off + fl;
 		off += fl + 1;
+	}
+	if (r->depth > k) {
+		node = profile_stack_path(p, node, r->fids + k, r->depth - k, r->nodes + k);
+		if (node == PROFILE_NOMEM)
+			return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
 	}
 	r->prev = s;
 	r->prev_len = slen;
@@ -245,6 +249,7 @@ enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_re
 	tc_release(&r.roots);
 	free(r.nodes);
 	free(r.ends);
+	free(r.fids);
 	profile_meta(p)->backend = profile_intern_cstr(p, "folded");
 	return rc;
 }

@@ -36,7 +36,8 @@ struct header {
 /* The last stack seen for one header (thread): consecutive samples of a thread share most outer frames, so
  * the walk down the prefix tree resumes where the new stack leaves the old one. */
 struct last_stack {
-	uint32_t *frames, *nodes; /* outermost first; nodes[i] is the tree node after frames[0..i] */
+	uint32_t *prev, *nodes;   /* outermost first; nodes[i] is the tree node after prev[0..i] */
+	uint32_t *frames;         /* scratch: the new stack's frames */
 	size_t n, cap;
 };
 

@@ -379,30 +379,28 @@ static void after_event(struct ps *s)
 		size_t n = s->stack.n + 1;
 		if (n > L->cap) {
 			size_t nc = grow_cap(n, L->cap);
-			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc)) {
+			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc) || !REALLOC_ARRAY(L->prev, nc)) {
 				s->oom = true;
 				return;
 			}
 			L->cap = nc;
 		}
-		/* outermost first: the process frame, then the collected frames reversed */
-		size_t k = 0; /* frames shared with this thread's previous stack */
-		uint32_t node = PROFILE_ROOT;
-		for (size_t i = 0; i < n; i++) {
-			uint32_t f = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
-			if (k == i && i < L->n && L->frames[i] == f) {
-				node = L->nodes[i];
-				k++;
-				continue;
-			}
-			node = profile_stack(s->p, node, f);
-			if (node == PROFILE_NOMEM) {
-				s->oom = true;
-				return;
-			}
-			L->frames[i] = f;
-			L->nodes[i] = node;
+		/* outermost first: the process frame, then the collected frames reversed; the part shared with the
+		 * thread's previous stack is reused, the rest goes down the prefix tree as one path */
+		for (size_t i = 0; i < n; i++)
+			L->frames[i] = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
+		size_t k = 0;
+		while (k < n && k < L->n && L->nodes[k] != PROFILE_NOMEM && L->frames[k] == L->prev[k])
+			k++;
+		uint32_t node = k ? L->nodes[k - 1] : PROFILE_ROOT;
+		if (k < n)
+			node = profile_stack_path(s->p, node, L->frames + k, n - k, L->nodes + k);
+		if (node == PROFILE_NOMEM) {
+			s->oom = true;
+			L->n = 0;
+			return;
 		}
+		memcpy(L->prev, L->frames, n * sizeof *L->prev);
 		L->n = n;
 		/* the event's period is its weight (stackcollapse-perf's semantics) over one sample */
 		if (!profile_add_weighted(s->p, node, s->cur.thread, s->time_ns, s->period, 1)) {
@@ -522,6 +520,7 @@ void ps_release(struct ps *s)
 	for (size_t i = 0; i < s->nhdrs; i++) {
 		free(s->last[i].frames);
 		free(s->last[i].nodes);
+		free(s->last[i].prev);
 	}
 	free(s->last);
 	free(s->hdrs);

@@ -10,6 +10,11 @@
 #include "base/idtab.h"
 #include "base/intern.h"
 
+struct stack_slot {
+	uint32_t tag; /* the key's hash, upper half */
+	uint32_t id;  /* 0: empty */
+};
+
 struct profile {
 	struct interner strs;
 	/* frames */
@@ -19,7 +24,8 @@ struct profile {
 	/* stacks */
 	uint32_t *stack_parent, *stack_frame, *stack_depth;
 	size_t nstacks, cap_stacks;
-	struct hmap stack_index;
+	struct stack_slot *sx; /* the stack index (below) */
+	size_t sx_cap;
 	/* threads */
 	struct profile_thread *threads;
 	size_t nthreads, cap_threads;
@@ -73,7 +79,7 @@ void profile_free(struct profile *p)
 	free(p->stack_parent);
 	free(p->stack_frame);
 	free(p->stack_depth);
-	hmap_release(&p->stack_index);
+	table_free(p->sx, p->sx_cap * sizeof *p->sx);
 	free(p->threads);
 	hmap_release(&p->thread_index);
 	free(p->counts);
@@ -148,40 +154,131 @@ size_t profile_nframes(const struct profile *p)
 	return p->nframes;
 }
 
-uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
+/* ---- the stack index: (parent, frame) -> node ----
+ * Slots of 8 bytes, (the hash's upper half, node id), id 0 empty (the root is never a child); the key is
+ * compared in the node arrays on a matching tag. Kept at most half full. A path of new nodes is placed with
+ * its slots prefetched first: the nodes are numbered in order, so their keys are known before they exist, and
+ * a profile of stacks that share little (every node new) waits for memory once per batch, not once per node. */
+
+static inline uint64_t stack_hash(uint32_t parent, uint32_t frame)
 {
-	if (parent >= p->nstacks || frame_id >= p->nframes)
-		return PROFILE_NOMEM;
-	uint64_t key = ((uint64_t)parent << 32) | frame_id;
-	uint32_t id;
-	if (hmap_get(&p->stack_index, key, &id))
-		return id;
-	if (p->nstacks == p->cap_stacks) {
-		size_t nc = grow_cap(p->nstacks + 1, p->cap_stacks);
-		if (p->nstacks >= PROFILE_NOMEM || !REALLOC_ARRAY(p->stack_parent, nc) ||
-		    !REALLOC_ARRAY(p->stack_frame, nc) || !REALLOC_ARRAY(p->stack_depth, nc))
-			return PROFILE_NOMEM;
+	return hash_u64((uint64_t)parent << 32 | frame);
+}
+
+static uint32_t sx_find(const struct profile *p, uint32_t parent, uint32_t frame)
+{
+	if (!p->sx_cap)
+		return 0;
+	uint64_t h = stack_hash(parent, frame);
+	size_t mask = p->sx_cap - 1;
+	uint32_t tag = (uint32_t)(h >> 32);
+	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+		const struct stack_slot *s = &p->sx[i];
+		if (!s->id)
+			return 0;
+		if (s->tag == tag && p->stack_parent[s->id] == parent && p->stack_frame[s->id] == frame)
+			return s->id;
+	}
+}
+
+static void sx_place(struct stack_slot *slots, size_t mask, uint64_t h, uint32_t id)
+{
+	size_t i = (size_t)h & mask;
+	while (slots[i].id)
+		i = (i + 1) & mask;
+	slots[i].tag = (uint32_t)(h >> 32);
+	slots[i].id = id;
+}
+
+/* Room for n nodes in all (the root included) in the node arrays and the index. */
+static bool stacks_reserve(struct profile *p, size_t n)
+{
+	if (n >= PROFILE_NOMEM)
+		return false;
+	if (n > p->cap_stacks) {
+		size_t nc = grow_cap(n, p->cap_stacks);
+		if (!REALLOC_ARRAY(p->stack_parent, nc) || !REALLOC_ARRAY(p->stack_frame, nc) ||
+		    !REALLOC_ARRAY(p->stack_depth, nc))
+			return false;
 		p->cap_stacks = nc;
 	}
-	id = (uint32_t)p->nstacks;
-	if (!hmap_put(&p->stack_index, key, id))
+	if (n * 2 <= p->sx_cap)
+		return true;
+	size_t cap = p->sx_cap ? p->sx_cap : 64;
+	while (cap < n * 2)
+		cap *= 2;
+	struct stack_slot *slots = table_zalloc(cap * sizeof *slots);
+	if (!slots)
+		return false;
+	for (uint32_t id = 1; id < p->nstacks; id++) /* in id order: the node arrays are read in sequence */
+		sx_place(slots, cap - 1, stack_hash(p->stack_parent[id], p->stack_frame[id]), id);
+	table_free(p->sx, p->sx_cap * sizeof *p->sx);
+	p->sx = slots;
+	p->sx_cap = cap;
+	return true;
+}
+
+/* Appends the chain frames[0..n) below `node`, all new; nodes_out[i] gets the node after frames[i]. */
+static uint32_t stacks_append(struct profile *p, uint32_t node, const uint32_t *frames, size_t n, uint32_t *nodes_out)
+{
+	if (!stacks_reserve(p, p->nstacks + n))
 		return PROFILE_NOMEM;
-	p->stack_parent[id] = parent;
-	p->stack_frame[id] = frame_id;
-	p->stack_depth[id] = p->stack_depth[parent] + 1;
-	p->nstacks++;
-	return id;
+	enum { BATCH = 32 };
+	uint64_t h[BATCH];
+	size_t mask = p->sx_cap - 1;
+	for (size_t at = 0; at < n; at += BATCH) {
+		size_t m = n - at < BATCH ? n - at : BATCH;
+		uint32_t parent = node;
+		for (size_t k = 0; k < m; k++) {
+			h[k] = stack_hash(parent, frames[at + k]);
+			__builtin_prefetch(&p->sx[(size_t)h[k] & mask], 1);
+			parent = (uint32_t)(p->nstacks + k);
+		}
+		for (size_t k = 0; k < m; k++) {
+			uint32_t f = frames[at + k], id = (uint32_t)p->nstacks;
+			sx_place(p->sx, mask, h[k], id);
+			p->stack_parent[id] = node;
+			p->stack_frame[id] = f;
+			p->stack_depth[id] = p->stack_depth[node] + 1;
+			p->nstacks++;
+			node = id;
+			if (nodes_out)
+				nodes_out[at + k] = id;
+		}
+	}
+	return node;
+}
+
+uint32_t profile_stack_path(struct profile *p, uint32_t node, const uint32_t *frames, size_t n, uint32_t *nodes_out)
+{
+	if (node >= p->nstacks)
+		return PROFILE_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] >= p->nframes)
+			return PROFILE_NOMEM;
+	size_t k = 0;
+	/* a node's children are made after it: the newest node has none yet, so from there on all is new */
+	for (; k < n && node + 1 != p->nstacks; k++) {
+		uint32_t id = sx_find(p, node, frames[k]);
+		if (!id)
+			break;
+		node = id;
+		if (nodes_out)
+			nodes_out[k] = id;
+	}
+	if (k == n)
+		return node;
+	return stacks_append(p, node, frames + k, n - k, nodes_out ? nodes_out + k : NULL);
+}
+
+uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
+{
+	return profile_stack_path(p, parent, &frame_id, 1, NULL);
 }
 
 uint32_t profile_stack_from(struct profile *p, const uint32_t *frames, size_t n)
 {
-	uint32_t node = PROFILE_ROOT;
-	for (size_t i = 0; i < n; i++) {
-		node = profile_stack(p, node, frames[i]);
-		if (node == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-	}
-	return node;
+	return profile_stack_path(p, PROFILE_ROOT, frames, n, NULL);
 }
 
 uint32_t profile_stack_parent(const struct profile *p, uint32_t stack)
