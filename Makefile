@@ -39,6 +39,7 @@ LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/base/home.c src/base/ato
 	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c src/base/clock.c \
 	src/base/store.c src/base/fs.c src/base/str.c src/base/announce.c src/base/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
 LIB_SRC  += src/base/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
+LIB_SRC  += src/base/progress.c  # err.c erases a progress line before a message (libplumb never draws one)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PRELOAD_SRC := src/lib/sampler.c src/base/gate.c src/base/clock.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/progress.h"
+
 enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ...)
 {
 	if (!e)
@@ -55,6 +57,7 @@ int plumb_exit_code(enum plumb_err code)
 
 int perr_report(const struct perr *e)
 {
+	progress_clear();
 	fprintf(stderr, "plumb: %s\n", e->msg[0] ? e->msg : plumb_strerror(e->code));
 	return plumb_exit_code(e->code);
 }
@@ -62,6 +65,7 @@ int perr_report(const struct perr *e)
 int plumb_fail(int exit_code, const char *fmt, ...)
 {
 	va_list ap;
+	progress_clear();
 	va_start(ap, fmt);
 	fputs("plumb: ", stderr);
 	vfprintf(stderr, fmt, ap);
@@ -73,6 +77,7 @@ int plumb_fail(int exit_code, const char *fmt, ...)
 void plumb_warn(const char *fmt, ...)
 {
 	va_list ap;
+	progress_clear();
 	va_start(ap, fmt);
 	fputs("plumb: warning: ", stderr);
 	vfprintf(stderr, fmt, ap);
