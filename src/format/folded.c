@@ -478,12 +478,16 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 struct block_out {
 	FILE *out;
 	size_t used;
+	uint64_t written;
+	struct progress *progress;
 	char buf[1 << 16];
 };
 
 static void out_flush(struct block_out *b, const char *s, size_t n)
 {
 	fwrite(b->buf, 1, b->used, b->out);
+	b->written += b->used + n;
+	progress_bytes(b->progress, b->written, 0);
 	b->used = 0;
 	if (n > sizeof b->buf) {
 		fwrite(s, 1, n, b->out);
@@ -661,6 +665,8 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 	qsort(lines, nlines, sizeof *lines, cmp_line);
 	b->out = out;
 	b->used = 0;
+	b->written = 0;
+	b->progress = opts->progress;
 	for (size_t i = 0; i < nlines && !w.oom; i++)
 		write_line(&w, b, &lines[i]);
 	fwrite(b->buf, 1, b->used, out);

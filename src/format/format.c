@@ -195,6 +195,7 @@ enum plumb_err fmt_source_read(struct fmt_source *src, enum fmt_kind kind, const
 		opts = &no_opts;
 	if (kind == FMT_UNKNOWN)
 		kind = src->kind;
+	src->st->progress = opts->progress;
 	for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
 		if (readers[i].kind != kind)
 			continue;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "format/stream.h"
 #include "profile/profile.h"
 
@@ -37,12 +38,14 @@ struct fmt_read_opts {
 	void *warn_ctx;
 	bool lenient;            /* folded: skip lines that are not "stack COUNT" (one warning) instead of failing */
 	const char *sample_index; /* pprof: which sample type is the weight, by index or type name (NULL: default) */
+	struct progress *progress; /* told how far the input is read (base/progress.h); NULL: no display */
 };
 
 struct fmt_write_opts {
 	unsigned label_flags;    /* enum label_flags */
 	bool threads;            /* folded: a root frame per thread "name (tid)" */
 	const char *path;        /* set by fmt_write_file: the destination ("-" for stdout), e.g. for .gz */
+	struct progress *progress; /* told how much is written (base/progress.h); NULL: no display */
 };
 
 enum fmt_kind fmt_from_name(const char *name);          /* "folded", "gecko", ... */

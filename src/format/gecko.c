@@ -463,6 +463,8 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
 	struct label_table *names = label_table_build(p, opts->label_flags | LABEL_FUNC_ONLY | LABEL_NO_SUFFIX);
 	w.names = names;
 	w.o = fmt_out_new(out, opts->path && str_ends_with(opts->path, ".gz"));
+	if (w.o)
+		fmt_out_progress(w.o, opts->progress);
 	w.stack_row = malloc(nstacks * sizeof *w.stack_row);
 	w.frame_row = malloc((nframes ? nframes : 1) * sizeof *w.frame_row);
 	w.res_row = malloc(nstr * sizeof *w.res_row);

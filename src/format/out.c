@@ -15,6 +15,8 @@ struct fmt_out {
 	bool gz, zinit, failed, oom;
 	z_stream zs;
 	size_t used;
+	uint64_t written;          /* bytes handed to the writer before buf */
+	struct progress *progress;
 	struct sbuf tmp;
 	char buf[OUT_BLOCK];
 	unsigned char zbuf[OUT_BLOCK];
@@ -58,10 +60,17 @@ static void deflate_out(struct fmt_out *o, const void *data, size_t n, int flush
 	} while (o->zs.avail_out == 0 || (flush == Z_FINISH && rc == Z_OK));
 }
 
+void fmt_out_progress(struct fmt_out *o, struct progress *p)
+{
+	o->progress = p;
+}
+
 static void flush_block(struct fmt_out *o)
 {
 	if (!o->used)
 		return;
+	o->written += o->used;
+	progress_bytes(o->progress, o->written, 0);
 	if (o->gz)
 		deflate_out(o, o->buf, o->used, Z_NO_FLUSH);
 	else if (fwrite(o->buf, 1, o->used, o->fp) != o->used)

@@ -13,12 +13,15 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 
 struct fmt_out;
 
 /* A writer to fp; gzip: compress what is written. NULL when out of memory. */
 struct fmt_out *fmt_out_new(FILE *fp, bool gzip);
+/* Reports the bytes written so far to a progress display (base/progress.h; NULL: none). */
+void fmt_out_progress(struct fmt_out *o, struct progress *p);
 void fmt_out_bytes(struct fmt_out *o, const void *s, size_t n);
 void fmt_out_str(struct fmt_out *o, const char *s);
 void fmt_out_ch(struct fmt_out *o, char c);

@@ -168,6 +168,8 @@ enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const st
 	uint64_t *tw = calloc(nthreads ? nthreads : 1, sizeof *tw);
 	uint32_t *scratch = NULL;
 	struct ss_frames sf = { 0 };
+	if (o)
+		fmt_out_progress(o, opts->progress);
 	if (!o || !tw) {
 		free(tw);
 		if (o)

@@ -49,6 +49,10 @@ static ssize_t raw_read(struct fmt_stream *st, void *dst, size_t n)
 	}
 	for (;;) {
 		ssize_t r = read(st->fd, dst, n);
+		if (r > 0) {
+			st->raw_read += (uint64_t)r;
+			progress_bytes(st->progress, st->raw_read, st->raw_size);
+		}
 		if (r >= 0 || errno != EINTR)
 			return r;
 	}
@@ -125,8 +129,10 @@ enum plumb_err fmt_stream_open(struct fmt_stream *st, const char *path, struct p
 			return read_error(st, e);
 	}
 	st->regular = S_ISREG(sb.st_mode);
-	if (st->regular)
+	if (st->regular) {
 		posix_fadvise(st->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		st->raw_size = (uint64_t)sb.st_size;
+	}
 	return start(st, e);
 }
 

@@ -21,6 +21,7 @@
 #include <zlib.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 
 #define FMT_MAX_LINE ((size_t)64 << 20)
 #define FMT_MAX_FRAMES ((size_t)1 << 22)
@@ -50,6 +51,8 @@ struct fmt_stream {
 	bool text;               /* refuse NUL bytes */
 	bool text_checked;
 	uint64_t consumed;       /* bytes handed out before buf[pos] */
+	struct progress *progress; /* told the raw bytes read of the input's size (NULL: none) */
+	uint64_t raw_read, raw_size; /* bytes read from the file (compressed, for gzip); its size, 0 unknown */
 };
 
 /* Opens path ("-": stdin) as a stream; gzip is recognised by its magic. PLUMB_EIO when it cannot be opened
