@@ -293,8 +293,18 @@ static void pp_functions(struct pp_writer *w)
 static void pp_locations(struct pp_writer *w)
 {
 	for (uint32_t l = 0; l < intern_count(&w->locs); l++) {
-		const uint32_t *frames = (const uint32_t *)intern_str(&w->locs, l);
-		size_t n = intern_len(&w->locs, l) / sizeof *frames;
+		/* the interner keeps bytes, unaligned: the frame ids are copied out */
+		size_t n = intern_len(&w->locs, l) / sizeof(uint32_t);
+		w->chain.n = 0;
+		for (size_t k = 0; k < n; k++) {
+			uint32_t f;
+			memcpy(&f, intern_str(&w->locs, l) + k * sizeof f, sizeof f);
+			if (!u32vec_push(&w->chain, f)) {
+				w->oom = true;
+				return;
+			}
+		}
+		const uint32_t *frames = w->chain.v;
 		uint32_t outer = frames[n - 1];
 		const struct frame *fr = profile_frame_get(w->p, outer);
 		sbuf_reset(&w->m);
