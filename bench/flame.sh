@@ -20,3 +20,19 @@ printf 'plumb flame: wall %.3f s, cpu %.3f s (target <= 2 s); svg %s bytes\n' "$
 	"$(stat -c %s "$DIR/stacks-300k.svg")"
 printf 'wc -l      : wall %.3f s (the floor)\n' "$w_wc"
 printf 'ratio plumb/wc (wall): %.1fx\n' "$(calc "$w_plumb / $w_wc")"
+
+# Peak RSS on the same file (issue 14: <= ~1.5x the input), and the stacks that share little: 300k random stacks
+# of depth 5 to 40 over 5,000 functions (issue 14: <= 2 s; 3.0 s before this work). PREV_PLUMB: the previous
+# figures in the same run.
+RND=$DIR/random-300k.folded
+[ -s "$RND" ] || python3 bench/gen_inputs.py random 300000 >"$RND"
+rmb=$(calc "$(stat -c %s "$RND") / 1048576")
+cat "$RND" >/dev/null
+for bin in "$PLUMB" ${PREV_PLUMB:+"$PREV_PLUMB"}; do
+	[ "$bin" = "$PLUMB" ] && who=plumb || who="previous ($bin)"
+	echo "-- $who"
+	read -r w c r < <(measure 3 "$bin" flame "$IN" -o "$DIR/stacks-300k.svg")
+	report "flame 300k stacks" "$mb" "$w" "$c" "$r"
+	read -r w c r < <(measure 3 "$bin" flame "$RND" -o "$DIR/random-300k.svg")
+	report "flame 300k random stacks" "$rmb" "$w" "$c" "$r"
+done

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Deterministic benchmark inputs: `folded N_STACKS TARGET_MB` writes sorted folded stacks with N distinct
-stacks (realistic prefix sharing, C++-ish labels with file:line); `perf TARGET_MB` writes `perf script` text
-(event headers with periods, stack lines with varied addresses and +0x offsets, several threads)."""
+stacks (realistic prefix sharing, C++-ish labels with file:line); `random N_STACKS` writes N random stacks of
+depth 5 to 40 over 5,000 functions (stacks that share little: the worst case for a prefix tree); `perf TARGET_MB`
+writes `perf script` text (event headers with periods, stack lines with varied addresses and +0x offsets,
+several threads)."""
 import random
 import sys
 
@@ -82,8 +84,22 @@ def perf(target_mb, out):
     out.write("".join(chunks))
 
 
+def random_stacks(n_stacks, out):
+    rng = random.Random(3)
+    fn = ["fn_%d_%s" % (i, rng.choice(["alpha", "beta", "gamma", "delta"])) for i in range(5000)]
+    chunks = []
+    for i in range(n_stacks):
+        chunks.append(";".join(rng.choice(fn) for _ in range(rng.randint(5, 40))) + " %d\n" % rng.randint(1, 100))
+        if len(chunks) >= 10000:
+            out.write("".join(chunks))
+            chunks = []
+    out.write("".join(chunks))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "folded":
         folded(int(sys.argv[2]), int(sys.argv[3]), sys.stdout)
+    elif sys.argv[1] == "random":
+        random_stacks(int(sys.argv[2]), sys.stdout)
     else:
         perf(int(sys.argv[2]), sys.stdout)

@@ -32,7 +32,7 @@ struct fmt_out *fmt_out_new(FILE *fp, bool gzip)
 	o->gz = gzip;
 	sbuf_init(&o->tmp);
 	if (gzip) {
-		if (deflateInit2(&o->zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		if (deflateInit2(&o->zs, FMT_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 			free(o);
 			return NULL;
 		}
