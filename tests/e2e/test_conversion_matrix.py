@@ -116,7 +116,7 @@ class Matrix(TempDir):
         want = hot(path)
         for ext in WRITERS:
             with self.subTest(input=os.path.basename(path), writer=ext):
-                out = path + ".out" + ext
+                out = self.path(os.path.basename(path) + ".out" + ext)  # never beside a fixture
                 r = plumb("convert", path, "-o", out, "--threads", timeout=300)
                 self.assertEqual(r.returncode, 0, r.stderr)
                 got = hot(out)
