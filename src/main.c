@@ -23,6 +23,7 @@ static const struct command {
 	const char *summary;
 } commands[] = {
 	{ "record", cmd_record, CMD_GATED, "sample a command, a running process or one function" },
+	{ "top", cmd_top, CMD_GATED, "a live view of a running process or of the whole machine" },
 	{ "hot", cmd_hot, 0, "leaf and inclusive hot tables of a profile" },
 	{ "diff", cmd_diff, 0, "what moved between two profiles" },
 	{ "flame", cmd_flame, 0, "draw an interactive flame graph (SVG)" },

@@ -10,6 +10,7 @@ int cmd_flame(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* Parses argv with the command's option table; on --help prints the generated usage and returns 0 through
  * *exit_code; on a bad option prints the one-line error and sets *exit_code to 2. Returns true to go on. */

@@ -35,7 +35,8 @@ static const char *const usage_text =
 	"plumb record [options] -- COMMAND [ARGS...]\n"
 	"       plumb record [options] --pid PID\n"
 	"       plumb record [options] --target NAME\n"
-	"       plumb record [options] --call LIB.so:SYMBOL";
+	"       plumb record [options] --call LIB.so:SYMBOL\n"
+	"       plumb record [options] --all [--pid PID,...] [--comm RE]";
 
 static const char *const description =
 	"Samples a command (and its children), a running process, or one function, and writes its stacks.\n"
@@ -44,10 +45,10 @@ static const char *const description =
 
 struct record_args {
 	const char *pid, *target_name, *call, *output, *format, *mode, *unwind, *backend;
-	const char *summary, *stages, *save_baseline;
+	const char *summary, *stages, *save_baseline, *comm;
 	double interval, rate, seconds;
 	long stack_size;
-	bool no_kernel, threads, no_lines, native, idle;
+	bool no_kernel, threads, no_lines, native, idle, all;
 	bool interval_set, rate_set, seconds_set, stack_set;
 };
 
@@ -60,6 +61,7 @@ struct record {
 	enum fmt_kind kind;        /* the output format */
 	char target_pid[32];       /* --pid of an announced target */
 	char call_lib[4096];       /* LIB of --call LIB.so:SYMBOL */
+	pid_t *pids;               /* --all --pid PID,...: the processes kept */
 	struct atomic_file stage_lines; /* the program's stage lines: a private scratch file beside --stages */
 	double start_unix;
 	struct profile *raw;       /* what the backend sampled (raw frames) */
@@ -85,6 +87,12 @@ static void join_command(struct sbuf *sb, const struct record_opts *opts, const 
 					cmd[i] = ' ';
 		sbuf_addf(sb, "%s (pid %d)", cmd ? cmd : "?", (int)opts->pid);
 		free(cmd);
+	} else if (opts->target == TARGET_ALL) {
+		sbuf_addstr(sb, "every process");
+		if (a->pid)
+			sbuf_addf(sb, " of pids %s", a->pid);
+		if (a->comm)
+			sbuf_addf(sb, " named like '%s'", a->comm);
 	} else {
 		sbuf_addstr(sb, a->call);
 	}
@@ -133,16 +141,21 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 	struct record_args *a = &rec->a;
 	a->output = "./plumb-profile.folded";
 	const struct opt opts_table[] = {
-		{ "pid", 'p', OPT_STRING, &a->pid, "PID", "attach to a running process (all its threads)", NULL },
+		{ "pid", 'p', OPT_STRING, &a->pid, "PID",
+		  "attach to a running process (all its threads); with --all, a list PID,... to keep", NULL },
 		{ "target", 't', OPT_STRING, &a->target_name, "NAME",
 		  "attach to a process that announced itself (plumb.h)", NULL },
 		{ "call", 0, OPT_STRING, &a->call, "LIB.so:SYMBOL", "load LIB, call SYMBOL() and sample it", NULL },
+		{ "all", 'a', OPT_FLAG, &a->all, NULL,
+		  "every process on the machine, a root per process (needs root or perf_event_paranoid <= 0)", NULL },
+		{ "comm", 0, OPT_STRING, &a->comm, "RE", "with --all: keep processes whose name matches RE", NULL },
 		{ "interval", 'i', OPT_DOUBLE, &a->interval, "S", "seconds between samples, 0.0001-1.0 (default 0.005)",
 		  &a->interval_set },
 		{ "rate", 'F', OPT_DOUBLE, &a->rate, "HZ", "samples per second (the same as --interval 1/HZ)",
 		  &a->rate_set },
 		{ "seconds", 's', OPT_DOUBLE, &a->seconds, "N",
-		  "how long to sample, 1-300 (default 10 for --pid; a command runs to its end)", &a->seconds_set },
+		  "how long to sample, 1-300 (default 10 for --pid and --all; a command runs to its end)",
+		  &a->seconds_set },
 		{ "output", 'o', OPT_STRING, &a->output, "PATH", "where to write (default ./plumb-profile.folded)", NULL },
 		{ "format", 0, OPT_STRING, &a->format, "FMT",
 		  "folded, gecko, speedscope, pprof or svg (default: by extension)", NULL },
@@ -174,7 +187,7 @@ static bool record__choose_target(struct record *rec, int *rc)
 	struct record_args *a = &rec->a;
 	const struct opt_result *r = &rec->r;
 	*rc = EXIT_USAGE;
-	int ntargets = (a->pid != NULL) + (a->call != NULL) + (a->target_name != NULL) +
+	int ntargets = (a->pid != NULL && !a->all) + (a->call != NULL) + (a->target_name != NULL) + a->all +
 		       (r->dashdash >= 0 && r->npos > r->dashdash);
 	if (r->dashdash < 0 && r->npos > 0) {
 		plumb_fail(EXIT_USAGE, "record: unexpected argument '%s' (put the command after --)", r->pos[0]);
@@ -182,7 +195,11 @@ static bool record__choose_target(struct record *rec, int *rc)
 	}
 	if (ntargets > 1) {
 		plumb_fail(EXIT_USAGE,
-			   "record: give one target: -- COMMAND, --pid PID, --target NAME or --call LIB.so:SYMBOL");
+			   "record: give one target: -- COMMAND, --pid PID, --target NAME, --call LIB.so:SYMBOL or --all");
+		return false;
+	}
+	if (a->comm && !a->all) {
+		plumb_fail(EXIT_USAGE, "record: --comm narrows --all; give --all too");
 		return false;
 	}
 	if (ntargets == 1 && !a->target_name)
@@ -290,13 +307,64 @@ static bool record__check_options(struct record *rec, int *rc)
 	return true;
 }
 
-/* The target into rec->opts: a live process, LIB.so:SYMBOL, or the command after --. */
+/* Parses "PID[,PID...]" into a new array (*out, *n); false (with the message printed) when one is not a pid. */
+static bool parse_pid_list(const char *text, pid_t **out, size_t *n)
+{
+	size_t cap = 1;
+	for (const char *q = text; *q; q++)
+		cap += *q == ',';
+	pid_t *v = calloc(cap, sizeof *v);
+	if (!v)
+		return plumb_fail(EXIT_FAILED, "record: out of memory"), false;
+	size_t k = 0;
+	for (const char *q = text;;) {
+		char *end;
+		errno = 0;
+		long pid = strtol(q, &end, 10);
+		if (end == q || errno || pid <= 0 || pid > 0x3fffffff || (*end && *end != ',')) {
+			free(v);
+			return cmd_fail_shown(EXIT_USAGE, "record: --pid with --all needs a list of process ids, not '%s'",
+					      text), false;
+		}
+		v[k++] = (pid_t)pid;
+		if (!*end)
+			break;
+		q = end + 1;
+	}
+	*out = v;
+	*n = k;
+	return true;
+}
+
+/* --all: every process of the machine through the system backend, narrowed by --pid PID,... and --comm RE. */
+static bool record__set_all(struct record *rec)
+{
+	struct record_args *a = &rec->a;
+	struct record_opts *opts = &rec->opts;
+	if (a->backend && strcmp(a->backend, "system") != 0)
+		return plumb_fail(EXIT_USAGE, "record: --all samples with the system backend, not '%s'", a->backend), false;
+	if (opts->mode == MODE_WALL)
+		return plumb_fail(EXIT_USAGE, "record: --mode wall follows the threads of one target; it cannot be used "
+					      "with --all"), false;
+	opts->target = TARGET_ALL;
+	opts->backend = "system";
+	opts->seconds = a->seconds_set ? a->seconds : 10;
+	opts->comm_re = a->comm;
+	if (a->pid && !parse_pid_list(a->pid, &rec->pids, &opts->npids))
+		return false;
+	opts->pids = rec->pids;
+	return true;
+}
+
+/* The target into rec->opts: a live process, LIB.so:SYMBOL, every process, or the command after --. */
 static bool record__set_target(struct record *rec, int *rc)
 {
 	struct record_args *a = &rec->a;
 	struct record_opts *opts = &rec->opts;
 	*rc = EXIT_USAGE;
-	if (a->pid) {
+	if (a->all) {
+		return record__set_all(rec);
+	} else if (a->pid) {
 		char *end;
 		long v = strtol(a->pid, &end, 10);
 		if (*end || end == a->pid || v <= 0 || v > 0x3fffffff)
@@ -417,7 +485,7 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	}
 	enum fmt_kind kind = rec->kind;
 	struct fmt_write_opts wo = { 0 };
-	wo.threads = a->threads;
+	wo.threads = a->threads || a->all; /* --all: a root per process, `name (pid)` */
 	wo.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
 	if (render_write_file(prof, a->output, kind, &wo, NULL, &e) ||
 	    write_extras(prof, a, &rec->res, rec->stage_lines.tmp_path, &e)) {
@@ -463,6 +531,7 @@ int cmd_record(int argc, char **argv)
 	profile_free(rec->raw);
 	backend_outcome_release(&rec->run);
 	opt_result_release(&rec->r);
+	free(rec->pids);
 	free(rec);
 	return rc;
 }

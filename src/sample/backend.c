@@ -22,6 +22,7 @@ static const struct backend *const backends[] = {
 	&backend_inprocess,
 	&backend_ptrace,
 	&backend_pyspy,
+	&backend_system,
 };
 
 const struct backend *const *backend_list(size_t *n)
@@ -45,6 +46,11 @@ size_t backend_choose(const struct record_opts *opts, const struct backend **out
 		const struct backend *b = backend_find(opts->backend);
 		if (b && max)
 			out[k++] = b;
+		return k;
+	}
+	if (opts->target == TARGET_ALL) { /* every process: one backend can, and nothing falls back */
+		if (max)
+			out[k++] = &backend_system;
 		return k;
 	}
 	bool taken[sizeof backends / sizeof backends[0]] = { false };

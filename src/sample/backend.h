@@ -19,9 +19,16 @@
 #include "profile/profile.h"
 #include "symbol/maps.h"
 
-enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL };
+enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL, TARGET_ALL /* every process (system.c) */ };
 enum record_mode { MODE_CPU, MODE_WALL };
 enum record_unwind { UNWIND_DWARF, UNWIND_FP };
+
+/* How far sampling has come, for the live views' hook (record_opts.on_poll). */
+struct backend_sofar {
+	uint64_t ticks;            /* samples taken so far */
+	uint64_t lost;             /* samples the kernel reported lost so far */
+	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began */
+};
 
 struct record_opts {
 	enum record_target target;
@@ -40,6 +47,14 @@ struct record_opts {
 	const char *backend;       /* forced backend name, NULL = automatic */
 	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
 	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
+	const pid_t *pids;         /* TARGET_ALL: keep only these processes (npids of them); NULL: every one */
+	size_t npids;
+	const char *comm_re;       /* TARGET_ALL: keep only processes whose name matches (POSIX extended), or NULL */
+	/* The live views (plumb top): called by the sampling loop after each read of the rings (at least every
+	 * ~50 ms) with the profile being filled, which it may read but not change. NULL: none. Only the
+	 * perf_event and system backends call it. */
+	void (*on_poll)(void *ctx, struct profile *p, const struct backend_sofar *bp);
+	void *poll_ctx;
 };
 
 struct record_result {
@@ -96,6 +111,7 @@ extern const struct backend backend_ptrace;    /* attach by PTRACE_SEIZE/INTERRU
 extern const struct backend backend_inprocess; /* libplumb preloaded: signal + timers (inprocess.c) */
 extern const struct backend backend_python;    /* CPython frames read from outside (sample/python.c) */
 extern const struct backend backend_pyspy;     /* py-spy, only when forced (sample/pyspy.c) */
+extern const struct backend backend_system;    /* every process, per-CPU events (system.c); TARGET_ALL only */
 
 /* Helpers shared by backends. */
 /* The environment a recorded command gets on top of plumb's (PLUMB_STAGES when --stages is given). */

@@ -608,6 +608,10 @@ static void pe_loop(struct pe_state *st, struct child *child)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(st);
+		if (opts->on_poll) { /* the live views read what was sampled so far */
+			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
+			opts->on_poll(opts->poll_ctx, st->p, &bp);
+		}
 	}
 	free(pfds);
 }

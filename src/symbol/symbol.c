@@ -541,3 +541,38 @@ done:
 	symbolizer_free(&s);
 	return rc;
 }
+
+/* ---- a symbolizer kept between calls ------------------------------------------------------------------ */
+
+struct sym_resolver {
+	struct symbolizer s;
+	struct sym_opts opts;
+};
+
+struct sym_resolver *sym_resolver_new(const struct sym_opts *opts)
+{
+	struct sym_resolver *r = calloc(1, sizeof *r);
+	if (!r)
+		return NULL;
+	if (opts)
+		r->opts = *opts;
+	r->s.opts = &r->opts;
+	return r;
+}
+
+void sym_resolver_free(struct sym_resolver *r)
+{
+	if (!r)
+		return;
+	symbolizer_free(&r->s);
+	free(r);
+}
+
+size_t sym_resolver_frame(struct sym_resolver *r, const struct profile *raw, uint32_t frame_id, struct profile *out,
+			  uint32_t *ids, size_t max)
+{
+	const struct frame *f = profile_frame_get(raw, frame_id);
+	if (!f || max == 0)
+		return 0;
+	return resolve_frame(&r->s, raw, f, out, ids, max < MAX_INLINE ? max : MAX_INLINE);
+}
