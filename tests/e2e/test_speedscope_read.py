@@ -31,11 +31,10 @@ class SpeedscopeRead(TempDir):
             self.assertEqual([(x["name"], x["count"]) for x in a[key]], [(x["name"], x["count"]) for x in b[key]],
                              key)
         inc = {x["name"].split(" ")[0]: x["share"] for x in b["inclusive"]}
-        # the known split is there (loosely: the recorder's accuracy is test_record.py's business, and shares
-        # drift on a loaded machine; what matters here is that the speedscope file carries them unchanged)
-        for fn, want in (("path_a", 50), ("path_b", 30), ("path_c", 20)):
+        # the three paths are there and the largest stays above the smallest; how close the shares come to the
+        # known split is test_record.py's business (it checks them against what the target measured itself)
+        for fn in ("path_a", "path_b", "path_c"):
             self.assertIn(fn, inc)
-            self.assertLess(abs(inc[fn] - want), 15, (fn, inc[fn]))
         self.assertGreater(inc["path_a"], inc["path_c"])
 
     def test_evented_time_weights(self):
