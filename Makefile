@@ -5,7 +5,7 @@
 #   make bench      performance benchmarks against peers (bench/)
 #   make fuzz       run each reader's fuzz target (clang/libFuzzer)
 #   make demo       set up, build, profile the bundled example and show the result
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (the tool, libplumb, plumb.h, plumb.pc, man pages, completions, docs)
 # WERROR=1 turns warnings into errors (CI sets it).
 
 CC      ?= cc
@@ -70,8 +70,26 @@ API_BIN     := $(API_SRC:tests/targets/api/%.c=$(BUILD)/targets/%)
 EXAMPLE_SRC := $(wildcard examples/*.c)
 EXAMPLE_BIN := $(EXAMPLE_SRC:examples/%.c=$(BUILD)/examples/%)
 
+# The man pages and shell completions are made by plumb itself from the option tables that parse its options
+# (`plumb help --man-pages DIR`, `plumb help --completion bash|zsh`, src/cmd/doc.c), so they cannot drift from
+# --help. plumb.1 stands for every page: one run writes them all.
+MAN_STAMP  := $(BUILD)/man/plumb.1
+COMPLETION := $(BUILD)/completion/plumb.bash $(BUILD)/completion/_plumb
+
 .PHONY: all check unit e2e asan bench fuzz demo clean install setup
-all: $(BUILD)/plumb $(BUILD)/libplumb.so $(BUILD)/libplumb-preload.so
+all: $(BUILD)/plumb $(BUILD)/libplumb.so $(BUILD)/libplumb-preload.so $(MAN_STAMP) $(COMPLETION)
+
+$(MAN_STAMP): $(BUILD)/plumb
+	@mkdir -p $(dir $@)
+	$(BUILD)/plumb help --man-pages $(dir $@)
+
+$(BUILD)/completion/plumb.bash: $(BUILD)/plumb
+	@mkdir -p $(dir $@)
+	$(BUILD)/plumb help --completion bash > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/completion/_plumb: $(BUILD)/plumb
+	@mkdir -p $(dir $@)
+	$(BUILD)/plumb help --completion zsh > $@.tmp && mv $@.tmp $@
 
 $(BUILD)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -170,10 +188,17 @@ setup:
 	@scripts/setup
 
 # libplumb as a distribution ships it (the real file, the soname link, the -lplumb link); the sampler in a
-# directory of its own, where `plumb record` looks for it and the linker does not.
+# directory of its own, where `plumb record` looks for it and the linker does not; the man pages, the bash and
+# zsh completions where those shells look for them, and the documents.
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/lib/plumb \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions $(DESTDIR)$(PREFIX)/share/zsh/site-functions \
+		$(DESTDIR)$(PREFIX)/share/doc/plumb
+	install -m 644 $(BUILD)/man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(BUILD)/completion/plumb.bash $(DESTDIR)$(PREFIX)/share/bash-completion/completions/plumb
+	install -m 644 $(BUILD)/completion/_plumb $(DESTDIR)$(PREFIX)/share/zsh/site-functions/_plumb
+	install -m 644 README.md docs/*.md $(DESTDIR)$(PREFIX)/share/doc/plumb/
 	install -m 755 $(BUILD)/plumb $(DESTDIR)$(PREFIX)/bin/plumb
 	install -m 755 $(BUILD)/$(LIB_REAL) $(DESTDIR)$(PREFIX)/lib/$(LIB_REAL)
 	ln -sfn $(LIB_REAL) $(DESTDIR)$(PREFIX)/lib/$(LIB_SONAME)

@@ -44,3 +44,10 @@ report() {
 }
 # PREV_PLUMB: an earlier plumb binary measured beside this one in the same run ("the previous figures"), e.g.
 # PREV_PLUMB=/path/to/main/build/plumb make bench
+# peak_rss CMD...: runs CMD (output discarded) and prints its peak resident set size in MB (the largest RSS of
+# any child, from getrusage; python3 is there wherever the benchmarks run).
+peak_rss() {
+	python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print("%.1f" % (resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024))' "$@"
+}

@@ -1,9 +1,8 @@
 #!/usr/bin/env python3
 """Deterministic benchmark inputs: `folded N_STACKS TARGET_MB` writes sorted folded stacks with N distinct
-stacks (realistic prefix sharing, C++-ish labels with file:line); `random N_STACKS` writes N random stacks of
-depth 5 to 40 over 5,000 functions (stacks that share little: the worst case for a prefix tree); `perf TARGET_MB`
-writes `perf script` text (event headers with periods, stack lines with varied addresses and +0x offsets,
-several threads)."""
+stacks (realistic prefix sharing, C++-ish labels with file:line); `random N_STACKS` writes N distinct stacks that share little (depth 5-40,
+each frame one of 5,000 functions drawn uniformly, unsorted); `perf TARGET_MB` writes `perf script` text
+(event headers with periods, stack lines with varied addresses and +0x offsets, several threads)."""
 import random
 import sys
 
@@ -44,6 +43,27 @@ def folded(n_stacks, target_mb, out):
     out.write("\n")
 
 
+def random_stacks(n_stacks, out):
+    """Stacks that share little: each frame is drawn uniformly from 5,000 functions, so prefixes diverge after
+    the first frame or two and the merged tree has nearly as many nodes as the input has frames."""
+    rng = random.Random(11)
+    fn = names(rng, 5000)
+    files = ["src/%s/file_%d.c" % (d, i) for d in ("core", "net", "db", "io") for i in range(60)]
+    labels = ["%s (%s:%d)" % (fn[i], files[i % len(files)], 10 + i % 900) for i in range(len(fn))]
+    seen = set()
+    chunks = []
+    while len(seen) < n_stacks:
+        key = tuple(rng.randrange(len(labels)) for _ in range(rng.randint(5, 40)))
+        if key in seen:
+            continue
+        seen.add(key)
+        chunks.append(";".join(labels[i] for i in key) + " %d\n" % rng.randint(1, 5000))
+        if len(chunks) >= 10000:
+            out.write("".join(chunks))
+            chunks = []
+    out.write("".join(chunks))
+
+
 def perf(target_mb, out):
     """Eight threads of one process, sampled in turn. Like a real program, a thread's stack changes a little
     between two samples (a few innermost frames return, a few calls are made); every sample has its own
@@ -79,18 +99,6 @@ def perf(target_mb, out):
         chunks.append(block)
         written += len(block)
         if len(chunks) > 5000:
-            out.write("".join(chunks))
-            chunks = []
-    out.write("".join(chunks))
-
-
-def random_stacks(n_stacks, out):
-    rng = random.Random(3)
-    fn = ["fn_%d_%s" % (i, rng.choice(["alpha", "beta", "gamma", "delta"])) for i in range(5000)]
-    chunks = []
-    for i in range(n_stacks):
-        chunks.append(";".join(rng.choice(fn) for _ in range(rng.randint(5, 40))) + " %d\n" % rng.randint(1, 100))
-        if len(chunks) >= 10000:
             out.write("".join(chunks))
             chunks = []
     out.write("".join(chunks))

@@ -1,6 +1,8 @@
 /* main.c — plumb's command table and dispatch (git.c / perf.c style). The dispatcher does the shared work
  * once: the signal handlers that remove temp files, --help, the debug gate for commands that sample, and a
  * checked flush of stdout. */
+#include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,38 +16,64 @@
 #error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"
 #endif
 
-enum cmd_flags { CMD_GATED = 1 }; /* refuses unless PLUMB_DEBUG is on (docs/design.md §3.1) */
-
-static const struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	unsigned flags;
-	const char *summary;
-} commands[] = {
-	{ "record", cmd_record, CMD_GATED, "sample a command, a running process or one function" },
-	{ "top", cmd_top, CMD_GATED, "a live view of a running process or of the whole machine" },
-	{ "hot", cmd_hot, 0, "leaf and inclusive hot tables of a profile" },
-	{ "diff", cmd_diff, 0, "what moved between two profiles" },
-	{ "flame", cmd_flame, 0, "draw an interactive flame graph (SVG)" },
-	{ "convert", cmd_convert, 0, "convert between profile formats" },
-	{ "metrics", cmd_metrics, CMD_GATED, "record and read per-process resource recordings" },
-	{ "bench", cmd_bench, 0, "run benchmark suites, keep evidence, compare with baselines" },
+/* The commands, in the order --help lists them; the man pages and completions are made from this table. */
+static const struct cmd_sub commands[] = {
+	{ "record", cmd_record, "sample a command, a running process or one function" },
+	{ "top", cmd_top, "a live view of a running process or of the whole machine" },
+	{ "hot", cmd_hot, "leaf and inclusive hot tables of a profile" },
+	{ "diff", cmd_diff, "what moved between two profiles" },
+	{ "flame", cmd_flame, "draw an interactive flame graph (SVG)" },
+	{ "convert", cmd_convert, "convert between profile formats" },
+	{ "metrics", cmd_metrics, "record and read per-process resource recordings" },
+	{ "bench", cmd_bench, "run benchmark suites, keep evidence, compare with baselines" },
+	{ "baseline", cmd_baseline, "list, show, remove or save profile baselines" },
+	{ NULL, NULL, NULL },
 };
+
+/* The commands that sample or record, which refuse unless PLUMB_DEBUG is on (docs/design.md §3.1). */
+static bool gated(const char *name)
+{
+	static const char *const sampling[] = { "record", "top", "metrics" };
+	for (size_t i = 0; i < sizeof sampling / sizeof sampling[0]; i++)
+		if (strcmp(name, sampling[i]) == 0)
+			return true;
+	return false;
+}
 
 static void usage(FILE *out)
 {
 	fputs("usage: plumb COMMAND [OPTIONS] [ARGS]\n\ncommands:\n", out);
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-	fputs("\n`plumb COMMAND --help` shows a command's options. Commands that sample need PLUMB_DEBUG=1.\n", out);
+	for (const struct cmd_sub *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
+	fputs("\n`plumb COMMAND --help` (or `plumb help COMMAND`) shows a command's options, `man plumb-COMMAND` its\n"
+	      "manual. Commands that sample need PLUMB_DEBUG=1.\n", out);
 }
 
-static int wants_help(int argc, char **argv)
+/* True when argv (before a `--`) holds one of the flags. */
+static bool asks(int argc, char **argv, const char *a, const char *b)
 {
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)
-			return 1;
-	return 0;
+		if (strcmp(argv[i], a) == 0 || (b && strcmp(argv[i], b) == 0))
+			return true;
+	return false;
+}
+
+/* A command's output reached stdout whole, or the exit code says it did not (docs/design.md §3.3: a full disk is
+ * exit 6, with the system's reason). */
+static int finish_stdout(int rc)
+{
+	errno = 0;
+	int flushed = fflush(stdout);
+	int err = errno;
+	bool failed = flushed != 0 || ferror(stdout);
+	if (close(STDOUT_FILENO) != 0 && !failed && errno != EBADF) {
+		failed = true;
+		err = errno;
+	}
+	if (failed && rc == EXIT_DONE)
+		rc = err ? plumb_fail(EXIT_OUTPUT, "cannot write to standard output: %s", strerror(err))
+			 : plumb_fail(EXIT_OUTPUT, "cannot write to standard output");
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -56,26 +84,26 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	const char *name = argv[1];
-	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0 || strcmp(name, "help") == 0) {
+	if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
 		usage(stdout);
 		return EXIT_DONE;
 	}
-	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0) {
+	/* `plumb --version` and `plumb COMMAND [SUB] --version` say the same */
+	if (strcmp(name, "--version") == 0 || strcmp(name, "version") == 0 || asks(argc - 1, argv + 1, "--version", NULL)) {
 		printf("plumb %s\n", PLUMB_VERSION);
-		return EXIT_DONE;
+		return finish_stdout(EXIT_DONE);
 	}
-	const struct command *cmd = NULL;
-	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
-		if (strcmp(commands[i].name, name) == 0)
-			cmd = &commands[i];
+	if (strcmp(name, "help") == 0) {
+		const struct cmd_help_ctx h = { commands, PLUMB_VERSION, usage };
+		return finish_stdout(cmd_help(&h, argc - 1, argv + 1));
+	}
+	const struct cmd_sub *cmd = NULL;
+	for (const struct cmd_sub *c = commands; c->name; c++)
+		if (strcmp(c->name, name) == 0)
+			cmd = c;
 	if (!cmd)
 		return plumb_fail(EXIT_USAGE, "'%s' is not a plumb command (see plumb --help)", name);
-	if ((cmd->flags & CMD_GATED) && !gate_enabled() && !wants_help(argc - 1, argv + 1))
+	if (gated(cmd->name) && !gate_enabled() && !asks(argc - 1, argv + 1, "--help", "-h"))
 		return plumb_fail(EXIT_FAILED, "%s: " GATE_HOWTO, name);
-	int rc = cmd->fn(argc - 1, argv + 1);
-	if (fflush(stdout) != 0 || ferror(stdout) || close(STDOUT_FILENO) != 0) {
-		if (rc == EXIT_DONE)
-			rc = plumb_fail(EXIT_OUTPUT, "cannot write to standard output");
-	}
-	return rc;
+	return finish_stdout(cmd->fn(argc - 1, argv + 1));
 }

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "base/err.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 #include "format/hot_json.h"
 #include "format/stages.h"
@@ -30,12 +31,23 @@ struct hot_opts {
 	const char *thread_re;     /* keep threads whose name (or "name (tid)") matches */
 	int top_threads;           /* keep the N threads with the most samples (after thread_re); 0: all */
 	unsigned label_flags;      /* enum label_flags for the labels filters see */
+	/* called once per thing the tables cannot show as asked (e.g. --group-by library on a profile that names no
+	 * library); may be NULL */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	struct progress *progress; /* the face's progress line (base/progress.h), told how far the tables are; NULL */
 };
-#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0 }
+#define HOT_OPTS_INIT { HOT_GROUP_FUNCTION, 2, false, NULL, 0, NULL, 0, false, NULL, NULL, 0, 0, NULL, NULL, NULL }
 
 /* Builds the summary of the whole profile. PLUMB_EINVAL for a bad regular expression (message names it). */
 enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
 			   struct perr *e);
+
+/* The same over a window of p's samples: `counts` (aggregated (stack, thread) weights of p's stacks and threads,
+ * e.g. the last second's, borrowed) in place of p's own; threads are ranked by their weight in the window.
+ * `plumb top` draws its live tables with it. */
+enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts *o, const struct profile_count *counts,
+				  size_t ncounts, struct hot_summary **out, struct perr *e);
 
 /* Adds one slice per stage to s, slicing p's timeline by time relative to meta.clock_origin_ns. The profile
  * must have a timeline (PLUMB_EINVAL otherwise). */
@@ -50,12 +62,35 @@ struct hot_diff_row {
 	double before_share, after_share; /* percent of each side's total */
 	double delta_points;       /* after_share - before_share */
 	int64_t delta_count;
+	/* hot_diff_test: is the change beyond what sampling alone would give? NAN / false until tested */
+	double p_value;            /* two-sided, this row alone */
+	double p_adjusted;         /* Holm-adjusted over every row compared */
+	bool significant;          /* p_adjusted <= alpha */
 };
 
 /* Rows for the union of names, sorted by |delta_points| (largest first), then |delta_count|, then name.
  * The caller frees *rows (names are not copied: keep the tables alive). */
 enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,
 			uint64_t after_total, struct hot_diff_row **rows, size_t *n, struct perr *e);
+
+/* The family-wise error rate `plumb diff` marks changes at unless told otherwise (docs/diff.md). */
+#define HOT_DIFF_ALPHA 0.01
+
+/* Two-sided p-value of the two-proportion z-test (pooled, with a continuity correction) that x1 of n1 and x2
+ * of n2 samples come from one proportion. 1 when n1 or n2 is 0 or the proportions cannot differ. */
+double hot_two_proportion_p(uint64_t x1, uint64_t n1, uint64_t x2, uint64_t n2);
+
+/* Holm's step-down correction of n p-values into adjusted[] (the k-th smallest times n - k + 1, never below an
+ * earlier one, at most 1): an adjusted value <= alpha keeps the chance of any false mark among the n at most
+ * alpha, whatever the dependence between them. */
+enum plumb_err hot_holm(const double *p, double *adjusted, size_t n, struct perr *e);
+
+/* Tests every row's change against sampling noise (docs/diff.md): the row's counts become sample counts
+ * (count * samples / total on each side, exact when weights are samples), hot_two_proportion_p gives its
+ * p-value, and Holm's step-down correction over all n rows gives p_adjusted; `significant` is p_adjusted <=
+ * alpha. totals are the sides' totals in weight units, samples their numbers of samples. */
+enum plumb_err hot_diff_test(struct hot_diff_row *rows, size_t n, const uint64_t total[2], const uint64_t samples[2],
+			     double alpha, struct perr *e);
 
 /* ---- generics ---------------------------------------------------------------------------------------- */
 

@@ -22,10 +22,16 @@ enum plumb_err baseline_profile_path(const char *name, char **path, struct perr 
 	return *path ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
 }
 
-enum plumb_err baseline_profile_save(const char *name, const char *summary_json, size_t len, struct perr *e)
+enum plumb_err baseline_profile_save(const char *name, const char *summary_json, size_t len, bool force, char *path,
+				     size_t cap, struct perr *e)
 {
-	/* `record --save-baseline NAME` replaces a baseline of that name, as it always did */
-	return store_save(&STORE_PROFILE_BASELINES, name, summary_json, len, true, e);
+	enum plumb_err rc = store_path(&STORE_PROFILE_BASELINES, name, path, cap, e);
+	if (rc)
+		return rc;
+	rc = store_save(&STORE_PROFILE_BASELINES, name, summary_json, len, force, e);
+	if (rc == PLUMB_EINVAL && store_exists(&STORE_PROFILE_BASELINES, name)) /* the name is taken */
+		return perr_set(e, PLUMB_EINVAL, "a profile baseline named '%s' exists (--force replaces it)", name);
+	return rc;
 }
 
 enum plumb_err baseline_profile_lookup(const char *name, char **path, struct perr *e)

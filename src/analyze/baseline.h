@@ -15,9 +15,11 @@
  * name, PLUMB_ENOENT when no home directory can be found. */
 enum plumb_err baseline_profile_path(const char *name, char **path, struct perr *e);
 
-/* Saves a plumb.hot.v1 document as baseline NAME (directories created 0700, file written atomically, 0600),
- * replacing one of that name. */
-enum plumb_err baseline_profile_save(const char *name, const char *summary_json, size_t len, struct perr *e);
+/* Saves a plumb.hot.v1 document as baseline NAME (directories created 0700, file written atomically, 0600) and
+ * puts where it went into path (cap bytes, PATH_MAX is enough). An existing NAME is replaced only when `force`:
+ * otherwise PLUMB_EINVAL, "a profile baseline named 'NAME' exists (--force replaces it)", and it is untouched. */
+enum plumb_err baseline_profile_save(const char *name, const char *summary_json, size_t len, bool force, char *path,
+				     size_t cap, struct perr *e);
 
 /* Finds baseline NAME: *path is malloc'd. PLUMB_ENOENT (exit 3) when there is none; the message lists the
  * saved baselines. */

@@ -219,18 +219,40 @@ static const char *short_path(struct build *b, const struct label_parts *lp)
 	return label_short_path(b->tmp.buf);
 }
 
-/* --repo-only: a frame is kept when its file is under the root, or (a relative path) one of the repository's
- * files or short paths. */
+/* A relative file path without its leading "./" and "../" components (DWARF names relative to a build
+ * directory), as a span of lp's file. */
+static const char *relative_tail(const struct label_parts *lp, size_t *len)
+{
+	const char *f = lp->file;
+	size_t n = lp->file_len;
+	for (;;) {
+		if (n > 2 && memcmp(f, "./", 2) == 0) {
+			f += 2;
+			n -= 2;
+		} else if (n > 3 && memcmp(f, "../", 3) == 0) {
+			f += 3;
+			n -= 3;
+		} else {
+			*len = n;
+			return f;
+		}
+	}
+}
+
+/* --repo-only: a frame is kept when its file (the model's path, full or shortened) is under the root: an absolute
+ * path by its prefix, a relative one when it is a repository path or a tail of one (repo.h). */
 static bool in_repo(struct build *b, const struct label_parts *lp)
 {
 	if (!lp->file_len)
 		return false;
-	if (lp->file[0] == '/')
-		return path_under(lp->file, b->o->root, b->root_len);
-	if (hot_repo_files_has(&b->repo, lp->file, lp->file_len))
-		return true;
-	const char *sp = short_path(b, lp);
-	return hot_repo_files_has(&b->repo, sp, strlen(sp));
+	if (lp->file[0] == '/') {
+		sbuf_reset(&b->tmp);
+		sbuf_add(&b->tmp, lp->file, lp->file_len);
+		return path_under(b->tmp.buf, b->o->root, b->root_len);
+	}
+	size_t n;
+	const char *f = relative_tail(lp, &n);
+	return hot_repo_files_has(&b->repo, f, n);
 }
 
 /* The function row into b->raw: "func (dir/file.c)" / "func (libfoo.so)", no line, generics folded on request,
@@ -291,6 +313,13 @@ static void group_key(struct build *b, const struct label_parts *lp, size_t fnam
 		}
 		dfile = lp->file + (d - b->tmp.buf);
 		dfilelen = lp->file_len - (size_t)(d - b->tmp.buf);
+		size_t n;
+		const char *f = relative_tail(lp, &n);
+		const char *rel = lp->file[0] != '/' && b->o->repo_only ? hot_repo_files_rel(&b->repo, f, n) : NULL;
+		if (rel) { /* a shortened path the repository knows: its path there */
+			dfile = rel;
+			dfilelen = strlen(rel);
+		}
 	}
 	sbuf_reset(key);
 	switch (b->o->group_by) {
@@ -345,6 +374,10 @@ static enum plumb_err map_frame(struct build *b, struct hot_frame_map *fm, uint3
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	fm->func_row[i] = fr;
 	fm->group_row[i] = gr;
+	if (lp.kind != FRAME_KERNEL) {
+		fm->user_frames++;
+		fm->user_frames_in_library += lp.module_len > 0;
+	}
 	return PLUMB_OK;
 }
 

@@ -19,6 +19,8 @@ struct hot_frame_map {
 	uint32_t *func_row;            /* per frame id: the row in funcs, or HOT_ROW_NONE */
 	uint32_t *group_row;           /* per frame id: the row in groups (in funcs when grouping by function) */
 	struct interner funcs, groups; /* row names, redacted; groups is empty when grouping by function */
+	size_t user_frames;            /* kept frames that are not the kernel's */
+	size_t user_frames_in_library; /* of those, the ones whose module (ELF object) is known */
 };
 
 /* Maps every frame of p under o's filters and grouping. PLUMB_EINVAL for a bad --include/--exclude. */

@@ -46,7 +46,7 @@ static bool table_from_counts(struct hot_table *t, const struct interner *rs, co
 /* Fills slice's tables from aggregated counts of the selected threads. */
 static enum plumb_err slice_compute(const struct profile *p, const struct hot_frame_map *fm, const bool *selected,
 				    const struct profile_count *counts, size_t ncounts, struct hot_slice *sl,
-				    struct perr *e)
+				    struct progress *progress, struct perr *e)
 {
 	size_t nf = fm->funcs.n ? fm->funcs.n : 1, ng = fm->groups.n ? fm->groups.n : 1;
 	uint64_t *fleaf = calloc(nf, sizeof *fleaf), *fincl = calloc(nf, sizeof *fincl);
@@ -61,6 +61,8 @@ static enum plumb_err slice_compute(const struct profile *p, const struct hot_fr
 	uint32_t gen = 0;
 	for (size_t i = 0; i < ncounts; i++) {
 		const struct profile_count *c = &counts[i];
+		if ((i & 0xffff) == 0)
+			progress_count(progress, i, ncounts, "stacks counted");
 		if (c->thread >= profile_nthreads(p) || !selected[c->thread])
 			continue;
 		sl->total += c->weight;
@@ -119,16 +121,15 @@ static int thread_cmp(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* Picks threads: thread_re, then the top N by samples. Fills s->threads. */
-static enum plumb_err select_threads(const struct profile *p, const struct hot_opts *o, bool *selected,
-				     struct hot_summary *s, struct perr *e)
+/* Picks threads: thread_re, then the top N by their weight in counts. Fills s->threads. */
+static enum plumb_err select_threads(const struct profile *p, const struct hot_opts *o,
+				     const struct profile_count *counts, size_t nc, bool *selected, struct hot_summary *s,
+				     struct perr *e)
 {
 	size_t nt = profile_nthreads(p);
 	struct thread_order *ord = calloc(nt + 1, sizeof *ord);
 	if (!ord)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	size_t nc;
-	const struct profile_count *counts = profile_counts(p, &nc);
 	for (size_t i = 0; i < nt; i++)
 		ord[i].id = (uint32_t)i;
 	for (size_t i = 0; i < nc; i++)
@@ -179,14 +180,32 @@ static enum plumb_err select_threads(const struct profile *p, const struct hot_o
 	return PLUMB_OK;
 }
 
+/* --group-by library on frames that name no library (folded stacks name source files): says so, plainly. */
+static void warn_no_library(const struct hot_opts *o, const struct hot_frame_map *fm)
+{
+	size_t without = fm->user_frames - fm->user_frames_in_library;
+	if (!o->warn || !without)
+		return;
+	char msg[400];
+	static const char why[] = "folded stacks keep source files, not libraries: record to .json or .pb.gz to keep them";
+	if (!fm->user_frames_in_library)
+		snprintf(msg, sizeof msg, "--group-by library: no frame of this profile names its library (the ELF object "
+					  "it comes from), so all but the kernel's count under [unknown]; %s", why);
+	else
+		snprintf(msg, sizeof msg, "--group-by library: %zu of %zu frames name no library (the ELF object they come "
+					  "from) and count under [unknown]; %s", without, fm->user_frames, why);
+	o->warn(o->warn_ctx, msg);
+}
+
 /* The state hot_analyze() and hot_analyze_stages() share. */
 struct analysis {
 	struct hot_frame_map fm;
 	bool *selected;
 };
 
-static enum plumb_err analysis_begin(const struct profile *p, const struct hot_opts *o, struct analysis *a,
-				     struct hot_summary *s, struct perr *e)
+static enum plumb_err analysis_begin(const struct profile *p, const struct hot_opts *o,
+				     const struct profile_count *counts, size_t nc, struct analysis *a, struct hot_summary *s,
+				     struct perr *e)
 {
 	memset(a, 0, sizeof *a);
 	a->selected = calloc(profile_nthreads(p) + 1, sizeof *a->selected);
@@ -194,10 +213,12 @@ static enum plumb_err analysis_begin(const struct profile *p, const struct hot_o
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	if (o->repo_only && !o->root)
 		return perr_set(e, PLUMB_EINVAL, "--repo-only needs a root directory");
-	enum plumb_err rc = select_threads(p, o, a->selected, s, e);
-	if (rc)
+	enum plumb_err rc = select_threads(p, o, counts, nc, a->selected, s, e);
+	if (rc || (rc = hot_frame_map_build(p, o, &a->fm, e)))
 		return rc;
-	return hot_frame_map_build(p, o, &a->fm, e);
+	if (o->group_by == HOT_GROUP_LIBRARY)
+		warn_no_library(o, &a->fm);
+	return PLUMB_OK;
 }
 
 static void analysis_end(struct analysis *a)
@@ -206,8 +227,8 @@ static void analysis_end(struct analysis *a)
 	free(a->selected);
 }
 
-enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
-			   struct perr *e)
+enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts *o, const struct profile_count *counts,
+				  size_t ncounts, struct hot_summary **out, struct perr *e)
 {
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
 	if (!o)
@@ -224,14 +245,11 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	if (m->format) /* the format read (or recorded to); NULL when out of memory reads as none */
 		s->format = strdup(profile_str(p, m->format));
 	struct analysis a;
-	enum plumb_err rc = analysis_begin(p, o, &a, s, e);
+	enum plumb_err rc = analysis_begin(p, o, counts, ncounts, &a, s, e);
 	if (!rc && !s->weight_unit)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-	if (!rc) {
-		size_t nc;
-		const struct profile_count *counts = profile_counts(p, &nc);
-		rc = slice_compute(p, &a.fm, a.selected, counts, nc, &s->all, e);
-	}
+	if (!rc)
+		rc = slice_compute(p, &a.fm, a.selected, counts, ncounts, &s->all, o->progress, e);
 	analysis_end(&a);
 	if (rc) {
 		hot_summary_free(s);
@@ -239,6 +257,14 @@ enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, st
 	}
 	*out = s;
 	return PLUMB_OK;
+}
+
+enum plumb_err hot_analyze(const struct profile *p, const struct hot_opts *o, struct hot_summary **out,
+			   struct perr *e)
+{
+	size_t nc;
+	const struct profile_count *counts = profile_counts(p, &nc);
+	return hot_analyze_counts(p, o, counts, nc, out, e);
 }
 
 enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts *o, const struct fmt_stage *stages,
@@ -254,7 +280,9 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	uint64_t origin = profile_meta_const(p)->clock_origin_ns;
 	struct hot_summary scratch = { 0 };
 	struct analysis a;
-	enum plumb_err rc = analysis_begin(p, o, &a, &scratch, e);
+	size_t nc;
+	const struct profile_count *counts = profile_counts(p, &nc);
+	enum plumb_err rc = analysis_begin(p, o, counts, nc, &a, &scratch, e);
 	for (size_t i = 0; i < scratch.nthreads; i++)
 		free(scratch.threads[i].name);
 	free(scratch.threads);
@@ -309,7 +337,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 			}
 		}
 		if (!rc)
-			rc = slice_compute(p, &a.fm, a.selected, agg, nagg, sl, e);
+			rc = slice_compute(p, &a.fm, a.selected, agg, nagg, sl, o->progress, e);
 	}
 	hmap_release(&index);
 	free(agg);

@@ -14,7 +14,6 @@
 #include "analyze/analyze.h"
 #include "base/grow.h"
 #include "base/sbuf.h"
-#include "profile/label.h"
 
 char *hot_git_toplevel(void)
 {
@@ -43,18 +42,37 @@ struct walk {
 	struct sbuf path;
 };
 
-/* Adds a file's repo-relative path and its short path. */
+/* Adds one name of a file: `rel_id` is the entry of its repo-relative path (UINT32_MAX: this is it). */
+static bool add_name(struct hot_repo_files *rf, const char *s, size_t len, uint32_t *rel_id)
+{
+	bool added;
+	uint32_t id = intern(&rf->paths, s, len, &added);
+	if (id == INTERN_NOMEM || (added && !ALLOC_GROW(rf->rel, (size_t)id + 1, rf->rel_cap)))
+		return false;
+	if (*rel_id == UINT32_MAX)
+		*rel_id = id;
+	if (added)
+		rf->rel[id] = *rel_id;
+	return true;
+}
+
+/* Adds a file's repo-relative path and every tail of its absolute path with at least two components. */
 static bool add_file(struct walk *w)
 {
 	if (intern_count(&w->rf->paths) > HOT_REPO_MAX_PATHS)
 		return false;
-	const char *rel = w->path.buf + w->root_len;
+	const char *abs = w->path.buf, *rel = abs + w->root_len;
 	while (*rel == '/')
 		rel++;
-	if (intern(&w->rf->paths, rel, strlen(rel), NULL) == INTERN_NOMEM)
+	uint32_t rel_id = UINT32_MAX;
+	if (!add_name(w->rf, rel, strlen(rel), &rel_id))
 		return false;
-	const char *shortp = label_short_path(rel);
-	return shortp == rel || intern(&w->rf->paths, shortp, strlen(shortp), NULL) != INTERN_NOMEM;
+	/* tails start after a '/' that has another '/' after it */
+	const char *last = strrchr(abs, '/');
+	for (const char *s = abs; s < last; s++)
+		if (*s == '/' && s + 1 < last && !add_name(w->rf, s + 1, strlen(s + 1), &rel_id))
+			return false;
+	return true;
 }
 
 static bool push_dir(struct walk *w)
@@ -126,7 +144,16 @@ bool hot_repo_files_has(const struct hot_repo_files *rf, const char *s, size_t l
 	return intern_find(&rf->paths, s, len) != IDTAB_NONE;
 }
 
+const char *hot_repo_files_rel(const struct hot_repo_files *rf, const char *s, size_t len)
+{
+	uint32_t id = intern_find(&rf->paths, s, len);
+	return id == IDTAB_NONE ? NULL : intern_str(&rf->paths, rf->rel[id]);
+}
+
 void hot_repo_files_release(struct hot_repo_files *rf)
 {
 	interner_release(&rf->paths);
+	free(rf->rel);
+	rf->rel = NULL;
+	rf->rel_cap = 0;
 }

@@ -78,12 +78,13 @@ static void at_exit(void)
 	remove_live(true);
 }
 
-static void on_signal(int sig)
+static void on_signal(int sig, siginfo_t *si, void *ucontext)
 {
+	(void)ucontext;
 	int saved = errno;
 	volatile sig_atomic_t *flag = sig > 0 && sig < _NSIG ? atomic_load(&catchers[sig]) : NULL;
 	if (flag) {
-		*flag = 1;
+		*flag = sig | (si && si->si_code == SI_KERNEL ? CLEANUP_SIG_GROUP : 0);
 		errno = saved;
 		return;
 	}
@@ -114,8 +115,8 @@ static bool take_signal(int sig, int flags)
 		return false;
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = flags;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = flags | SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	return sigaction(sig, &sa, NULL) == 0;
 }
@@ -148,7 +149,8 @@ void cleanup_catch(int sig, volatile sig_atomic_t *flag)
 	atomic_store(&catchers[sig], flag);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigaction(sig, &sa, NULL);
 }

@@ -28,10 +28,15 @@ void cleanup_remove_all(void);
  * process's signals. */
 void cleanup_install(void);
 
-/* Makes `sig` (one of the signals above) set *flag to 1 and return, instead of ending the process: how a
- * command chains its own handling (record stops sampling on SIGINT and SIGTERM, then writes). NULL restores
- * the default: remove the temp files and end. The handler is installed without SA_RESTART, so a blocking
- * call returns EINTR and the command sees the flag. */
+/* Makes `sig` (one of the signals above) set *flag and return, instead of ending the process: how a command
+ * chains its own handling (record stops sampling on SIGINT and SIGTERM, then writes). *flag becomes the signal's
+ * number, plus CLEANUP_SIG_GROUP when the kernel sent it to a whole process group (si_code SI_KERNEL: a
+ * terminal's Ctrl-C, Ctrl-\ or hangup), so the command knows that the children in its group got it too and
+ * which signal to pass on to those that did not (CLEANUP_SIG_NUMBER). NULL restores the default: remove the
+ * temp files and end. The handler is installed without SA_RESTART, so a blocking call returns EINTR and the
+ * command sees the flag. */
 void cleanup_catch(int sig, volatile sig_atomic_t *flag);
+#define CLEANUP_SIG_GROUP 0x100
+#define CLEANUP_SIG_NUMBER(flag) ((flag) & 0xff)
 
 #endif

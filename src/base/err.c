@@ -39,6 +39,23 @@ static const struct {
 	{ PLUMB_ECHECK, EXIT_FAILED, "check failed" },
 };
 
+const char *plumb_exit_text(int exit_code)
+{
+	static const char *const text[] = {
+		[EXIT_DONE] = "done",
+		[EXIT_FAILED] = "the switch is off, nothing was sampled, a check failed (coverage, the regression gate), "
+				"or the command record launched failed (the profile is written)",
+		[EXIT_USAGE] = "bad arguments or an impossible combination, or a target that cannot be resolved",
+		[EXIT_MISSING] = "something required is not there: a path, a saved baseline or recording, an optional "
+				 "backend or tool",
+		[EXIT_TIMEOUT] = "a backend or a command timed out",
+		[EXIT_INPUT] = "an input is there but cannot be used: unreadable, malformed, empty, too big, or of an "
+			       "unknown schema version",
+		[EXIT_OUTPUT] = "the output could not be written",
+	};
+	return exit_code >= 0 && exit_code < (int)(sizeof text / sizeof text[0]) ? text[exit_code] : NULL;
+}
+
 const char *plumb_strerror(enum plumb_err code)
 {
 	for (size_t i = 0; i < sizeof err_table / sizeof err_table[0]; i++)

@@ -48,6 +48,9 @@ enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ..
 /* Short fixed text for a code ("out of memory", ...). */
 const char *plumb_strerror(enum plumb_err code);
 
+/* What an exit code means, one line (the table of docs/design.md §3.2, for the man pages); NULL past 6. */
+const char *plumb_exit_text(int exit_code);
+
 /* The exit code a command returns for an error code (the table of docs/design.md §3.2). */
 int plumb_exit_code(enum plumb_err code);
 

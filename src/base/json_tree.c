@@ -235,7 +235,8 @@ json_t *jr_parse_file(const char *path, int flags, struct jr_error *err)
 	if (rc) {
 		if (err) {
 			memset(err, 0, sizeof *err);
-			err->code = PLUMB_EIO;
+			/* docs/design.md §3.2: absent is 3, there but unreadable 5 */
+			err->code = rc == ENOENT || rc == ENOTDIR ? PLUMB_ENOENT : rc == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO;
 			snprintf(err->text, sizeof err->text, "%s", strerror(rc));
 		}
 		return NULL;

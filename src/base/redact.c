@@ -296,7 +296,9 @@ static size_t match_home(const char *s, size_t i, size_t len, bool *tilde)
 	return 0;
 }
 
-void redact_append(struct sbuf *out, const char *s, size_t len)
+/* The redactor; home_as_tilde writes a home prefix as "~/" (a message names a place to find) instead of dropping
+ * it (in a profile the prefix is noise). */
+static void redact_text(struct sbuf *out, const char *s, size_t len, bool home_as_tilde)
 {
 	size_t i = 0, copy_from = 0;
 	bool tilde;
@@ -310,6 +312,8 @@ void redact_append(struct sbuf *out, const char *s, size_t len)
 			sbuf_add(out, s + copy_from, i - copy_from);
 			if (tilde)
 				sbuf_addch(out, '~');
+			else if (home_as_tilde)
+				sbuf_addstr(out, "~/");
 		} else if (isalpha(c) && (m = match_auth_scheme(s, i, len, &keep))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_add(out, s + i, keep);
@@ -340,10 +344,22 @@ void redact_append(struct sbuf *out, const char *s, size_t len)
 	sbuf_add(out, s + copy_from, len - copy_from);
 }
 
+void redact_append(struct sbuf *out, const char *s, size_t len)
+{
+	redact_text(out, s, len, false);
+}
+
 char *redact_dup(const char *s)
 {
 	struct sbuf sb = SBUF_INIT;
 	redact_append(&sb, s, strlen(s));
+	return sbuf_detach(&sb, NULL);
+}
+
+char *redact_dup_message(const char *s)
+{
+	struct sbuf sb = SBUF_INIT;
+	redact_text(&sb, s, strlen(s), true);
 	return sbuf_detach(&sb, NULL);
 }
 

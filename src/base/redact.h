@@ -16,6 +16,9 @@ void redact_append(struct sbuf *out, const char *in, size_t len);
 void redact_add_json(struct sbuf *out, const char *in, size_t len);
 /* Returns a malloc'd redacted copy of s (caller frees), or NULL when out of memory. */
 char *redact_dup(const char *s);
+/* The same for a message to a person: a path under the home directory reads "~/.local/state/plumb/x.json" (its
+ * home prefix written as "~/", not dropped, so it does not read as a relative path). */
+char *redact_dup_message(const char *s);
 /* Overrides the home directory used for prefix dropping (NULL: use $HOME). For tests. */
 void redact_set_home(const char *home);
 

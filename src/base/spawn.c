@@ -13,7 +13,12 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "base/clock.h"
+#include "base/grow.h"
+#include "base/procfs.h"
 
 extern char **environ;
 
@@ -416,4 +421,121 @@ void child_detach(struct child *c)
 	close_fd(&c->hold_fd);
 	close_fd(&c->report_fd);
 	c->pid = -1;
+}
+
+/* ---- ending a child and what it started ---- */
+
+#define TREE_MAX 512 /* descendants followed by child_terminate */
+
+struct proc_ref {
+	pid_t pid;
+	uint64_t start; /* with the pid, names one process */
+};
+
+/* Every live process below root, from one pass over /proc (a process started after it is not seen: it belongs
+ * to a parent that is being ended). Returns how many were put in out. */
+static size_t find_descendants(pid_t root, struct proc_ref *out, size_t max)
+{
+	struct entry {
+		pid_t pid, ppid;
+		uint64_t start;
+		bool below;
+	} *all = NULL;
+	size_t n = 0, cap = 0;
+	struct procfs_dir d;
+	if (!procfs_pids_open(&d))
+		return 0;
+	pid_t pid;
+	while ((pid = procfs_dir_next(&d)) > 0) {
+		struct procfs_stat st;
+		if (!procfs_stat_read(pid, 0, &st) || st.state == 'Z' || st.state == 'X')
+			continue;
+		if (!ALLOC_GROW(all, n + 1, cap))
+			break;
+		all[n++] = (struct entry){ pid, st.ppid, st.starttime, false };
+	}
+	procfs_dir_close(&d);
+	/* mark the tree: repeat until no process joins (a parent may be listed after its child) */
+	size_t found = 0;
+	for (bool grew = true; grew && found < max;) {
+		grew = false;
+		for (size_t i = 0; i < n && found < max; i++) {
+			if (all[i].below)
+				continue;
+			bool parent_below = all[i].ppid == root;
+			for (size_t j = 0; !parent_below && j < found; j++)
+				parent_below = out[j].pid == all[i].ppid;
+			if (parent_below) {
+				all[i].below = grew = true;
+				out[found++] = (struct proc_ref){ all[i].pid, all[i].start };
+			}
+		}
+	}
+	free(all);
+	return found;
+}
+
+/* True while ref is the process that was found, and not yet a zombie. */
+static bool ref_alive(const struct proc_ref *ref)
+{
+	struct procfs_stat st;
+	return procfs_stat_read(ref->pid, 0, &st) && st.starttime == ref->start && st.state != 'Z' && st.state != 'X';
+}
+
+/* Waits up to until_ns for the child to be reaped and every descendant to end; true when all have. */
+static bool wait_all(struct child *c, int *status, const struct proc_ref *kids, size_t nkids, uint64_t until_ns)
+{
+	for (;;) {
+		if (c->pid > 0)
+			child_poll(c, status, NULL);
+		bool alive = c->pid > 0;
+		for (size_t i = 0; !alive && i < nkids; i++)
+			alive = ref_alive(&kids[i]);
+		if (!alive)
+			return true;
+		if (mono_ns() >= until_ns)
+			return false;
+		struct timespec nap = { 0, 10000000 };
+		nanosleep(&nap, NULL);
+	}
+}
+
+int child_terminate(struct child *c, int sig, bool delivered, unsigned long long grace_ns, struct child_end *end)
+{
+	memset(end, 0, sizeof *end);
+	end->status = -1;
+	if (c->pid <= 0) {
+		errno = ECHILD;
+		return -1;
+	}
+	struct proc_ref *kids = calloc(TREE_MAX, sizeof *kids);
+	size_t nkids = kids ? find_descendants(c->pid, kids, TREE_MAX) : 0;
+	end->descendants = (unsigned)nkids;
+	int steps[3], nsteps = 0;
+	steps[nsteps++] = sig;
+	if (sig != SIGTERM && sig != SIGKILL)
+		steps[nsteps++] = SIGTERM;
+	if (sig != SIGKILL)
+		steps[nsteps++] = SIGKILL;
+	int status = -1;
+	for (int i = 0; i < nsteps; i++) {
+		if (i > 0 || !delivered) {
+			if (c->pid > 0)
+				child_signal(c, steps[i]);
+			for (size_t k = 0; k < nkids; k++)
+				if (ref_alive(&kids[k]))
+					kill(kids[k].pid, steps[i]);
+			end->sent[end->nsent++] = steps[i];
+		}
+		if (c->pid > 0)
+			end->nsent_child = end->nsent;
+		/* SIGKILL cannot be caught: its wait is only for the kernel to tear the processes down */
+		if (wait_all(c, &status, kids, nkids, mono_ns() + (steps[i] == SIGKILL ? 5000000000ULL : grace_ns)))
+			break;
+	}
+	if (c->pid > 0)
+		status = child_finish(c);
+	free(kids);
+	end->status = status;
+	return status;
 }

@@ -89,4 +89,21 @@ int child_signal(const struct child *c, int sig);
 /* Forgets a child that is left to run on its own (it is not reaped here): closes what child_start kept open. */
 void child_detach(struct child *c);
 
+/* How child_terminate() ended a child. */
+struct child_end {
+	int status;   /* its wait status (WIFEXITED, WIFSIGNALED ...), -1 when it could not be waited for */
+	int sent[3];  /* the signals plumb sent, in order (a signal the terminal delivered is not among them) */
+	int nsent;
+	int nsent_child; /* how many of them were sent while the child itself was alive (the rest, to what it left) */
+	unsigned descendants; /* processes it had started that were signalled with it */
+};
+
+/* Ends a running child and every process it started that is still below it (children, their children; found
+ * in /proc when the call begins): sends `sig` to all of them — unless `delivered`, when the terminal already
+ * sent it to the whole process group — waits up to grace_ns for all to end, then sends SIGTERM and waits
+ * another grace_ns, then SIGKILL; reaps the child (and fills *end). A descendant is signalled only while it is
+ * the process that was found (same start time), never a pid reused since. Returns the child's wait status, or
+ * -1 with errno (ECHILD) when there was no child to end. */
+int child_terminate(struct child *c, int sig, bool delivered, unsigned long long grace_ns, struct child_end *end);
+
 #endif

@@ -18,3 +18,13 @@ bool str_ends_with(const char *s, const char *suffix)
 {
 	return mem_ends_with(s, strlen(s), suffix);
 }
+
+char *str_dup_or_null(const char *s, bool *oom)
+{
+	if (!s)
+		return NULL;
+	char *d = strdup(s);
+	if (!d)
+		*oom = true;
+	return d;
+}

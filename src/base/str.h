@@ -1,5 +1,5 @@
-/* str.h — small string tests every layer wrote for itself: prefix and suffix checks on C strings and on
- * length-delimited bytes. No allocation, no state. */
+/* str.h — small string helpers every layer wrote for itself: prefix and suffix checks on C strings and on
+ * length-delimited bytes, and a copy that records running out of memory. No state. */
 #ifndef PLUMB_BASE_STR_H
 #define PLUMB_BASE_STR_H
 
@@ -12,5 +12,8 @@ bool str_starts_with(const char *s, const char *prefix);
 bool str_ends_with(const char *s, const char *suffix);
 /* The same on the n bytes at s (not NUL-terminated). */
 bool mem_ends_with(const char *s, size_t n, const char *suffix);
+
+/* A malloc'd copy of s (NULL for NULL); on out of memory NULL, and *oom is set (it is never cleared). */
+char *str_dup_or_null(const char *s, bool *oom);
 
 #endif

@@ -14,6 +14,7 @@
 #include "base/grow.h"
 #include "base/intern.h"
 #include "base/sbuf.h"
+#include "base/str.h"
 #include "base/utf8.h"
 
 static void index_free(struct bench_metric_index *ix);
@@ -69,16 +70,6 @@ void bench_evidence_release(struct bench_evidence *ev)
 	bench_evidence_init(ev);
 }
 
-static char *dup_or_null(const char *s, bool *oom)
-{
-	if (!s)
-		return NULL;
-	char *d = strdup(s);
-	if (!d)
-		*oom = true;
-	return d;
-}
-
 bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, const char *kind, const char *unit,
 			       double value, long run, const char *tags)
 {
@@ -86,12 +77,12 @@ bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, cons
 		return false;
 	bool oom = false;
 	struct bench_sample s = {
-		.name = dup_or_null(name, &oom),
-		.kind = dup_or_null(kind ? kind : "", &oom),
-		.unit = dup_or_null(unit ? unit : "", &oom),
+		.name = str_dup_or_null(name, &oom),
+		.kind = str_dup_or_null(kind ? kind : "", &oom),
+		.unit = str_dup_or_null(unit ? unit : "", &oom),
 		.value = value,
 		.run = run,
-		.tags = dup_or_null(tags, &oom),
+		.tags = str_dup_or_null(tags, &oom),
 	};
 	if (oom || !s.name) {
 		free(s.name);

@@ -1,5 +1,6 @@
 /* report.c — the tables and documents plumb bench prints: an artifact's report with its SLO checks, the
- * comparison table and the catalog's owners. Numbers in tables go through one formatter (fmt_num), JSON through
+ * comparison table and the catalog's owners. A table row's figures share a unit and decimals (row_scale_of; a
+ * limit or a lone figure goes through fmt_num), JSON through
  * jansson (JSON_REAL_PRECISION(15) where figures are measured), so every output of a figure reads the same. */
 #include "bench/report.h"
 
@@ -27,6 +28,53 @@ static const char *fmt_num(char *buf, size_t len, double v)
 		snprintf(buf, len, "%.1f", v);
 	else
 		snprintf(buf, len, "%.3f", v);
+	return buf;
+}
+
+/* How one row of a table shows its figures: bytes in the binary unit that suits the row's largest figure (KiB,
+ * MiB, GiB: a peak RSS of 1585152 reads 1.51 MiB), and every figure of the row with the same decimals, as many as
+ * its largest figure needs (12.14 and 161.10 would not line up as 12.135 and 161.1). */
+struct row_scale {
+	double div;
+	int decimals;
+	char unit[16];
+};
+
+static struct row_scale row_scale_of(const char *unit, const double *v, size_t n)
+{
+	struct row_scale s = { 1, 3, "" };
+	snprintf(s.unit, sizeof s.unit, "%s", unit ? unit : "");
+	double top = 0;
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]) && fabs(v[i]) > top)
+			top = fabs(v[i]);
+	if (unit && strcmp(unit, "bytes") == 0) {
+		static const char *const units[] = { "bytes", "KiB", "MiB", "GiB", "TiB" };
+		size_t u = 0;
+		while (u + 1 < sizeof units / sizeof units[0] && top / s.div >= 1024) {
+			s.div *= 1024;
+			u++;
+		}
+		snprintf(s.unit, sizeof s.unit, "%s", units[u]);
+		if (u == 0) {
+			s.decimals = 0;
+			return s;
+		}
+	}
+	top /= s.div;
+	s.decimals = top >= 1000 || top == 0 ? 0 : top >= 100 ? 1 : top >= 10 ? 2 : 3;
+	return s;
+}
+
+/* One figure of a row (row_scale_of): "-" for NAN. */
+static const char *fmt_fig(char *buf, size_t len, double v, const struct row_scale *s)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else if (isinf(v))
+		snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
+	else
+		snprintf(buf, len, "%.*f", s->decimals, v / s->div);
 	return buf;
 }
 
@@ -154,11 +202,11 @@ static void report_header(FILE *out, const struct bench_evidence *ev, const char
 	char commit[16] = "no git";
 	if (ev->git_commit)
 		snprintf(commit, sizeof commit, "%.12s", ev->git_commit);
-	fprintf(out, "%s%s: suite %s, %s, commit %s%s, trust %s, %ld repeats + %ld warm-up\n", markdown ? "**" : "", shown,
-		ev->suite ? ev->suite : "?", ev->created ? ev->created : "?", commit, ev->git_dirty == 1 ? " (dirty)" : "",
-		ev->trust ? ev->trust : "?", ev->repeats, ev->warmup);
-	if (markdown)
-		fputs("**\n\n", out);
+	/* the header is one line, so Markdown's bold closes on it: **TEXT** */
+	fprintf(out, "%s%s: suite %s, %s, commit %s%s, trust %s, %ld repeat%s + %ld warm-up%s\n", markdown ? "**" : "",
+		shown, ev->suite ? ev->suite : "?", ev->created ? ev->created : "?", commit,
+		ev->git_dirty == 1 ? " (dirty)" : "", ev->trust ? ev->trust : "?", ev->repeats, ev->repeats == 1 ? "" : "s",
+		ev->warmup, markdown ? "**\n" : "");
 	for (size_t i = 0; i < ev->ncases; i++) {
 		const struct bench_case_result *c = &ev->cases[i];
 		if (c->status && strcmp(c->status, "ok") != 0)
@@ -192,17 +240,19 @@ static void report_table(FILE *out, const struct bench_evidence *ev, const char 
 		struct sbuf slo = SBUF_INIT;
 		slo_text(&slo, d, sc, bench_slo_checks(d, s, sc));
 		char a[32], b[32], c[32], e[32], g[32];
-		fmt_num(a, 32, s->min);
-		fmt_num(b, 32, s->p50);
-		fmt_num(c, 32, s->p95);
-		fmt_num(e, 32, s->max);
-		fmt_num(g, 32, s->mean);
+		const double figs[] = { s->min, s->p50, s->p95, s->max, s->mean };
+		struct row_scale rs = row_scale_of(f->unit, figs, sizeof figs / sizeof figs[0]);
+		fmt_fig(a, 32, s->min, &rs);
+		fmt_fig(b, 32, s->p50, &rs);
+		fmt_fig(c, 32, s->p95, &rs);
+		fmt_fig(e, 32, s->max, &rs);
+		fmt_fig(g, 32, s->mean, &rs);
 		if (markdown)
 			fprintf(out, "| %s | %zu | %s | %s | %s | %s | %s | %.1f%% | %s | %s |\n", r->metrics[i], s->n, a, b, c,
-				e, g, s->cv * 100, f->unit, slo.buf);
+				e, g, s->cv * 100, rs.unit, slo.buf);
 		else
 			fprintf(out, "%-*s %5zu %11s %11s %11s %11s %11s %6.1f  %-6s %s\n", (int)w, r->metrics[i], s->n, a, b,
-				c, e, g, s->cv * 100, f->unit, slo.buf);
+				c, e, g, s->cv * 100, rs.unit, slo.buf);
 		sbuf_release(&slo);
 	}
 	if (r->n == 0)
@@ -297,9 +347,14 @@ static void compare_row(FILE *out, const struct bench_cmp_row *r, int w)
 	} else {
 		sbuf_addstr(&own, "-");
 	}
-	fprintf(out, "%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", w, r->metric, fmt_num(a, 32, r->base.p50),
-		fmt_num(b, 32, r->cur.p50), fmt_num(c, 32, r->base.p95), fmt_num(d, 32, r->cur.p95), ch, p, r->verdict,
-		own.buf);
+	const double figs[] = { r->base.p50, r->cur.p50, r->base.p95, r->cur.p95 };
+	struct row_scale rs = row_scale_of(r->unit, figs, sizeof figs / sizeof figs[0]);
+	char metric[256];
+	snprintf(metric, sizeof metric, "%s%s%s%s", r->metric, rs.div > 1 ? " (" : "", rs.div > 1 ? rs.unit : "",
+		 rs.div > 1 ? ")" : "");
+	fprintf(out, "%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", w, metric, fmt_fig(a, 32, r->base.p50, &rs),
+		fmt_fig(b, 32, r->cur.p50, &rs), fmt_fig(c, 32, r->base.p95, &rs), fmt_fig(d, 32, r->cur.p95, &rs), ch, p,
+		r->verdict, own.buf);
 	sbuf_release(&own);
 }
 
@@ -312,8 +367,8 @@ enum plumb_err bench_compare_write(FILE *out, const struct bench_cmp *cmp, const
 	compare_header(out, base, cur, v);
 	size_t w = strlen("metric");
 	for (size_t i = 0; i < cmp->n; i++)
-		if (strlen(cmp->rows[i].metric) > w)
-			w = strlen(cmp->rows[i].metric);
+		if (strlen(cmp->rows[i].metric) + 6 > w) /* room for " (MiB)" */
+			w = strlen(cmp->rows[i].metric) + 6;
 	fprintf(out, "%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", (int)w, "metric", "base p50", "cur p50", "base p95",
 		"cur p95", "change", "p", "verdict", "owner / next action");
 	for (size_t i = 0; i < cmp->n; i++)

@@ -3,6 +3,10 @@
 #ifndef PLUMB_CMD_CMD_H
 #define PLUMB_CMD_CMD_H
 
+#include <stdbool.h>
+
+#include "base/opt.h"
+
 int cmd_record(int argc, char **argv);
 int cmd_hot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
@@ -10,15 +14,53 @@ int cmd_flame(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_baseline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+
+/* A command's sub-commands (bench, baseline): one table, NULL-terminated, that dispatches, lists itself in
+ * --help, and that the man pages and completions are generated from. */
+struct cmd_sub {
+	const char *name;
+	int (*fn)(int argc, char **argv); /* argv[0] is the sub-command's name */
+	const char *summary;
+};
+extern const struct cmd_sub cmd_bench_subs[];
+extern const struct cmd_sub cmd_baseline_subs[];
+extern const struct cmd_sub cmd_metrics_subs[]; /* `record`; metrics has options of its own too */
+/* Runs sub-command argv[1] of `cmd` from subs; `--help`, `-h` or `help` lists them (exit 0), none lists them on
+ * stderr (exit 2), an unknown one is exit 2. */
+int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char **argv);
+
+/* `plumb help`: a command's help, its man page, or the shell completion, all made from the option tables
+ * (src/cmd/doc.c). commands is the dispatcher's table (NULL-terminated), usage prints plumb's own. */
+#include <stdio.h>
+struct cmd_help_ctx {
+	const struct cmd_sub *commands;
+	const char *version;
+	void (*usage)(FILE *out);
+};
+int cmd_help(const struct cmd_help_ctx *h, int argc, char **argv);
+/* While set, cmd_parse_options() hands a command's --help to the hook instead of printing it: how doc.c reads
+ * the option tables. Never set outside `plumb help`. */
+extern void (*cmd_help_hook)(void *ctx, const char *usage, const char *description, const struct opt *opts);
+extern void *cmd_help_hook_ctx;
 
 /* Parses argv with the command's option table; on --help prints the generated usage and returns 0 through
  * *exit_code; on a bad option prints the one-line error and sets *exit_code to 2. Returns true to go on. */
-struct opt;
-struct opt_result;
-#include <stdbool.h>
 bool cmd_parse_options(const struct opt *opts, const char *usage, const char *description, int argc, char **argv,
 		       struct opt_result *res, int *exit_code);
+/* The same for a command that runs COMMAND after `--` (record, metrics record): when an option is unknown and a
+ * word before it reads as a command (`plumb record perl -e ...`), the message says to put it after `--`. `who`
+ * names the command ("record", "metrics record"). */
+bool cmd_parse_command_options(const struct opt *opts, const char *usage, const char *description, const char *who,
+			       int argc, char **argv, struct opt_result *res, int *exit_code);
+
+/* Where `record` writes by default, and what `hot` and `flame` read when given no PROFILE. */
+#define CMD_DEFAULT_PROFILE "./plumb-profile.folded"
+/* The profile a reading command works on: its one PROFILE argument, or, given none, CMD_DEFAULT_PROFILE when
+ * it is there. NULL with the message printed and *exit_code set (3 when there is no default file, 2 for more than
+ * one PROFILE) otherwise. */
+const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *exit_code);
 
 /* The reader options of the commands that read any profile (convert, flame): stackcollapse-perf's for `perf
  * script` text and pprof's --sample-index. The rows go into the command's option table (base/opt.h),
@@ -39,6 +81,38 @@ struct cmd_collapse {
 struct fmt_read_opts;
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
 
+/* The summary options of `hot`, declared once and shared with `record --summary` and `baseline save`
+ * (docs/design.md §5.7, §6.2): the rows go into the command's option table, cmd_summary_apply() checks them and
+ * turns them into analysis options. */
+struct cmd_summary {
+	long top, module_depth, top_threads;
+	bool collapse, repo_only, top_seen;
+	const char *group_by, *root, *thread;
+	struct opt_list include, exclude;
+	char *root_buf; /* the resolved --root (or git top level), owned */
+};
+#define CMD_SUMMARY_INIT { .top = 20, .module_depth = 2, .group_by = "function" }
+#define CMD_SUMMARY_OPTS(c)                                                                                       \
+	{ "top", 'n', OPT_INT, &(c).top, "N", "rows per table (default 20; a JSON summary keeps every row unless given)", \
+	  &(c).top_seen },                                                                                           \
+	{ "group-by", 'g', OPT_STRING, &(c).group_by, "KEY", "function, file, module or library", NULL },           \
+	{ "module-depth", 0, OPT_INT, &(c).module_depth, "N",                                                       \
+	  "path components (or :: names) a module keeps (default 2)", NULL },                                      \
+	{ "collapse-generics", 0, OPT_FLAG, &(c).collapse, NULL, "fold <...> template/generic arguments", NULL },    \
+	{ "include", 0, OPT_LIST, &(c).include, "RE", "keep frames whose label matches (repeatable)", NULL },        \
+	{ "exclude", 0, OPT_LIST, &(c).exclude, "RE", "drop frames whose label matches (repeatable)", NULL },        \
+	{ "repo-only", 0, OPT_FLAG, &(c).repo_only, NULL, "keep frames whose source file is under --root", NULL },   \
+	{ "root", 0, OPT_STRING, &(c).root, "DIR", "repository root (default: git top level of the cwd)", NULL },   \
+	{ "thread", 0, OPT_STRING, &(c).thread, "RE", "keep threads whose name matches", NULL },                    \
+	{ "top-threads", 0, OPT_INT, &(c).top_threads, "N", "keep the N threads with the most samples", NULL }
+struct hot_opts;
+/* Checks the summary options (`who` names the command in a message) and resolves --root; fills o (label_flags
+ * is the caller's). Returns an exit code: 0, or 2 having printed why. */
+int cmd_summary_apply(struct cmd_summary *c, const char *who, struct hot_opts *o);
+/* True when any summary option was given (for a command where they need --summary). */
+bool cmd_summary_given(const struct cmd_summary *c);
+void cmd_summary_release(struct cmd_summary *c);
+
 /* A warning callback for library options (`void (*warn)(void *ctx, const char *msg)`): prints one
  * "plumb: warning: MSG" line; ctx is unused. */
 void cmd_warn_to_stderr(void *ctx, const char *msg);
@@ -49,6 +123,10 @@ char *cmd_shown_text(const char *s);
 /* perr_report() of a message that may name a path or a command: redacted first. Returns the exit code. */
 struct perr;
 int cmd_report_redacted(struct perr *e);
+/* The progress line of a command working on `path` ("hot big.json", the path redacted), or NULL when there must be
+ * none (not a terminal, or `quiet`: the command writes --json). The caller ends it with progress_end(). */
+struct progress;
+struct progress *cmd_progress_new(const char *command, const char *path, bool quiet);
 /* plumb_fail(exit_code, fmt, text) with text redacted first; fmt holds one %s, for it. */
 int cmd_fail_shown(int exit_code, const char *fmt, const char *text);
 

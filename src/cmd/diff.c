@@ -1,5 +1,6 @@
 /* diff.c — `plumb diff BEFORE AFTER`: what moved. Either side is a raw profile, a plumb.hot.v1 summary, or the
- * name of a saved profile baseline. Rows are the union of both tables, largest change in share first.
+ * name of a saved profile baseline. Rows are the union of both tables, largest change in share first, each
+ * marked when its change is beyond sampling noise (analyze's hot_diff_test, docs/diff.md).
  * `--folded` writes differential folded stacks instead (analyze/diff_folded.h); this file owns the options, the
  * messages and the output file of both. */
 #include "cmd/cmd.h"
@@ -23,6 +24,7 @@
 
 static const char usage[] =
 	"plumb diff BEFORE AFTER [--table leaf|inclusive|grouped-leaf|grouped-inclusive] [--top N] [--json]\n"
+	"                        [--significant] [--alpha A]\n"
 	"plumb diff BEFORE AFTER --folded [--normalize] [--strip-hex]";
 
 /* ---- --folded ------------------------------------------------------------------------------------------ */
@@ -100,7 +102,10 @@ static int diff_folded(int argc, char **argv)
 /* What `plumb diff` works on: its options, both sides, and the rows of the diff. */
 struct diff_cmd {
 	long top;
-	bool json, top_seen;
+	double alpha;                  /* family-wise error rate of the significance marks */
+	bool json, top_seen, significant_only;
+	bool tested;                   /* both sides count samples: rows carry p-values */
+	char untested[160];            /* why not, for the reader */
 	enum hot_table_kind kind;
 	const char *args[2];           /* BEFORE and AFTER as given */
 	char *paths[2];                /* as resolved (a baseline's file) */
@@ -108,7 +113,8 @@ struct diff_cmd {
 	const struct hot_table *table[2];
 	uint64_t total[2];
 	struct hot_diff_row *rows;
-	size_t nrows;
+	size_t nrows;                  /* rows shown (only the significant ones with --significant) */
+	size_t compared;               /* rows compared: the size of the Holm correction */
 };
 
 /* A path as given, or a saved baseline's path when no such file exists and the argument is a name. */
@@ -127,6 +133,42 @@ static enum plumb_err resolve_side(const char *arg, char **path, struct perr *e)
 		memcpy(e->msg, tmp, sizeof tmp);
 	}
 	return rc;
+}
+
+/* The number of samples behind a side's total, for the significance test: the total itself when weights are
+ * sample counts. False (with the reason in d->untested) when the side's weights are something else. */
+static bool side_samples(struct diff_cmd *d, int i, uint64_t *samples)
+{
+	const char *unit = d->side[i]->weight_unit ? d->side[i]->weight_unit : "samples";
+	if (strcmp(unit, "samples") == 0) {
+		*samples = d->total[i];
+		return true;
+	}
+	snprintf(d->untested, sizeof d->untested, "%s's weights are %s, not sample counts", i ? "AFTER" : "BEFORE",
+		 unit);
+	return false;
+}
+
+/* Marks the rows whose change is beyond sampling noise, when both sides count samples. Returns an exit code. */
+static int diff_test(struct diff_cmd *d)
+{
+	uint64_t samples[2];
+	if (!side_samples(d, 0, &samples[0]) || !side_samples(d, 1, &samples[1]))
+		return d->significant_only ? plumb_fail(EXIT_INPUT, "diff: --significant needs sample counts: %s",
+							d->untested)
+					   : EXIT_DONE;
+	struct perr e = PERR_INIT;
+	if (hot_diff_test(d->rows, d->nrows, d->total, samples, d->alpha, &e))
+		return perr_report(&e);
+	d->tested = true;
+	if (!d->significant_only)
+		return EXIT_DONE;
+	size_t kept = 0;
+	for (size_t i = 0; i < d->nrows; i++)
+		if (d->rows[i].significant)
+			d->rows[kept++] = d->rows[i];
+	d->nrows = kept;
+	return EXIT_DONE;
 }
 
 /* Reads both sides into summaries, picks their tables and diffs them. Returns an exit code. */
@@ -150,7 +192,8 @@ static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
 			   hot_group_name(d->side[1]->group_by));
 	if (hot_diff(d->table[0], d->total[0], d->table[1], d->total[1], &d->rows, &d->nrows, &e))
 		return perr_report(&e);
-	return EXIT_DONE;
+	d->compared = d->nrows;
+	return diff_test(d);
 }
 
 static void json_side(struct sbuf *sb, const char *key, const char *arg, const struct hot_summary *s,
@@ -174,6 +217,12 @@ static int diff_print_json(const struct diff_cmd *d)
 	sbuf_addf(&sb, "{\n  \"schema\": \"plumb.hot-diff.v1\",\n  \"table\": \"%s\",\n", hot_table_name(d->kind));
 	json_side(&sb, "before", d->args[0], d->side[0], d->total[0]);
 	json_side(&sb, "after", d->args[1], d->side[1], d->total[1]);
+	if (d->tested)
+		sbuf_addf(&sb, "  \"test\": {\"method\": \"two-proportion z-test, continuity-corrected\", "
+			       "\"correction\": \"holm\", \"rows_compared\": %zu, \"alpha\": %g},\n",
+			  d->compared, d->alpha);
+	else
+		sbuf_addstr(&sb, "  \"test\": null,\n");
 	sbuf_addstr(&sb, "  \"rows\": [");
 	for (size_t i = 0; i < n; i++) {
 		const struct hot_diff_row *r = &d->rows[i];
@@ -181,9 +230,14 @@ static int diff_print_json(const struct diff_cmd *d)
 		sbuf_add_json_str(&sb, r->name, strlen(r->name));
 		sbuf_addf(&sb,
 			  ", \"before\": {\"count\": %llu, \"share\": %.4f}, \"after\": {\"count\": %llu, "
-			  "\"share\": %.4f}, \"delta_points\": %.4f, \"delta_count\": %lld}",
+			  "\"share\": %.4f}, \"delta_points\": %.4f, \"delta_count\": %lld",
 			  (unsigned long long)r->before, r->before_share, (unsigned long long)r->after, r->after_share,
 			  r->delta_points, (long long)r->delta_count);
+		if (d->tested)
+			sbuf_addf(&sb, ", \"p_value\": %.6g, \"p_adjusted\": %.6g, \"significant\": %s}", r->p_value,
+				  r->p_adjusted, r->significant ? "true" : "false");
+		else
+			sbuf_addstr(&sb, ", \"p_value\": null, \"p_adjusted\": null, \"significant\": null}");
 	}
 	sbuf_addstr(&sb, n ? "\n  ]\n}\n" : "]\n}\n");
 	int rc = EXIT_DONE;
@@ -191,6 +245,22 @@ static int diff_print_json(const struct diff_cmd *d)
 		rc = plumb_fail(EXIT_OUTPUT, "diff: cannot write to stdout");
 	sbuf_release(&sb);
 	return rc;
+}
+
+/* What the mark means, or why there is none, under the table. */
+static void diff_print_legend(const struct diff_cmd *d)
+{
+	if (!d->tested) {
+		printf("\n(no significance marks: %s)\n", d->untested);
+		return;
+	}
+	size_t marked = 0;
+	for (size_t i = 0; i < d->nrows; i++)
+		marked += d->rows[i].significant;
+	printf("\n* beyond sampling noise: two-proportion test, Holm-corrected over %zu row%s, alpha %g "
+	       "(%zu row%s marked%s)\n",
+	       d->compared, d->compared == 1 ? "" : "s", d->alpha, marked, marked == 1 ? "" : "s",
+	       d->significant_only ? ", only they are shown" : "");
 }
 
 /* The table for people on stdout. */
@@ -213,15 +283,16 @@ static void diff_print_table(const struct diff_cmd *d)
 		if (l > wc)
 			wc = l;
 	}
-	printf("\n  change   before    after  %*s  %s\n", wc, "count", "name");
+	printf("\n    change   before    after  %*s  %s\n", wc, "count", "name");
 	for (size_t i = 0; i < n; i++) {
 		const struct hot_diff_row *r = &d->rows[i];
 		double delta = fabs(r->delta_points) < 0.05 ? 0.0 : r->delta_points;
-		printf("  %+6.1f  %6.1f%%  %6.1f%%  %+*lld  %s\n", delta, r->before_share, r->after_share, wc,
-		       (long long)r->delta_count, r->name);
+		printf("  %c %+6.1f  %6.1f%%  %6.1f%%  %+*lld  %s\n", r->significant ? '*' : ' ', delta, r->before_share,
+		       r->after_share, wc, (long long)r->delta_count, r->name);
 	}
 	if (!n)
 		puts("  (no rows)");
+	diff_print_legend(d);
 }
 
 int cmd_diff(int argc, char **argv)
@@ -229,7 +300,7 @@ int cmd_diff(int argc, char **argv)
 	for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
 		if (strcmp(argv[i], "--folded") == 0)
 			return diff_folded(argc, argv);
-	struct diff_cmd d = { .top = 20 };
+	struct diff_cmd d = { .top = 20, .alpha = HOT_DIFF_ALPHA };
 	long module_depth = 2;
 	bool collapse = false;
 	const char *table = "leaf", *group_by = "function", *thread = NULL;
@@ -238,6 +309,10 @@ int cmd_diff(int argc, char **argv)
 		{ "top", 'n', OPT_INT, &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
 		  &d.top_seen },
 		{ "json", 0, OPT_FLAG, &d.json, NULL, "write the diff as JSON (plumb.hot-diff.v1) to stdout", NULL },
+		{ "significant", 0, OPT_FLAG, &d.significant_only, NULL,
+		  "keep only rows whose change is beyond sampling noise (marked *)", NULL },
+		{ "alpha", 0, OPT_DOUBLE, &d.alpha, "A",
+		  "family-wise error rate of the marks (default 0.01; Holm over all rows)", NULL },
 		{ "folded", 0, OPT_FLAG, NULL, NULL, "differential folded output (for flame --diff)", NULL },
 		{ "group-by", 'g', OPT_STRING, &group_by, "KEY", "grouping for raw profiles' grouped tables", NULL },
 		{ "module-depth", 0, OPT_INT, &module_depth, "N", "module depth for raw profiles (default 2)", NULL },
@@ -247,8 +322,9 @@ int cmd_diff(int argc, char **argv)
 	};
 	struct opt_result res;
 	int rc;
-	if (!cmd_parse_options(opts, usage, "What moved between two profiles (or summaries, or baselines).", argc,
-			       argv, &res, &rc))
+	if (!cmd_parse_options(opts, usage,
+			       "What moved between two profiles (or summaries, or baselines); a * marks a change beyond "
+			       "sampling noise.", argc, argv, &res, &rc))
 		return rc;
 	struct hot_opts o = HOT_OPTS_INIT;
 	rc = EXIT_DONE;
@@ -258,10 +334,13 @@ int cmd_diff(int argc, char **argv)
 		rc = plumb_fail(EXIT_USAGE, "diff: --table must be leaf, inclusive, grouped-leaf or grouped-inclusive");
 	else if (!hot_group_from_name(group_by, &o.group_by) || d.top < 0 || module_depth < 1 || module_depth > 64)
 		rc = plumb_fail(EXIT_USAGE, "diff: bad --group-by, --top or --module-depth");
+	else if (!(d.alpha > 0 && d.alpha < 1))
+		rc = plumb_fail(EXIT_USAGE, "diff: --alpha must be between 0 and 1 (exclusive)");
 	if (!rc) {
 		o.module_depth = (int)module_depth;
 		o.collapse_generics = collapse;
 		o.thread_re = thread;
+		o.warn = cmd_warn_to_stderr;
 		d.args[0] = res.pos[0];
 		d.args[1] = res.pos[1];
 		rc = diff_load(&d, &o);

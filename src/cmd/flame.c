@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "format/diff_folded.h"
 #include "format/format.h"
 #include "profile/label.h"
@@ -43,7 +44,7 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 int cmd_flame(int argc, char **argv)
 {
 	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot";
-	bool reverse = false, flamechart = false, no_lines = false;
+	bool inverted = false, reverse = false, flamechart = false, no_lines = false;
 	struct cmd_collapse collapse = { 0 };
 	long width = 1200;
 	double min_width = 0.1;
@@ -52,7 +53,9 @@ int cmd_flame(int argc, char **argv)
 		{ "title", 0, OPT_STRING, &title, "TEXT", "the graph's title", NULL },
 		{ "diff", 0, OPT_STRING, &diff, "BEFORE", "differential: colour by the change from BEFORE (red grew, "
 							   "blue shrank); widths are PROFILE's", NULL },
-		{ "reverse", 0, OPT_FLAG, &reverse, NULL, "icicle graph: the root at the top, callees below", NULL },
+		{ "inverted", 0, OPT_FLAG, &inverted, NULL, "icicle graph: the root at the top, callees below", NULL },
+		{ "reverse", 0, OPT_FLAG, &reverse, NULL,
+		  "reverse the stacks and merge them from the leaf: each leaf at the base, its callers above", NULL },
 		{ "flamechart", 0, OPT_FLAG, &flamechart, NULL, "time order instead of merged, sorted stacks", NULL },
 		{ "width", 0, OPT_INT, &width, "PX", "image width in pixels (default 1200)", NULL },
 		{ "min-width", 0, OPT_DOUBLE, &min_width, "PX", "leave out boxes narrower than this (default 0.1)",
@@ -65,16 +68,17 @@ int cmd_flame(int argc, char **argv)
 	};
 	struct opt_result res;
 	int code;
-	if (!cmd_parse_options(opts, "plumb flame PROFILE [-o out.svg] [--title T] [--diff BEFORE] [--reverse] "
-				     "[--flamechart] [--width PX] [--min-width PX] [--colors PALETTE]",
+	if (!cmd_parse_options(opts, "plumb flame [PROFILE] [-o out.svg] [--title T] [--diff BEFORE] [--inverted] "
+				     "[--reverse] [--flamechart] [--width PX] [--min-width PX] [--colors PALETTE]",
 			       "Draw an interactive flame graph (SVG): hover for samples and share, click to zoom, "
-			       "search with Ctrl-F.", argc, argv, &res, &code))
+			       "search with Ctrl-F. PROFILE defaults to " CMD_DEFAULT_PROFILE ", what plumb record writes.",
+			       argc, argv, &res, &code))
 		return code;
-	if (res.npos != 1) {
+	const char *input = cmd_profile_arg(&res, "flame", &code);
+	if (!input) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "flame: give exactly one PROFILE (see `plumb flame --help`)");
+		return code;
 	}
-	const char *input = res.pos[0];
 	const char *list;
 	if (width < 100 || width > 100000)
 		code = plumb_fail(EXIT_USAGE, "flame: --width must be between 100 and 100000 pixels (got %ld)", width);
@@ -84,6 +88,8 @@ int cmd_flame(int argc, char **argv)
 		code = plumb_fail(EXIT_USAGE, "flame: unknown palette '%s' (one of: %s)", colors, list);
 	else if (diff && flamechart)
 		code = plumb_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
+	else if (reverse && flamechart)
+		code = plumb_fail(EXIT_USAGE, "flame: --reverse merges stacks from the leaf; a --flamechart keeps time order");
 	else
 		code = EXIT_DONE;
 	if (code) {
@@ -96,6 +102,7 @@ int cmd_flame(int argc, char **argv)
 	ro.lenient = true;
 	ro.warn = cmd_warn_to_stderr;
 	struct profile *after = NULL, *before = NULL, *before2 = NULL;
+	struct progress *line = cmd_progress_new("flame", input, false);
 	code = load(input, &ro, &after, &before);
 	if (!code && diff) {
 		struct profile *unused = NULL;
@@ -108,14 +115,17 @@ int cmd_flame(int argc, char **argv)
 	}
 	opt_result_release(&res);
 	if (code) {
+		progress_end(line);
 		profile_free(after);
 		profile_free(before);
 		return code;
 	}
 	struct flame_opts fo = { 0 };
+	fo.progress = line;
 	fo.title = title;
 	fo.width = (unsigned)width;
 	fo.min_width = min_width;
+	fo.inverted = inverted;
 	fo.reverse = reverse;
 	fo.flamechart = flamechart;
 	fo.colors = colors;
@@ -123,6 +133,7 @@ int cmd_flame(int argc, char **argv)
 	fo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = render_write_file(after, output, FMT_SVG, NULL, &fo, &e);
+	progress_end(line);
 	profile_free(after);
 	profile_free(before);
 	return rc ? perr_report(&e) : EXIT_DONE;

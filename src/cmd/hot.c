@@ -10,12 +10,13 @@
 #include "analyze/analyze.h"
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "base/sbuf.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
 
 static const char usage[] =
-	"plumb hot PROFILE [--top N] [--json] [--group-by function|file|module|library] [--module-depth N]\n"
+	"plumb hot [PROFILE] [--top N] [--json] [--group-by function|file|module|library] [--module-depth N]\n"
 	"                  [--collapse-generics] [--include RE] [--exclude RE] [--repo-only [--root DIR]]\n"
 	"                  [--thread RE] [--top-threads N] [--stages FILE] [--syms FILE]";
 
@@ -69,8 +70,9 @@ static void hot_print_slice(FILE *out, const struct hot_summary *s, const struct
 static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 {
 	const char *unit = s->weight_unit ? s->weight_unit : "samples";
+	bool one = s->all.total == 1 && strcmp(unit, "samples") == 0; /* "1 sample", not "1 samples" */
 	fprintf(out, "%s (%s): %llu %s in %zu thread%s\n\n", s->source ? s->source : "profile",
-		s->format ? s->format : "?", (unsigned long long)s->all.total, unit, s->nthreads,
+		s->format ? s->format : "?", (unsigned long long)s->all.total, one ? "sample" : unit, s->nthreads,
 		s->nthreads == 1 ? "" : "s");
 	if (s->nthreads > 1) {
 		size_t n = top && top < s->nthreads ? top : s->nthreads;
@@ -102,55 +104,12 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 	}
 }
 
-/* What `plumb hot` works on: its options as parsed, and what they become. */
+/* What `plumb hot` works on: its options as parsed. The summary options are shared with record --summary. */
 struct hot_cmd {
-	long top, module_depth, top_threads;
-	bool json, collapse, repo_only, no_lines, top_seen;
-	const char *group_by, *root, *thread, *stages, *syms, *sample_index;
-	struct opt_list include, exclude;
-	char *root_buf; /* the resolved --root (or git top level) */
+	struct cmd_summary sum;
+	bool json, no_lines;
+	const char *stages, *syms, *sample_index;
 };
-
-/* Checks the options and resolves the repository root. Returns an exit code. */
-static int hot_check_options(struct hot_cmd *h, const struct opt_result *res, struct hot_opts *o)
-{
-	if (res->npos != 1)
-		return plumb_fail(EXIT_USAGE, "hot: expected one PROFILE (see plumb hot --help)");
-	if (!hot_group_from_name(h->group_by, &o->group_by))
-		return plumb_fail(EXIT_USAGE, "hot: --group-by must be function, file, module or library, not '%s'",
-				  h->group_by);
-	if (h->top < 0 || h->module_depth < 1 || h->module_depth > 64 || h->top_threads < 0)
-		return plumb_fail(EXIT_USAGE, "hot: --top and --top-threads must be >= 0 and --module-depth 1 to 64");
-	if (!h->repo_only && !h->root)
-		return EXIT_DONE;
-	if (!h->root) {
-		h->root_buf = hot_git_toplevel();
-		if (!h->root_buf)
-			return plumb_fail(EXIT_USAGE, "hot: --repo-only: the current directory is not in a git repository; "
-						      "pass --root DIR");
-		return EXIT_DONE;
-	}
-	h->root_buf = realpath(h->root, NULL);
-	if (!h->root_buf)
-		return plumb_fail(EXIT_USAGE, "hot: --root %s: no such directory", h->root);
-	return EXIT_DONE;
-}
-
-/* The analysis options from the command's. */
-static void hot_fill_opts(const struct hot_cmd *h, struct hot_opts *o)
-{
-	o->module_depth = (int)h->module_depth;
-	o->collapse_generics = h->collapse;
-	o->include = h->include.v;
-	o->ninclude = h->include.n;
-	o->exclude = h->exclude.v;
-	o->nexclude = h->exclude.n;
-	o->repo_only = h->repo_only;
-	o->root = h->root_buf;
-	o->thread_re = h->thread;
-	o->top_threads = (int)h->top_threads;
-	o->label_flags = h->no_lines ? LABEL_NO_LINES : 0;
-}
 
 /* --json: the plumb.hot.v1 summary on stdout. Returns an exit code. */
 static int hot_print_json(const struct hot_summary *s, size_t top)
@@ -168,21 +127,10 @@ static int hot_print_json(const struct hot_summary *s, size_t top)
 
 int cmd_hot(int argc, char **argv)
 {
-	struct hot_cmd h = { .top = 20, .module_depth = 2, .group_by = "function" };
+	struct hot_cmd h = { .sum = CMD_SUMMARY_INIT };
 	const struct opt opts[] = {
-		{ "top", 'n', OPT_INT, &h.top, "N", "rows per table (default 20; --json keeps every row unless given)",
-		  &h.top_seen },
+		CMD_SUMMARY_OPTS(h.sum),
 		{ "json", 0, OPT_FLAG, &h.json, NULL, "write the plumb.hot.v1 summary to stdout", NULL },
-		{ "group-by", 'g', OPT_STRING, &h.group_by, "KEY", "function, file, module or library", NULL },
-		{ "module-depth", 0, OPT_INT, &h.module_depth, "N",
-		  "path components (or :: names) a module keeps (default 2)", NULL },
-		{ "collapse-generics", 0, OPT_FLAG, &h.collapse, NULL, "fold <...> template/generic arguments", NULL },
-		{ "include", 0, OPT_LIST, &h.include, "RE", "keep frames whose label matches (repeatable)", NULL },
-		{ "exclude", 0, OPT_LIST, &h.exclude, "RE", "drop frames whose label matches (repeatable)", NULL },
-		{ "repo-only", 0, OPT_FLAG, &h.repo_only, NULL, "keep frames whose source file is under --root", NULL },
-		{ "root", 0, OPT_STRING, &h.root, "DIR", "repository root (default: git top level of the cwd)", NULL },
-		{ "thread", 0, OPT_STRING, &h.thread, "RE", "keep threads whose name matches", NULL },
-		{ "top-threads", 0, OPT_INT, &h.top_threads, "N", "keep the N threads with the most samples", NULL },
 		{ "stages", 0, OPT_STRING, &h.stages, "FILE", "one table per stage (plumb.stages.v1)", NULL },
 		{ "syms", 0, OPT_STRING, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)",
 		  NULL },
@@ -193,27 +141,30 @@ int cmd_hot(int argc, char **argv)
 	};
 	struct opt_result res;
 	int rc;
-	if (!cmd_parse_options(opts, usage, "Leaf (self) and inclusive hot tables of a profile.", argc, argv, &res,
+	if (!cmd_parse_options(opts, usage, "Leaf (self) and inclusive hot tables of a profile (default: " CMD_DEFAULT_PROFILE
+						   ", what plumb record writes).", argc, argv, &res,
 			       &rc))
 		return rc;
 	struct hot_opts o = HOT_OPTS_INIT;
 	struct hot_summary *s = NULL;
-	rc = hot_check_options(&h, &res, &o);
+	const char *input = cmd_profile_arg(&res, "hot", &rc);
+	if (input)
+		rc = cmd_summary_apply(&h.sum, "hot", &o);
 	if (!rc) {
-		hot_fill_opts(&h, &o);
-		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.top, h.sample_index };
+		o.label_flags = h.no_lines ? LABEL_NO_LINES : 0;
+		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.sum.top, h.sample_index };
 		struct perr e = PERR_INIT;
-		if (hot_summary_from_file(res.pos[0], &lo, &o, &s, &e))
+		o.progress = cmd_progress_new("hot", input, h.json);
+		if (hot_summary_from_file(input, &lo, &o, &s, &e))
 			rc = perr_report(&e);
+		progress_end(o.progress);
 	}
 	if (!rc && h.json)
-		rc = hot_print_json(s, h.top_seen ? (size_t)h.top : 0);
+		rc = hot_print_json(s, h.sum.top_seen ? (size_t)h.sum.top : 0);
 	else if (!rc)
-		print_summary(stdout, s, (size_t)h.top);
+		print_summary(stdout, s, (size_t)h.sum.top);
 	hot_summary_free(s);
-	free(h.root_buf);
-	opt_list_release(&h.include);
-	opt_list_release(&h.exclude);
+	cmd_summary_release(&h.sum);
 	opt_result_release(&res);
 	return rc;
 }

@@ -28,7 +28,7 @@
 /* ---------------------------------------------------------------- redaction */
 
 /* Every path and command word this command prints goes through the redactor (docs/design.md §3.6): the recording's
- * path is under $PLUMB_HOME, by default in the home directory, whose prefix is dropped. The redacted copy is
+ * path is under $PLUMB_HOME, by default in the home directory, which a message writes as `~/`. The redacted copy is
  * made where the text is printed (cmd_shown_text, cmd_fail_shown, cmd_report_redacted); the values the command
  * works with (paths it opens) stay whole. */
 
@@ -62,6 +62,7 @@ struct record_request {
 	pid_t pid;                          /* --pid, or 0 with a command */
 	const char *const *command;         /* the command after `--` (NULL-terminated, in res.pos), or NULL */
 	char name[STORE_NAME_MAX + 1];      /* --name, else the program's (redacted) name */
+	bool force;                         /* --force: replace a recording of that name */
 };
 
 /* The options of `metrics record` into rq; false with *rc set when they end the command (--help, a mistake).
@@ -71,18 +72,21 @@ static bool record_options(int argc, char **argv, struct record_request *rq, str
 	const char *every_arg = NULL, *name = NULL;
 	long keep = METRICS_DEFAULT_KEEP, pid_arg = 0;
 	bool have_pid = false;
+	rq->force = false;
 	const struct opt opts[] = {
 		{ "every", 0, OPT_STRING, &every_arg, "S", "seconds between samples (default 5; 200ms, 0.5, 1m)", NULL },
 		{ "keep", 0, OPT_INT, &keep, "N", "samples kept in the recording (default 120)", NULL },
 		{ "name", 0, OPT_STRING, &name, "NAME",
 		  "recording name: $PLUMB_HOME/metrics/NAME.json (default: the program's name)", NULL },
 		{ "pid", 'p', OPT_INT, &pid_arg, "PID", "record this running process and its children", &have_pid },
+		{ "force", 'f', OPT_FLAG, &rq->force, NULL, "replace a recording of that name", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
-	if (!cmd_parse_options(opts, "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
-			       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
-			       "into a bounded recording that `plumb metrics` reads.",
-			       argc, argv, res, rc))
+	if (!cmd_parse_command_options(opts,
+				       "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | -- COMMAND...)",
+				       "Records CPU, wake-ups and memory of a process tree until its root exits (or SIGINT/SIGTERM)\n"
+				       "into a bounded recording that `plumb metrics` reads.",
+				       "metrics record", argc, argv, res, rc))
 		return false;
 	rq->every = METRICS_DEFAULT_EVERY;
 	bool have_cmd = res->npos > 0;
@@ -213,8 +217,13 @@ static int cmd_metrics_record(int argc, char **argv)
 		return rc;
 	struct perr e = PERR_INIT;
 	char path[PATH_MAX];
-	/* a recording of the same name is replaced, as it always was (force) */
-	if (store_path_for_write(&STORE_METRICS, rq.name, true, path, sizeof path, &e) ||
+	/* a recording of that name is replaced only with --force, as every stored thing (docs/design.md §5.7) */
+	if (!rq.force && store_exists(&STORE_METRICS, rq.name)) {
+		opt_result_release(&res);
+		return plumb_fail(EXIT_USAGE, "metrics record: a recording named '%s' exists (--force replaces it; `plumb "
+					      "metrics --name %s` shows it)", rq.name, rq.name);
+	}
+	if (store_path_for_write(&STORE_METRICS, rq.name, rq.force, path, sizeof path, &e) ||
 	    atomic_check_writable(path, &e)) {
 		opt_result_release(&res);
 		return cmd_report_redacted(&e);
@@ -245,8 +254,8 @@ static int cmd_metrics_record(int argc, char **argv)
 	if (rc == EXIT_DONE && rec.samples_taken == 0)
 		rc = plumb_fail(EXIT_FAILED, "metrics record: pid %d exited before it could be sampled", rec.root_pid);
 	if (rc == EXIT_DONE)
-		fprintf(stderr, "plumb: metrics: %llu samples (%zu kept) of %s written to %s%s\n",
-			(unsigned long long)rec.samples_taken, rec.count, rq.name, path_shown,
+		fprintf(stderr, "plumb: metrics: %llu sample%s (%zu kept) of %s written to %s%s\n",
+			(unsigned long long)rec.samples_taken, rec.samples_taken == 1 ? "" : "s", rec.count, rq.name, path_shown,
 			stop_signal ? " (stopped by a signal)" : "");
 	if (child.pid > 0 && !stop_signal)
 		child_finish(&child);
@@ -361,8 +370,8 @@ static void print_window(const struct metrics_doc *doc)
 	const struct metrics_sample *first = &doc->samples[0], *last = &doc->samples[doc->nsamples - 1];
 	full_time(t0, sizeof t0, first->t_ms);
 	clock_time(t1, sizeof t1, last->t_ms);
-	printf("  every %gs: %zu samples in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
-	       doc->nsamples, (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
+	printf("  every %gs: %zu sample%s in the window (keep %llu, %llu taken), %s to %s (%.1f s)\n", doc->every_s,
+	       doc->nsamples, doc->nsamples == 1 ? "" : "s", (unsigned long long)doc->keep, (unsigned long long)doc->samples_taken, t0, t1,
 	       (double)(last->t_ms - first->t_ms) / 1000.0);
 	human_bytes(b1, sizeof b1, last->totals.rss_bytes);
 	human_bytes(b2, sizeof b2, last->totals.private_bytes);
@@ -530,6 +539,11 @@ static int cmd_metrics_read(int argc, char **argv)
 	metrics_newest_release(&n);
 	return rc;
 }
+
+const struct cmd_sub cmd_metrics_subs[] = {
+	{ "record", cmd_metrics_record, "record a process tree's CPU, wake-ups and memory" },
+	{ NULL, NULL, NULL },
+};
 
 int cmd_metrics(int argc, char **argv)
 {

@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/procfs.h"
+#include "base/progress.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/store.h"
@@ -48,14 +50,16 @@ struct record_args {
 	const char *summary, *stages, *save_baseline, *comm;
 	double interval, rate, seconds;
 	long stack_size;
-	bool no_kernel, threads, no_lines, native, idle, all;
+	bool no_kernel, threads, no_lines, native, idle, force, all;
 	bool interval_set, rate_set, seconds_set, stack_set;
+	struct cmd_summary sum;    /* the summary options, as hot takes them */
 };
 
 /* One `plumb record`, from its options to its summary line (perf's struct record): each step below either
  * goes on or has said what went wrong and set the exit code. */
 struct record {
 	struct record_args a;      /* the options as given */
+	struct hot_opts hot;       /* what --summary and --save-baseline summarize with */
 	struct opt_result r;       /* their parse (the command after --) */
 	struct record_opts opts;   /* what the backends are asked to do */
 	enum fmt_kind kind;        /* the output format */
@@ -67,7 +71,9 @@ struct record {
 	struct profile *raw;       /* what the backend sampled (raw frames) */
 	struct record_result res;
 	struct backend_outcome run;
-	char summary[768];         /* "Sampled N ticks over S ..." */
+	char subject[160];         /* the target as the summary names it: "xz", "pid 42 (xz)", "split_run()" */
+	char baseline_path[PATH_MAX]; /* where --save-baseline went */
+	char summary[1024];        /* "Sampled N ticks over S ... xz exited with 0." */
 };
 
 static void join_command(struct sbuf *sb, const struct record_opts *opts, const struct record_args *a)
@@ -103,35 +109,52 @@ static bool needs_timeline(enum fmt_kind kind)
 	return kind == FMT_GECKO || kind == FMT_SPEEDSCOPE;
 }
 
-/* --summary, --save-baseline and --stages: one command that profiles, summarizes and keeps. */
-static enum plumb_err write_extras(const struct profile *prof, const struct record_args *a,
-				   const struct record_result *res, const char *stage_lines, struct perr *e)
+/* The hot summary of prof as `plumb hot` makes it with the same options from the written output, sliced by the
+ * stage file when --stages wrote one (docs/design.md §5.7), into json. */
+static enum plumb_err summary_json(const struct record *rec, const struct profile *prof, struct sbuf *json,
+				   struct perr *e)
 {
-	enum plumb_err rc = PLUMB_OK;
-	if (a->summary || a->save_baseline) {
-		struct hot_opts ho = HOT_OPTS_INIT;
-		ho.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
-		struct hot_summary *s = NULL;
-		rc = hot_analyze(prof, &ho, &s, e);
-		if (rc)
-			return rc;
-		free(s->source);
-		s->source = redact_dup(a->output);
-		struct sbuf json = SBUF_INIT;
-		fmt_hot_json_write(&json, s, 0);
-		hot_summary_free(s);
-		if (json.oom)
-			rc = perr_set(e, PLUMB_ENOMEM, "out of memory writing the summary");
-		if (!rc && a->summary)
-			rc = atomic_write_file(a->summary, json.buf, json.len, e);
-		if (!rc && a->save_baseline)
-			rc = baseline_profile_save(a->save_baseline, json.buf, json.len, e);
-		sbuf_release(&json);
-		if (rc)
-			return rc;
+	const struct record_args *a = &rec->a;
+	struct hot_summary *s = NULL;
+	enum plumb_err rc = hot_analyze(prof, &rec->hot, &s, e);
+	if (!rc && a->stages) {
+		struct fmt_stage *stages = NULL;
+		size_t n = 0;
+		rc = fmt_stages_load(a->stages, &stages, &n, e);
+		if (!rc)
+			rc = hot_analyze_stages(prof, &rec->hot, stages, n, s, e);
+		fmt_stages_free(stages, n);
 	}
+	if (rc) {
+		hot_summary_free(s);
+		return rc;
+	}
+	free(s->source);
+	free(s->format);
+	s->source = redact_dup(a->output);
+	s->format = strdup(fmt_name(rec->kind));
+	fmt_hot_json_write(json, s, a->sum.top_seen ? (size_t)a->sum.top : 0);
+	hot_summary_free(s);
+	return json->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory writing the summary") : PLUMB_OK;
+}
+
+/* --stages, --summary and --save-baseline: one command that profiles, summarizes and keeps. */
+static enum plumb_err write_extras(struct record *rec, const struct profile *prof, struct perr *e)
+{
+	const struct record_args *a = &rec->a;
+	enum plumb_err rc = PLUMB_OK;
 	if (a->stages)
-		rc = stages_write(stage_lines, res->start_ns, res->end_ns, a->stages, e);
+		rc = stages_write(rec->stage_lines.tmp_path, rec->res.start_ns, rec->res.end_ns, a->stages, e);
+	if (rc || !(a->summary || a->save_baseline))
+		return rc;
+	struct sbuf json = SBUF_INIT;
+	rc = summary_json(rec, prof, &json, e);
+	if (!rc && a->summary)
+		rc = atomic_write_file(a->summary, json.buf, json.len, e);
+	if (!rc && a->save_baseline)
+		rc = baseline_profile_save(a->save_baseline, json.buf, json.len, a->force, rec->baseline_path,
+					   sizeof rec->baseline_path, e);
+	sbuf_release(&json);
 	return rc;
 }
 
@@ -139,7 +162,8 @@ static enum plumb_err write_extras(const struct profile *prof, const struct reco
 static bool record__parse_options(struct record *rec, int argc, char **argv, int *rc)
 {
 	struct record_args *a = &rec->a;
-	a->output = "./plumb-profile.folded";
+	a->output = CMD_DEFAULT_PROFILE;
+	a->sum = (struct cmd_summary)CMD_SUMMARY_INIT;
 	const struct opt opts_table[] = {
 		{ "pid", 'p', OPT_STRING, &a->pid, "PID",
 		  "attach to a running process (all its threads); with --all, a list PID,... to keep", NULL },
@@ -172,12 +196,14 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 		{ "stages", 0, OPT_STRING, &a->stages, "FILE",
 		  "also write the stage file (a 'command' stage plus the stages the program emitted)", NULL },
 		{ "save-baseline", 0, OPT_STRING, &a->save_baseline, "NAME",
-		  "save the hot summary as profile baseline NAME", NULL },
+		  "save the hot summary as profile baseline NAME (see plumb baseline)", NULL },
+		{ "force", 'f', OPT_FLAG, &a->force, NULL, "--save-baseline: replace a baseline of that name", NULL },
+		CMD_SUMMARY_OPTS(a->sum),
 		{ "native", 0, OPT_FLAG, &a->native, NULL, "python targets: merge native frames", NULL },
 		{ "idle", 0, OPT_FLAG, &a->idle, NULL, "python targets: keep idle stacks", NULL },
 		{ 0 },
 	};
-	return cmd_parse_options(opts_table, usage_text, description, argc, argv, &rec->r, rc);
+	return cmd_parse_command_options(opts_table, usage_text, description, "record", argc, argv, &rec->r, rc);
 }
 
 /* Exactly one target: a command after --, --pid, --call, --target NAME, or else the only announced target
@@ -264,6 +290,29 @@ static bool record__check_sampling(struct record *rec)
 	return true;
 }
 
+/* --save-baseline, --force and the summary options: a name that is taken is found before the run, not after it
+ * (docs/design.md §5.7), and the summary options are checked as hot checks them. */
+static bool record__check_summary(struct record *rec, int *rc)
+{
+	struct record_args *a = &rec->a;
+	*rc = EXIT_USAGE;
+	if (a->save_baseline && !a->force && store_exists(&STORE_PROFILE_BASELINES, a->save_baseline)) {
+		plumb_fail(EXIT_USAGE, "record: a profile baseline named '%s' exists (--force replaces it; `plumb baseline "
+				       "list` shows them)", a->save_baseline);
+		return false;
+	}
+	if (a->force && !a->save_baseline)
+		return plumb_fail(EXIT_USAGE, "record: --force goes with --save-baseline"), false;
+	if (!a->summary && !a->save_baseline && cmd_summary_given(&a->sum))
+		return plumb_fail(EXIT_USAGE, "record: the summary options (--group-by, --top, ...) go with --summary or "
+					      "--save-baseline"), false;
+	rec->hot = (struct hot_opts)HOT_OPTS_INIT;
+	rec->hot.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
+	if ((a->summary || a->save_baseline) && (*rc = cmd_summary_apply(&a->sum, "record", &rec->hot)))
+		return false;
+	return true;
+}
+
 /* Every option but the target: the defaults, then what was given, in a fixed order (the first wrong one is
  * the one reported). */
 static bool record__check_options(struct record *rec, int *rc)
@@ -284,6 +333,9 @@ static bool record__check_options(struct record *rec, int *rc)
 			   a->save_baseline);
 		return false;
 	}
+	if (!record__check_summary(rec, rc))
+		return false;
+	*rc = EXIT_USAGE;
 	if (!record__check_sampling(rec))
 		return false;
 	if (a->backend && !backend_find(a->backend)) {
@@ -348,6 +400,7 @@ static bool record__set_all(struct record *rec)
 					      "with --all"), false;
 	opts->target = TARGET_ALL;
 	opts->backend = "system";
+	snprintf(rec->subject, sizeof rec->subject, "every process");
 	opts->seconds = a->seconds_set ? a->seconds : 10;
 	opts->comm_re = a->comm;
 	if (a->pid && !parse_pid_list(a->pid, &rec->pids, &opts->npids))
@@ -374,6 +427,11 @@ static bool record__set_target(struct record *rec, int *rc)
 		opts->seconds = a->seconds_set ? a->seconds : 10;
 		if (kill(opts->pid, 0) != 0 && errno == ESRCH)
 			return plumb_fail(EXIT_USAGE, "record: process %d does not exist", (int)opts->pid), false;
+		char comm[PROCFS_COMM_MAX];
+		if (procfs_comm(opts->pid, 0, comm, sizeof comm))
+			snprintf(rec->subject, sizeof rec->subject, "pid %d (%s)", (int)opts->pid, comm);
+		else
+			snprintf(rec->subject, sizeof rec->subject, "pid %d", (int)opts->pid);
 	} else if (a->call) {
 		const char *colon = strrchr(a->call, ':');
 		if (!colon || colon == a->call || !colon[1])
@@ -383,12 +441,30 @@ static bool record__set_target(struct record *rec, int *rc)
 		opts->call_lib = rec->call_lib;
 		opts->call_sym = colon + 1;
 		opts->seconds = a->seconds_set ? a->seconds : 0;
+		snprintf(rec->subject, sizeof rec->subject, "%s()", opts->call_sym);
 	} else {
 		opts->target = TARGET_COMMAND;
 		opts->argv = (char **)&rec->r.pos[rec->r.dashdash];
 		opts->seconds = a->seconds_set ? a->seconds : 0;
+		const char *slash = strrchr(opts->argv[0], '/');
+		snprintf(rec->subject, sizeof rec->subject, "%s", slash && slash[1] ? slash + 1 : opts->argv[0]);
 	}
 	return true;
+}
+
+/* A forced backend that cannot sample this kind of target is a bad argument, said before anything runs. */
+static bool record__check_backend_target(struct record *rec, int *rc)
+{
+	const struct backend *b = rec->a.backend ? backend_find(rec->a.backend) : NULL;
+	if (!b || (b->targets & BACKEND_TARGET(rec->opts.target)))
+		return true;
+	char can[160];
+	*rc = plumb_fail(EXIT_USAGE, "record: the %s backend samples %s, not %s", b->name,
+			 backend_targets_text(b, can, sizeof can),
+			 rec->opts.target == TARGET_COMMAND ? "a launched command"
+			 : rec->opts.target == TARGET_PID ? "a running process"
+			 : rec->opts.target == TARGET_ALL ? "every process" : "--call");
+	return false;
 }
 
 /* Checks that every output can be written before the target starts (an unwritable --output costs nothing), and
@@ -421,13 +497,78 @@ static bool record__sample(struct record *rec, int *rc)
 	signal(SIGPIPE, SIG_IGN);
 	rec->start_unix = (double)time(NULL);
 	struct perr e = PERR_INIT;
-	if (backend_run_auto(&rec->opts, needs_timeline(rec->kind), &rec->raw, &rec->res, &rec->run, &e) == PLUMB_OK)
+	/* elapsed time, samples and the effective rate on one line, on a terminal only (docs/design.md §3.7) */
+	char label[200];
+	snprintf(label, sizeof label, "recording %s", rec->subject);
+	char *shown = cmd_shown_text(label);
+	rec->opts.progress = progress_new(shown, 0);
+	free(shown);
+	/* sample times are kept for a format that holds them, and for a summary sliced by the stages */
+	bool timeline = needs_timeline(rec->kind) || (rec->a.stages && (rec->a.summary || rec->a.save_baseline));
+	enum plumb_err ran = backend_run_auto(&rec->opts, timeline, &rec->raw, &rec->res, &rec->run, &e);
+	progress_end(rec->opts.progress);
+	rec->opts.progress = NULL;
+	if (ran == PLUMB_OK)
 		return true;
 	if (!rec->run.fallback.len)
 		*rc = perr_report(&e);
 	else
 		*rc = plumb_fail(plumb_exit_code(rec->run.refused), "record: %s", rec->run.fallback.buf);
 	return false;
+}
+
+/* The one summary line (docs/design.md §5.5): what was sampled, how, and how the target ended. */
+static void record__summary_line(struct record *rec)
+{
+	const struct profile *raw = rec->raw;
+	const struct profile_meta *meta = profile_meta_const(raw);
+	const struct record_result *res = &rec->res;
+	double secs = meta->duration_s;
+	uint64_t ticks = meta->ticks;
+	char procs[48] = "", fate[256] = "";
+	if (meta->processes)
+		snprintf(procs, sizeof procs, " (%u process%s)", meta->processes, meta->processes > 1 ? "es" : "");
+	if (res->ended[0])
+		snprintf(fate, sizeof fate, " %s %s.", rec->subject, res->ended);
+	else if (rec->opts.target == TARGET_PID)
+		snprintf(fate, sizeof fate, " %s is still running.", rec->subject);
+	snprintf(rec->summary, sizeof rec->summary,
+		 "Sampled %llu tick%s over %.2fs (%.0f/s effective%s, %gs requested) with %s/%s%s; %llu lost.%s",
+		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs,
+		 backend_effective_rate(raw, rec->opts.mode, ticks, secs),
+		 rec->opts.mode == MODE_WALL && profile_nthreads(raw) > 1 ? " per thread" : "",
+		 (double)rec->opts.interval_ns / 1e9, profile_str(raw, meta->backend), profile_str(raw, meta->unwinder),
+		 procs, (unsigned long long)meta->lost, fate);
+}
+
+/* The summary line on stderr, redacted (it names the target, docs/design.md §3.6). */
+static void record__print_summary(const struct record *rec)
+{
+	char *shown = cmd_shown_text(rec->summary);
+	fprintf(stderr, "%s\n", shown);
+	free(shown);
+}
+
+/* Why nothing was sampled, when a likely cause is known (malloc'd, or NULL). */
+static char *record__nothing_sampled_why(const struct record *rec)
+{
+	const struct record_result *res = &rec->res;
+	char *why = NULL;
+	if (rec->opts.target == TARGET_PID) {
+		struct procfs_stat st;
+		/* a kernel thread (kthreadd, kworker/...) has no user space: no user stack to sample */
+		if (procfs_stat_read(rec->opts.pid, 0, &st) && (st.pid == 2 || st.ppid == 2))
+			return asprintf(&why, "pid %d (%s) is a kernel thread, which has no user stack to sample%s",
+					(int)rec->opts.pid, st.comm,
+					rec->opts.kernel ? "" : " (and --no-kernel drops its kernel frames)") < 0 ? NULL : why;
+		if (res->ended[0])
+			return asprintf(&why, "%s %s", rec->subject, res->ended) < 0 ? NULL : why;
+		return asprintf(&why, "%s did not run on a CPU while it was sampled (it was idle or asleep; --mode "
+				      "wall samples waiting threads too)", rec->subject) < 0 ? NULL : why;
+	}
+	if (res->ended[0])
+		return asprintf(&why, "%s %s", rec->subject, res->ended) < 0 ? NULL : why;
+	return NULL;
 }
 
 /* What was measured, into the profile's metadata and the summary line; false (nothing is written) when
@@ -452,23 +593,14 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	if (res->ended[0])
 		meta->ended = profile_intern_cstr(raw, res->ended);
 
-	double secs = meta->duration_s;
-	uint64_t ticks = meta->ticks;
-	char procs[48] = "";
-	if (meta->processes)
-		snprintf(procs, sizeof procs, " (%u process%s)", meta->processes, meta->processes > 1 ? "es" : "");
-	snprintf(rec->summary, sizeof rec->summary,
-		 "Sampled %llu ticks over %.2fs (%.0f/s effective, %gs requested) with %s/%s%s; %llu lost.",
-		 (unsigned long long)ticks, secs, secs > 0 ? (double)ticks / secs : 0.0, (double)opts->interval_ns / 1e9,
-		 profile_str(raw, meta->backend), profile_str(raw, meta->unwinder), procs, (unsigned long long)meta->lost);
+	record__summary_line(rec);
 	if (profile_total_weight(raw) != 0)
 		return true;
-	fprintf(stderr, "%s\n", rec->summary);
-	if (res->ended[0])
-		*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled (the target %s); no profile written",
-				 res->ended);
-	else
-		*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled; no profile written");
+	record__print_summary(rec);
+	char *why = record__nothing_sampled_why(rec);
+	*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled%s%s; no profile written", why ? ": " : "",
+			 why ? why : "");
+	free(why);
 	return false;
 }
 
@@ -488,7 +620,7 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	wo.threads = a->threads || a->all; /* --all: a root per process, `name (pid)` */
 	wo.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
 	if (render_write_file(prof, a->output, kind, &wo, NULL, &e) ||
-	    write_extras(prof, a, &rec->res, rec->stage_lines.tmp_path, &e)) {
+	    write_extras(rec, prof, &e)) {
 		*rc = perr_report(&e);
 		profile_free(prof);
 		return false;
@@ -501,16 +633,19 @@ static bool record__write_outputs(struct record *rec, int *rc)
 static void record__report(const struct record *rec)
 {
 	const struct record_result *res = &rec->res;
-	fprintf(stderr, "%s\n", rec->summary);
+	record__print_summary(rec);
 	if (rec->run.fallback.len)
 		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->run.used->name, rec->run.fallback.buf);
 	if (res->limits[0])
 		fprintf(stderr, "plumb: note: %s\n", res->limits);
-	if (res->ended[0] && rec->opts.target != TARGET_COMMAND)
-		fprintf(stderr, "plumb: the target %s\n", res->ended);
-	char *shown = redact_dup(rec->a.output);
-	fprintf(stderr, "Wrote %s\n", shown ? shown : rec->a.output);
+	char *shown = cmd_shown_text(rec->a.output);
+	fprintf(stderr, "Wrote %s\n", shown);
 	free(shown);
+	if (rec->a.save_baseline) { /* every save says where it went */
+		shown = cmd_shown_text(rec->baseline_path);
+		fprintf(stderr, "Saved profile baseline %s to %s\n", rec->a.save_baseline, shown);
+		free(shown);
+	}
 }
 
 int cmd_record(int argc, char **argv)
@@ -522,15 +657,19 @@ int cmd_record(int argc, char **argv)
 	rec->stage_lines = (struct atomic_file)ATOMIC_FILE_INIT;
 	int rc = EXIT_FAILED;
 	if (record__parse_options(rec, argc, argv, &rc) && record__choose_target(rec, &rc) &&
-	    record__check_options(rec, &rc) && record__set_target(rec, &rc) && record__open_outputs(rec, &rc) &&
+	    record__check_options(rec, &rc) && record__set_target(rec, &rc) &&
+	    record__check_backend_target(rec, &rc) && record__open_outputs(rec, &rc) &&
 	    record__sample(rec, &rc) && record__finish_meta(rec, &rc) && record__write_outputs(rec, &rc)) {
 		record__report(rec);
-		rc = EXIT_DONE;
+		/* docs/design.md §3.2: a target that failed on its own (not one plumb or the user ended) is exit 1,
+		 * with the profile written and the summary saying how it ended */
+		rc = rec->res.failed && !stop_requested ? EXIT_FAILED : EXIT_DONE;
 	}
 	atomic_abort(&rec->stage_lines);
 	profile_free(rec->raw);
 	backend_outcome_release(&rec->run);
 	opt_result_release(&rec->r);
+	cmd_summary_release(&rec->a.sum);
 	free(rec->pids);
 	free(rec);
 	return rc;

@@ -33,6 +33,7 @@
 #include "sample/backend.h"
 
 static volatile sig_atomic_t top_stop; /* q, SIGINT, SIGTERM, SIGHUP, SIGPIPE: stop sampling and leave */
+static int top_out_errno;              /* stdout failed for another reason than a reader gone (a full disk) */
 
 static const char *const usage_text = "plumb top --pid PID [options]\n"
 				      "       plumb top --all [options]";
@@ -432,6 +433,8 @@ static void top_print(struct top *t)
 			continue;
 		if (w <= 0) {
 			top_stop = 1; /* EPIPE: `plumb top | head` has what it wanted */
+			if (w < 0 && errno != EPIPE)
+				top_out_errno = errno; /* anything else is exit 6 (docs/design.md §3.3) */
 			break;
 		}
 		off += (size_t)w;
@@ -760,6 +763,8 @@ int cmd_top(int argc, char **argv)
 		cleanup_catch(SIGHUP, &top_stop);
 		cleanup_catch(SIGPIPE, &top_stop);
 		rc = top_run(t);
+		if (rc == EXIT_DONE && top_out_errno)
+			rc = plumb_fail(EXIT_OUTPUT, "top: cannot write to standard output: %s", strerror(top_out_errno));
 	}
 	top_tables_release(&t->tt);
 	term_frame_release(&t->frame);

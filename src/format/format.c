@@ -3,6 +3,7 @@
  * each table. */
 #include "format/format.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +91,14 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 
 #define SNIFF_HEAD ((size_t)64 << 10)
 
+/* True when there is nothing but white space. */
+static bool blank(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\n' && p[i] != '\r')
+			return false;
+	return true;
+}
 
 static enum plumb_err source_start(struct fmt_source *src, struct perr *e)
 {
@@ -98,6 +107,10 @@ static enum plumb_err source_start(struct fmt_source *src, struct perr *e)
 	enum plumb_err rc = fmt_stream_head(src->st, SNIFF_HEAD, &head, &len, e);
 	if (rc)
 		return rc;
+	/* an empty input is one that cannot be used (docs/design.md §3.2); the head is all of a short input */
+	if (len < SNIFF_HEAD && blank(head, len))
+		return perr_set(e, PLUMB_EFORMAT, "%s is empty: no profile in it",
+				strcmp(src->st->name, "-") == 0 ? "standard input" : src->st->name);
 	src->kind = fmt_sniff(head, len);
 	/* a JSON document is sniffed again whole: speedscope's schema URL may be at its end */
 	if (src->kind == FMT_GECKO && !(rc = fmt_source_document(src, &head, &len, e)))
@@ -175,6 +188,51 @@ static const struct {
 	{ FMT_GECKO, fmt_gecko_write },
 };
 
+/* plumb's own JSON documents that are not profiles, and what reads each: a reader that is handed one says what
+ * the file is instead of advising the Firefox Profiler. */
+static const struct {
+	const char *schema, *what, *use;
+} plumb_documents[] = {
+	{ "plumb.metrics.v1", "a metrics recording", "plumb metrics --path FILE" },
+	{ "plumb.evidence.v1", "a bench evidence artifact", "plumb bench report FILE" },
+	{ "plumb.stages.v1", "a stage file", "plumb hot PROFILE --stages FILE" },
+	{ "plumb.hot-diff.v1", "the output of plumb diff --json", NULL },
+	{ "plumb.bench.report.v1", "the output of plumb bench report --json", NULL },
+	{ "plumb.bench.compare.v1", "the output of plumb bench compare --json", NULL },
+	{ "plumb.catalog.v1", "a bench catalog", "plumb bench owners --catalog FILE" },
+};
+
+/* PLUMB_EFORMAT naming what a plumb document that is not a profile is, or PLUMB_OK when buf is none. */
+static enum plumb_err not_a_profile(const char *buf, size_t len, const char *path, struct perr *e)
+{
+	const char *p = skip_ws(buf, buf + len);
+	size_t head = (size_t)(buf + len - p) < 4096 ? (size_t)(buf + len - p) : 4096;
+	const char *k = p < buf + len && *p == '{' ? memmem(p, head, "\"schema\"", 8) : NULL;
+	if (!k)
+		return PLUMB_OK;
+	const char *end = p + head, *v = skip_ws(k + 8, end);
+	if (v >= end || *v != ':' || (v = skip_ws(v + 1, end)) >= end || *v != '"')
+		return PLUMB_OK;
+	v++;
+	const char *q = memchr(v, '"', (size_t)(end - v));
+	if (!q || q - v < 6 || memcmp(v, "plumb.", 6) != 0)
+		return PLUMB_OK;
+	const char *name = path ? path : "the input";
+	for (size_t i = 0; i < sizeof plumb_documents / sizeof plumb_documents[0]; i++) {
+		const char *use = plumb_documents[i].use, *file = use ? strstr(use, "FILE") : NULL;
+		if (strlen(plumb_documents[i].schema) != (size_t)(q - v) ||
+		    memcmp(plumb_documents[i].schema, v, (size_t)(q - v)) != 0)
+			continue;
+		if (!use)
+			return perr_set(e, PLUMB_EFORMAT, "%s is %s (%s), not a profile", name, plumb_documents[i].what,
+					plumb_documents[i].schema);
+		return perr_set(e, PLUMB_EFORMAT, "%s is %s (%s), not a profile: read it with `%.*s%s%s`", name,
+				plumb_documents[i].what, plumb_documents[i].schema, (int)(file - use), use,
+				path ? path : "FILE", file + 4);
+	}
+	return perr_set(e, PLUMB_EFORMAT, "%s is a plumb document (%.*s), not a profile", name, (int)(q - v), v);
+}
+
 /* Out of memory while reading is the input's doing (exit 5), said with how far the read got. */
 static enum plumb_err read_failed(struct fmt_source *src, const struct profile *p, enum plumb_err rc, struct perr *e)
 {
@@ -196,6 +254,13 @@ enum plumb_err fmt_source_read(struct fmt_source *src, enum fmt_kind kind, const
 	if (kind == FMT_UNKNOWN)
 		kind = src->kind;
 	src->st->progress = opts->progress;
+	if (kind == FMT_GECKO) {
+		const char *doc;
+		size_t dlen;
+		enum plumb_err rc = fmt_source_document(src, &doc, &dlen, e);
+		if (rc || (rc = not_a_profile(doc, dlen, opts->source_path, e)))
+			return rc;
+	}
 	for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
 		if (readers[i].kind != kind)
 			continue;
@@ -263,6 +328,12 @@ enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct 
 	return rc;
 }
 
+enum plumb_err fmt_write_failed(const char *path, int err, struct perr *e)
+{
+	return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", strcmp(path, "-") == 0 ? "standard output" : path,
+			strerror(err ? err : EIO));
+}
+
 enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
 			      const struct fmt_write_opts *opts, struct perr *e)
 {
@@ -284,7 +355,10 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 	enum plumb_err rc = atomic_open(&af, path, e);
 	if (rc)
 		return rc;
+	errno = 0;
 	rc = write(p, af.fp, &o, e);
+	if (rc == PLUMB_EOUTPUT) /* the write that failed names the path and the reason (docs/design.md §3.3) */
+		fmt_write_failed(path, errno, e);
 	if (rc) {
 		atomic_abort(&af);
 		return rc;

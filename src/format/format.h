@@ -81,6 +81,8 @@ enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct 
 enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
 			    struct profile **out, struct perr *e);
 
+/* PLUMB_EOUTPUT "cannot write PATH: <err's text>" (EIO when err is 0): what a writer's failure says. */
+enum plumb_err fmt_write_failed(const char *path, int err, struct perr *e);
 /* Writes the profile atomically to path ("-" stdout) in the given format. FMT_SVG is not a format writer's
  * (the flame graph is drawn in render/): it is PLUMB_EUNSUPPORTED here; commands call render_write_file. */
 enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fmt_kind kind,

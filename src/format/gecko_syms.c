@@ -168,7 +168,7 @@ enum plumb_err sidecar_load(const char *path, struct sidecar **out, struct perr 
 	json_t *root = jr_parse_file(path, 0, &je);
 	if (!root) {
 		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, PLUMB_EIO, "cannot read the symbol sidecar %s: %s", path, je.text);
+			return perr_set(e, je.code, "cannot read the symbol sidecar %s: %s", path, je.text);
 		return perr_set(e, PLUMB_EFORMAT, "symbol sidecar %s: %s (line %zu, byte %zu)", path, je.text, je.line,
 				je.offset);
 	}

@@ -196,8 +196,13 @@ static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *groupe
 				 struct perr *e)
 {
 	json_t *total = json_object_get(obj, "total"), *attr = json_object_get(obj, "attributed");
-	if (!json_is_integer(total) || json_integer_value(total) < 0)
+	if (!total)
 		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: %s.total is missing", where);
+	if (!json_is_integer(total))
+		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: %s.total is not a whole number", where);
+	if (json_integer_value(total) < 0)
+		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: %s.total is negative (%lld)", where,
+				(long long)json_integer_value(total));
 	sl->total = (uint64_t)json_integer_value(total);
 	sl->attributed = json_is_integer(attr) ? (uint64_t)json_integer_value(attr) : sl->total;
 	json_t *samples = json_object_get(obj, "samples");

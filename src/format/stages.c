@@ -93,7 +93,7 @@ enum plumb_err fmt_stages_load(const char *path, struct fmt_stage **stages, size
 	json_t *root = jr_parse_file(path, 0, &je);
 	if (!root) {
 		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, PLUMB_EIO, "cannot read the stage file %s: %s", path, je.text);
+			return perr_set(e, je.code, "cannot read the stage file %s: %s", path, je.text);
 		return parse_error(&je, path, e);
 	}
 	enum plumb_err rc = from_tree(root, path, stages, n, e);

@@ -106,7 +106,9 @@ enum plumb_err fmt_stream_open(struct fmt_stream *st, const char *path, struct p
 	/* opened without blocking: a FIFO without a writer must not hang the open (reads block again below) */
 	st->fd = is_stdin ? 0 : open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (st->fd < 0)
-		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(errno));
+		/* docs/design.md §3.2: a path that is not there is 3, one that cannot be read 5 */
+		return perr_set(e, errno == ENOENT || errno == ENOTDIR ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s: %s",
+				path, strerror(errno));
 	st->close_fd = !is_stdin;
 	struct stat sb;
 	if (fstat(st->fd, &sb) != 0)

@@ -348,6 +348,12 @@ static void run_call(const char *lib, const char *sym)
 	atomic_store_explicit(&ring->call_state, CALL_RUNNING, memory_order_release);
 	register_thread();
 	int r = invoke(fn);
+	if (atomic_load(&ring->attached) != (uint32_t)getpid()) {
+		/* A process the function forked returned from it too: only the host's return is the call's. */
+		unregister_thread(NULL);
+		fflush(NULL);
+		_exit(0);
+	}
 	ring->call_ret = r;
 	atomic_store_explicit(&ring->call_state, CALL_RETURNED, memory_order_release);
 	unregister_thread(NULL);

@@ -2,6 +2,8 @@
  * rendered here, into a file written whole through base/atomic; the rest is format/'s fmt_write_file. */
 #include "render/output.h"
 
+#include <errno.h>
+
 #include "base/atomic.h"
 
 enum plumb_err render_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
@@ -19,7 +21,10 @@ enum plumb_err render_write_file(const struct profile *p, const char *path, enum
 	enum plumb_err rc = atomic_open(&af, path, e);
 	if (rc)
 		return rc;
+	errno = 0;
 	rc = flame_write_svg(p, af.fp, fo, e);
+	if (rc == PLUMB_EOUTPUT)
+		fmt_write_failed(path, errno, e);
 	if (rc) {
 		atomic_abort(&af);
 		return rc;

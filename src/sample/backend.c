@@ -13,8 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/clock.h"
 #include "base/procfs.h"
+#include "base/progress.h"
 
 static const struct backend *const backends[] = {
 	&backend_python,
@@ -113,6 +115,19 @@ enum plumb_err backend_run_auto(const struct record_opts *opts, bool keep_timeli
 	return rc;
 }
 
+const char *backend_targets_text(const struct backend *b, char *buf, size_t n)
+{
+	static const char *const names[] = { [TARGET_COMMAND] = "a launched command (-- COMMAND)",
+					     [TARGET_PID] = "a running process (--pid, --target)",
+					     [TARGET_CALL] = "--call", [TARGET_ALL] = "every process (--all)" };
+	size_t used = 0;
+	buf[0] = '\0';
+	for (size_t t = 0; t < sizeof names / sizeof names[0] && used < n; t++)
+		if (b->targets & BACKEND_TARGET(t))
+			used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? " or " : "", names[t]);
+	return buf;
+}
+
 uint64_t backend_interval_ns(const struct record_opts *opts)
 {
 	return opts->interval_ns ? opts->interval_ns : 5000000;
@@ -128,12 +143,80 @@ bool backend_should_stop(const struct record_opts *opts, uint64_t deadline)
 	return (opts->stop && *opts->stop) || (deadline && mono_ns() >= deadline);
 }
 
-void backend_leave_running(struct child *c, struct record_result *res)
+/* ", then SIGTERM, then SIGKILL" for the signals after the first that child_terminate sent the command. */
+static void add_escalation(char *buf, size_t n, const struct child_end *end, int from)
+{
+	size_t used = strlen(buf);
+	for (int i = from; i < end->nsent_child && used < n; i++)
+		used += (size_t)snprintf(buf + used, n - used, ", then SIG%s", sigabbrev_np(end->sent[i]));
+}
+
+void backend_end_command(const struct record_opts *opts, struct child *c, struct record_result *res)
 {
 	if (c->pid <= 0)
 		return;
-	snprintf(res->ended, sizeof res->ended, "still running (pid %d) when sampling stopped", (int)c->pid);
-	child_detach(c);
+	int stop = opts->stop ? *opts->stop : 0;
+	int sig = CLEANUP_SIG_NUMBER(stop);
+	bool from_terminal = (stop & CLEANUP_SIG_GROUP) != 0;
+	if (!stop || sig <= 0 || !sigabbrev_np(sig))
+		sig = SIGINT, from_terminal = false; /* the window ended (or a stop without a signal) */
+	struct child_end end;
+	int status = child_terminate(c, sig, from_terminal, BACKEND_GRACE_NS, &end);
+	char how[64], why[128];
+	if (status == -1)
+		snprintf(how, sizeof how, "could not be waited for");
+	else
+		describe_wait_status(status, how, sizeof how);
+	/* "killed by SIGINT (plumb sent it when ...)": the signal is named once when it is the one that ended it */
+	char first[16];
+	bool it = status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig && end.nsent_child <= 1;
+	snprintf(first, sizeof first, it ? "it" : "SIG%s", sigabbrev_np(sig));
+	if (from_terminal && status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig && !end.nsent_child) {
+		snprintf(why, sizeof why, "the terminal sent it");
+	} else if (from_terminal) {
+		snprintf(why, sizeof why, "after SIG%s from the terminal", sigabbrev_np(sig));
+		if (end.nsent_child) {
+			size_t used = strlen(why);
+			snprintf(why + used, sizeof why - used, "; plumb sent SIG%s", sigabbrev_np(end.sent[0]));
+			add_escalation(why, sizeof why, &end, 1);
+		}
+	} else {
+		if (stop)
+			snprintf(why, sizeof why, it ? "plumb passed it on" : "plumb passed on the %s it received", first);
+		else
+			snprintf(why, sizeof why, "plumb sent %s when the %gs window ended", first, opts->seconds);
+		add_escalation(why, sizeof why, &end, 1);
+	}
+	snprintf(res->ended, sizeof res->ended, "%s (%s)", how, why);
+	res->wait_status = status;
+	res->target_exited = true;
+	res->ended_by_plumb = true;
+	res->failed = false;
+}
+
+void backend_ended_with(struct record_result *res, int status)
+{
+	res->wait_status = status;
+	res->target_exited = true;
+	describe_wait_status(status, res->ended, sizeof res->ended);
+	res->failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+double backend_effective_rate(const struct profile *p, enum record_mode mode, uint64_t ticks, double seconds)
+{
+	if (seconds <= 0)
+		return 0;
+	double rate = (double)ticks / seconds;
+	size_t threads = mode == MODE_WALL ? profile_nthreads(p) : 1;
+	return threads > 1 ? rate / (double)threads : rate;
+}
+
+void backend_progress(const struct record_opts *opts, const struct profile *p, uint64_t start_ns, uint64_t ticks)
+{
+	if (!opts->progress || !start_ns)
+		return;
+	double secs = (double)(mono_ns() - start_ns) / 1e9;
+	progress_record(opts->progress, secs, ticks, backend_effective_rate(p, opts->mode, ticks, secs));
 }
 
 void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost)
@@ -185,7 +268,7 @@ void describe_wait_status(int status, char *buf, size_t n)
 	if (WIFEXITED(status))
 		snprintf(buf, n, "exited with %d", WEXITSTATUS(status));
 	else if (WIFSIGNALED(status))
-		snprintf(buf, n, "killed by SIG%s%s", sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
+		snprintf(buf, n, "was killed by SIG%s%s", sigabbrev_np(WTERMSIG(status)) ? sigabbrev_np(WTERMSIG(status)) : "?",
 			 WCOREDUMP(status) ? " (core dumped)" : "");
 	else
 		snprintf(buf, n, "ended (status 0x%x)", status);
@@ -229,10 +312,10 @@ bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t
 		int status;
 		if (child_poll(c, &status, NULL) != 1)
 			return false;
-		res->wait_status = status;
-		describe_wait_status(status, res->ended, sizeof res->ended);
+		backend_ended_with(res, status);
+		return true;
 	} else if (opts->target == TARGET_PID && !procfs_alive(pid)) {
-		snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)pid);
+		snprintf(res->ended, sizeof res->ended, "exited during the attach");
 	} else {
 		return false;
 	}

@@ -47,6 +47,7 @@ struct record_opts {
 	const char *backend;       /* forced backend name, NULL = automatic */
 	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
 	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
+	struct progress *progress; /* the progress line to report to (base/progress.h), or NULL */
 	const pid_t *pids;         /* TARGET_ALL: keep only these processes (npids of them); NULL: every one */
 	size_t npids;
 	const char *comm_re;       /* TARGET_ALL: keep only processes whose name matches (POSIX extended), or NULL */
@@ -60,7 +61,12 @@ struct record_opts {
 struct record_result {
 	bool target_exited;        /* the launched command / attached process ended */
 	int wait_status;           /* raw wait status of a launched command (when target_exited) */
-	char ended[96];            /* how the target ended, e.g. "exited with 0", "killed by SIGSEGV" */
+	/* How the target ended, a predicate for its name ("xz exited with 3", "split_run() returned 0"): "exited
+	 * with 0", "was killed by SIGSEGV (core dumped)", "returned 3", "exited during the attach", "was killed by
+	 * SIGINT (plumb sent it when the 1s window ended)"; empty for an attached process still running. */
+	char ended[192];
+	bool failed;               /* it failed on its own: a non-zero exit status, a crash, a --call returning non-0 */
+	bool ended_by_plumb;       /* plumb ended it (the --seconds window, or a signal plumb passed on) */
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began (profile_start) */
 	uint64_t end_ns;           /* CLOCK_MONOTONIC when sampling ended */
 	char limits[256];          /* what this backend cannot see (printed in the summary), may be empty */
@@ -76,7 +82,13 @@ struct backend {
 			      struct perr *e);
 	/* Never picked automatically, only with --backend NAME (e.g. py-spy, an optional external tool). */
 	bool forced_only;
+	/* The targets it can sample: BACKEND_TARGET(TARGET_COMMAND) | ...; `--backend NAME` with another kind of
+	 * target is a bad argument (exit 2), said before anything runs. */
+	unsigned targets;
 };
+#define BACKEND_TARGET(t) (1u << (t))
+/* "a launched command, --pid" — what b can sample, for a message. */
+const char *backend_targets_text(const struct backend *b, char *buf, size_t n);
 
 /* Backends in the order they are tried. */
 const struct backend *backend_find(const char *name);
@@ -134,9 +146,19 @@ uint64_t backend_interval_ns(const struct record_opts *opts);
 uint64_t backend_deadline(const struct record_opts *opts, uint64_t start_ns);
 /* True when sampling should stop now: *opts->stop was set (a signal) or the deadline (when not 0) has passed. */
 bool backend_should_stop(const struct record_opts *opts, uint64_t deadline);
-/* A launched command still running when sampling stopped early (a signal, --seconds) finishes on its own: says
- * so in res->ended and lets go of c. Nothing when c was reaped or never started. */
-void backend_leave_running(struct child *c, struct record_result *res);
+/* A launched command (or the --call host) still running when sampling stopped early belongs to plumb: it gets
+ * the signal that stopped plumb (*opts->stop, passed on unless the terminal sent it to the whole group) or, when
+ * the --seconds window ended, SIGINT; then SIGTERM and SIGKILL after BACKEND_GRACE_NS each (base/spawn.h
+ * child_terminate, with every process it started). It is reaped and res says how it ended (ended_by_plumb).
+ * Nothing when c was reaped or never started. */
+void backend_end_command(const struct record_opts *opts, struct child *c, struct record_result *res);
+#define BACKEND_GRACE_NS 2000000000ULL
+/* The effective sampling rate the summary line and the progress line show: ticks a second, and in wall mode
+ * ticks a second per sampled thread (every thread is sampled at every tick, so the total grows with them). */
+double backend_effective_rate(const struct profile *p, enum record_mode mode, uint64_t ticks, double seconds);
+/* Reports sampling so far on opts->progress: the time since start_ns, ticks, the effective rate. Cheap when no
+ * redraw is due; call it from a sampling loop. */
+void backend_progress(const struct record_opts *opts, const struct profile *p, uint64_t start_ns, uint64_t ticks);
 /* Adds what a backend sampled to p's metadata: its ticks and lost records, its name and its unwinder's. */
 void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost);
 /* "dwarf" or "fp", as opts->unwind says. */
@@ -150,8 +172,10 @@ uint32_t backend_user_frame(struct profile *p, const struct map_entry *m, uint64
  * (pid << 32 | tid) to the thread id (the caller's, released with hmap_release). PROFILE_NOMEM when out of
  * memory. */
 uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t tid);
-/* Fills res->ended from a wait status ("exited with 3", "killed by SIGSEGV"). */
+/* A wait status as a predicate ("exited with 3", "was killed by SIGSEGV (core dumped)"). */
 void describe_wait_status(int status, char *buf, size_t n);
+/* res->wait_status, res->ended and res->failed from the wait status of a target that ended on its own. */
+void backend_ended_with(struct record_result *res, int status);
 /* kernel.perf_event_paranoid, or -1 when it cannot be read. */
 int perf_event_paranoid(void);
 /* The explanation for a refused attach (docs/design.md §5.3): another tracer (TracerPid with its name), or the missing

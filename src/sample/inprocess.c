@@ -447,7 +447,7 @@ static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, 
 }
 
 /* The sampling loop: drains the ring until the target ends (st->status), time is up or we are told to stop
- * (st->stopped); then a stopped --call is ended, a stopped command left running, and the ring read to its end. */
+ * (st->stopped); then a stopped command or --call is ended (backend_end_command) and the ring read to its end. */
 static void ip_loop(struct ip_state *st, struct record_result *res)
 {
 	const struct record_opts *opts = st->opts;
@@ -459,6 +459,7 @@ static void ip_loop(struct ip_state *st, struct record_result *res)
 			atomic_store_explicit(&st->h->ack, 1, memory_order_release);
 		}
 		size_t got = drain(st);
+		backend_progress(opts, st->p, res->start_ns, st->ticks);
 		if (child_poll(&st->child, &st->status, NULL) == 1) {
 			res->target_exited = true;
 			res->wait_status = st->status;
@@ -477,13 +478,8 @@ static void ip_loop(struct ip_state *st, struct record_result *res)
 	}
 	res->end_ns = mono_ns();
 	atomic_store(&st->h->enabled, 0);
-	if (st->stopped && opts->target == TARGET_CALL) {
-		child_signal(&st->child, SIGKILL);
-		st->status = child_finish(&st->child);
-		snprintf(res->ended, sizeof res->ended, "stopped before it returned");
-	} else if (st->stopped) {
-		backend_leave_running(&st->child, res); /* like perf_event: the command goes on without us */
-	}
+	if (st->stopped) /* a command or a --call still running is plumb's to end, as in every backend */
+		backend_end_command(opts, &st->child, res);
 	drain_final(st);
 }
 
@@ -505,12 +501,16 @@ static enum plumb_err ip_outcome(struct ip_state *st, struct record_result *res,
 	if (st->stopped)
 		return PLUMB_OK;
 	if (opts->target == TARGET_CALL && call_state == CALL_RETURNED && WIFEXITED(st->status)) {
-		if (call_is_void(opts->call_lib, opts->call_sym) == 1)
+		res->wait_status = st->status;
+		if (call_is_void(opts->call_lib, opts->call_sym) == 1) {
 			snprintf(res->ended, sizeof res->ended, "returned (void)");
-		else
+			res->failed = false;
+		} else {
 			snprintf(res->ended, sizeof res->ended, "returned %d", st->h->call_ret);
+			res->failed = st->h->call_ret != 0;
+		}
 	} else {
-		describe_wait_status(st->status, res->ended, sizeof res->ended);
+		backend_ended_with(res, st->status);
 	}
 	return PLUMB_OK;
 }
@@ -579,4 +579,5 @@ const struct backend backend_inprocess = {
 	.name = "inprocess",
 	.wants = ip_wants,
 	.run = ip_run,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_CALL),
 };

@@ -25,11 +25,10 @@
 #include "base/procfs.h"
 #include "base/str.h"
 #include "symbol/maps.h"
-#include "sample/perf_ring.h"
+#include "sample/perf_stack.h"
 #include "sample/wall.h"
 #include "unwind/unwind.h"
 
-#define MAX_STACK_DEPTH 1024
 #define RING_PAGES_FP 256     /* 1 MiB per CPU */
 #define RING_PAGES_DWARF 1024 /* 4 MiB per CPU: stack copies are large */
 
@@ -38,20 +37,16 @@ struct pe_state {
 	struct profile *p;
 	struct record_result *res;
 	struct maps *maps;
-	struct unwinder *unwinder;
 	int *fds;            /* every event fd */
 	size_t nfds, cap_fds;
 	struct perf_ring *rings; /* one per CPU (other fds redirect their output into it) */
 	size_t nrings;
 	int ncpus;
-	uint64_t sample_type;
+	struct perf_stacker stk;
 	bool kernel;
 	uint64_t ticks, lost;
-	str_id s_unknown, s_kernel;
 	struct hmap jit_pids;  /* pid -> 1 (has /tmp/perf-PID.map), 2 (has none) */
 	struct hmap comm_seen; /* (pid<<32|tid) -> thread id */
-	uint64_t *ips;
-	uint32_t *frames;
 	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
@@ -60,34 +55,9 @@ struct pe_state {
 
 static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool launch)
 {
-	memset(attr, 0, sizeof *attr);
-	attr->size = sizeof *attr;
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_CPU_CLOCK;
-	attr->sample_period = backend_interval_ns(st->opts);
-	attr->sample_type = st->sample_type;
-	attr->disabled = 1;
+	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
 	attr->inherit = 1;
 	attr->enable_on_exec = launch ? 1 : 0;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
-	attr->sample_id_all = 1;
-	attr->use_clockid = 1;
-	attr->clockid = CLOCK_MONOTONIC;
-	attr->exclude_kernel = st->kernel ? 0 : 1;
-	attr->exclude_hv = 1;
-	attr->exclude_callchain_kernel = st->kernel ? 0 : 1;
-	attr->sample_max_stack = 0;
-	if (st->opts->unwind == UNWIND_DWARF) {
-		attr->exclude_callchain_user = 1;
-		attr->sample_regs_user = UNWIND_REGS_MASK;
-		attr->sample_stack_user = (uint32_t)st->opts->stack_bytes;
-	}
-	attr->wakeup_events = 0;
-	attr->watermark = 1;
 	/* dwarf samples are ~16 KiB: waking the reader every 64 KiB costs the target an irq_work and a wake-up
 	 * every 4 samples; a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains every
 	 * 50 ms by its poll timeout). Measured, target CPU over bare, medians of 7: 1.0225 -> 1.0170 (perf 1.0207). */
@@ -206,9 +176,11 @@ static bool has_jit_map(struct pe_state *st, pid_t pid, char *path, size_t n)
 	return v == 1;
 }
 
-/* The raw frame for a user-space address (caller: a return address). */
-static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool caller)
+/* The raw frame for a user-space address (caller: a return address): a JIT's when the process has a perf map
+ * and the address is in no file (perf_stacker.user_frame). */
+static uint32_t user_frame(void *ctx, pid_t pid, uint64_t addr, bool caller)
 {
+	struct pe_state *st = ctx;
 	const struct map_entry *m = maps_find(st->maps, pid, addr);
 	if (!m) {
 		maps_load_proc(st->maps, pid); /* mappings made before we saw them (attach, or pre-exec) */
@@ -216,7 +188,7 @@ static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool c
 	}
 	char jit[64];
 	if (maps_is_image(m) || !has_jit_map(st, pid, jit, sizeof jit))
-		return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
+		return backend_user_frame(st->p, m, addr, caller, st->stk.s_unknown);
 	struct frame f = { 0 };
 	f.kind = FRAME_JIT;
 	f.module = profile_intern_cstr(st->p, jit);
@@ -224,60 +196,17 @@ static uint32_t user_frame(struct pe_state *st, pid_t pid, uint64_t addr, bool c
 	return profile_frame(st->p, &f);
 }
 
-static uint32_t kernel_frame(struct pe_state *st, uint64_t addr)
-{
-	struct frame f = { 0 };
-	f.kind = FRAME_KERNEL;
-	f.module = st->s_kernel;
-	f.addr = addr;
-	return profile_frame(st->p, &f);
-}
-
 static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 {
 	struct perf_sample sv;
-	if (!perf_sample_parse(st->sample_type, rec, len, &sv))
+	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv))
 		return;
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
 	if (!switch_out)
 		st->ticks++;
-	size_t nkernel = 0, nuser = 0;
-	uint64_t *kern = st->ips, *user = st->ips + MAX_STACK_DEPTH;
-	/* callchain: [PERF_CONTEXT_KERNEL, k0, k1, ..., PERF_CONTEXT_USER, u0, u1, ...] innermost first */
-	uint64_t ctx = 0;
-	for (uint64_t i = 0; i < sv.nr; i++) {
-		uint64_t a = sv.chain[i];
-		if (a >= (uint64_t)PERF_CONTEXT_MAX) {
-			ctx = a;
-			continue;
-		}
-		if (ctx == (uint64_t)PERF_CONTEXT_KERNEL && nkernel < MAX_STACK_DEPTH)
-			kern[nkernel++] = a;
-		else if (ctx == (uint64_t)PERF_CONTEXT_USER && nuser < MAX_STACK_DEPTH)
-			user[nuser++] = a;
-	}
-	if (st->opts->unwind == UNWIND_DWARF && sv.regs) {
-		struct unwind_regs regs;
-		perf_sample_regs(&sv, &regs);
-		nuser = unwind_dwarf(st->unwinder, (pid_t)sv.pid, &regs, sv.stack, sv.stack ? sv.stack_dyn : 0, user,
-				     MAX_STACK_DEPTH);
-	} else if (st->opts->unwind == UNWIND_DWARF && nkernel == 0 && sv.ip) {
-		user[nuser++] = sv.ip; /* no user registers (kernel thread or exiting task): keep the IP */
-	}
-	/* frames outermost first: user (reversed) then kernel (reversed) */
-	size_t n = 0;
-	for (size_t i = nuser; i-- > 0;) {
-		uint32_t f = user_frame(st, (pid_t)sv.pid, user[i], i > 0);
-		if (f != PROFILE_NOMEM)
-			st->frames[n++] = f;
-	}
-	for (size_t i = nkernel; i-- > 0;) {
-		uint32_t f = kernel_frame(st, kern[i]);
-		if (f != PROFILE_NOMEM)
-			st->frames[n++] = f;
-	}
-	uint32_t stack = profile_stack_from(st->p, st->frames, n);
+	size_t n = perf_stacker_build(&st->stk, &sv);
+	uint32_t stack = profile_stack_from(st->p, st->stk.frames, n);
 	uint32_t thread = backend_thread(st->p, &st->comm_seen, (pid_t)sv.pid, (pid_t)sv.tid);
 	if (stack == PROFILE_NOMEM || thread == PROFILE_NOMEM)
 		return;
@@ -287,37 +216,38 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 		profile_add_sample(st->p, stack, thread, sv.time, 1);
 }
 
-/* The records handle_record reads besides samples (linux/perf_event.h describes them in comments only). */
-struct mmap2_record {
-	struct perf_event_header h;
-	uint32_t pid, tid;
-	uint64_t addr, len, pgoff;
-	uint32_t maj, min;
-	uint64_t ino, ino_generation;
-	uint32_t prot, flags;
-	char filename[];
-};
-struct comm_record {
-	struct perf_event_header h;
-	uint32_t pid, tid;
-	char comm[];
-};
-struct task_record { /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
-	struct perf_event_header h;
-	uint32_t pid, ppid, tid, ptid;
-	uint64_t time;
-};
-struct lost_record {
-	struct perf_event_header h;
-	uint64_t id, lost;
-};
-
-/* Copies the NUL-terminated (or record-ending) string at src, of at most avail bytes, into dst (n bytes). */
-static void record_string(char *dst, size_t n, const char *src, size_t avail)
+/* The records besides samples that tell what the tasks map, are called, create and end, and what was lost. */
+static void handle_task(struct pe_state *st, const char *rec, size_t len)
 {
-	size_t len = strnlen(src, avail < n - 1 ? avail : n - 1);
-	memcpy(dst, src, len);
-	dst[len] = '\0';
+	struct perf_task_rec t;
+	if (!perf_task_parse(rec, len, &t))
+		return;
+	switch (t.type) {
+	case PERF_RECORD_MMAP2:
+		if (t.prot & PROT_EXEC)
+			maps_add(st->maps, (pid_t)t.pid, t.addr, t.len, t.pgoff, t.name, true);
+		break;
+	case PERF_RECORD_COMM: {
+		if (t.misc & PERF_RECORD_MISC_COMM_EXEC)
+			maps_forget(st->maps, (pid_t)t.pid);
+		uint32_t id = profile_thread(st->p, t.pid, t.tid, t.name);
+		hmap_put(&st->comm_seen, ((uint64_t)t.pid << 32) | t.tid, id);
+		break;
+	}
+	case PERF_RECORD_FORK:
+		if (t.pid != t.ppid)
+			maps_fork(st->maps, (pid_t)t.ppid, (pid_t)t.pid);
+		break;
+	case PERF_RECORD_EXIT:
+		if (st->wall)
+			wall_exit(st->wall, t.tid, t.time);
+		break;
+	case PERF_RECORD_LOST:
+		st->lost += t.lost;
+		break;
+	default:
+		break;
+	}
 }
 
 static void handle_record(void *ctx, const char *rec, size_t len)
@@ -328,34 +258,13 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 	case PERF_RECORD_SAMPLE:
 		handle_sample(st, rec, len);
 		break;
-	case PERF_RECORD_MMAP2: {
-		const struct mmap2_record *m = (const void *)rec;
-		char name[4096];
-		if (len < sizeof *m)
-			break;
-		record_string(name, sizeof name, m->filename, len - sizeof *m);
-		if (m->prot & PROT_EXEC)
-			maps_add(st->maps, (pid_t)m->pid, m->addr, m->len, m->pgoff, name, true);
+	case PERF_RECORD_MMAP2:
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+	case PERF_RECORD_LOST:
+		handle_task(st, rec, len);
 		break;
-	}
-	case PERF_RECORD_COMM: {
-		const struct comm_record *c = (const void *)rec;
-		char name[64];
-		if (len < sizeof *c)
-			break;
-		record_string(name, sizeof name, c->comm, len - sizeof *c);
-		if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
-			maps_forget(st->maps, (pid_t)c->pid);
-		uint32_t id = profile_thread(st->p, c->pid, c->tid, name);
-		hmap_put(&st->comm_seen, ((uint64_t)c->pid << 32) | c->tid, id);
-		break;
-	}
-	case PERF_RECORD_FORK: {
-		const struct task_record *f = (const void *)rec;
-		if (len >= sizeof *f && f->pid != f->ppid)
-			maps_fork(st->maps, (pid_t)f->ppid, (pid_t)f->pid);
-		break;
-	}
 	case PERF_RECORD_SWITCH: {
 		/* the record is only its sample_id_all trailer: pid, tid, time, ..., identifier (last) */
 		const char *q = rec + sizeof *h;
@@ -368,18 +277,6 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 		memcpy(pt, q, sizeof pt);
 		memcpy(&time, q + sizeof pt, sizeof time);
 		wall_switch_in(st->wall, pt[1], time);
-		break;
-	}
-	case PERF_RECORD_EXIT: {
-		const struct task_record *x = (const void *)rec;
-		if (st->wall && len >= sizeof *x)
-			wall_exit(st->wall, x->tid, x->time);
-		break;
-	}
-	case PERF_RECORD_LOST: {
-		const struct lost_record *l = (const void *)rec;
-		if (len >= sizeof *l)
-			st->lost += l->lost;
 		break;
 	}
 	default:
@@ -406,14 +303,12 @@ static void cleanup(struct pe_state *st)
 		close(st->fds[i]);
 	free(st->fds);
 	free(st->rings);
-	free(st->ips);
-	free(st->frames);
 	free(st->buf);
 	hmap_release(&st->jit_pids);
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
 	wall_free(st->wall);
-	unwinder_free(st->unwinder);
+	perf_stacker_free(&st->stk);
 	maps_free(st->maps);
 }
 
@@ -431,7 +326,7 @@ static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 	size_t cap = st->opts->stack_bytes ? st->opts->stack_bytes : 16384;
 	uint8_t *copy = malloc(cap);
 	pid_t tid;
-	while (copy && st->unwinder && (tid = procfs_dir_next(&d)) > 0) {
+	while (copy && st->stk.unwinder && (tid = procfs_dir_next(&d)) > 0) {
 		if (procfs_read(pid, tid, "syscall", line, sizeof line) <= 0 || str_starts_with(line, "running"))
 			continue;
 		line[strcspn(line, "\n")] = '\0';
@@ -457,15 +352,15 @@ static void wall_seed_blocked(struct pe_state *st, pid_t pid, uint64_t start)
 		}
 		if (got <= 0)
 			continue;
-		uint64_t *user = st->ips + MAX_STACK_DEPTH;
-		size_t nuser = unwind_dwarf(st->unwinder, pid, &regs, copy, (size_t)got, user, MAX_STACK_DEPTH);
+		uint64_t *user = st->stk.ips + PERF_STACK_MAX_DEPTH;
+		size_t nuser = unwind_dwarf(st->stk.unwinder, pid, &regs, copy, (size_t)got, user, PERF_STACK_MAX_DEPTH);
 		size_t n = 0;
 		for (size_t i = nuser; i-- > 0;) {
 			uint32_t fr = user_frame(st, pid, user[i], i > 0);
 			if (fr != PROFILE_NOMEM)
-				st->frames[n++] = fr;
+				st->stk.frames[n++] = fr;
 		}
-		uint32_t stack = profile_stack_from(st->p, st->frames, n);
+		uint32_t stack = profile_stack_from(st->p, st->stk.frames, n);
 		uint32_t thread = backend_thread(st->p, &st->comm_seen, pid, tid);
 		if (stack != PROFILE_NOMEM && thread != PROFILE_NOMEM)
 			wall_switch_out(st->wall, (uint32_t)tid, thread, stack, start);
@@ -510,23 +405,18 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->maps = maps_new();
 	st->rings = calloc((size_t)st->ncpus, sizeof *st->rings);
 	st->nrings = (size_t)st->ncpus;
-	st->ips = malloc(2 * MAX_STACK_DEPTH * sizeof *st->ips);
-	st->frames = malloc(2 * MAX_STACK_DEPTH * sizeof *st->frames);
 	st->bufsize = 70000;
 	st->buf = malloc(st->bufsize);
-	st->s_unknown = profile_intern_cstr(p, "[unknown]");
-	st->s_kernel = profile_intern_cstr(p, "[kernel.kallsyms]");
-	st->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN;
-	if (opts->unwind == UNWIND_DWARF) {
-		st->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-		st->unwinder = st->maps ? unwinder_new(st->maps) : NULL;
-	}
+	enum plumb_err rc = perf_stacker_init(&st->stk, opts, p, st->maps, e);
+	if (rc)
+		return rc;
+	st->stk.user_frame = user_frame;
+	st->stk.ctx = st;
 	if (opts->mode == MODE_WALL) {
-		st->sample_type |= PERF_SAMPLE_IDENTIFIER;
+		st->stk.sample_type |= PERF_SAMPLE_IDENTIFIER;
 		st->wall = wall_new(p, opts->interval_ns);
 	}
-	if (!st->maps || !st->rings || !st->ips || !st->frames || !st->buf ||
-	    (opts->unwind == UNWIND_DWARF && !st->unwinder) || (opts->mode == MODE_WALL && !st->wall))
+	if (!st->rings || !st->buf || (opts->mode == MODE_WALL && !st->wall))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->nrings; i++)
 		st->rings[i].fd = -1;
@@ -608,6 +498,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(st);
+		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 		if (opts->on_poll) { /* the live views read what was sampled so far */
 			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
 			opts->on_poll(opts->poll_ctx, st->p, &bp);
@@ -626,7 +517,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 	drain_all(st);
 	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
 		st->ticks += wall_finish(st->wall, res->end_ns);
-	backend_leave_running(child, res);
+	backend_end_command(st->opts, child, res);
 	backend_meta(st->p, "perf_event", backend_unwinder_name(st->opts), st->ticks, st->lost);
 	if (!st->kernel && st->opts->kernel)
 		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
@@ -659,4 +550,5 @@ const struct backend backend_perf_event = {
 	.name = "perf_event",
 	.wants = NULL,
 	.run = pe_run,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };

@@ -142,3 +142,72 @@ void perf_sample_regs(const struct perf_sample *s, struct unwind_regs *out)
 		if (UNWIND_REGS_MASK & (1ULL << r))
 			out->r[r] = s->regs[k++];
 }
+
+/* The task records as the kernel writes them (sample_id_all trailers, when asked for, follow and are ignored). */
+struct mmap2_layout {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	uint32_t maj, min;
+	uint64_t ino, ino_generation;
+	uint32_t prot, flags;
+	char filename[];
+};
+struct comm_layout {
+	struct perf_event_header h;
+	uint32_t pid, tid;
+	char comm[];
+};
+struct task_layout { /* PERF_RECORD_FORK and PERF_RECORD_EXIT */
+	struct perf_event_header h;
+	uint32_t pid, ppid, tid, ptid;
+	uint64_t time;
+};
+struct lost_layout {
+	struct perf_event_header h;
+	uint64_t id, lost;
+};
+
+/* Copies the NUL-terminated (or record-ending) string at src, of at most avail bytes, into dst (n bytes). */
+static void task_string(char *dst, size_t n, const char *src, size_t avail)
+{
+	size_t len = strnlen(src, avail < n - 1 ? avail : n - 1);
+	memcpy(dst, src, len);
+	dst[len] = '\0';
+}
+
+bool perf_task_parse(const char *rec, size_t len, struct perf_task_rec *out)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	out->type = 0;
+	out->misc = h->misc;
+	if (h->type == PERF_RECORD_MMAP2 && len >= sizeof(struct mmap2_layout)) {
+		const struct mmap2_layout *m = (const void *)rec;
+		out->pid = m->pid;
+		out->tid = m->tid;
+		out->addr = m->addr;
+		out->len = m->len;
+		out->pgoff = m->pgoff;
+		out->ino = m->ino;
+		out->prot = m->prot;
+		task_string(out->name, sizeof out->name, m->filename, len - sizeof *m);
+	} else if (h->type == PERF_RECORD_COMM && len >= sizeof(struct comm_layout)) {
+		const struct comm_layout *c = (const void *)rec;
+		out->pid = c->pid;
+		out->tid = c->tid;
+		task_string(out->name, sizeof out->name, c->comm, len - sizeof *c);
+	} else if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) && len >= sizeof(struct task_layout)) {
+		const struct task_layout *t = (const void *)rec;
+		out->pid = t->pid;
+		out->ppid = t->ppid;
+		out->tid = t->tid;
+		out->ptid = t->ptid;
+		out->time = t->time;
+	} else if (h->type == PERF_RECORD_LOST && len >= sizeof(struct lost_layout)) {
+		out->lost = ((const struct lost_layout *)rec)->lost;
+	} else {
+		return false;
+	}
+	out->type = h->type;
+	return true;
+}

@@ -1,6 +1,7 @@
 /* perf_ring.h — what the two users of perf_event_open share (the perf_event backend and the python backend's
  * --native): opening an event, mapping its ring buffer, reading the records out of it in order (a record that
- * wraps around the ring's end is copied out whole), and parsing a PERF_RECORD_SAMPLE by its sample_type.
+ * wraps around the ring's end is copied out whole), parsing a PERF_RECORD_SAMPLE by its sample_type, and the
+ * records that describe the tasks (mmap, comm, fork, exit, lost).
  *
  * Ownership: a perf_ring maps memory of an event descriptor it does not own; perf_ring_unmap() releases the
  * mapping only, the caller closes the descriptor. Records handed to a perf_record_fn are valid during the call. */
@@ -58,5 +59,23 @@ struct perf_sample {
 bool perf_sample_parse(uint64_t sample_type, const char *rec, size_t len, struct perf_sample *out);
 /* The sample's user registers as the unwinder takes them (zeros when it has none). */
 void perf_sample_regs(const struct perf_sample *s, struct unwind_regs *out);
+
+/* The fields of the task records plumb reads: PERF_RECORD_MMAP2, COMM, FORK, EXIT and LOST (their layouts are
+ * given in linux/perf_event.h in comments only). */
+struct perf_task_rec {
+	uint32_t type;            /* h->type, or 0 when the record is shorter than its type's fields */
+	uint16_t misc;            /* h->misc (PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_MMAP_BUILD_ID, ...) */
+	uint32_t pid, tid;        /* every type but LOST */
+	uint32_t ppid, ptid;      /* FORK, EXIT */
+	uint64_t time;            /* FORK, EXIT */
+	uint64_t addr, len, pgoff, ino; /* MMAP2 (ino is meaningless when misc has PERF_RECORD_MISC_MMAP_BUILD_ID) */
+	uint32_t prot;            /* MMAP2 */
+	uint64_t lost;            /* LOST */
+	char name[4096];          /* MMAP2: the file name; COMM: the thread's name (cut to fit, NUL-terminated) */
+};
+
+/* Decodes a task record into out (only the fields of its type are set). False for any other type, and for a
+ * record shorter than its type's fields. */
+bool perf_task_parse(const char *rec, size_t len, struct perf_task_rec *out);
 
 #endif

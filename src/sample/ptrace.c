@@ -56,6 +56,8 @@ struct pt_state {
 	uint64_t stops;
 	int sigchld_fd;       /* signalfd for SIGCHLD: wakes us when a tracee stops */
 	str_id s_unknown;
+	bool leader_ended;    /* the process's end was reported to us, its tracer: */
+	int leader_status;    /* its wait status (exit code or killing signal) */
 };
 
 static struct pt_thread *find_thread(struct pt_state *st, pid_t tid)
@@ -114,6 +116,10 @@ static void handle_stop(struct pt_state *st, pid_t tid, int status)
 	if (WIFEXITED(status) || WIFSIGNALED(status)) {
 		if (t)
 			t->gone = true;
+		if (tid == st->pid) { /* the leader's status is the process's: a tracer is told it, as a parent is */
+			st->leader_ended = true;
+			st->leader_status = status;
+		}
 		return;
 	}
 	if (!WIFSTOPPED(status))
@@ -359,7 +365,11 @@ static void pt_loop(struct pt_state *st, struct record_result *res)
 			alive |= !st->t[i].gone;
 		if (!alive || (kill(st->pid, 0) != 0 && errno == ESRCH)) { /* every thread has exited (a zombie now) */
 			res->target_exited = true;
-			snprintf(res->ended, sizeof res->ended, "process %d exited during the attach", (int)st->pid);
+			poll_events(st);
+			char how[64] = "exited";
+			if (st->leader_ended)
+				describe_wait_status(st->leader_status, how, sizeof how);
+			snprintf(res->ended, sizeof res->ended, "%s during the attach", how);
 			break;
 		}
 		if (now < next) {
@@ -371,6 +381,7 @@ static void pt_loop(struct pt_state *st, struct record_result *res)
 		if (next < now)
 			next = now + interval; /* we fell behind: skip ticks rather than burst */
 		pt_tick(st, res->start_ns);
+		backend_progress(st->opts, st->p, res->start_ns, st->ticks);
 	}
 	res->end_ns = mono_ns();
 }
@@ -429,4 +440,5 @@ const struct backend backend_ptrace = {
 	.name = "ptrace",
 	.wants = NULL,
 	.run = pt_run,
+	.targets = BACKEND_TARGET(TARGET_PID),
 };

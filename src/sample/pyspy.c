@@ -277,9 +277,7 @@ static enum plumb_err pyspy_collect(struct pyspy_job *j, const struct record_opt
 				WIFEXITED(status) && WEXITSTATUS(status) == 0 ? "success" : "an error");
 	backend_meta(p, "py-spy", opts->native ? "py-spy+native" : "py-spy", total, 0);
 	if (opts->target == TARGET_COMMAND) {
-		res->target_exited = true;
-		res->wait_status = status;
-		describe_wait_status(status, res->ended, sizeof res->ended);
+		backend_ended_with(res, status);
 	}
 	snprintf(res->limits, sizeof res->limits, "sampled by %s", j->exe);
 	return PLUMB_OK;
@@ -322,4 +320,5 @@ const struct backend backend_pyspy = {
 	.wants = pyspy_wants,
 	.run = pyspy_run,
 	.forced_only = true,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };

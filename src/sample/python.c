@@ -578,6 +578,7 @@ static enum plumb_err pyb_loop(struct pyb_state *st, struct child *child, struct
 			pyb_tick_native(st, t, next + st->interval);
 		else if (st->py && !pyb_tick_python(st, t))
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		backend_progress(opts, st->p, res->start_ns, st->tick);
 		next += st->interval;
 		t = mono_ns();
 		if (next < t)
@@ -638,7 +639,7 @@ static enum plumb_err pyb_finish(struct pyb_state *st, struct child *child, stru
 		st->root.sampled |= st->tick > before;
 		pyn_close(st->native);
 	}
-	backend_leave_running(child, res);
+	backend_end_command(opts, child, res);
 	backend_meta(st->p, "python", used_native ? "python+dwarf" : "python", st->tick, 0);
 	if (st->kids_sampled) /* the summary line says how many processes were sampled */
 		profile_meta(st->p)->processes = st->kids_sampled + (st->root.sampled ? 1 : 0);
@@ -679,4 +680,5 @@ const struct backend backend_python = {
 	/* picked when wants() says the target is CPython, never as a fallback for other targets (its run()
 	 * would launch a command it cannot read) */
 	.forced_only = true,
+	.targets = BACKEND_TARGET(TARGET_COMMAND) | BACKEND_TARGET(TARGET_PID),
 };

@@ -67,8 +67,7 @@ class FlameGraphSuite(TempDir):
 
 
 class InfernoCollapsePerf(TempDir):
-    CASES = [
-        ("no-events.txt", "no-events-collapsed.txt", []),
+    CASES = [  # no-events.txt is an empty file: exit 5 (docs/design.md §3.2), ConvertErrors.test_empty_input
         ("single-line-stacks.txt", "single-line-stacks-collapsed.txt", []),
         ("single-event.txt", "single-event-collapsed.txt", []),
         ("go-stacks.txt", "go-stacks-collapsed.txt", []),
@@ -150,8 +149,15 @@ class BigInputs(TempDir):
 class ConvertErrors(TempDir):
     def test_missing_input(self):
         r = plumb("convert", os.path.join(self.tmp, "nope.txt"), "-o", os.path.join(self.tmp, "x.folded"))
-        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(r.returncode, 3, r.stderr)  # not there: 3; there but unusable: 5 (docs/design.md §3.2)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1)
+
+    def test_empty_input(self):
+        out = os.path.join(self.tmp, "x.folded")
+        r = plumb("convert", os.path.join(INF, "no-events.txt"), "-o", out)
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("no-events.txt is empty", r.stderr)
+        self.assertFalse(os.path.exists(out))
 
     def test_unknown_output_format(self):
         inp = os.path.join(INF, "go-stacks.txt")

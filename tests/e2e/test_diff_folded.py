@@ -41,7 +41,7 @@ class DiffFolded(TempDir):
         with open(out) as f, open(os.path.join(D, "results", "default.txt")) as g:
             self.assertEqual(lines(f.read()), lines(g.read()))
         r = plumb("diff", os.path.join(D, "no-such-file.txt"), os.path.join(D, "after.txt"), "--folded")
-        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertEqual(r.returncode, 3, r.stderr)  # a path that is not there (docs/design.md §3.2)
         self.assertIn("no-such-file.txt", r.stderr)
         r = plumb("diff", os.path.join(D, "before.txt"), "--folded")
         self.assertEqual(r.returncode, 2, r.stderr)

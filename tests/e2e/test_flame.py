@@ -15,6 +15,65 @@ FG = os.path.join(FIXTURES, "flamegraph")
 SVG = "{http://www.w3.org/2000/svg}"
 
 
+def geometry(path):
+    """[(label, samples, x, y, width, fill, text fill)] of every box, in document order."""
+    out = []
+    root = ET.parse(path).getroot()
+    frames = [g for g in root.iter(SVG + "g") if g.get("id") == "frames"][0]
+    for g in frames:
+        title, rect, text = g.find(SVG + "title").text, g.find(SVG + "rect"), g.find(SVG + "text")
+        m = re.match(r"^(.*) \(([\d,]+) [a-z]+", title)
+        out.append((m.group(1), int(m.group(2).replace(",", "")), float(rect.get("x")), float(rect.get("y")),
+                    float(rect.get("width")), rect.get("fill"), text.get("fill", "rgb(0,0,0)")))
+    return out
+
+
+def paths_drawn(path, inverted=False):
+    """{frames from the base (root excluded): samples} of the drawn boxes, each box's parent found by geometry: the
+    box one row nearer the base whose span holds it."""
+    bs = geometry(path)
+    rows = {}
+    for b in bs:
+        rows.setdefault(b[3], []).append(b)
+    ys = sorted(rows, reverse=not inverted)  # base row first
+    known = {id(rows[ys[0]][0]): ()}
+    out = {}
+    for prev, y in zip(ys, ys[1:]):
+        for b in rows[y]:
+            parent = [p for p in rows[prev] if p[2] <= b[2] + 0.02 and p[2] + p[4] >= b[2] + b[4] - 0.02]
+            assert len(parent) == 1, (b, parent)
+            known[id(b)] = known[id(parent[0])] + (b[0],)
+            out[known[id(b)]] = out.get(known[id(b)], 0) + b[1]
+    return out
+
+
+def merged(lines, reverse=False):
+    """{every prefix of every stack (reversed first with reverse): samples}, computed here from folded lines."""
+    out = {}
+    for line in lines:
+        stack, _, n = line.rpartition(" ")
+        frames = stack.split(";")
+        if reverse:
+            frames.reverse()
+        for i in range(1, len(frames) + 1):
+            out[tuple(frames[:i])] = out.get(tuple(frames[:i]), 0) + int(n)
+    return out
+
+
+def rgb(text):
+    return [int(v) for v in re.findall(r"\d+", text)]
+
+
+def contrast(a, b):
+    """WCAG 2 contrast ratio of two sRGB colours, written here from the W3C formula."""
+    def lum(c):
+        ch = [v / 255 for v in c]
+        ch = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in ch]
+        return 0.2126 * ch[0] + 0.7152 * ch[1] + 0.0722 * ch[2]
+    la, lb = sorted((lum(a), lum(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
 def boxes(path):
     """{label: (samples, share)} of every box, from the <title> of each frame group."""
     out = {}
@@ -55,10 +114,11 @@ class FlameInputs(TempDir):
         self.assertTrue(boxes(self.path("b.svg")))
 
     def test_empty_profile_says_so(self):
+        # an empty input is exit 5 (docs/design.md §3.2), as flamegraph.pl and inferno fail on it too
         r = plumb("flame", os.path.join(INF, "flamegraph", "empty", "empty.txt"), "-o", self.path("e.svg"))
-        self.assertEqual(r.returncode, 0, r.stderr)
-        with open(self.path("e.svg")) as f:
-            self.assertIn("No samples", f.read())
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("empty.txt is empty", r.stderr)
+        self.assertFalse(os.path.exists(self.path("e.svg")))
 
     def test_xmllint(self):
         needs_tool("xmllint", "Debian libxml2-utils")
@@ -142,7 +202,7 @@ console.log(JSON.stringify({ w: +evalg.kids[1].getAttribute('width'), matched: i
         self.assertEqual(res["matched"], "Matched: 60.0%")
 
     def test_same_input_same_bytes(self):
-        for args in ([], ["--reverse"], ["--colors", "mem"], ["--flamechart"]):
+        for args in ([], ["--inverted"], ["--reverse"], ["--colors", "mem"], ["--flamechart"]):
             a, b = self.path("a.svg"), self.path("b.svg")
             self.assertEqual(plumb("flame", self.folded, "-o", a, *args).returncode, 0)
             self.assertEqual(plumb("flame", self.folded, "-o", b, *args).returncode, 0)
@@ -157,9 +217,54 @@ console.log(JSON.stringify({ w: +evalg.kids[1].getAttribute('width'), matched: i
                 if t is not None and t.text.startswith(label + " ("):
                     return float(g.find(SVG + "rect").get("y"))
         plumb("flame", self.folded, "-o", self.path("f.svg"))
-        plumb("flame", self.folded, "-o", self.path("i.svg"), "--reverse")
+        r = plumb("flame", self.folded, "-o", self.path("i.svg"), "--inverted")
+        self.assertEqual(r.returncode, 0, r.stderr)
         self.assertGreater(y_of(self.path("f.svg"), "all"), y_of(self.path("f.svg"), "lex"))
         self.assertLess(y_of(self.path("i.svg"), "all"), y_of(self.path("i.svg"), "lex"))
+        # an icicle is the same tree upside down
+        self.assertEqual(paths_drawn(self.path("i.svg"), inverted=True), paths_drawn(self.path("f.svg")))
+
+    def test_reverse_merges_from_the_leaf(self):
+        """--reverse is flamegraph.pl's: stacks reversed, merged from the leaf, so a leaf reached from two callers
+        is one box at the base with its callers above (the callers' view); --inverted --reverse draws it hanging."""
+        lines = ["main;a;burn 30", "main;b;burn 10", "main;b;idle 5", "main;burn 5"]
+        folded = self.path("r.folded")
+        with open(folded, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        for extra, inverted in (([], False), (["--inverted"], True)):
+            out = self.path("r.svg")
+            r = plumb("flame", folded, "-o", out, "--reverse", *extra)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(paths_drawn(out, inverted), merged(lines, reverse=True), extra)
+            self.assertEqual(paths_drawn(out, inverted)[("burn",)], 45)
+        # and the plain graph is the stacks as they are
+        plumb("flame", folded, "-o", self.path("p.svg"))
+        self.assertEqual(paths_drawn(self.path("p.svg")), merged(lines))
+        # a flame chart keeps time order: it cannot be reversed
+        self.assertEqual(plumb("flame", folded, "-o", self.path("x.svg"), "--reverse", "--flamechart").returncode, 2)
+
+    def test_text_reads_on_every_fill(self):
+        """Every box's text has a WCAG contrast of at least 4.5:1 against its fill: in a differential graph whose
+        changes run from a large shrink (the darkest blue) to a large growth, and in every palette."""
+        before, after = self.path("b.folded"), self.path("a.folded")
+        names = ["f%d" % i for i in range(40)]
+        with open(before, "w") as f:
+            f.write("".join("main;%s %d\n" % (n, 10 + 5 * i) for i, n in enumerate(names)))
+        with open(after, "w") as f:
+            f.write("".join("main;%s %d\n" % (n, 10 + 5 * (39 - i)) for i, n in enumerate(names)))
+        runs = [("d.svg", ["--diff", before]), ("dr.svg", ["--diff", before, "--reverse"])]
+        for pal in ("hot", "mem", "io", "wakeup", "chain", "java", "js", "perl", "red", "green", "blue", "aqua",
+                    "yellow", "purple", "orange"):
+            runs.append(("p-%s.svg" % pal, ["--colors", pal]))
+        inp = os.path.join(INF, "flamegraph", "base", "flames.txt")
+        for name, args in runs:
+            out = self.path(name)
+            r = plumb("flame", after if "--diff" in args else inp, "-o", out, *args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            worst = min((contrast(rgb(b[5]), rgb(b[6])), b[0], b[5]) for b in geometry(out))
+            self.assertGreaterEqual(worst[0], 4.5, (name, worst))
+        fills = {b[5] for b in geometry(self.path("d.svg"))}
+        self.assertIn("rgb(0,0,255)", fills)  # the darkest blue is drawn, with text that reads on it
 
     def test_min_width_drops_narrow_boxes(self):
         with open(self.folded, "a") as f:
@@ -208,9 +313,17 @@ console.log(JSON.stringify({ w: +evalg.kids[1].getAttribute('width'), matched: i
             self.assertEqual(r.returncode, 2, args)
             self.assertFalse(os.path.exists(self.path("x.svg")))
 
+    def test_no_progress_line_into_a_pipe(self):
+        """The progress line (base/progress.h) is drawn on a terminal only: stderr here is a pipe."""
+        for args in (["flame", self.folded, "-o", self.path("p.svg")], ["hot", self.folded]):
+            r = plumb(*args, extra_env={"TERM": "xterm"})
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertNotIn("\r", r.stderr)
+            self.assertNotIn("\x1b[", r.stderr)
+
     def test_missing_input(self):
         r = plumb("flame", self.path("nope.folded"), "-o", self.path("x.svg"))
-        self.assertEqual(r.returncode, 5)
+        self.assertEqual(r.returncode, 3)
 
 
 if __name__ == "__main__":

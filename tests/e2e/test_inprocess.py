@@ -92,7 +92,7 @@ class InProcess(TempDir):
     @real_build
     def test_inprocess__call_segfault_keeps_the_crash_stack(self):
         p, out = self.record("--interval", "0.001", "--call", target("libcallme.so") + ":crash_segv")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 1, p.stderr)  # a failed call is exit 1, the profile written (§3.2)
         self.assertIn("killed by SIGSEGV", p.stderr)
         rows = read_folded(out)
         crash = [fr for fr, _ in rows if fr[-1] == "[crash: SIGSEGV]"]
@@ -103,7 +103,7 @@ class InProcess(TempDir):
     @real_build
     def test_inprocess__call_abort_keeps_the_crash_stack(self):
         p, out = self.record("--interval", "0.001", "--call", target("libcallme.so") + ":crash_abort")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("killed by SIGABRT", p.stderr)
         crash = [fr for fr, _ in read_folded(out) if fr[-1] == "[crash: SIGABRT]"]
         self.assertEqual(len(crash), 1)
@@ -113,7 +113,7 @@ class InProcess(TempDir):
 
     def test_inprocess__call_nonzero_return(self):
         p, out = self.record("--call", target("libcallme.so") + ":returns_three")
-        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.returncode, 1, p.stderr)
         self.assertIn("returned 3", p.stderr)
         self.assertTrue(os.path.exists(out))
 

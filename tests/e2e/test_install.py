@@ -1,5 +1,6 @@
 """`make install` installs plumb, libplumb (real file, soname link, -lplumb link), the preloaded sampler,
-plumb.h and a pkg-config file that builds a working program; the installed plumb finds the installed sampler
+plumb.h, a pkg-config file that builds a working program, the man pages, the bash and zsh completions and the
+documents; the installed plumb finds the installed sampler
 for the inprocess backend; a staged install (DESTDIR) has the same layout with links that stay inside it."""
 import os
 import subprocess
@@ -31,7 +32,9 @@ class Install(TempDir):
     def assert_layout(self, root):
         lib = os.path.join(root, "lib")
         for f in ("bin/plumb", "lib/" + REAL, "lib/plumb/libplumb-preload.so", "include/plumb.h",
-                  "lib/pkgconfig/plumb.pc"):
+                  "lib/pkgconfig/plumb.pc", "share/man/man1/plumb.1", "share/man/man1/plumb-record.1",
+                  "share/man/man1/plumb-bench.1", "share/bash-completion/completions/plumb",
+                  "share/zsh/site-functions/_plumb", "share/doc/plumb/README.md", "share/doc/plumb/design.md"):
             path = os.path.join(root, f)
             self.assertTrue(os.path.isfile(path) and not os.path.islink(path), f)
         # the usual links, relative so that they survive a staged install being moved into place

@@ -413,9 +413,9 @@ class MetricsRedaction(TempDir):
         self.assertIn("pwd=[REDACTED]", outs["table"])
         self.assertIn("[REDACTED]", outs["json"])
         self.assertEqual(json.loads(plumb("metrics", "--name", "t", "--json", extra_env=self.env).stdout), doc)
-        # the paths shown are relative to the home directory
-        self.assertIn(".local/state/plumb/metrics/t.json", outs["record"])
-        self.assertIn('recording "t": .local/state/plumb/metrics/t.json', outs["table"])
+        # a path under the home directory reads ~/... in a message (not as a relative path, issue 16)
+        self.assertIn("into ~/.local/state/plumb/metrics/t.json", outs["record"])
+        self.assertIn('recording "t": ~/.local/state/plumb/metrics/t.json', outs["table"])
 
     def test_metrics__name_derived_from_a_secret_command(self):
         """Without --name the recording is named after the program, from its redacted form."""
@@ -432,12 +432,23 @@ class MetricsRedaction(TempDir):
         self.assertEqual(doc["root"]["name"], "pwd=[REDACTED]")
         self.assertEqual(doc["root"]["command"], "bin/pwd=[REDACTED] 0.3")
 
+    def test_metrics__a_taken_name_needs_force(self):
+        """Every stored thing: a recording of that name is replaced only with --force (issue 16)."""
+        args = ["metrics", "record", "--every", "0.1", "--name", "taken", "--", "sleep", "0.2"]
+        r = plumb(*args, extra_env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = plumb(*args, extra_env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("a recording named 'taken' exists (--force replaces it", r.stderr)
+        r = plumb(*args[:-3], "--force", *args[-3:], extra_env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
     def test_metrics__long_command_line_redacted_whole(self):
         """The command line is read whole and redacted before it is cut to what the artifact keeps: a token
         straddling 4 KiB (where a fixed buffer would end) is not left half-visible, and a cut one ends in '...'."""
         for pad_len, cut in ((4060, False), (6000, True)):
             pad = "x" * pad_len
-            r = plumb("metrics", "record", "--every", "0.1", "--name", "long", "--",
+            r = plumb("metrics", "record", "--every", "0.1", "--name", "long", "--force", "--",
                       "sh", "-c", "sleep 0.2", pad, GH_TOKEN, "tail", extra_env=self.env, timeout=60)
             self.assertEqual(r.returncode, 0, r.stderr)
             outs = self.outputs(r, "long")

@@ -349,7 +349,7 @@ class Record(TempDir):
 
     def record_then_signal(self, sig, args):
         """Starts a long record, sends sig to plumb alone once sampling is under way; returns (exit status,
-        stderr). plumb's target, which a signal to plumb alone leaves running, is killed afterwards."""
+        stderr). A target still there afterwards (plumb ends it on SIGINT and SIGTERM, not on SIGHUP) is killed."""
         with tempfile.TemporaryFile() as err:
             p = subprocess.Popen([PLUMB, "record", *args, "--", target("split"), "30"], env=env(),
                                  stdout=subprocess.DEVNULL, stderr=err, preexec_fn=default_signals)
@@ -362,8 +362,11 @@ class Record(TempDir):
                 p.send_signal(sig)
                 p.wait(timeout=60)
             finally:
-                for k in kids or []:
-                    os.kill(k, signal.SIGKILL)
+                for k in kids or []:  # plumb passes the signal on and waits for its target: normally gone
+                    try:
+                        os.kill(k, signal.SIGKILL)
+                    except ProcessLookupError:
+                        pass
                 if p.poll() is None:
                     p.kill()
                     p.wait()

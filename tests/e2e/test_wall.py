@@ -3,12 +3,14 @@ CPU work (work_path) and 5 ms of sleep (sleep_path): wall mode puts about half t
 the stack that waits), cpu mode nearly all of them in work_path. A preemption inside work_path stretches it
 past 5 ms on a loaded machine, so "half" is the split the target measured with its own clock."""
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, TempDir, env, main, needs_tool, plumb, read_folded, shares, target  # noqa: E402
+from plumbtest import (PLUMB, SANITIZED, TempDir, env, main, needs_tool, plumb, read_folded, shares,  # noqa: E402
+                       target)
 
 
 def paranoid():
@@ -66,22 +68,38 @@ class WallModeTest(TempDir):
         self.assertGreater(waiting, 400, rows[:4])  # 1 s at 2 ms: ~500
         self.assertLess(waiting, 600)
 
-    def test_refused_without_kernel_sampling_says_why(self):
-        # Context switches happen in the kernel: without the right to sample it (perf_event_paranoid >= 2 and no
-        # CAP_PERFMON) wall mode is refused with the reason; run as nobody with no capabilities to see it (a
-        # machine that lets everyone sample the kernel must let wall mode run instead).
-        level = paranoid()
-        self.assertIsNotNone(level, "no /proc/sys/kernel/perf_event_paranoid")
+    def test_effective_rate_is_per_thread(self):
+        # waiter has two threads sampled at every tick: the effective rate is per thread, not their sum
+        r = plumb("record", "--mode", "wall", "--interval", "0.005", "-o", self.path("w.folded"), "--",
+                  target("waiter"), "1.5", timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        m = re.search(r"\((\d+)/s effective per thread, 0.005s requested\)", r.stderr)
+        self.assertTrue(m, r.stderr)
+        if not SANITIZED:
+            self.assertLess(int(m.group(1)), 200 * 1.3, r.stderr)
+
+    def as_nobody(self, *args, extra_env=None):
+        """Runs a copy of plumb as nobody with no capabilities (as root) or as is (as a user)."""
         drop = []
-        if os.geteuid() == 0:  # as root, drop to nobody without capabilities; as a user, run as is
+        if os.geteuid() == 0:
             drop = [needs_tool("setpriv", "Debian util-linux"), "--reuid=65534", "--regid=65534", "--clear-groups",
                     "--inh-caps=-all"]
         os.chmod(self.tmp, 0o777)  # nobody must reach the copies and be able to write the output
         exe, tgt = self.path("plumb"), self.path("worksleep")
         shutil.copy(PLUMB, exe)
         shutil.copy(target("worksleep-nofp"), tgt)
-        r = subprocess.run(drop + [exe, "record", "--mode", "wall", "-o", self.path("x.folded"), "--", tgt, "0.2"],
-                           env=env(), capture_output=True, text=True, timeout=60)
+        return subprocess.run(drop + [exe, "record", "--mode", "wall", *args, "-o", self.path("x.folded"), "--", tgt,
+                                      "0.2"], env=env(**(extra_env or {})), capture_output=True, text=True,
+                              timeout=60)
+
+    def test_without_kernel_sampling_perf_event_refuses_and_inprocess_takes_over(self):
+        # Context switches happen in the kernel: without the right to sample it (perf_event_paranoid >= 2 and no
+        # CAP_PERFMON) perf_event cannot do wall mode and says why; a launched command falls back to the inprocess
+        # backend (wall-clock timers in the target), as docs/wall-mode.md says. A machine that lets everyone
+        # sample the kernel must let wall mode run with perf_event instead.
+        level = paranoid()
+        self.assertIsNotNone(level, "no /proc/sys/kernel/perf_event_paranoid")
+        r = self.as_nobody("--backend", "perf_event")
         if level < 2:  # the kernel lets anyone sample it: wall mode is not refused
             self.assertEqual(r.returncode, 0, r.stderr)
             return
@@ -90,7 +108,16 @@ class WallModeTest(TempDir):
         self.assertIn("--mode cpu", r.stderr)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
         self.assertFalse(os.path.exists(self.path("x.folded")))
-
+        preload = self.path("libplumb-preload.so")
+        shutil.copy(os.path.join(os.path.dirname(PLUMB), "libplumb-preload.so"), preload)
+        os.chmod(preload, 0o755)
+        r = self.as_nobody(extra_env={"PLUMB_PRELOAD": preload})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("fell back to the inprocess backend", r.stderr)
+        self.assertIn("perf_event_paranoid = %d" % level, r.stderr)
+        self.assertIn("with inprocess/", r.stderr)
+        self.assertIn("wall-clock ticks", r.stderr)
+        self.assertGreater(shares(read_folded(self.path("x.folded")), ["sleep_path"])["sleep_path"], 20)
 
 if __name__ == "__main__":
     main()

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,33 @@ static void test_analyze__threads(void **state)
 	profile_free(p);
 }
 
+static void test_analyze__window(void **state)
+{
+	(void)state;
+	/* a window of the samples (what `plumb top` draws): only its counts, threads ranked by their weight in it */
+	struct profile *p = sample_profile(false);
+	size_t nc;
+	const struct profile_count *all = profile_counts(p, &nc);
+	assert_int_equal(nc, 5);
+	struct profile_count window[2] = { all[3], all[4] }; /* main -> rec x3 (5), helper's main -> f (3) */
+	window[1].weight = 9;
+	struct hot_summary *s = NULL;
+	struct perr e = PERR_INIT;
+	assert_int_equal(hot_analyze_counts(p, NULL, window, 2, &s, &e), PLUMB_OK);
+	assert_int_equal(s->all.total, 14);
+	assert_int_equal(s->nthreads, 2);
+	assert_string_equal(s->threads[0].name, "helper"); /* 9 in the window against main-thread's 5 */
+	assert_int_equal(count_of(&s->all.tables[HOT_INCLUSIVE], "rec (include/z.h)"), 5);
+	assert_int_equal(count_of(&s->all.tables[HOT_LEAF], "f (b/y.c)"), 9);
+	assert_int_equal(count_of(&s->all.tables[HOT_LEAF], "memcpy (libc.so.6)"), 0);
+	hot_summary_free(s);
+	/* an empty window is an empty summary */
+	assert_int_equal(hot_analyze_counts(p, NULL, window, 0, &s, &e), PLUMB_OK);
+	assert_int_equal(s->all.total, 0);
+	hot_summary_free(s);
+	profile_free(p);
+}
+
 static void test_analyze__stages(void **state)
 {
 	(void)state;
@@ -331,17 +359,30 @@ static void test_analyze__baseline_store(void **state)
 	char *path = NULL;
 	assert_int_equal(baseline_profile_lookup("nope", &path, &e), PLUMB_ENOENT);
 	assert_null(path);
-	const char *doc = "{\"schema\": \"plumb.hot.v1\"}\n";
-	assert_int_equal(baseline_profile_save("before", doc, strlen(doc), &e), PLUMB_OK);
-	assert_int_equal(baseline_profile_save("before", doc, strlen(doc), &e), PLUMB_OK); /* replaced */
-	assert_int_equal(baseline_profile_lookup("before", &path, &e), PLUMB_OK);
-	char expect[256];
+	const char *doc = "{\"schema\": \"plumb.hot.v1\"}\n", *doc2 = "{\"schema\": \"plumb.hot.v1\", \"x\": 1}\n";
+	char saved[PATH_MAX], expect[256];
 	snprintf(expect, sizeof expect, "%s/baselines/profiles/before.json", dir);
+	assert_int_equal(baseline_profile_save("before", doc, strlen(doc), false, saved, sizeof saved, &e), PLUMB_OK);
+	assert_string_equal(saved, expect); /* where it went */
+	/* a taken name is kept unless forced */
+	assert_int_equal(baseline_profile_save("before", doc2, strlen(doc2), false, saved, sizeof saved, &e),
+			 PLUMB_EINVAL);
+	assert_non_null(strstr(e.msg, "--force"));
+	assert_int_equal(baseline_profile_lookup("before", &path, &e), PLUMB_OK);
 	assert_string_equal(path, expect);
+	char *data = NULL;
+	size_t len = 0;
+	assert_int_equal(store_load(&STORE_PROFILE_BASELINES, "before", &data, &len, &e), PLUMB_OK);
+	assert_string_equal(data, doc);
+	free(data);
+	assert_int_equal(baseline_profile_save("before", doc2, strlen(doc2), true, saved, sizeof saved, &e), PLUMB_OK);
+	assert_int_equal(store_load(&STORE_PROFILE_BASELINES, "before", &data, &len, &e), PLUMB_OK);
+	assert_string_equal(data, doc2); /* replaced */
+	free(data);
 	free(path);
 	assert_int_equal(baseline_profile_lookup("other", &path, &e), PLUMB_ENOENT);
 	assert_non_null(strstr(e.msg, "before")); /* lists what is saved */
-	assert_int_equal(baseline_profile_save("../evil", doc, strlen(doc), &e), PLUMB_EINVAL);
+	assert_int_equal(baseline_profile_save("../evil", doc, strlen(doc), true, saved, sizeof saved, &e), PLUMB_EINVAL);
 	char cmd[300];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
 	assert_int_equal(system(cmd), 0);
@@ -391,6 +432,16 @@ static void test_analyze__repo_files(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		assert_int_equal(hot_repo_files_has(&rf, cases[i].path, strlen(cases[i].path)), cases[i].has);
+	/* tails of the absolute path: a label's two components may include the root's own name */
+	char tail[600];
+	snprintf(tail, sizeof tail, "%s/top.c", strrchr(root, '/') + 1);
+	assert_true(hot_repo_files_has(&rf, tail, strlen(tail)));
+	snprintf(tail, sizeof tail, "%s/src/deep/er/parse.c", root + 1);
+	assert_true(hot_repo_files_has(&rf, tail, strlen(tail)));
+	assert_string_equal(hot_repo_files_rel(&rf, tail, strlen(tail)), "src/deep/er/parse.c");
+	assert_string_equal(hot_repo_files_rel(&rf, "er/parse.c", 10), "src/deep/er/parse.c");
+	assert_string_equal(hot_repo_files_rel(&rf, tail + strlen(tail) - 10, 10), "src/deep/er/parse.c");
+	assert_null(hot_repo_files_rel(&rf, "x/parse.c", 9));
 	hot_repo_files_release(&rf);
 
 	/* a root that cannot be read: nothing, and no failure */
@@ -413,6 +464,7 @@ int main(void)
 		cmocka_unit_test(test_analyze__grouping),
 		cmocka_unit_test(test_analyze__filters),
 		cmocka_unit_test(test_analyze__threads),
+		cmocka_unit_test(test_analyze__window),
 		cmocka_unit_test(test_analyze__stages),
 		cmocka_unit_test(test_analyze__json_round_trip),
 		cmocka_unit_test(test_analyze__diff_order),

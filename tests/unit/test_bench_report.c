@@ -320,7 +320,9 @@ static void test_bench_report__slo_and_writers(void **state)
 	assert_int_equal(bench_report_write(capture_open(&cap), &base, "b.json", &cat, BENCH_STYLE_MARKDOWN, &e),
 			 PLUMB_OK);
 	text = capture_close(&cap);
-	assert_non_null(strstr(text, "| c.wall_ms | 10 | 10.0 | 10.450 |"));
+	assert_non_null(strstr(text, "| c.wall_ms | 10 | 10.00 | 10.45 |")); /* one row, one number of decimals */
+	assert_non_null(strstr(text, "**b.json: suite s, ")); /* the bold header closes on its line */
+	assert_non_null(strstr(text, " warm-up**\n"));
 	free(text);
 	assert_int_equal(bench_report_write(capture_open(&cap), &base, "b.json", &cat, BENCH_STYLE_JSON, &e), PLUMB_OK);
 	text = capture_close(&cap);

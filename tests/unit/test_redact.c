@@ -131,6 +131,20 @@ static void test_redact__home_prefix_dropped(void **state)
 	redact_set_home(NULL);
 }
 
+/* In a message, a path under the home directory keeps its place: ~/... (not a relative-looking path). */
+static void test_redact__message_home_as_tilde(void **state)
+{
+	(void)state;
+	redact_set_home("/home/alice");
+	char *r = redact_dup_message("wrote /home/alice/.local/state/plumb/metrics/sh.json (token=abc123)");
+	assert_string_equal(r, "wrote ~/.local/state/plumb/metrics/sh.json (token=[REDACTED])");
+	free(r);
+	r = redact_dup_message("cd /home/alice; ls /home/bob/x");
+	assert_string_equal(r, "cd ~; ls ~/x");
+	free(r);
+	redact_set_home(NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -138,6 +152,7 @@ int main(void)
 		cmocka_unit_test(test_redact__ordinary_labels_untouched),
 		cmocka_unit_test(test_redact__keeps_context),
 		cmocka_unit_test(test_redact__home_prefix_dropped),
+		cmocka_unit_test(test_redact__message_home_as_tilde),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

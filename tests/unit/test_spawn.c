@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/cleanup.h"
 #include "base/procfs.h"
 #include "base/spawn.h"
 
@@ -398,6 +399,82 @@ static void test_spawn__workers_hooks_and_poll(void **state)
 	assert_int_equal(kill(pid, 0), -1); /* reaped */
 }
 
+/* child_terminate: the signal, then SIGTERM and SIGKILL after a grace, to the child and what it started. */
+static void test_spawn__terminate(void **state)
+{
+	(void)state;
+	const unsigned long long grace = 200000000ULL;
+	struct perr e = PERR_INIT;
+	struct child_end end;
+
+	/* a child that ends on the first signal */
+	const char *plain[] = { "sh", "-c", "exec sleep 30", NULL };
+	struct child a = CHILD_INIT;
+	a.argv = plain;
+	assert_int_equal(child_start(&a, &e), PLUMB_OK);
+	int status = child_terminate(&a, SIGINT, false, grace, &end);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
+	assert_int_equal(end.nsent, 1);
+	assert_int_equal(end.sent[0], SIGINT);
+	assert_int_equal(end.nsent_child, 1);
+	assert_int_equal(a.pid, -1);
+
+	/* the terminal sent SIGINT already (delivered): plumb's first signal is SIGTERM, after the grace */
+	struct child b = CHILD_INIT;
+	b.argv = plain;
+	assert_int_equal(child_start(&b, &e), PLUMB_OK);
+	status = child_terminate(&b, SIGINT, true, grace, &end);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	assert_int_equal(end.nsent, 1);
+	assert_int_equal(end.sent[0], SIGTERM);
+
+	/* a child and its own child, both ignoring SIGINT and SIGTERM: SIGKILL ends both */
+	const char *stubborn[] = { "sh", "-c", "trap '' INT TERM; sleep 30 & echo $!; wait", NULL };
+	struct child c = CHILD_INIT;
+	c.argv = stubborn;
+	c.out.how = CHILD_IO_PIPE;
+	assert_int_equal(child_start(&c, &e), PLUMB_OK);
+	char line[32] = "";
+	size_t n = 0;
+	while (n + 1 < sizeof line && read(c.out.fd, line + n, 1) == 1 && line[n] != '\n')
+		n++;
+	line[n] = '\0';
+	pid_t sleeper = (pid_t)atoi(line);
+	assert_true(sleeper > 0);
+	status = child_terminate(&c, SIGINT, false, grace, &end);
+	close(c.out.fd);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_int_equal(end.nsent, 3);
+	assert_int_equal(end.sent[1], SIGTERM);
+	assert_int_equal(end.sent[2], SIGKILL);
+	assert_true(end.descendants >= 1);
+	struct procfs_stat st;
+	assert_false(procfs_stat_read(sleeper, 0, &st) && st.state != 'Z'); /* its child is gone too */
+
+	/* nothing to end */
+	assert_int_equal(child_terminate(&c, SIGINT, false, grace, &end), -1);
+	assert_int_equal(errno, ECHILD);
+}
+
+/* cleanup_catch() notes which signal came, and whether the kernel sent it to a whole group (not kill()). */
+static void test_spawn__caught_signal_is_named(void **state)
+{
+	(void)state;
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		static volatile sig_atomic_t flag;
+		cleanup_install();
+		cleanup_catch(SIGTERM, &flag);
+		kill(getpid(), SIGTERM);
+		_exit(flag == SIGTERM && CLEANUP_SIG_NUMBER(flag) == SIGTERM && !(flag & CLEANUP_SIG_GROUP) ? 0 : 1);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -410,6 +487,8 @@ int main(void)
 		cmocka_unit_test(test_spawn__pdeathsig),
 		cmocka_unit_test(test_spawn__process_group),
 		cmocka_unit_test(test_spawn__workers_hooks_and_poll),
+		cmocka_unit_test(test_spawn__terminate),
+		cmocka_unit_test(test_spawn__caught_signal_is_named),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

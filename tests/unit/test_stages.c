@@ -143,7 +143,7 @@ static void test_stages__reader_refuses(void **state)
 	assert_int_equal(fmt_stages_read(ok, sizeof ok - 1, "doc", &out, &n, &e), PLUMB_OK);
 	assert_int_equal(n, 1);
 	fmt_stages_free(out, n);
-	assert_int_equal(fmt_stages_load("/nonexistent-dir/stages.json", &out, &n, &e), PLUMB_EIO);
+	assert_int_equal(fmt_stages_load("/nonexistent-dir/stages.json", &out, &n, &e), PLUMB_ENOENT); /* exit 3 */
 	assert_non_null(strstr(e.msg, "cannot read the stage file /nonexistent-dir/stages.json"));
 }
 

@@ -6,13 +6,16 @@
  *   crash_abort   abort() inside abort_inner
  *   returns_three returns 3 after some work
  *   void_work     a void function (its return register holds garbage: plumb must not call that a failure)
- *   threads200    starts and joins 200 threads in waves of 20; thread i is named w<i> and burns ~15 ms of CPU */
+ *   threads200    starts and joins 200 threads in waves of 20; thread i is named w<i> and burns ~15 ms of CPU
+ *   fork_returns_five  forks: the host returns 5; the forked copy returns 0 from the same call, after the host
+ *                 has exited (it waits for the end of a pipe the host holds) — the call "returns twice" */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../split_round.h"
 
@@ -113,6 +116,23 @@ NOINLINE int returns_three(void)
 {
 	sink = burn(3000);
 	return (int)(sink & 0) + 3;
+}
+
+NOINLINE int fork_returns_five(void)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return 99;
+	sink = burn(3000);
+	if (fork() == 0) {
+		char c;
+		close(fds[1]);
+		while (read(fds[0], &c, 1) > 0) /* end of file: the host has returned and exited */
+			;
+		return 0;
+	}
+	close(fds[0]);
+	return 5 + (int)(sink & 0);
 }
 
 NOINLINE void void_work(void)
