@@ -6,7 +6,6 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "base/sbuf.h"
 #include "base/store.h"
@@ -26,6 +25,8 @@ enum plumb_err baseline_profile_save(const char *name, const char *summary_json,
 				     size_t cap, struct perr *e)
 {
 	enum plumb_err rc = store_path(&STORE_PROFILE_BASELINES, name, path, cap, e);
+	if (path[0] && (rc == PLUMB_EIO || rc == PLUMB_ENOENT)) /* a home that cannot be used, or refused */
+		e->code = rc = PLUMB_EOUTPUT;
 	if (rc)
 		return rc;
 	rc = store_save(&STORE_PROFILE_BASELINES, name, summary_json, len, force, e);
@@ -39,9 +40,14 @@ enum plumb_err baseline_profile_lookup(const char *name, char **path, struct per
 	enum plumb_err rc = baseline_profile_path(name, path, e);
 	if (rc)
 		return rc;
-	struct stat st;
-	if (stat(*path, &st) == 0 && S_ISREG(st.st_mode))
-		return PLUMB_OK;
+	rc = store_check_file(&STORE_PROFILE_BASELINES, name, e);
+	if (rc != PLUMB_ENOENT) { /* there (and trusted), or there and refused: either is the answer */
+		if (rc) {
+			free(*path);
+			*path = NULL;
+		}
+		return rc;
+	}
 	/* not there: say which ones are */
 	char dir[PATH_MAX] = "";
 	char **names = NULL;

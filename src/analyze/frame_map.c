@@ -177,7 +177,8 @@ struct build {
 	struct label_table *labels;
 	struct hot_repo_files repo;
 	size_t root_len;                /* o->root without trailing slashes */
-	struct sbuf raw, key, red, tmp; /* function row before redaction; group key; redacted text; a path copy */
+	struct sbuf raw, key, red, tmp; /* function row (as shown); group key; redacted key; a path copy */
+	struct sbuf part;               /* a part before it is redacted */
 };
 
 /* The --include/--exclude verdict on a frame's full label. */
@@ -255,26 +256,35 @@ static bool in_repo(struct build *b, const struct label_parts *lp)
 	return hot_repo_files_has(&b->repo, f, n);
 }
 
-/* The function row into b->raw: "func (dir/file.c)" / "func (libfoo.so)", no line, generics folded on request,
- * the kind's suffix. Returns the length of the function part. */
+/* The function row into b->raw as outputs show it (docs/design.md §3.6: the function kept unless it is data,
+ * the path or module redacted as a path): "func (dir/file.c)" / "func (libfoo.so)", no line, generics folded on
+ * request, the kind's suffix. Returns the length of the function part. */
 static size_t function_row(struct build *b, const struct label_parts *lp)
 {
-	struct sbuf *raw = &b->raw;
+	struct sbuf *raw = &b->raw, *part = &b->part;
 	sbuf_reset(raw);
+	sbuf_reset(part);
 	if (!lp->func_len) /* no name: module+0xOFFSET, or [unknown] (profile/label.h) */
-		label_render(raw, lp, LABEL_FUNC_ONLY | LABEL_NO_SUFFIX);
+		label_render(part, lp, LABEL_FUNC_ONLY | LABEL_NO_SUFFIX);
 	else if (b->o->collapse_generics)
-		hot_collapse_generics(raw, lp->func, lp->func_len);
+		hot_collapse_generics(part, lp->func, lp->func_len);
 	else
-		sbuf_add(raw, lp->func, lp->func_len);
+		sbuf_add(part, lp->func, lp->func_len);
+	if (label_func_is_data(lp))
+		redact_append(raw, part->buf, part->len);
+	else
+		redact_code_append(raw, part->buf, part->len);
 	size_t fname_len = raw->len;
 	if (lp->file_len) {
+		const char *sp = short_path(b, lp);
 		sbuf_addstr(raw, " (");
-		sbuf_addstr(raw, short_path(b, lp));
+		redact_path_append(raw, sp, strlen(sp));
 		sbuf_addch(raw, ')');
 	} else if (lp->module_len && (lp->func_len || !lp->offset)) {
+		sbuf_reset(part);
+		add_module_name(part, lp->module, lp->module_len, false);
 		sbuf_addstr(raw, " (");
-		add_module_name(raw, lp->module, lp->module_len, false);
+		redact_path_append(raw, part->buf, part->len);
 		sbuf_addch(raw, ')');
 	}
 	if (lp->kind == FRAME_KERNEL)
@@ -343,11 +353,15 @@ static void group_key(struct build *b, const struct label_parts *lp, size_t fnam
 	}
 }
 
-/* A row's id in `rows` for the redacted text of `s`; HOT_ROW_NONE when out of memory. */
-static uint32_t row_add(struct build *b, struct interner *rows, const struct sbuf *s)
+/* A row's id in `rows` for the text of `s` (a function row, shown already), or with `redact` for its text
+ * through the path redactor (a group key: a file, a module, a library); HOT_ROW_NONE when out of memory. */
+static uint32_t row_add(struct build *b, struct interner *rows, const struct sbuf *s, bool redact)
 {
 	sbuf_reset(&b->red);
-	redact_append(&b->red, s->buf, s->len);
+	if (redact)
+		redact_path_append(&b->red, s->buf, s->len);
+	else
+		sbuf_add(&b->red, s->buf, s->len);
 	uint32_t id = intern(rows, b->red.buf, b->red.len, NULL);
 	return id == INTERN_NOMEM ? HOT_ROW_NONE : id;
 }
@@ -365,12 +379,13 @@ static enum plumb_err map_frame(struct build *b, struct hot_frame_map *fm, uint3
 	if (!keep)
 		return PLUMB_OK;
 	size_t fname_len = function_row(b, &lp);
-	uint32_t fr = row_add(b, &fm->funcs, &b->raw), gr = fr;
+	uint32_t fr = row_add(b, &fm->funcs, &b->raw, false), gr = fr;
 	if (o->group_by != HOT_GROUP_FUNCTION) {
 		group_key(b, &lp, fname_len);
-		gr = row_add(b, &fm->groups, &b->key);
+		gr = row_add(b, &fm->groups, &b->key, true);
 	}
-	if (fr == HOT_ROW_NONE || gr == HOT_ROW_NONE || b->raw.oom || b->red.oom || b->key.oom || b->tmp.oom)
+	if (fr == HOT_ROW_NONE || gr == HOT_ROW_NONE || b->raw.oom || b->red.oom || b->key.oom || b->tmp.oom ||
+	    b->part.oom)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	fm->func_row[i] = fr;
 	fm->group_row[i] = gr;
@@ -385,7 +400,8 @@ enum plumb_err hot_frame_map_build(const struct profile *p, const struct hot_opt
 				   struct perr *e)
 {
 	size_t nframes = profile_nframes(p);
-	struct build b = { p, o, NULL, NULL, NULL, HOT_REPO_FILES_INIT, 0, SBUF_INIT, SBUF_INIT, SBUF_INIT, SBUF_INIT };
+	struct build b = { p, o, NULL, NULL, NULL, HOT_REPO_FILES_INIT, 0, SBUF_INIT, SBUF_INIT, SBUF_INIT, SBUF_INIT,
+			   SBUF_INIT };
 	b.root_len = o->root ? strlen(o->root) : 0;
 	while (b.root_len > 1 && o->root[b.root_len - 1] == '/')
 		b.root_len--;
@@ -414,6 +430,7 @@ out:
 	sbuf_release(&b.key);
 	sbuf_release(&b.red);
 	sbuf_release(&b.tmp);
+	sbuf_release(&b.part);
 	return rc;
 }
 

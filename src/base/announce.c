@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "base/atomic.h"
+#include "base/fs.h"
 #include "base/procfs.h"
 
 bool announce_parse(const char *text, size_t len, struct announce *out)
@@ -48,9 +49,12 @@ int announce_format(char *buf, size_t n, const struct announce *a)
 enum announce_state announce_read(const char *path, struct announce *out)
 {
 	char text[128];
-	ssize_t n = procfs_read_path(path, text, sizeof text);
+	size_t n;
+	struct perr e = PERR_INIT;
 	memset(out, 0, sizeof *out);
-	if (n <= 0 || !announce_parse(text, (size_t)n, out))
+	/* a lock is the user's own file in the user's own directory: never a link, a FIFO or another user's */
+	if (fs_read_trusted_buf(AT_FDCWD, path, geteuid(), text, sizeof text, &n, &e) != PLUMB_OK || n == 0 ||
+	    !announce_parse(text, n, out))
 		return ANNOUNCE_NONE;
 	if (kill(out->pid, 0) != 0 && errno == ESRCH)
 		return ANNOUNCE_STALE;

@@ -29,7 +29,8 @@ enum announce_state {
 	ANNOUNCE_STALE,    /* its process is gone, or the pid was reused by another process */
 	ANNOUNCE_LIVE,     /* the process that wrote it is running */
 };
-/* Reads the announcement at path into *out (filled for STALE and LIVE) and says whether its process lives. */
+/* Reads the announcement at path into *out (filled for STALE and LIVE) and says whether its process lives. A
+ * file that breaks the trust rule of base/fs.h (a link, not regular, another user's, over 127 bytes) is NONE. */
 enum announce_state announce_read(const char *path, struct announce *out);
 /* Writes path whole (temp + rename, 0600) naming pid with its current start time. PLUMB_EOUTPUT on failure. */
 enum plumb_err announce_write(const char *path, pid_t pid, struct perr *e);

@@ -108,33 +108,56 @@ static size_t match_private_key(const char *s, size_t i, size_t len)
 	return close ? (size_t)(close + 5 - (s + i)) : len - i;
 }
 
-/* Vendor key shapes. Returns the length of the key at s+i, or 0. */
+static size_t match_jwt(const char *s, size_t i, size_t len);
+
+/* A key that starts with `prefix` and goes on with at least `min` characters of `body`: its length, or 0. */
+static size_t prefixed(const char *s, size_t i, size_t len, const char *prefix, int (*body)(int), size_t min)
+{
+	size_t n = strlen(prefix);
+	if (!starts(s, i, len, prefix))
+		return 0;
+	size_t b = span(s, i + n, len, body);
+	return b >= min ? n + b : 0;
+}
+
+/* Vendor key shapes. Returns the length of the key at s+i, or 0. A prefix no ordinary word starts with (ghp_,
+ * github_pat_, xoxb-, AKIA, glpat-, sk_live_) is enough: a short token, or one cut to fit a 15-byte process or
+ * thread name, is still caught. Prefixes that are also words (ASIA, AIDA) or common text (sk-) need the full
+ * length. */
 static size_t match_vendor_key(const char *s, size_t i, size_t len)
 {
 	if (i > 0 && is_word((unsigned char)s[i - 1]))
 		return 0;
-	static const char *const aws[] = { "AKIA", "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA" };
+	static const char *const aws[] = { "ASIA", "AGPA", "AIDA", "AROA", "ANPA", "ANVA", "AIPA" };
+	size_t m;
+	if ((m = prefixed(s, i, len, "AKIA", is_upper_digit, 1)))
+		return m;
 	for (size_t k = 0; k < sizeof aws / sizeof aws[0]; k++)
-		if (starts(s, i, len, aws[k]) && span(s, i + 4, len, is_upper_digit) >= 16)
-			return 4 + span(s, i + 4, len, is_upper_digit);
-	if (starts(s, i, len, "github_pat_") && span(s, i + 11, len, is_key_body) >= 20)
-		return 11 + span(s, i + 11, len, is_key_body);
+		if ((m = prefixed(s, i, len, aws[k], is_upper_digit, 16)))
+			return m;
+	if ((m = prefixed(s, i, len, "github_pat_", is_key_body, 1)))
+		return m;
 	if (len - i > 4 && s[i] == 'g' && s[i + 1] == 'h' && strchr("pousr", s[i + 2]) && s[i + 3] == '_' &&
-	    span(s, i + 4, len, is_alnum_c) >= 30)
+	    span(s, i + 4, len, is_alnum_c) >= 1)
 		return 4 + span(s, i + 4, len, is_alnum_c);
 	if (len - i > 5 && starts(s, i, len, "xox") && strchr("abposr", s[i + 3]) && s[i + 4] == '-' &&
-	    span(s, i + 5, len, is_key_body) >= 10)
+	    span(s, i + 5, len, is_key_body) >= 1)
 		return 5 + span(s, i + 5, len, is_key_body);
-	if (starts(s, i, len, "sk-") && span(s, i + 3, len, is_key_body) >= 20)
-		return 3 + span(s, i + 3, len, is_key_body);
-	if ((starts(s, i, len, "sk_live_") || starts(s, i, len, "rk_live_") || starts(s, i, len, "sk_test_")) &&
-	    span(s, i + 8, len, is_alnum_c) >= 16)
-		return 8 + span(s, i + 8, len, is_alnum_c);
-	if (starts(s, i, len, "AIza") && span(s, i + 4, len, is_key_body) >= 30)
-		return 4 + span(s, i + 4, len, is_key_body);
-	if (starts(s, i, len, "glpat-") && span(s, i + 6, len, is_key_body) >= 20)
-		return 6 + span(s, i + 6, len, is_key_body);
-	/* JWT: base64url header "eyJ..." '.' payload '.' signature */
+	if ((m = prefixed(s, i, len, "sk-", is_key_body, 20)))
+		return m;
+	if ((m = prefixed(s, i, len, "sk_live_", is_alnum_c, 1)) || (m = prefixed(s, i, len, "rk_live_", is_alnum_c, 1)) ||
+	    (m = prefixed(s, i, len, "sk_test_", is_alnum_c, 1)))
+		return m;
+	if ((m = prefixed(s, i, len, "AIza", is_key_body, 8)) || (m = prefixed(s, i, len, "glpat-", is_key_body, 1)))
+		return m;
+	return match_jwt(s, i, len);
+}
+
+/* A JWT: base64url header "eyJ..." '.' payload '.' signature. Its length, or 0. */
+static size_t match_jwt(const char *s, size_t i, size_t len)
+{
+	if (i > 0 && is_word((unsigned char)s[i - 1]))
+		return 0;
 	if (starts(s, i, len, "eyJ")) {
 		size_t a = span(s, i, len, is_b64url);
 		if (a >= 10 && i + a < len && s[i + a] == '.') {
@@ -171,23 +194,38 @@ static size_t match_auth_scheme(const char *s, size_t i, size_t len, size_t *kee
 	return w + t;
 }
 
-/* Names whose value after '=' or ':' is a credential. */
+/* Names whose value after '=' or ':' is a credential: any name ending in one of the long words ("api_token",
+ * "DB_PASSWORD"), and the short ones ("pw", "tok") only as the whole name or its last part ("db_pw", "gh-tok"),
+ * so that words merely ending in them ("stock=") are left alone. */
 static bool secret_name(const char *name, size_t n)
 {
 	static const char *const suffixes[] = { "token", "key", "secret", "password", "passwd", "pwd", "sig",
 		"signature", "credential", "credentials", "apikey", "auth", "session" };
+	static const char *const short_words[] = { "pw", "tok", "pass" };
 	for (size_t k = 0; k < sizeof suffixes / sizeof suffixes[0]; k++) {
 		size_t m = strlen(suffixes[k]);
 		if (n >= m && strncasecmp(name + n - m, suffixes[k], m) == 0)
 			return true;
 	}
+	for (size_t k = 0; k < sizeof short_words / sizeof short_words[0]; k++) {
+		size_t m = strlen(short_words[k]);
+		if (n >= m && strncasecmp(name + n - m, short_words[k], m) == 0 &&
+		    (n == m || name[n - m - 1] == '_' || name[n - m - 1] == '-'))
+			return true;
+	}
 	return false;
 }
 
-/* key=value: at s[i] == '=' preceded by a secret name. Returns the value's length (0: no match). */
-static size_t match_key_value(const char *s, size_t i, size_t len, size_t out_name_start)
+/* key=value: at s[i] == '=' preceded by a secret name. Returns the value's length (0: no match). In a path a
+ * value also ends at '/': a directory named "token=ghp_..." loses its value, not the rest of the path. */
+enum scan_mode {
+	SCAN_TEXT, /* every shape */
+	SCAN_PATH, /* every shape; a key's value ends at '/' */
+	SCAN_CODE, /* a function name: every shape but the vendor-prefix tokens, which look like identifiers */
+};
+
+static size_t match_key_value(const char *s, size_t i, size_t len, bool path)
 {
-	(void)out_name_start;
 	if (s[i] != '=')
 		return 0;
 	size_t b = i;
@@ -196,7 +234,7 @@ static size_t match_key_value(const char *s, size_t i, size_t len, size_t out_na
 	if (b == i || !secret_name(s + b, i - b))
 		return 0;
 	size_t v = i + 1;
-	while (v < len && !ends_value((unsigned char)s[v]))
+	while (v < len && !ends_value((unsigned char)s[v]) && !(path && s[v] == '/'))
 		v++;
 	return v - (i + 1);
 }
@@ -298,7 +336,7 @@ static size_t match_home(const char *s, size_t i, size_t len, bool *tilde)
 
 /* The redactor; home_as_tilde writes a home prefix as "~/" (a message names a place to find) instead of dropping
  * it (in a profile the prefix is noise). */
-static void redact_text(struct sbuf *out, const char *s, size_t len, bool home_as_tilde)
+static void redact_scan(struct sbuf *out, const char *s, size_t len, enum scan_mode mode, bool home_as_tilde)
 {
 	size_t i = 0, copy_from = 0;
 	bool tilde;
@@ -318,7 +356,7 @@ static void redact_text(struct sbuf *out, const char *s, size_t len, bool home_a
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_add(out, s + i, keep);
 			sbuf_addstr(out, REDACTED);
-		} else if (isalpha(c) && (m = match_vendor_key(s, i, len))) {
+		} else if (isalpha(c) && (m = mode == SCAN_CODE ? match_jwt(s, i, len) : match_vendor_key(s, i, len))) {
 			sbuf_add(out, s + copy_from, i - copy_from);
 			sbuf_addstr(out, REDACTED);
 		} else if (isalpha(c) && len - i > 3 && memchr(s + i, ':', len - i > 40 ? 40 : len - i)) {
@@ -329,7 +367,7 @@ static void redact_text(struct sbuf *out, const char *s, size_t len, bool home_a
 				sbuf_add(out, tmp.buf, tmp.len);
 			}
 			sbuf_release(&tmp);
-		} else if (c == '=' && (m = match_key_value(s, i, len, 0)) > 0) {
+		} else if (c == '=' && (m = match_key_value(s, i, len, mode == SCAN_PATH)) > 0) {
 			sbuf_add(out, s + copy_from, i + 1 - copy_from);
 			sbuf_addstr(out, REDACTED);
 			m += 1;
@@ -346,7 +384,17 @@ static void redact_text(struct sbuf *out, const char *s, size_t len, bool home_a
 
 void redact_append(struct sbuf *out, const char *s, size_t len)
 {
-	redact_text(out, s, len, false);
+	redact_scan(out, s, len, SCAN_TEXT, false);
+}
+
+void redact_path_append(struct sbuf *out, const char *s, size_t len)
+{
+	redact_scan(out, s, len, SCAN_PATH, false);
+}
+
+void redact_code_append(struct sbuf *out, const char *s, size_t len)
+{
+	redact_scan(out, s, len, SCAN_CODE, false);
 }
 
 char *redact_dup(const char *s)
@@ -356,10 +404,17 @@ char *redact_dup(const char *s)
 	return sbuf_detach(&sb, NULL);
 }
 
+char *redact_path_dup(const char *s)
+{
+	struct sbuf sb = SBUF_INIT;
+	redact_path_append(&sb, s, strlen(s));
+	return sbuf_detach(&sb, NULL);
+}
+
 char *redact_dup_message(const char *s)
 {
 	struct sbuf sb = SBUF_INIT;
-	redact_text(&sb, s, strlen(s), true);
+	redact_scan(&sb, s, strlen(s), SCAN_TEXT, true);
 	return sbuf_detach(&sb, NULL);
 }
 

@@ -1,11 +1,14 @@
 /* store.c — see store.h. Every path goes through store_check_name first, so nothing built here can name a file
- * outside $PLUMB_HOME/<kind>/. Paths live in caller buffers: the libplumb recorder and announcer use this too. */
+ * outside $PLUMB_HOME/<kind>/, and every directory through plumb_home_open (base/home.h), so none is used that
+ * another user controls. Files are read with the trust rule of base/fs.h; the store never follows a final link.
+ * Paths live in caller buffers: the libplumb recorder and announcer use this too. */
 #include "base/store.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +19,12 @@
 #include "base/fs.h"
 #include "base/grow.h"
 #include "base/home.h"
-#include "base/readall.h"
 #include "base/str.h"
 
-const struct store_kind STORE_PROFILE_BASELINES = { "baselines/profiles", ".json", "profile baseline" };
-const struct store_kind STORE_BENCH_BASELINES = { "baselines/evidence", ".json", "baseline" };
-const struct store_kind STORE_METRICS = { "metrics", ".json", "recording" };
-const struct store_kind STORE_TARGETS = { "targets", ".lock", "target" };
+const struct store_kind STORE_PROFILE_BASELINES = { "baselines/profiles", ".json", "profile baseline", 256u << 20 };
+const struct store_kind STORE_BENCH_BASELINES = { "baselines/evidence", ".json", "baseline", 1024u << 20 };
+const struct store_kind STORE_METRICS = { "metrics", ".json", "recording", 512u << 20 };
+const struct store_kind STORE_TARGETS = { "targets", ".lock", "target", 128 };
 
 #define STRINGIFY(x) #x
 #define STRING_OF(x) STRINGIFY(x)
@@ -60,38 +62,65 @@ enum plumb_err store_check_name(const struct store_kind *k, const char *name, st
 	return perr_set(e, PLUMB_EINVAL, "'%.200s' is not a valid %s name (" RULE ")", name, k->what);
 }
 
+/* The kind's directory, opened under the trust rule (created when `create`): *dfd, or -1 when it does not exist
+ * yet and !create (PLUMB_OK then). A refusal comes back as `refused` (PLUMB_EIO for a reader, PLUMB_EOUTPUT for
+ * a writer), with the rule's one line. */
+static enum plumb_err open_dir(const struct store_kind *k, bool create, enum plumb_err refused, char *buf, size_t cap,
+			       int *dfd, struct perr *e)
+{
+	buf[0] = '\0';
+	enum plumb_err rc = plumb_home_open(k->dir, create, buf, cap, dfd, e);
+	if (rc == PLUMB_ENOENT && !create && buf[0]) /* a home is named, the directory is just not made yet */
+		return PLUMB_OK;
+	/* a writer that cannot use the directory (refused, or the home is a file) has an output problem */
+	if (rc == PLUMB_EPERM || (create && buf[0] && (rc == PLUMB_EIO || rc == PLUMB_ENOENT)))
+		e->code = rc = refused;
+	return rc;
+}
+
 enum plumb_err store_dir(const struct store_kind *k, char *buf, size_t cap, struct perr *e)
 {
-	enum plumb_err rc = plumb_home(buf, cap, e);
-	if (rc)
-		return rc;
-	size_t n = strlen(buf);
-	int w = snprintf(buf + n, cap - n, "/%s", k->dir);
-	if (w < 0 || (size_t)w >= cap - n)
-		return perr_set(e, PLUMB_EINVAL, "the plumb home directory path is too long");
-	return PLUMB_OK;
+	int dfd;
+	enum plumb_err rc = open_dir(k, false, PLUMB_EIO, buf, cap, &dfd, e);
+	if (dfd >= 0)
+		close(dfd);
+	return rc;
 }
 
 enum plumb_err store_path(const struct store_kind *k, const char *name, char *buf, size_t cap, struct perr *e)
 {
+	buf[0] = '\0';
 	enum plumb_err rc = store_check_name(k, name, e);
 	if (!rc)
 		rc = store_dir(k, buf, cap, e);
-	if (rc)
+	if (rc && (rc != PLUMB_EIO || !buf[0]))
 		return rc;
+	/* a refused directory still gets its full path, so that a caller can name the file in its message */
 	size_t n = strlen(buf);
 	int w = snprintf(buf + n, cap - n, "/%s%s", name, k->ext);
 	if (w < 0 || (size_t)w >= cap - n)
 		return perr_set(e, PLUMB_EINVAL, "the %s path is too long", k->what);
-	return PLUMB_OK;
+	return rc;
+}
+
+/* The name's file in the directory open on dfd. */
+static void file_name(const struct store_kind *k, const char *name, char *buf, size_t cap)
+{
+	snprintf(buf, cap, "%s%s", name, k->ext);
 }
 
 bool store_exists(const struct store_kind *k, const char *name)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
 	struct perr e = PERR_INIT;
 	struct stat st;
-	return store_path(k, name, path, sizeof path, &e) == PLUMB_OK && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	int dfd;
+	if (store_check_name(k, name, &e) || open_dir(k, false, PLUMB_EIO, path, sizeof path, &dfd, &e) || dfd < 0)
+		return false;
+	file_name(k, name, file, sizeof file);
+	bool there = fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
+	close(dfd);
+	return there;
 }
 
 static enum plumb_err exists_error(const struct store_kind *k, const char *name, struct perr *e)
@@ -99,25 +128,41 @@ static enum plumb_err exists_error(const struct store_kind *k, const char *name,
 	return perr_set(e, PLUMB_EINVAL, "a %s named '%s' exists (replacing it must be asked for)", k->what, name);
 }
 
-/* store_path, with the directory created. */
-static enum plumb_err prepare(const struct store_kind *k, const char *name, char *buf, size_t cap, struct perr *e)
+/* store_path, with the directory created under the trust rule. What is at the name already must be a regular
+ * file: the store never writes through a link or into a special file (*taken says whether one is there). */
+static enum plumb_err prepare(const struct store_kind *k, const char *name, char *buf, size_t cap, bool *taken,
+			      struct perr *e)
 {
-	char dir[PATH_MAX];
-	enum plumb_err rc = store_path(k, name, buf, cap, e);
+	char file[STORE_NAME_MAX + 16];
+	int dfd;
+	enum plumb_err rc = store_check_name(k, name, e);
 	if (!rc)
-		rc = store_dir(k, dir, sizeof dir, e);
-	if (!rc)
-		rc = fs_mkdirs(dir, 0700, e);
-	return rc;
+		rc = open_dir(k, true, PLUMB_EOUTPUT, buf, cap, &dfd, e);
+	if (rc)
+		return rc;
+	file_name(k, name, file, sizeof file);
+	size_t n = strlen(buf);
+	if ((size_t)snprintf(buf + n, cap - n, "/%s", file) >= cap - n) {
+		close(dfd);
+		return perr_set(e, PLUMB_EINVAL, "the %s path is too long", k->what);
+	}
+	struct stat st;
+	*taken = fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
+	close(dfd);
+	if (*taken && !S_ISREG(st.st_mode))
+		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: it is %s, which plumb's store never writes through", buf,
+				S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+	return PLUMB_OK;
 }
 
 enum plumb_err store_path_for_write(const struct store_kind *k, const char *name, bool force, char *buf, size_t cap,
 				    struct perr *e)
 {
-	enum plumb_err rc = prepare(k, name, buf, cap, e);
+	bool taken;
+	enum plumb_err rc = prepare(k, name, buf, cap, &taken, e);
 	if (rc)
 		return rc;
-	if (!force && access(buf, F_OK) == 0)
+	if (!force && taken)
 		return exists_error(k, name, e);
 	return PLUMB_OK;
 }
@@ -126,7 +171,8 @@ enum plumb_err store_save(const struct store_kind *k, const char *name, const vo
 			  struct perr *e)
 {
 	char path[PATH_MAX];
-	enum plumb_err rc = prepare(k, name, path, sizeof path, e);
+	bool taken;
+	enum plumb_err rc = prepare(k, name, path, sizeof path, &taken, e);
 	if (rc)
 		return rc;
 	if (force)
@@ -137,25 +183,52 @@ enum plumb_err store_save(const struct store_kind *k, const char *name, const vo
 
 enum plumb_err store_load(const struct store_kind *k, const char *name, char **data, size_t *len, struct perr *e)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
+	int dfd = -1;
 	*data = NULL;
 	*len = 0;
-	enum plumb_err rc = store_path(k, name, path, sizeof path, e);
+	enum plumb_err rc = store_check_name(k, name, e);
+	if (!rc)
+		rc = open_dir(k, false, PLUMB_EIO, path, sizeof path, &dfd, e);
 	if (rc)
 		return rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int err = errno;
-		if (err == ENOENT)
-			return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
-		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-	}
+	if (dfd < 0)
+		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+	file_name(k, name, file, sizeof file);
+	struct perr fe = PERR_INIT;
+	rc = fs_read_trusted(dfd, file, geteuid(), k->max_bytes, data, len, &fe);
+	close(dfd);
+	if (rc == PLUMB_ENOENT)
+		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+	if (rc) /* the rule's refusal reads as an input that cannot be used (exit 5), naming the whole path */
+		return perr_set(e, rc == PLUMB_EPERM ? PLUMB_EIO : rc, "%s/%s", path, fe.msg);
+	return PLUMB_OK;
+}
+
+enum plumb_err store_check_file(const struct store_kind *k, const char *name, struct perr *e)
+{
+	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
+	int dfd = -1;
+	enum plumb_err rc = store_check_name(k, name, e);
+	if (!rc)
+		rc = open_dir(k, false, PLUMB_EIO, path, sizeof path, &dfd, e);
+	if (rc)
+		return rc;
+	if (dfd < 0)
+		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+	file_name(k, name, file, sizeof file);
+	struct perr fe = PERR_INIT;
 	struct stat st;
-	size_t hint = fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096;
-	int err = read_fd_whole(fd, hint, 0, data, len);
+	int fd = fs_open_trusted(dfd, file, geteuid(), &st, &fe);
+	close(dfd);
+	if (fd < 0 && fe.code == PLUMB_ENOENT)
+		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+	if (fd < 0)
+		return perr_set(e, fe.code == PLUMB_EPERM ? PLUMB_EIO : fe.code, "%s/%s", path, fe.msg);
 	close(fd);
-	if (err)
-		return perr_set(e, err == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
+	if ((uint64_t)st.st_size > k->max_bytes)
+		return perr_set(e, PLUMB_EFORMAT, "%s/%s is larger than the cap of %zu bytes for a %s", path, file,
+				k->max_bytes, k->what);
 	return PLUMB_OK;
 }
 
@@ -167,16 +240,17 @@ static int cmp_name(const void *a, const void *b)
 enum plumb_err store_list(const struct store_kind *k, char ***names, size_t *n, struct perr *e)
 {
 	char dir[PATH_MAX];
+	int dfd;
 	*names = NULL;
 	*n = 0;
-	enum plumb_err rc = store_dir(k, dir, sizeof dir, e);
-	if (rc)
+	enum plumb_err rc = open_dir(k, false, PLUMB_EIO, dir, sizeof dir, &dfd, e);
+	if (rc || dfd < 0)
 		return rc;
-	DIR *d = opendir(dir);
+	DIR *d = fdopendir(dfd);
 	if (!d) {
-		if (errno == ENOENT)
-			return PLUMB_OK;
-		return perr_set(e, PLUMB_EIO, "cannot list %s: %s", dir, strerror(errno));
+		int err = errno;
+		close(dfd);
+		return perr_set(e, PLUMB_EIO, "cannot list %s: %s", dir, strerror(err));
 	}
 	char **out = NULL;
 	size_t cnt = 0, cap = 0;
@@ -185,8 +259,8 @@ enum plumb_err store_list(const struct store_kind *k, char ***names, size_t *n, 
 	rc = PLUMB_OK;
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		if (len <= elen || !str_ends_with(de->d_name, k->ext))
-			continue;
+		if (len <= elen || !str_ends_with(de->d_name, k->ext) || (de->d_type != DT_REG && de->d_type != DT_UNKNOWN))
+			continue; /* a link or a special file is never one of ours */
 		char *name = strndup(de->d_name, len - elen);
 		if (!name) {
 			rc = PLUMB_ENOMEM;
@@ -224,13 +298,21 @@ void store_list_free(char **names, size_t n)
 
 enum plumb_err store_remove(const struct store_kind *k, const char *name, struct perr *e)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], dir[PATH_MAX], file[STORE_NAME_MAX + 16];
+	int dfd = -1;
 	enum plumb_err rc = store_path(k, name, path, sizeof path, e);
+	if (!rc)
+		rc = open_dir(k, false, PLUMB_EOUTPUT, dir, sizeof dir, &dfd, e);
 	if (rc)
 		return rc;
-	if (unlink(path) == 0)
+	file_name(k, name, file, sizeof file);
+	if (dfd >= 0 && unlinkat(dfd, file, 0) == 0) {
+		close(dfd);
 		return PLUMB_OK;
-	int err = errno;
+	}
+	int err = dfd >= 0 ? errno : ENOENT;
+	if (dfd >= 0)
+		close(dfd);
 	rc = err == ENOENT ? perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name)
 			   : perr_set(e, PLUMB_EOUTPUT, "cannot remove %s: %s", path, strerror(err));
 	errno = err;

@@ -2,12 +2,14 @@
 #include "bench/artifact.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/sbuf.h"
+#include "base/store.h"
 #include "base/str.h"
 
 enum bench_baseline_status bench_artifact_locate(const char *arg, bool may_be_baseline, char **path)
@@ -21,6 +23,23 @@ enum bench_baseline_status bench_artifact_locate(const char *arg, bool may_be_ba
 	if (rc != BENCH_BASELINE_OK && rc != BENCH_BASELINE_MISSING)
 		return rc;
 	return (*path = strdup(buf)) ? rc : BENCH_BASELINE_ERROR;
+}
+
+enum plumb_err bench_artifact_read(const char *path, struct bench_evidence *ev, struct perr *e)
+{
+	char dir[PATH_MAX], name[STORE_NAME_MAX + 1];
+	struct perr de = PERR_INIT;
+	enum plumb_err rc = store_dir(&STORE_BENCH_BASELINES, dir, sizeof dir, &de);
+	size_t n = strlen(dir), plen = strlen(path);
+	/* a file of the baseline store, however it was named: read under the store's rule */
+	if ((rc == PLUMB_OK || rc == PLUMB_EIO) && n && plen > n + 1 + 5 && strncmp(path, dir, n) == 0 &&
+	    path[n] == '/' && !strchr(path + n + 1, '/') && str_ends_with(path, ".json") &&
+	    plen - n - 1 - 5 <= STORE_NAME_MAX) {
+		snprintf(name, sizeof name, "%.*s", (int)(plen - n - 1 - 5), path + n + 1);
+		if (store_name_valid(name))
+			return bench_baseline_read(name, ev, e);
+	}
+	return bench_evidence_read(path, ev, e);
 }
 
 /* Where an artifact's catalog_path is: the path as written, which is redacted like every path in an artifact.

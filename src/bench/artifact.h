@@ -17,6 +17,10 @@
  * ERROR when out of memory. */
 enum bench_baseline_status bench_artifact_locate(const char *arg, bool may_be_baseline, char **path);
 
+/* Reads the artifact at path (bench_artifact_locate's): a file of the baseline store under the store's trust
+ * rule (bench_baseline_read), any other path as bench_evidence_read does. */
+enum plumb_err bench_artifact_read(const char *path, struct bench_evidence *ev, struct perr *e);
+
 /* Where a catalog came from. */
 enum bench_catalog_source {
 	BENCH_CATALOG_NONE,     /* none given, and the artifact's suite named none */

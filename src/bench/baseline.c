@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/store.h"
@@ -16,9 +17,28 @@ enum bench_baseline_status bench_baseline_path(const char *name, char *path, siz
 	struct perr e = PERR_INIT;
 	if (!store_name_valid(name))
 		return BENCH_BASELINE_BAD_NAME;
-	if (store_path(&STORE_BENCH_BASELINES, name, path, cap, &e) != PLUMB_OK)
+	enum plumb_err rc = store_path(&STORE_BENCH_BASELINES, name, path, cap, &e);
+	if (rc == PLUMB_EIO) /* the store breaks the trust rule: reading it (bench_baseline_read) says why */
+		return BENCH_BASELINE_OK;
+	if (rc != PLUMB_OK)
 		return BENCH_BASELINE_NO_HOME;
-	return access(path, F_OK) == 0 ? BENCH_BASELINE_OK : BENCH_BASELINE_MISSING;
+	struct stat st;
+	return lstat(path, &st) == 0 ? BENCH_BASELINE_OK : BENCH_BASELINE_MISSING;
+}
+
+enum plumb_err bench_baseline_read(const char *name, struct bench_evidence *ev, struct perr *e)
+{
+	char path[PATH_MAX], *text;
+	size_t len;
+	bench_evidence_init(ev);
+	enum plumb_err rc = store_path(&STORE_BENCH_BASELINES, name, path, sizeof path, e);
+	if (!rc)
+		rc = store_load(&STORE_BENCH_BASELINES, name, &text, &len, e);
+	if (rc)
+		return rc;
+	rc = bench_evidence_parse(text, len, path, ev, e);
+	free(text);
+	return rc;
 }
 
 enum bench_baseline_status bench_baseline_save(const struct bench_evidence *ev, const char *name, bool force,
@@ -44,11 +64,9 @@ enum bench_baseline_status bench_baseline_save(const struct bench_evidence *ev, 
 /* Reads baseline s->name for its summary; an artifact that cannot be read gets the reason instead. */
 static bool summarize(struct bench_baseline_summary *s)
 {
-	char path[PATH_MAX];
 	struct bench_evidence ev;
 	struct perr e = PERR_INIT;
-	if (store_path(&STORE_BENCH_BASELINES, s->name, path, sizeof path, &e) != PLUMB_OK ||
-	    bench_evidence_read(path, &ev, &e) != PLUMB_OK)
+	if (bench_baseline_read(s->name, &ev, &e) != PLUMB_OK)
 		return (s->unreadable = strdup(e.msg)) != NULL;
 	s->suite = ev.suite;
 	s->created = ev.created;

@@ -22,8 +22,12 @@ enum bench_baseline_status {
 };
 
 /* The file of baseline NAME into path (PATH_MAX is enough): OK when something is there, else BAD_NAME,
- * NO_HOME, or MISSING (path then names where it was looked for). */
+ * NO_HOME, or MISSING (path then names where it was looked for). A store the trust rule refuses (docs/design.md
+ * §3.5) is OK here: reading it says why. */
 enum bench_baseline_status bench_baseline_path(const char *name, char *path, size_t cap);
+/* Reads baseline NAME under the store's trust rule (base/store.h store_load: never through a link, only the
+ * user's own file, within the cap) and parses it. PLUMB_ENOENT when it is not saved; the parse's errors. */
+enum plumb_err bench_baseline_read(const char *name, struct bench_evidence *ev, struct perr *e);
 
 /* Keeps ev as baseline NAME (replacing one only when force). HARNESS, with *harness_case naming the (last)
  * harness-only case, when ev is harness-only; NO_HOME; EXISTS; ERROR (e) when the file cannot be written;

@@ -52,6 +52,8 @@ struct bench_metric_def {
 };
 
 #define BENCH_CATALOG_SCHEMA "plumb.catalog.v1"
+/* The cap on a suite or catalog file (docs/design.md §3.5): far above any hand-written INI file. */
+#define BENCH_CONFIG_MAX (16u << 20)
 #define BENCH_DEFAULT_MIN_SAMPLES 5
 
 struct bench_catalog {

@@ -10,6 +10,10 @@
 #include "base/err.h"
 
 #define BENCH_EVIDENCE_SCHEMA "plumb.evidence.v1"
+/* The caps on an artifact read (docs/design.md §3.5): a file (mapped, not copied) and a stream (read into
+ * memory: a pipe). A device is refused unread. */
+#define BENCH_EVIDENCE_MAX ((size_t)1 << 30)
+#define BENCH_EVIDENCE_STREAM_MAX ((size_t)256 << 20)
 
 struct bench_metric_index;
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,16 @@ enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, 
 		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read artifact %s: %s", path,
 				strerror(err));
 	}
+	/* the caps (docs/design.md §3.5): a device is refused unread, a larger file or stream stops at its cap */
+	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+		close(fd);
+		return perr_set(e, PLUMB_EFORMAT, "cannot read artifact %s: it is a device, not a file", path);
+	}
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > BENCH_EVIDENCE_MAX) {
+		close(fd);
+		return perr_set(e, PLUMB_EFORMAT, "artifact %s is larger than the cap of %zu bytes", path,
+				(size_t)BENCH_EVIDENCE_MAX);
+	}
 	/* a regular file is mapped: its pages are the page cache's, not a copy */
 	char *text = NULL;
 	size_t len = 0;
@@ -422,8 +433,11 @@ enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, 
 		else
 			text = NULL;
 	}
-	int err = mapped ? 0 : read_fd_whole(fd, 1 << 16, 0, &text, &len);
+	int err = mapped ? 0 : read_fd_whole(fd, 1 << 16, BENCH_EVIDENCE_STREAM_MAX + 1, &text, &len);
 	close(fd);
+	if (err == EFBIG)
+		return perr_set(e, PLUMB_EFORMAT, "artifact %s is larger than the cap of %zu bytes for a stream", path,
+				(size_t)BENCH_EVIDENCE_STREAM_MAX);
 	if (err)
 		return perr_set(e, err == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO, "cannot read artifact %s: %s", path,
 				strerror(err));

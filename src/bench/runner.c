@@ -1,10 +1,13 @@
 /* runner.c — the bench runner. Each run is one fork of /bin/sh -c RUN in its own process group (so a timeout
  * kills the whole command), reaped with wait4 for that run's own rusage. stdin and stdout are /dev/null;
- * stderr goes to a temporary file whose last line explains a failure. */
+ * stderr goes to an unnamed file whose last line explains a failure. Every file it makes lives beside the
+ * artifact (docs/design.md §3.4), and a killed plumb takes the running case with it (the launcher's death
+ * signal kills the run's process group). */
 #include "bench/runner.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <regex.h>
@@ -19,10 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/cleanup.h"
+#include "base/atomic.h"
 #include "base/clock.h"
+#include "base/fs.h"
 #include "base/gate.h"
 #include "base/json_tree.h"
+#include "base/lines.h"
 #include "base/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
@@ -168,38 +173,39 @@ bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, l
 	return ok;
 }
 
-/* Reads every line of the samples file into ev; returns the number of lines that were not samples. */
-static long collect_samples(struct bench_evidence *ev, const char *case_name, long run, int fd)
+/* What collect_samples passes along each line. */
+struct sample_lines {
+	struct bench_evidence *ev;
+	const char *case_name;
+	long run;
+	long bad;
+};
+
+static bool take_line(void *ctx, const char *line, size_t n)
 {
-	long bad = 0;
-	if (lseek(fd, 0, SEEK_SET) < 0)
-		return 0;
-	FILE *f = fdopen(dup(fd), "r");
-	if (!f)
-		return 0;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	while ((n = getline(&line, &cap, f)) >= 0) {
-		while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r' || line[n - 1] == ' '))
-			n--;
-		if (n == 0)
-			continue;
-		if (!bench_parse_sample_line(ev, case_name, run, line, (size_t)n))
-			bad++;
-	}
-	free(line);
-	fclose(f);
-	return bad;
+	struct sample_lines *sl = ctx;
+	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
+		n--;
+	if (n > 0 && !bench_parse_sample_line(sl->ev, sl->case_name, sl->run, line, n))
+		sl->bad++;
+	return true;
 }
 
-static int make_temp(char *path, size_t len, const char *stem)
+/* Reads every line of the samples file (the run's scratch file, reopened by path under the trust rule: the case
+ * could have replaced it) into ev, within the caps (base/lines.h): a line longer than BENCH_SAMPLE_LINE_MAX is
+ * a bad line, and past BENCH_SAMPLES_FILE_MAX bytes the rest is one more. Returns the number of lines that were
+ * not samples. */
+static long collect_samples(struct bench_evidence *ev, const char *case_name, long run, const char *path)
 {
-	const char *tmp = getenv("TMPDIR");
-	if (!tmp || !*tmp)
-		tmp = "/tmp";
-	snprintf(path, len, "%s/plumb-%s-XXXXXX", tmp, stem);
-	return mkostemp(path, O_CLOEXEC);
+	struct perr e = PERR_INIT;
+	int fd = fs_open_trusted(AT_FDCWD, path, geteuid(), NULL, &e);
+	if (fd < 0)
+		return e.code == PLUMB_ENOENT ? 0 : 1; /* removed by the case: no samples; replaced by a link: refused */
+	struct sample_lines sl = { ev, case_name, run, 0 };
+	struct lines_stats st;
+	int err = lines_read_fd(fd, BENCH_SAMPLE_LINE_MAX, BENCH_SAMPLES_FILE_MAX, take_line, &sl, &st);
+	close(fd);
+	return sl.bad + (long)st.too_long + (st.truncated || err); /* each at most the cap's bytes: no wrap */
 }
 
 struct one_run {
@@ -296,6 +302,7 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 	ch.argv = argv;
 	ch.env = env;
 	ch.new_pgrp = true; /* a timeout kills the whole command */
+	ch.pdeathsig = SIGKILL; /* the launcher gone (plumb killed): the run goes too */
 	ch.in.how = ch.out.how = CHILD_IO_NULL;
 	ch.err = (struct child_stream){ CHILD_IO_FD, stderr_fd };
 	ch.hook = enter_cwd;
@@ -383,6 +390,9 @@ static bool launcher_start(struct launcher *l, const struct bench_suite *s, int 
 		return false;
 	l->c = (struct child)CHILD_INIT;
 	l->c.fn = launcher_main;
+	/* plumb killed (SIGKILL cannot be caught): the launcher gets SIGTERM, which its copy of on_signal turns into
+	 * killing the running case's whole process group, as for a Ctrl-C */
+	l->c.pdeathsig = SIGTERM;
 	l->c.fn_arg = &x; /* read by the fork, which has its own copy */
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = child_start(&l->c, &e);
@@ -546,20 +556,43 @@ struct suite_run {
 	struct bench_evidence *ev;
 	struct bench_run_outcome *out;
 	struct launcher launcher;
-	int stderr_fd;
+	int stderr_fd;                /* the runs' stderr: an unnamed file beside the artifact */
+	struct atomic_file samples;   /* this run's PLUMB_SAMPLES: a scratch file beside the artifact */
 	struct sigaction old_int, old_term;
 	bool oom; /* a sample or a status was lost for want of memory */
 };
 
+/* A file with no name for the runs' stderr, in the directory of `near` (a scratch file of ours): nothing to leave
+ * behind whatever ends plumb. Where the file system has no O_TMPFILE, a scratch file unlinked at once. */
+static int unnamed_file(const char *output, const char *near, struct perr *e)
+{
+	char dir[PATH_MAX];
+	const char *slash = strrchr(near, '/');
+	snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - near) : 1, slash ? near : ".");
+	int fd = open(dir[0] ? dir : "/", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd >= 0)
+		return fd;
+	struct atomic_file af;
+	if (atomic_scratch_open(&af, output, e))
+		return -1;
+	fd = open(af.tmp_path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary file beside %s: %s", output, strerror(errno));
+	atomic_abort(&af);
+	return fd;
+}
+
 /* The stderr file, the signal handlers and the launcher. */
 static enum plumb_err run_open(struct suite_run *sr, struct perr *e)
 {
-	char stderr_path[4096];
-	sr->stderr_fd = make_temp(stderr_path, sizeof stderr_path, "stderr");
+	const char *output = sr->o->output ? sr->o->output : "-";
+	sr->samples = (struct atomic_file)ATOMIC_FILE_INIT;
+	if (atomic_scratch_open(&sr->samples, output, e))
+		return e->code;
+	sr->stderr_fd = unnamed_file(output, sr->samples.tmp_path, e);
+	atomic_abort(&sr->samples); /* each run gets a fresh one */
 	if (sr->stderr_fd < 0)
-		return perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary file in %s: %s (set TMPDIR)",
-				getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", strerror(errno));
-	unlink(stderr_path);
+		return e->code;
 	struct sigaction sa = { 0 };
 	sa.sa_handler = on_signal;
 	sigemptyset(&sa.sa_mask);
@@ -586,7 +619,7 @@ static void run_close(struct suite_run *sr)
 
 /* A measured run that exited 0: the five figures the runner takes itself, then the samples it wrote. */
 static void keep_measures(struct suite_run *sr, const struct bench_case *c, struct bench_run *run,
-			  const struct one_run *r, int samples_fd)
+			  const struct one_run *r, const char *samples_path)
 {
 	static const struct {
 		const char *metric, *kind, *unit;
@@ -609,7 +642,7 @@ static void keep_measures(struct suite_run *sr, const struct bench_case *c, stru
 			sr->oom = true;
 	}
 	sbuf_release(&name);
-	run->bad_sample_lines = collect_samples(sr->ev, c->name, run->index, samples_fd);
+	run->bad_sample_lines = collect_samples(sr->ev, c->name, run->index, samples_path);
 }
 
 /* A run that did not exit 0: the case's status, the outcome's counts and, for the first, one line on why. */
@@ -650,11 +683,11 @@ static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size
 	*go_on = false;
 	if (o->progress)
 		o->progress(o->progress_ctx, c->name, idx, nsel, warm ? k : run_index, warm ? o->warmup : o->repeats, warm);
-	char samples_path[4096];
-	int sfd = make_temp(samples_path, sizeof samples_path, "samples");
-	if (sfd < 0)
-		return perr_set(e, PLUMB_EOUTPUT, "cannot create a temporary samples file: %s", strerror(errno));
-	int slot = cleanup_add(samples_path); /* a signal that ends plumb removes it too */
+	/* a fresh scratch file per run, beside the artifact: removed on any signal plumb can catch, and swept by the
+	 * next run after one it cannot (SIGKILL) */
+	if (atomic_scratch_open(&sr->samples, o->output ? o->output : "-", e))
+		return e->code;
+	const char *samples_path = sr->samples.tmp_path;
 	struct one_run r;
 	launcher_run(&sr->launcher, ci, samples_path, &r);
 	enum plumb_err rc = PLUMB_OK;
@@ -671,15 +704,13 @@ static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size
 			run->signal = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
 			run->exit_code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
 			if (exited_ok)
-				keep_measures(sr, c, run, &r, sfd);
+				keep_measures(sr, c, run, &r, samples_path);
 		}
 		if (!exited_ok)
 			note_failure(sr, c, cr, &r, warm, warm ? k : run_index);
 		*go_on = exited_ok;
 	}
-	close(sfd);
-	unlink(samples_path);
-	cleanup_forget(slot);
+	atomic_abort(&sr->samples);
 	return rc;
 }
 

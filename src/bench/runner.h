@@ -2,7 +2,7 @@
  * measured runs, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and total CPU time and peak RSS
  * (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
  * wait4 on that child alone (its own peak, not the largest child so far), plus the samples it wrote as JSON
- * lines to the file named by PLUMB_SAMPLES (a fresh temporary file per run). */
+ * lines to the file named by PLUMB_SAMPLES (a fresh scratch file per run, beside the artifact). */
 #ifndef PLUMB_BENCH_RUNNER_H
 #define PLUMB_BENCH_RUNNER_H
 
@@ -15,6 +15,10 @@
 #define BENCH_DEFAULT_REPEATS 10
 #define BENCH_DEFAULT_WARMUP 1
 #define BENCH_DURATION_PER_REPEAT_S 20.0
+/* The caps on what a run writes to PLUMB_SAMPLES (docs/design.md §3.5): a longer line is skipped as not a
+ * sample; past the file cap the rest is one bad line. */
+#define BENCH_SAMPLE_LINE_MAX (64u << 10)
+#define BENCH_SAMPLES_FILE_MAX ((size_t)256 << 20)
 
 struct bench_run_opts {
 	long repeats;            /* measured runs per case (> 0) */
@@ -22,6 +26,7 @@ struct bench_run_opts {
 	double duration_s;       /* the --duration that chose repeats, or 0 */
 	const char *policy_source;
 	const char *case_filter; /* POSIX extended regex on case names, or NULL */
+	const char *output;      /* the artifact's path ("-" or NULL: stdout): the runs' scratch files go beside it */
 	/* progress callback (the command prints it on a terminal); may be NULL */
 	void (*progress)(void *ctx, const char *case_name, size_t case_index, size_t ncases, long run, long nruns,
 			 bool warmup);

@@ -159,6 +159,7 @@ static int run_suite(const struct bench_suite *suite, const struct run_request *
 	struct bench_run_opts ro = { 0 };
 	bench_run_policy(suite, &rq->policy, &ro);
 	ro.case_filter = rq->case_re;
+	ro.output = out_path;
 	struct run_progress rp = { .line = progress_new("bench run", 0) };
 	if (rp.line) {
 		ro.progress = progress;

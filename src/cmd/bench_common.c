@@ -50,7 +50,7 @@ int bench_cmd_load_artifact(const char *arg, bool may_be_baseline, struct bench_
 	default:
 		return plumb_fail(EXIT_FAILED, "out of memory");
 	}
-	if (bench_evidence_read(path, ev, &e) != PLUMB_OK) {
+	if (bench_artifact_read(path, ev, &e) != PLUMB_OK) {
 		free(path);
 		if (e.code != PLUMB_ENOENT)
 			return cmd_report_redacted(&e);

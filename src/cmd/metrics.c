@@ -486,7 +486,9 @@ static int named_recording(const char *name, const char *path_arg, struct metric
 		snprintf(n->path, sizeof n->path, "%s", path_arg);
 	else if (store_path(&STORE_METRICS, name, n->path, sizeof n->path, &e))
 		return cmd_report_redacted(&e);
-	if (metrics_doc_read_file(n->path, &n->doc, &n->raw, &n->raw_len, &e) == PLUMB_OK) {
+	enum plumb_err rc = name ? metrics_doc_read_stored(name, &n->doc, &n->raw, &n->raw_len, &e)
+				 : metrics_doc_read_file(n->path, &n->doc, &n->raw, &n->raw_len, &e);
+	if (rc == PLUMB_OK) {
 		n->found = true;
 		return EXIT_DONE;
 	}

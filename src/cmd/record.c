@@ -1,6 +1,7 @@
 /* record.c — `plumb record`: choose a backend, sample, symbolize each distinct frame once, write the profile
  * atomically, and say in one line what was measured (docs/design.md §5). The output path is checked before the
- * target starts, so an unwritable --output costs nothing. */
+ * target starts, so an unwritable --output costs nothing; one that fails at the end (a full disk) loses nothing:
+ * the profile is rescued under $PLUMB_HOME/rescue/. */
 #include "cmd/cmd.h"
 
 #include <errno.h>
@@ -10,18 +11,21 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
 #include "base/atomic.h"
 #include "base/cleanup.h"
 #include "base/err.h"
+#include "base/home.h"
 #include "base/opt.h"
 #include "base/procfs.h"
 #include "base/progress.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/store.h"
+#include "base/str.h"
 #include "format/format.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
@@ -234,7 +238,9 @@ static bool record__choose_target(struct record *rec, int *rc)
 	pid_t pid = 0;
 	int found = targets_find(a->target_name, &pid, list, sizeof list);
 	if (found != 1) {
-		if (a->target_name)
+		if (found < 0)
+			cmd_fail_shown(EXIT_USAGE, "record: cannot look up announced targets: %s", list);
+		else if (a->target_name)
 			plumb_fail(EXIT_USAGE, "record: no live target announced as '%s'%s%s", a->target_name,
 				   list[0] ? "; announced: " : " (none is announced)", list);
 		else if (found == 0)
@@ -473,11 +479,15 @@ static bool record__open_outputs(struct record *rec, int *rc)
 {
 	struct record_args *a = &rec->a;
 	struct perr e = PERR_INIT;
+	char baseline[PATH_MAX];
 	if (atomic_check_writable(a->output, &e) || (a->summary && atomic_check_writable(a->summary, &e)) ||
-	    (a->stages && atomic_check_writable(a->stages, &e))) {
-		*rc = perr_report(&e);
+	    (a->stages && atomic_check_writable(a->stages, &e)) ||
+	    (a->save_baseline && store_path_for_write(&STORE_PROFILE_BASELINES, a->save_baseline, true, baseline,
+						      sizeof baseline, &e))) {
+		*rc = cmd_report_redacted(&e);
 		return false;
 	}
+	rec->opts.output = a->output;
 	if (!a->stages)
 		return true;
 	if (atomic_scratch_open(&rec->stage_lines, a->stages, &e)) {
@@ -604,6 +614,54 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	return false;
 }
 
+/* The extension a rescued profile gets, so that every reader knows its format again. */
+static const char *rescue_ext(enum fmt_kind kind, const char *output)
+{
+	switch (kind) {
+	case FMT_GECKO:
+		return str_ends_with(output, ".gz") ? ".json.gz" : ".json";
+	case FMT_SPEEDSCOPE:
+		return ".speedscope.json";
+	case FMT_PPROF:
+		return ".pb.gz";
+	case FMT_SVG:
+		return ".svg";
+	default:
+		return ".folded";
+	}
+}
+
+/* The output could not be written (a full disk, a directory gone read-only, a reader gone) at the end of what
+ * may have been a long recording: the profile goes to $PLUMB_HOME/rescue/record-DATE-PID.EXT instead
+ * (docs/design.md §3.4), and the user is told where. The exit code stays the output's failure. */
+static void record__rescue(const struct record *rec, const struct profile *prof, const struct fmt_write_opts *wo)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64], stamp[32];
+	struct perr e = PERR_INIT;
+	int dfd;
+	time_t now = time(NULL);
+	struct tm tm;
+	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
+	enum plumb_err rc = plumb_home_open("rescue", true, dir, sizeof dir, &dfd, &e);
+	if (!rc) {
+		close(dfd);
+		snprintf(path, sizeof path, "%s/record-%s-%ld%s", dir, stamp, (long)getpid(),
+			 rescue_ext(rec->kind, rec->a.output));
+		rc = render_write_file(prof, path, rec->kind, wo, NULL, &e);
+	}
+	if (rc) {
+		char *why = redact_dup(e.msg);
+		plumb_fail(EXIT_OUTPUT, "record: the profile could not be saved under $PLUMB_HOME/rescue either: %s",
+			   why ? why : e.msg);
+		free(why);
+		return;
+	}
+	char *shown = redact_path_dup(path);
+	fprintf(stderr, "plumb: the profile was saved to %s instead (move it, or `plumb convert` it, where it belongs)\n",
+		shown ? shown : path);
+	free(shown);
+}
+
 /* Symbolizes each distinct frame once and writes the profile, then --summary, --save-baseline and --stages. */
 static bool record__write_outputs(struct record *rec, int *rc)
 {
@@ -619,8 +677,14 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a->threads || a->all; /* --all: a root per process, `name (pid)` */
 	wo.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
-	if (render_write_file(prof, a->output, kind, &wo, NULL, &e) ||
-	    write_extras(rec, prof, &e)) {
+	if (render_write_file(prof, a->output, kind, &wo, NULL, &e)) {
+		*rc = cmd_report_redacted(&e);
+		if (e.code == PLUMB_EOUTPUT)
+			record__rescue(rec, prof, &wo);
+		profile_free(prof);
+		return false;
+	}
+	if (write_extras(rec, prof, &e)) {
 		*rc = perr_report(&e);
 		profile_free(prof);
 		return false;

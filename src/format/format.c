@@ -360,6 +360,9 @@ enum plumb_err fmt_write_file(const struct profile *p, const char *path, enum fm
 	if (rc == PLUMB_EOUTPUT) /* the write that failed names the path and the reason (docs/design.md §3.3) */
 		fmt_write_failed(path, errno, e);
 	if (rc) {
+		int err = errno;
+		if (rc == PLUMB_EOUTPUT && ferror(af.fp)) /* the writer saw its stream fail: say where and why */
+			perr_set(e, rc, "cannot write %s: %s", path, strerror(err ? err : EIO));
 		atomic_abort(&af);
 		return rc;
 	}

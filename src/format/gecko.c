@@ -97,10 +97,10 @@ static uint32_t str_row(struct gk_writer *w, const char *s, size_t n)
 	return id;
 }
 
-/* A redacted string's row. */
+/* A path's row, redacted as a path (docs/design.md §3.6): a file or a module's name. */
 static uint32_t str_row_redacted(struct gk_writer *w, const char *s)
 {
-	char *red = redact_dup(s);
+	char *red = redact_path_dup(s);
 	if (!red) {
 		w->oom = true;
 		return 0;

@@ -90,8 +90,20 @@ static uint64_t st_cstr(struct strtab *t, const char *s)
 	return st_id(t, s, strlen(s));
 }
 
-/* A redacted string's id. */
+/* A redacted path's id (a module or source file: docs/design.md §3.6). */
 static uint64_t st_redacted(struct strtab *t, const char *s)
+{
+	struct sbuf r = SBUF_INIT;
+	redact_path_append(&r, s, strlen(s));
+	uint64_t id = st_id(t, r.buf, r.len);
+	if (r.oom)
+		t->out.oom = true;
+	sbuf_release(&r);
+	return id;
+}
+
+/* A redacted text's id (a thread or process name: data, docs/design.md §3.6). */
+static uint64_t st_redacted_text(struct strtab *t, const char *s)
 {
 	struct sbuf r = SBUF_INIT;
 	redact_append(&r, s, strlen(s));
@@ -174,7 +186,7 @@ static void thread_labels(struct pp_writer *w, uint32_t thread)
 		sbuf_reset(&l);
 		pb_uint(&l, 1, st_cstr(&w->st, labels[i].key));
 		if (labels[i].str)
-			pb_uint(&l, 2, st_redacted(&w->st, profile_str(w->p, labels[i].str)));
+			pb_uint(&l, 2, st_redacted_text(&w->st, profile_str(w->p, labels[i].str)));
 		else
 			pb_uint(&l, 3, labels[i].num);
 		pb_msg(&w->m, 3, &l);

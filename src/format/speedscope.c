@@ -39,7 +39,7 @@ static bool ss_frames_build(struct fmt_out *o, const struct profile *p, unsigned
 		sbuf_reset(&key);
 		sbuf_reset(&file);
 		if (fr->file)
-			redact_append(&file, profile_str(p, fr->file), strlen(profile_str(p, fr->file)));
+			redact_path_append(&file, profile_str(p, fr->file), strlen(profile_str(p, fr->file)));
 		sbuf_add(&key, names->labels[f], names->lens[f] + 1); /* with its NUL: the key's parts never blur */
 		sbuf_add(&key, file.buf, file.len + 1);
 		sbuf_addf(&key, "%u", line);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/announce.h"
+#include "base/atomic.h"
 #include "base/clock.h"
 #include "base/gate.h"
 #include "base/home.h"
@@ -83,7 +84,12 @@ static enum plumb_status line_append(struct sbuf *l, const char *path)
 		return PLUMB_STATUS_NOMEM;
 	}
 	enum plumb_status st = PLUMB_STATUS_OK;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+	/* A path named as one of plumb's scratch files (record --stages, bench run) is plumb's to create: once plumb
+	 * removed it (it ended, or was killed, while this program ran on), a line must not bring it back. */
+	const char *base = strrchr(path, '/');
+	pid_t owner;
+	bool scratch = atomic_is_temp_name(base ? base + 1 : path, &owner);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | (scratch ? 0 : O_CREAT), 0600);
 	if (fd < 0) {
 		st = PLUMB_STATUS_IO;
 	} else {

@@ -135,6 +135,10 @@ enum plumb_err metrics_doc_parse(const char *buf, size_t len, struct metrics_doc
  * not NULL it receives the file's bytes (caller frees) and *raw_len their length. */
 enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, char **raw, size_t *raw_len,
 				     struct perr *e);
+/* The same for recording NAME of the store ($PLUMB_HOME/metrics/NAME.json), read under the store's trust rule
+ * (base/store.h store_load: never through a link, only the user's own file, within the cap). */
+enum plumb_err metrics_doc_read_stored(const char *name, struct metrics_doc *doc, char **raw, size_t *raw_len,
+				       struct perr *e);
 void metrics_doc_release(struct metrics_doc *doc);
 
 /* The newest recording of the store (STORE_METRICS), and what else the store holds. */

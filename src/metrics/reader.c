@@ -18,6 +18,9 @@
 #include "base/store.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
+/* Times are milliseconds since the epoch: refused outside [0, 2^53] (285,000 years, and exact in a double), so
+ * that no difference or sum of two of them can wrap. */
+#define TIME_MAX_MS ((int64_t)1 << 53)
 
 struct rd {
 	struct perr *e;
@@ -92,7 +95,7 @@ static bool parse_peak(struct rd *r, json_t *v, struct metrics_peak *k)
 	if (!json_is_object(v))
 		return bad(r, "", "is not an object");
 	int64_t t, pid;
-	if (!get_int(r, v, "t_ms", INT64_MIN, INT64_MAX, &t) || !get_num(r, v, "total_cpu_pct", &k->total_cpu_pct) ||
+	if (!get_int(r, v, "t_ms", 0, TIME_MAX_MS, &t) || !get_num(r, v, "total_cpu_pct", &k->total_cpu_pct) ||
 	    !get_u64(r, v, "total_rss_bytes", false, &k->total_rss_bytes) ||
 	    !get_int(r, v, "pid", 0, 0x7fffffff, &pid) || !get_str(r, v, "name", k->name, sizeof k->name) ||
 	    !get_num(r, v, "cpu_pct", &k->cpu_pct) || !get_u64(r, v, "rss_bytes", false, &k->rss_bytes))
@@ -133,9 +136,9 @@ static bool parse_sample(struct rd *r, json_t *v, struct metrics_sample *s, size
 	r->where = where;
 	if (!json_is_object(v))
 		return bad(r, "", "is not an object");
-	if (!get_int(r, v, "t_ms", INT64_MIN, INT64_MAX, &s->t_ms))
+	if (!get_int(r, v, "t_ms", 0, TIME_MAX_MS, &s->t_ms))
 		return false;
-	if (json_object_get(v, "scan_ms") && !get_int(r, v, "scan_ms", 0, INT64_MAX, &s->scan_ms))
+	if (json_object_get(v, "scan_ms") && !get_int(r, v, "scan_ms", 0, TIME_MAX_MS, &s->scan_ms))
 		return false;
 	json_t *tot = json_object_get(v, "totals");
 	if (!json_is_object(tot))
@@ -204,9 +207,9 @@ static bool parse_doc(struct rd *r, json_t *root, struct metrics_doc *doc)
 	char state[16];
 	int64_t keep, started, updated, taken, root_pid;
 	if (!get_str(r, root, "name", doc->name, sizeof doc->name) || !get_str(r, root, "state", state, sizeof state) ||
-	    !get_num(r, root, "every_s", &doc->every_s) || !get_int(r, root, "keep", 1, INT64_MAX, &keep) ||
-	    !get_int(r, root, "started_ms", INT64_MIN, INT64_MAX, &started) ||
-	    !get_int(r, root, "updated_ms", INT64_MIN, INT64_MAX, &updated) ||
+	    !get_num(r, root, "every_s", &doc->every_s) || !get_int(r, root, "keep", 1, METRICS_KEEP_MAX, &keep) ||
+	    !get_int(r, root, "started_ms", 0, TIME_MAX_MS, &started) ||
+	    !get_int(r, root, "updated_ms", 0, TIME_MAX_MS, &updated) ||
 	    !get_int(r, root, "samples_taken", 0, INT64_MAX, &taken))
 		return false;
 	if (strcmp(state, "recording") != 0 && strcmp(state, "ended") != 0)
@@ -291,6 +294,26 @@ enum plumb_err metrics_doc_parse(const char *buf, size_t len, struct metrics_doc
 	return PLUMB_OK;
 }
 
+/* Parses buf (which it takes) as the recording at path: EFORMAT messages name the file; *raw gets buf when asked
+ * for and the parse succeeded, else buf is freed. */
+static enum plumb_err parse_named(char *buf, size_t len, const char *path, struct metrics_doc *doc, char **raw,
+				  size_t *raw_len, struct perr *e)
+{
+	enum plumb_err rc = metrics_doc_parse(buf, len, doc, e);
+	if (rc == PLUMB_EFORMAT && e) { /* name the file */
+		char msg[PERR_MSG_MAX];
+		snprintf(msg, sizeof msg, "%s", e->msg);
+		perr_set(e, PLUMB_EFORMAT, "%s: %s", path, msg);
+	}
+	if (rc == PLUMB_OK && raw) {
+		*raw = buf;
+		*raw_len = len;
+	} else {
+		free(buf);
+	}
+	return rc;
+}
+
 enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, char **raw, size_t *raw_len,
 				     struct perr *e)
 {
@@ -324,19 +347,23 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	if (err)
 		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-	enum plumb_err rc = metrics_doc_parse(buf, len, doc, e);
-	if (rc == PLUMB_EFORMAT && e) { /* name the file */
-		char msg[PERR_MSG_MAX];
-		snprintf(msg, sizeof msg, "%s", e->msg);
-		perr_set(e, PLUMB_EFORMAT, "%s: %s", path, msg);
-	}
-	if (rc == PLUMB_OK && raw) {
-		*raw = buf;
-		*raw_len = len;
-	} else {
-		free(buf);
-	}
-	return rc;
+	return parse_named(buf, len, path, doc, raw, raw_len, e);
+}
+
+enum plumb_err metrics_doc_read_stored(const char *name, struct metrics_doc *doc, char **raw, size_t *raw_len,
+				       struct perr *e)
+{
+	memset(doc, 0, sizeof *doc);
+	if (raw)
+		*raw = NULL;
+	char path[PATH_MAX], *buf;
+	size_t len;
+	enum plumb_err rc = store_path(&STORE_METRICS, name, path, sizeof path, e);
+	if (!rc)
+		rc = store_load(&STORE_METRICS, name, &buf, &len, e);
+	if (rc == PLUMB_ENOENT)
+		return perr_set(e, PLUMB_ENOENT, "no recording at %s", path);
+	return rc ? rc : parse_named(buf, len, path, doc, raw, raw_len, e);
 }
 
 static void skip_none(void *ctx, const struct perr *why)
@@ -346,7 +373,7 @@ static void skip_none(void *ctx, const struct perr *why)
 }
 
 /* Reads one recording file of the store into n: the newest so far, or one of the others. */
-static enum plumb_err consider(struct metrics_newest *n, const char *path,
+static enum plumb_err consider(struct metrics_newest *n, const char *name, const char *path,
 			       void (*skipped)(void *ctx, const struct perr *why), void *ctx, struct perr *e)
 {
 	struct metrics_doc cand;
@@ -354,7 +381,7 @@ static enum plumb_err consider(struct metrics_newest *n, const char *path,
 	size_t len = 0;
 	struct perr ce = PERR_INIT;
 	n->nfiles++;
-	if (metrics_doc_read_file(path, &cand, &raw, &len, &ce)) {
+	if (metrics_doc_read_stored(name, &cand, &raw, &len, &ce)) {
 		if (ce.code == PLUMB_ENOENT) { /* removed meanwhile */
 			n->nfiles--;
 			return PLUMB_OK;
@@ -405,7 +432,7 @@ enum plumb_err metrics_store_newest(struct metrics_newest *n, void (*skipped)(vo
 		char path[PATH_MAX];
 		struct perr pe = PERR_INIT;
 		if (store_path(&STORE_METRICS, names[i], path, sizeof path, &pe) == PLUMB_OK)
-			rc = consider(n, path, skipped ? skipped : skip_none, ctx, e);
+			rc = consider(n, names[i], path, skipped ? skipped : skip_none, ctx, e);
 	}
 	store_list_free(names, nnames);
 	if (rc)

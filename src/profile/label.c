@@ -1,7 +1,8 @@
 /* label.c — the frame-label grammar (docs/design.md §4.1) in both directions: label_render writes a label from
  * a frame's parts, label_parse reads the parts back, and a parse is checked by rendering it again, so
- * render(parse(label)) == label for every label; and the per-output table of redacted labels, so each distinct
- * frame is labelled and redacted once however many samples or lines use it. */
+ * render(parse(label)) == label for every label; the label as outputs show it, each part redacted as what it is
+ * (§3.6); and the per-output table of those labels, so each distinct frame is labelled and redacted once however
+ * many samples or lines use it. */
 #include "profile/label.h"
 
 #include <stdio.h>
@@ -334,6 +335,86 @@ bool label_thread_root(const char *label, size_t len, size_t *name_len, uint32_t
 	return true;
 }
 
+/* ---- labels as outputs show them (docs/design.md §3.6): each part redacted as what it is ---- */
+
+/* Whether a label's group is all digits: "name (1234)", a thread or process root, whose name is data. */
+static bool group_is_id(const struct label_parts *lp)
+{
+	if (lp->file_len || !lp->module || !lp->module_len)
+		return false;
+	for (size_t i = 0; i < lp->module_len; i++)
+		if (lp->module[i] < '0' || lp->module[i] > '9')
+			return false;
+	return true;
+}
+
+bool label_func_is_data(const struct label_parts *lp)
+{
+	return lp->kind == FRAME_JIT || group_is_id(lp);
+}
+
+/* The function part: a symbol is code, not a secret (the code redactor); a JIT name or a thread root's name is
+ * data, which the running program wrote (redacted as text). */
+static void append_func_shown(struct sbuf *out, const struct label_parts *lp)
+{
+	if (label_func_is_data(lp))
+		redact_append(out, lp->func, lp->func_len);
+	else
+		redact_code_append(out, lp->func, lp->func_len);
+}
+
+void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f)
+{
+	struct label_parts lp;
+	parts_of(p, f, &lp);
+	if (!lp.func_len)
+		sbuf_addstr(out, "[unknown]");
+	else
+		append_func_shown(out, &lp);
+}
+
+/* Renders lp with its function, file and module redacted, each as what it is; the line, the offset and the
+ * marks as they are. */
+static void render_shown(struct sbuf *out, const struct label_parts *lp, unsigned flags, struct sbuf *parts)
+{
+	struct sbuf *fn = &parts[0], *file = &parts[1], *mod = &parts[2];
+	sbuf_reset(fn);
+	sbuf_reset(file);
+	sbuf_reset(mod);
+	append_func_shown(fn, lp);
+	redact_path_append(file, lp->file ? lp->file : "", lp->file_len);
+	if (group_is_id(lp))
+		sbuf_add(mod, lp->module, lp->module_len);
+	else
+		redact_path_append(mod, lp->module ? lp->module : "", lp->module_len);
+	struct label_parts red = *lp;
+	red.func = fn->buf;
+	red.func_len = fn->len;
+	red.file = file->buf;
+	red.file_len = file->len;
+	red.module = mod->buf;
+	red.module_len = mod->len;
+	if (fn->oom || file->oom || mod->oom)
+		out->oom = true;
+	else
+		label_render(out, &red, flags);
+}
+
+void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
+{
+	const struct frame *f = profile_frame_get(p, frame_id);
+	if (!f) {
+		sbuf_addstr(out, "[unknown]");
+		return;
+	}
+	struct label_parts lp;
+	parts_of(p, f, &lp);
+	struct sbuf parts[3] = { SBUF_INIT, SBUF_INIT, SBUF_INIT };
+	render_shown(out, &lp, flags, parts);
+	for (int k = 0; k < 3; k++)
+		sbuf_release(&parts[k]);
+}
+
 struct label_table *label_table_build(const struct profile *p, unsigned flags)
 {
 	struct label_table *t = calloc(1, sizeof *t);
@@ -347,23 +428,27 @@ struct label_table *label_table_build(const struct profile *p, unsigned flags)
 		label_table_free(t);
 		return NULL;
 	}
-	struct sbuf raw = SBUF_INIT, red = SBUF_INIT;
-	for (size_t i = 0; i < n; i++) {
-		sbuf_reset(&raw);
+	struct sbuf red = SBUF_INIT, parts[3] = { SBUF_INIT, SBUF_INIT, SBUF_INIT };
+	bool ok = true;
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct frame *f = profile_frame_get(p, (uint32_t)i);
+		struct label_parts lp;
+		parts_of(p, f, &lp);
 		sbuf_reset(&red);
-		label_append(&raw, p, (uint32_t)i, flags);
-		redact_append(&red, raw.buf, raw.len);
-		if (red.oom || raw.oom || !(t->labels[i] = malloc(red.len + 1))) {
-			sbuf_release(&raw);
-			sbuf_release(&red);
-			label_table_free(t);
-			return NULL;
+		render_shown(&red, &lp, flags, parts);
+		ok = !red.oom && (t->labels[i] = malloc(red.len + 1)) != NULL;
+		if (ok) {
+			memcpy(t->labels[i], red.buf, red.len + 1);
+			t->lens[i] = red.len;
 		}
-		memcpy(t->labels[i], red.buf, red.len + 1);
-		t->lens[i] = red.len;
 	}
-	sbuf_release(&raw);
 	sbuf_release(&red);
+	for (int k = 0; k < 3; k++)
+		sbuf_release(&parts[k]);
+	if (!ok) {
+		label_table_free(t);
+		return NULL;
+	}
 	return t;
 }
 

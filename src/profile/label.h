@@ -64,10 +64,21 @@ bool label_thread_root(const char *label, size_t len, size_t *name_len, uint32_t
  * false for anything else. */
 bool label_hex(const char *s, size_t n, uint64_t *out);
 
+/* Appends the label of frame_id as every output shows it (docs/design.md §3.6): the function name through the
+ * code redactor (a symbol is code, not a secret), except a JIT name or a thread root's name, which the running
+ * program wrote and which is redacted as text; the file or module through the path redactor; the line, the
+ * offset and the _[k] / _[j] / _[i] mark as they are. */
+void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags);
+/* Just the function name of f as label_append_shown shows it ("[unknown]" when it has none). */
+void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f);
+/* Whether the function part of lp is data, not code, and so redacted as text in outputs: a JIT name, or the
+ * name of a "name (tid)" thread or process root. */
+bool label_func_is_data(const struct label_parts *lp);
+
 /* The last two components of a path ("a/b/c/d.c" -> "c/d.c"); returns a pointer into path. */
 const char *label_short_path(const char *path);
 
-/* A table of redacted labels, one per frame id, built once per output. Owned by the caller:
+/* A table of labels as outputs show them (label_append_shown), one per frame id, built once per output. Owned by the caller:
  * label_table_free() releases it. Returns NULL when out of memory. */
 struct label_table {
 	char **labels;  /* labels[frame_id], NUL-terminated */

@@ -46,6 +46,7 @@ struct record_opts {
 	bool idle;                 /* python: keep idle stacks */
 	const char *backend;       /* forced backend name, NULL = automatic */
 	const char *stages_path;   /* where the target's plumb.h stages go (PLUMB_STAGES), or NULL */
+	const char *output;        /* the profile's path ("-", or NULL: stdout): a backend's scratch files go beside it */
 	volatile int *stop;        /* set to nonzero (by a signal handler) to stop sampling early */
 	struct progress *progress; /* the progress line to report to (base/progress.h), or NULL */
 	const pid_t *pids;         /* TARGET_ALL: keep only these processes (npids of them); NULL: every one */

@@ -17,10 +17,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/grow.h"
+#include "base/atomic.h"
 #include "base/clock.h"
 #include "base/fs.h"
-#include "base/readall.h"
+#include "base/grow.h"
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "sample/pyspy.h"
@@ -135,10 +135,13 @@ oom:
 }
 
 /* One run of py-spy: where it is, the folder and file it writes into, its command line and its process. */
+/* The cap on py-spy's folded output read back: far above any real run's (one line per distinct stack). */
+#define PYSPY_OUTPUT_MAX ((size_t)1 << 30)
+
 struct pyspy_job {
 	char exe[PATH_MAX];
-	char dir[32];   /* a private temporary folder */
-	char outp[64];  /* dir/out.txt: py-spy's folded output */
+	struct atomic_file out; /* py-spy's folded output: a scratch file beside the profile (docs/design.md §3.4) */
+	const char *outp;       /* its path */
 	char rate[32], dur[32], pid[32];
 	double secs;    /* --duration, 0 for a command's whole run */
 	struct child child;
@@ -249,14 +252,17 @@ static enum plumb_err pyspy_collect(struct pyspy_job *j, const struct record_opt
 				    struct record_result *res, struct perr *e)
 {
 	int status = j->status;
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && access(j->outp, F_OK) != 0)
+	struct stat st;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && (lstat(j->outp, &st) != 0 || st.st_size == 0))
 		return perr_set(e, PLUMB_ENOENT, "py-spy at %s could not be run", j->exe);
 	char *text = NULL;
 	size_t len = 0;
-	int fd = open(j->outp, O_RDONLY | O_CLOEXEC);
-	int err = fd < 0 ? errno : read_fd_whole(fd, 65536, 0, &text, &len);
-	if (fd >= 0)
-		close(fd);
+	/* py-spy wrote it by path: reopened under the trust rule and read up to a cap, as any file others could touch */
+	struct perr fe = PERR_INIT;
+	enum plumb_err frc = fs_read_trusted(AT_FDCWD, j->outp, geteuid(), PYSPY_OUTPUT_MAX, &text, &len, &fe);
+	int err = frc == PLUMB_OK ? 0 : frc == PLUMB_ENOMEM ? ENOMEM : frc == PLUMB_EFORMAT ? EFBIG : EIO;
+	if (frc == PLUMB_EPERM || frc == PLUMB_EFORMAT)
+		return perr_set(e, PLUMB_EFORMAT, "py-spy's output: %s", fe.msg);
 	if (err) {
 		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 			return perr_set(e, PLUMB_EPERM, "py-spy failed (%s) and wrote nothing; if the attach was refused, "
@@ -294,17 +300,16 @@ static enum plumb_err pyspy_run(const struct record_opts *opts, struct profile *
 				"without --backend");
 	if (opts->target == TARGET_CALL)
 		return perr_set(e, PLUMB_EUNSUPPORTED, "the py-spy backend cannot run --call");
-	snprintf(j.dir, sizeof j.dir, "/tmp/plumb-pyspy-XXXXXX");
-	if (!mkdtemp(j.dir))
-		return perr_set(e, PLUMB_EIO, "cannot create a temporary folder: %s", strerror(errno));
-	snprintf(j.outp, sizeof j.outp, "%s/out.txt", j.dir);
+	j.out = (struct atomic_file)ATOMIC_FILE_INIT;
+	if (atomic_scratch_open(&j.out, opts->output ? opts->output : "-", e))
+		return e->code;
+	j.outp = j.out.tmp_path;
 	enum plumb_err rc = pyspy_start(&j, opts, res, e);
 	if (!rc && !pyspy_wait(&j, opts, res))
 		rc = perr_set(e, PLUMB_ETIMEDOUT, "py-spy (%s) did not finish within %.0f s", j.exe, j.secs + 30);
 	if (!rc)
 		rc = pyspy_collect(&j, opts, p, res, e);
-	unlink(j.outp);
-	rmdir(j.dir);
+	atomic_abort(&j.out);
 	return rc;
 }
 

@@ -16,8 +16,11 @@ int targets_find(const char *name, pid_t *pid, char *list, size_t n)
 	char **names = NULL;
 	size_t count = 0;
 	struct perr e = PERR_INIT;
-	if (store_list(&STORE_TARGETS, &names, &count, &e) != PLUMB_OK)
-		return 0;
+	if (store_list(&STORE_TARGETS, &names, &count, &e) != PLUMB_OK) {
+		if (list && n) /* the store cannot be used (another user's, writable by others): say why */
+			snprintf(list, n, "%s", e.msg);
+		return -1;
+	}
 	int matched = 0;
 	size_t used = 0;
 	for (size_t i = 0; i < count; i++) {

@@ -214,6 +214,13 @@ static void test_metrics__reader_rejects(void **state)
 		{ "\"samples\":[", "\"samples\":[{\"t_ms\":1,\"totals\":{},\"processes\":[]},{\"t_ms\":1,\"totals\":{},"
 				   "\"processes\":[]},", "samples" }, /* 3 > keep 2 */
 		{ "\"name\":\"a\",\"state\"", "\"name\":\"a\",\"name\":\"b\",\"state\"", "JSON" }, /* duplicate key */
+		/* counts and times that would wrap a difference or a bound are refused, not used */
+		{ "\"t_ms\":2", "\"t_ms\":-9223372036854775807", "t_ms" },
+		{ "\"t_ms\":2", "\"t_ms\":9223372036854775807", "t_ms" },
+		{ "\"started_ms\":1", "\"started_ms\":-9223372036854775808", "started_ms" },
+		{ "\"updated_ms\":2", "\"updated_ms\":9007199254740993", "updated_ms" },
+		{ "\"keep\":2", "\"keep\":9223372036854775807", "keep" },
+		{ "\"rss_bytes\":10,\"peak", "\"rss_bytes\":18446744073709551615,\"peak", "" },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		char *doc = mutate(cases[i].from, cases[i].to);

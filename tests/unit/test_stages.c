@@ -1,5 +1,6 @@
-/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (docs/design.md §9.2), and that document
- * reads back into the same stages; the reader refuses what the schema does not allow. */
+/* test_stages.c — the stage lines of plumb.h become a plumb.stages.v1 file (docs/design.md §9.2), within caps and
+ * under the trust rule, and that document reads back into the same stages; the reader refuses what the schema
+ * does not allow. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/stages.h"
@@ -76,6 +78,43 @@ static void test_stages__no_lines_gives_command_only(void **state)
 	assert_int_equal(json_array_size(st), 1);
 	assert_float_equal(json_number_value(json_object_get(json_array_get(st, 0), "end_ms")), 1.0, 1e-9);
 	json_decref(doc);
+}
+
+/* The caps and the trust rule on the lines a program wrote (docs/design.md §3.5): an over-long line is skipped
+ * and what follows it still read; a link or a FIFO in the scratch file's place is refused, never followed or
+ * waited on. */
+static void test_stages__lines_within_caps_and_trusted(void **state)
+{
+	(void)state;
+	size_t big = STAGES_LINE_MAX + 100;
+	char *text = malloc(big + 200);
+	assert_non_null(text);
+	int n = snprintf(text, 200, "{\"name\": \"");
+	memset(text + n, 'x', big);
+	snprintf(text + n + big, 200, "\", \"start_ns\": 5, \"end_ns\": 6}\n"
+		 "{\"name\": \"after\", \"start_ns\": 10, \"end_ns\": 20}\n");
+	json_t *doc = convert(text, 0, 100);
+	free(text);
+	json_t *st = json_object_get(doc, "stages");
+	assert_int_equal(json_array_size(st), 2);
+	assert_string_equal(json_string_value(json_object_get(json_array_get(st, 1), "name")), "after");
+	json_decref(doc);
+
+	char in[256], out[256], real[256];
+	snprintf(in, sizeof in, "%s/lines.jsonl", dir);
+	snprintf(out, sizeof out, "%s/stages.json", dir);
+	snprintf(real, sizeof real, "%s/real.jsonl", dir);
+	write_text(real, "{\"name\": \"x\", \"start_ns\": 1, \"end_ns\": 2}\n");
+	unlink(in);
+	assert_int_equal(symlink(real, in), 0);
+	struct perr e = PERR_INIT;
+	assert_int_equal(stages_write(in, 0, 10, out, &e), PLUMB_EIO);
+	assert_non_null(strstr(e.msg, "symbolic link"));
+	unlink(in);
+	assert_int_equal(mkfifo(in, 0600), 0);
+	assert_int_equal(stages_write(in, 0, 10, out, &e), PLUMB_EIO);
+	assert_non_null(strstr(e.msg, "FIFO"));
+	unlink(in);
 }
 
 static void test_stages__unwritable_output(void **state)
@@ -154,6 +193,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stages__command_stage_and_sorted_ms),
 		cmocka_unit_test(test_stages__no_lines_gives_command_only),
+		cmocka_unit_test(test_stages__lines_within_caps_and_trusted),
 		cmocka_unit_test(test_stages__unwritable_output),
 		cmocka_unit_test(test_stages__write_then_read_gives_the_stages),
 		cmocka_unit_test(test_stages__reader_refuses),
