@@ -32,3 +32,31 @@ if command -v perf >/dev/null && [ -x "$BUILD/targets/split" ] &&
 else
 	echo "perf record is not usable here: the perf script comparison was skipped"
 fi
+
+# Any format to any other on a 200+ MB input (issue 14: >= 100 MB/s of input, peak RSS <= ~1.5x the input;
+# before this work folded -> Firefox JSON of 224 MB took 13-16 s at ~2.8x): the 300k-stack folded file to every
+# format, then each of those back to folded; against wc -l, and PREV_PLUMB when it is set.
+BIG=$DIR/stacks-300k.folded
+[ -s "$BIG" ] || python3 bench/gen_inputs.py folded 300000 200 >"$BIG"
+bmb=$(calc "$(stat -c %s "$BIG") / 1048576")
+cat "$BIG" >/dev/null
+read -r w_wc c_wc r_wc < <(measure 3 wc -l "$BIG")
+printf 'input: %s (%.1f MB, 300,000 distinct stacks); wc -l: wall %.2f s = %.0f MB/s\n' "$BIG" "$bmb" "$w_wc" \
+	"$(calc "$bmb / $w_wc")"
+for bin in "$PLUMB" ${PREV_PLUMB:+"$PREV_PLUMB"}; do
+	[ "$bin" = "$PLUMB" ] && who=plumb || who="previous ($bin)"
+	echo "-- $who"
+	for ext in json json.gz speedscope.json pb.gz folded; do
+		read -r w c r < <(measure 3 "$bin" convert "$BIG" -o "$DIR/big.$ext")
+		report "folded -> $ext" "$bmb" "$w" "$c" "$r"
+	done
+	for ext in json json.gz speedscope.json pb.gz; do
+		[ -s "$DIR/big.$ext" ] || continue
+		"$bin" convert "$DIR/big.$ext" -o "$DIR/big.back.folded" >/dev/null 2>&1 || { echo "$ext: not read"; continue; }
+		imb=$(calc "$(stat -c %s "$DIR/big.$ext") / 1048576")
+		read -r w c r < <(measure 3 "$bin" convert "$DIR/big.$ext" -o "$DIR/big.back.folded")
+		report "$ext ($(printf '%.0f' "$imb") MB) -> folded" "$imb" "$w" "$c" "$r"
+	done
+	read -r w c r < <(measure 3 "$bin" convert "$IN" -o "$DIR/perf-script.json")
+	report "perf script -> json" "$mb" "$w" "$c" "$r"
+done

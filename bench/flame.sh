@@ -38,3 +38,14 @@ one stacks-300k "$IN"
 IN=$DIR/random-300k.folded
 [ -s "$IN" ] || python3 bench/gen_inputs.py random 300000 >"$IN"
 one random-300k "$IN"
+
+# The same two files beside PREV_PLUMB (the previous figures, in the same run), through GNU time: wall, CPU and
+# peak RSS of each binary.
+for bin in "$PLUMB" ${PREV_PLUMB:+"$PREV_PLUMB"}; do
+	[ "$bin" = "$PLUMB" ] && who=plumb || who="previous ($bin)"
+	echo "-- $who"
+	for name in stacks-300k random-300k; do
+		read -r w c r < <(measure 3 "$bin" flame "$DIR/$name.folded" -o "$DIR/$name.svg")
+		report "flame $name" "$(calc "$(stat -c %s "$DIR/$name.folded") / 1048576")" "$w" "$c" "$r"
+	done
+done

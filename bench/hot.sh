@@ -44,3 +44,23 @@ awk -v p="$p" -v st="$st" -v y="$y" -v sz="$size" -v th="$THREADS" -v n="$SAMPLE
 	printf "plumb hot / json.load time ratio: %.3f (target <= 0.5, aim 0.2)\n", p / y
 	printf "plumb hot --stages (2 stages, every sample time kept) %.3fs: ratio %.3f\n", st, st / y
 }'
+
+# Peak RSS and throughput of hot on the same Firefox profile and on a 200+ MB folded file of 300k stacks (issue
+# 14: <= ~1.5x the input), against wc -l; PREV_PLUMB: the previous figures in the same run.
+. "$(dirname "$0")/common.bash"
+DIR=${BUILD}/bench
+mkdir -p "$DIR"
+BIG=$DIR/stacks-300k.folded
+[ -s "$BIG" ] || python3 "$(dirname "$0")/gen_inputs.py" folded 300000 200 >"$BIG"
+gmb=$(calc "$size / 1048576")
+bmb=$(calc "$(stat -c %s "$BIG") / 1048576")
+read -r w_wc c_wc r_wc < <(measure 3 wc -l "$BIG")
+printf 'wc -l of the folded file: wall %.2f s = %.0f MB/s\n' "$w_wc" "$(calc "$bmb / $w_wc")"
+for bin in "$BUILD/plumb" ${PREV_PLUMB:+"$PREV_PLUMB"}; do
+	[ "$bin" = "$BUILD/plumb" ] && who=plumb || who="previous ($bin)"
+	echo "-- $who"
+	read -r w c r < <(measure "$RUNS" "$bin" hot "$f" --top 20)
+	report "hot Firefox profile" "$gmb" "$w" "$c" "$r"
+	read -r w c r < <(measure "$RUNS" "$bin" hot "$BIG" --top 20)
+	report "hot folded 300k stacks" "$bmb" "$w" "$c" "$r"
+done

@@ -103,6 +103,7 @@ struct hot_load_opts {
 	const char *syms_path;     /* samply sidecar (--syms) */
 	const char *stages_path;   /* slice by stages (--stages) */
 	size_t top;                /* rows kept when printing; informational */
+	const char *sample_index;  /* pprof input: the sample type to read (--sample-index) */
 };
 
 /* Reads PATH — any profile plumb reads, or a plumb.hot.v1 summary — into a summary built with `o` (a summary

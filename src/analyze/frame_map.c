@@ -1,5 +1,5 @@
 /* frame_map.c — maps each frame once: the filters see its label; its parts (function, file, module, kind) come
- * from the model, or are parsed back out of a finished label (profile/label.h); the function row is
+ * from the model's fields (profile/label.h); the function row is
  * "func (dir/file.c)" or "func (libfoo.so)" without a line, and the group row is its file, module or library.
  * Rows are interned in frame order, function rows before group rows. */
 #include "analyze/frame_map.h"
@@ -197,26 +197,19 @@ static bool passes_filters(const struct build *b, const char *label)
 	return keep;
 }
 
-/* The frame's parts: from the model, or parsed back out of a finished label. */
+/* The frame's parts, from the model's fields (profile/label.h). */
 static void frame_parts(const struct profile *p, const struct frame *f, struct label_parts *lp)
 {
-	if (f->is_label) {
-		const char *fl = profile_str(p, f->func);
-		label_parse(fl, strlen(fl), lp);
-		return;
-	}
 	memset(lp, 0, sizeof *lp);
 	lp->func = profile_str(p, f->func);
 	lp->func_len = strlen(lp->func);
-	if (!lp->func_len) {
-		lp->func = "[unknown]";
-		lp->func_len = 9;
-	}
 	lp->file = profile_str(p, f->file);
 	lp->file_len = strlen(lp->file);
 	lp->module = profile_str(p, f->module);
 	lp->module_len = strlen(lp->module);
-	lp->kind = f->kind;
+	lp->addr = f->addr;
+	lp->offset = f->offset;
+	lp->kind = (enum frame_kind)f->kind;
 }
 
 /* The short path of a file part ("c/d.c" of "a/b/c/d.c"), through the scratch copy. */
@@ -271,7 +264,9 @@ static size_t function_row(struct build *b, const struct label_parts *lp)
 	struct sbuf *raw = &b->raw, *part = &b->part;
 	sbuf_reset(raw);
 	sbuf_reset(part);
-	if (b->o->collapse_generics)
+	if (!lp->func_len) /* no name: module+0xOFFSET, or [unknown] (profile/label.h) */
+		label_render(part, lp, LABEL_FUNC_ONLY | LABEL_NO_SUFFIX);
+	else if (b->o->collapse_generics)
 		hot_collapse_generics(part, lp->func, lp->func_len);
 	else
 		sbuf_add(part, lp->func, lp->func_len);
@@ -285,7 +280,7 @@ static size_t function_row(struct build *b, const struct label_parts *lp)
 		sbuf_addstr(raw, " (");
 		redact_path_append(raw, sp, strlen(sp));
 		sbuf_addch(raw, ')');
-	} else if (lp->module_len) {
+	} else if (lp->module_len && (lp->func_len || !lp->offset)) {
 		sbuf_reset(part);
 		add_module_name(part, lp->module, lp->module_len, false);
 		sbuf_addstr(raw, " (");

@@ -66,6 +66,7 @@ static enum plumb_err slice_compute(const struct profile *p, const struct hot_fr
 		if (c->thread >= profile_nthreads(p) || !selected[c->thread])
 			continue;
 		sl->total += c->weight;
+		sl->samples += c->samples;
 		gen++;
 		bool leaf_done = false;
 		for (uint32_t node = c->stack; node != PROFILE_ROOT; node = profile_stack_parent(p, node)) {
@@ -240,6 +241,9 @@ enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts
 	s->has_grouped = true;
 	const struct profile_meta *m = profile_meta_const(p);
 	s->weight_unit = strdup(profile_str(p, m->weight_unit)[0] ? profile_str(p, m->weight_unit) : "samples");
+	s->interval_ns = m->interval_ns;
+	if (m->format) /* the format read (or recorded to); NULL when out of memory reads as none */
+		s->format = strdup(profile_str(p, m->format));
 	struct analysis a;
 	enum plumb_err rc = analysis_begin(p, o, counts, ncounts, &a, s, e);
 	if (!rc && !s->weight_unit)
@@ -269,7 +273,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
 	if (!o)
 		o = &defaults;
-	if (!profile_has_timeline(p))
+	if (!profile_has_times(p))
 		return perr_set(e, PLUMB_EINVAL, "this profile has no sample times, so it cannot be sliced by stages");
 	size_t nt;
 	const struct profile_sample *tl = profile_timeline(p, &nt);
@@ -315,11 +319,13 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 			uint32_t idx = tl[i].stack < nstacks ? by_stack[tl[i].stack] : UINT32_MAX;
 			if (idx != UINT32_MAX && agg[idx].thread == tl[i].thread) {
 				agg[idx].weight += tl[i].weight;
+				agg[idx].samples += tl[i].samples;
 				continue;
 			}
 			uint64_t key = ((uint64_t)tl[i].stack << 32) | tl[i].thread;
 			if (hmap_get(&index, key, &idx)) {
 				agg[idx].weight += tl[i].weight;
+				agg[idx].samples += tl[i].samples;
 			} else {
 				if (!hmap_put(&index, key, (uint32_t)nagg)) {
 					rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -327,7 +333,7 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 				}
 				if (tl[i].stack < nstacks && by_stack[tl[i].stack] == UINT32_MAX)
 					by_stack[tl[i].stack] = (uint32_t)nagg;
-				agg[nagg++] = (struct profile_count){ tl[i].stack, tl[i].thread, tl[i].weight };
+				agg[nagg++] = (struct profile_count){ tl[i].stack, tl[i].thread, tl[i].weight, tl[i].samples };
 			}
 		}
 		if (!rc)

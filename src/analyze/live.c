@@ -88,7 +88,7 @@ enum plumb_err live_update(struct live *l, const struct profile *raw, struct per
 		if (!ALLOC_GROW(l->window, l->nwindow + 1, l->cap_window))
 			return perr_set(e, PLUMB_ENOMEM, "out of memory reading the samples");
 		uint64_t grew = c[i].weight - l->raw_seen[i];
-		l->window[l->nwindow++] = (struct profile_count){ c[i].stack, c[i].thread, grew };
+		l->window[l->nwindow++] = (struct profile_count){ .stack = c[i].stack, .thread = c[i].thread, .weight = grew };
 		l->window_total += grew;
 		l->raw_seen[i] = c[i].weight;
 	}

@@ -19,11 +19,13 @@ static bool format_has_times(enum fmt_kind k)
 enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opts *lo, const struct hot_opts *o,
 				     struct hot_summary **out, struct perr *e)
 {
-	struct fmt_input in;
-	enum plumb_err rc = fmt_load(path, &in, e);
-	if (rc)
+	struct fmt_source in;
+	enum plumb_err rc = fmt_source_open(&in, path, e);
+	if (rc) {
+		fmt_source_close(&in);
 		return rc;
-	enum fmt_kind kind = fmt_sniff(in.data, in.len);
+	}
+	enum fmt_kind kind = in.kind;
 	struct hot_summary *s = NULL;
 	struct profile *p = NULL;
 	struct fmt_stage *stages = NULL;
@@ -34,7 +36,10 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 				      "%s is a hot summary, not a profile: it cannot be sliced by stages; pass the profile", path);
 			goto out;
 		}
-		rc = fmt_hot_json_read(in.data, in.len, &s, e);
+		const char *text;
+		size_t len;
+		if (!(rc = fmt_source_document(&in, &text, &len, e)))
+			rc = fmt_hot_json_read(text, len, &s, e);
 		goto out;
 	}
 	if (lo && lo->stages_path) {
@@ -50,20 +55,22 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	}
 	struct fmt_read_opts ro = { 0 };
 	ro.syms_path = lo ? lo->syms_path : NULL;
+	ro.sample_index = lo ? lo->sample_index : NULL;
 	ro.source_path = path;
 	ro.keep_timeline = stages != NULL;
-	if ((rc = fmt_read_buf(in.data, in.len, kind, &ro, &p, e)))
+	if ((rc = fmt_source_read(&in, kind, &ro, &p, e)))
 		goto out;
 	if ((rc = hot_analyze(p, o, &s, e)))
 		goto out;
 	if (stages) {
-		if (!profile_has_timeline(p)) {
+		if (!profile_has_times(p)) {
 			rc = perr_set(e, PLUMB_EINVAL, "%s has samples without times, so it cannot be sliced by stages", path);
 			goto out;
 		}
 		if ((rc = hot_analyze_stages(p, o, stages, nstages, s, e)))
 			goto out;
 	}
+	free(s->format);
 	s->format = strdup(fmt_name(kind));
 	s->source = strcmp(path, "-") == 0 ? strdup("-") : redact_dup(path);
 	if (!s->format || !s->source)
@@ -80,7 +87,7 @@ out:
 	}
 	fmt_stages_free(stages, nstages);
 	profile_free(p);
-	fmt_input_release(&in);
+	fmt_source_close(&in);
 	*out = s;
 	return rc;
 }

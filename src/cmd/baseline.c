@@ -165,7 +165,7 @@ static int save_summary(const char *profile, const char *name, bool force, struc
 	int rc = cmd_summary_apply(sum, "baseline save", &o);
 	if (rc)
 		return rc;
-	struct hot_load_opts lo = { NULL, stages, 0 };
+	struct hot_load_opts lo = { .stages_path = stages };
 	struct hot_summary *s = NULL;
 	struct perr e = PERR_INIT;
 	if (hot_summary_from_file(profile, &lo, &o, &s, &e))

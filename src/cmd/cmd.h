@@ -62,10 +62,12 @@ bool cmd_parse_command_options(const struct opt *opts, const char *usage, const 
  * one PROFILE) otherwise. */
 const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *exit_code);
 
-/* The stackcollapse-perf options of the commands that read `perf script` text (convert, flame): the rows go into
- * the command's option table (base/opt.h), cmd_collapse_apply() turns them into reader options. */
+/* The reader options of the commands that read any profile (convert, flame): stackcollapse-perf's for `perf
+ * script` text and pprof's --sample-index. The rows go into the command's option table (base/opt.h),
+ * cmd_collapse_apply() turns them into reader options. */
 struct cmd_collapse {
 	bool pid, tid, kernel, jit, all, addrs;
+	const char *sample_index;
 };
 #define CMD_COLLAPSE_OPTS(c)                                                                                      \
 	{ "pid", 0, OPT_FLAG, &(c).pid, NULL, "perf script input: append -PID to the process name frame", NULL },    \
@@ -73,7 +75,9 @@ struct cmd_collapse {
 	{ "kernel", 0, OPT_FLAG, &(c).kernel, NULL, "perf script input: suffix kernel frames with _[k]", NULL },     \
 	{ "jit", 0, OPT_FLAG, &(c).jit, NULL, "perf script input: suffix JIT frames with _[j]", NULL },              \
 	{ "all", 0, OPT_FLAG, &(c).all, NULL, "perf script input: --kernel and --jit", NULL },                       \
-	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }
+	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }, \
+	{ "sample-index", 0, OPT_STRING, &(c).sample_index, "N|TYPE", "pprof input: the sample type to read, by "      \
+	  "index or name (default: the profile's default, else the last, as go tool pprof)", NULL }
 struct fmt_read_opts;
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
 

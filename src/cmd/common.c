@@ -220,4 +220,5 @@ void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro)
 	ro->kernel = c->kernel || c->all;
 	ro->jit = c->jit || c->all;
 	ro->addrs = c->addrs;
+	ro->sample_index = c->sample_index;
 }

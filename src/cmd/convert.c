@@ -1,12 +1,14 @@
 /* convert.c — `plumb convert INPUT -o OUTPUT [--from FMT] [--to FMT]` (docs/design.md §6.5): any format plumb reads
- * into any format it writes, through the one profile model. `-` is stdin/stdout. The stackcollapse-perf
- * options (--pid --tid --kernel --jit --all --addrs) shape frames read from `perf script` text. */
+ * into any format it writes, through the one profile model (§6.7). `-` is stdin/stdout. The stackcollapse-perf
+ * options (--pid --tid --kernel --jit --all --addrs) shape frames read from `perf script` text, --sample-index
+ * picks a pprof input's sample type. */
 #include "cmd/cmd.h"
 
 #include <string.h>
 
 #include "base/err.h"
 #include "base/opt.h"
+#include "base/progress.h"
 #include "format/format.h"
 #include "profile/label.h"
 #include "render/output.h"
@@ -70,14 +72,31 @@ int cmd_convert(int argc, char **argv)
 	ro.warn = cmd_warn_to_stderr;
 	struct profile *p = NULL;
 	struct perr e = PERR_INIT;
+	/* a progress line on a terminal for a long read or write (base/progress.h) */
+	char label[160];
+	snprintf(label, sizeof label, "reading %s", strcmp(input, "-") == 0 ? "stdin" : input);
+	struct progress *pr = progress_new(label, strcmp(output, "-") == 0 ? PROGRESS_QUIET : 0);
+	ro.progress = pr;
 	enum plumb_err rc = fmt_read_file(input, in_kind, &ro, &p, &e);
 	opt_result_release(&res);
-	if (rc)
+	if (rc) {
+		progress_end(pr);
 		return perr_report(&e);
+	}
+	snprintf(label, sizeof label, "writing %s", output);
+	progress_label(pr, label);
+	/* folded has no place for a unit: say what the counts are instead of letting them pass for samples */
+	const struct profile_meta *m = profile_meta_const(p);
+	const char *unit = profile_str(p, m->weight_unit);
+	if (out_kind == FMT_FOLDED && unit[0] && strcmp(unit, "samples") != 0)
+		plumb_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
+			   (unsigned long long)profile_total_samples(p));
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	wo.threads = threads;
+	wo.progress = pr;
 	rc = render_write_file(p, output, out_kind, &wo, NULL, &e);
+	progress_end(pr);
 	profile_free(p);
 	if (rc)
 		return perr_report(&e);

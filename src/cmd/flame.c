@@ -16,17 +16,20 @@
 /* Reads a profile for drawing; a two-column differential folded file yields both sides. */
 static int load(const char *path, const struct fmt_read_opts *ro, struct profile **after, struct profile **before)
 {
-	struct fmt_input in;
+	struct fmt_source in;
 	struct perr e = PERR_INIT;
-	if (fmt_load(path, &in, &e))
-		return perr_report(&e);
-	enum fmt_kind kind = fmt_sniff(in.data, in.len);
-	enum plumb_err rc;
-	if (kind == FMT_FOLDED && fmt_diff_folded_is_two_column(in.data, in.len))
-		rc = fmt_diff_folded_read(in.data, in.len, ro, before, after, &e);
-	else
-		rc = fmt_read_buf(in.data, in.len, kind, ro, after, &e);
-	fmt_input_release(&in);
+	const char *head, *text;
+	size_t hlen, len;
+	enum plumb_err rc = fmt_source_open(&in, path, &e);
+	if (!rc)
+		rc = fmt_stream_head(in.st, 4096, &head, &hlen, &e);
+	if (!rc && in.kind == FMT_FOLDED && fmt_diff_folded_is_two_column(head, hlen)) {
+		if (!(rc = fmt_source_document(&in, &text, &len, &e)))
+			rc = fmt_diff_folded_read(text, len, ro, before, after, &e);
+	} else if (!rc) {
+		rc = fmt_source_read(&in, FMT_UNKNOWN, ro, after, &e);
+	}
+	fmt_source_close(&in);
 	if (rc) {
 		if (!strstr(e.msg, path)) {
 			char tmp[PERR_MSG_MAX];

@@ -108,7 +108,7 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 struct hot_cmd {
 	struct cmd_summary sum;
 	bool json, no_lines;
-	const char *stages, *syms;
+	const char *stages, *syms, *sample_index;
 };
 
 /* --json: the plumb.hot.v1 summary on stdout. Returns an exit code. */
@@ -135,6 +135,8 @@ int cmd_hot(int argc, char **argv)
 		{ "syms", 0, OPT_STRING, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)",
 		  NULL },
 		{ "no-lines", 0, OPT_FLAG, &h.no_lines, NULL, "filters see labels without line numbers", NULL },
+		{ "sample-index", 0, OPT_STRING, &h.sample_index, "N|TYPE", "pprof input: the sample type to read "
+		  "(index or name)", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;
@@ -150,7 +152,7 @@ int cmd_hot(int argc, char **argv)
 		rc = cmd_summary_apply(&h.sum, "hot", &o);
 	if (!rc) {
 		o.label_flags = h.no_lines ? LABEL_NO_LINES : 0;
-		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.sum.top };
+		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.sum.top, h.sample_index };
 		struct perr e = PERR_INIT;
 		o.progress = cmd_progress_new("hot", input, h.json);
 		if (hot_summary_from_file(input, &lo, &o, &s, &e))

@@ -602,6 +602,7 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	meta->interval_ns = opts->interval_ns;
 	meta->duration_s = res->end_ns > res->start_ns ? (double)(res->end_ns - res->start_ns) / 1e9 : 0;
 	meta->mode = profile_intern_cstr(raw, opts->mode == MODE_WALL ? "wall" : "cpu");
+	meta->format = profile_intern_cstr(raw, fmt_name(rec->kind)); /* --summary says what the profile was saved as */
 	if (res->ended[0])
 		meta->ended = profile_intern_cstr(raw, res->ended);
 

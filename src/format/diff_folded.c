@@ -5,6 +5,8 @@
 
 #include <string.h>
 
+#include "profile/label.h"
+
 void fmt_diff_folded_write_line(FILE *out, const char *stack, size_t len, uint64_t before, uint64_t after)
 {
 	fwrite(stack, 1, len, out);
@@ -66,10 +68,7 @@ static uint32_t add_stack(struct profile *p, const char *s, const char *se)
 	for (const char *f = s; f <= se;) {
 		const char *semi = memchr(f, ';', (size_t)(se - f));
 		const char *fe = semi ? semi : se;
-		struct frame fr = { 0 };
-		fr.is_label = 1;
-		fr.func = profile_intern(p, f, (size_t)(fe - f));
-		uint32_t id = fr.func == PROFILE_NOMEM ? PROFILE_NOMEM : profile_frame(p, &fr);
+		uint32_t id = label_frame(p, f, (size_t)(fe - f));
 		if (id == PROFILE_NOMEM || (node = profile_stack(p, node, id)) == PROFILE_NOMEM)
 			return PROFILE_NOMEM;
 		if (!semi)

@@ -11,6 +11,7 @@
 #include "base/hashmap.h"
 #include "base/sbuf.h"
 #include "base/u32vec.h"
+#include "format/stream.h"
 #include "format/textcache.h"
 #include "profile/label.h"
 
@@ -41,38 +42,144 @@ static const char *parse_count(const char *line, const char *end, uint64_t *coun
 	return p;
 }
 
-enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, struct perr *e)
+/* A folded reader: what one line leaves for the next (the stack it reached, frame by frame, for prefix sharing)
+ * and what the whole read counts. Lines are read in blocks from a stream; prefix sharing starts over at each
+ * block (a block's text is gone once the next is read). */
+struct folded_reader {
+	struct profile *p;
+	const struct fmt_read_opts *o;
+	struct perr *e;
+	struct tcache labels;   /* label text -> frame id (keys interned in the profile) */
+	struct tcache roots;    /* "name (tid)" root text -> thread id */
+	uint32_t *nodes;        /* previous line: node after frame k */
+	uint32_t *fids;         /* the line's frame ids, for one profile_stack_path */
+	size_t *ends;           /* previous line: offset (from its start) where frame k ends */
+	size_t depth, cap, prev_len;
+	const char *prev;       /* previous line's stack text, in the current block */
+	uint32_t prev_thread, all_thread;
+	size_t prev_root;       /* length of the previous line's root frame and its ';' (0: none) */
+	uint64_t lineno, bad, first_bad_line;
+	char first_bad[100];
+};
+
+/* The thread of a line whose first frame is a `--threads` root "name (tid)" (profile/label.h); *root_len is
+ * that frame's length with its ';' (0 and the thread "all" when there is none). */
+static uint32_t line_thread(struct folded_reader *r, const char *s, size_t slen, size_t *root_len)
 {
-	static const struct fmt_read_opts strict;
-	return fmt_folded_read_opts(buf, len, &strict, p, e);
+	const char *semi = memchr(s, ';', slen);
+	size_t fl = semi ? (size_t)(semi - s) : slen, name_len;
+	uint32_t tid, id;
+	*root_len = 0;
+	if (semi && label_thread_root(s, fl, &name_len, &tid)) {
+		*root_len = fl + 1;
+		if (r->prev_root == fl + 1 && r->prev && memcmp(r->prev, s, fl + 1) == 0)
+			return r->prev_thread;
+		uint64_t h = hash_bytes(s, fl);
+		if (tc_get(&r->roots, h, s, (uint32_t)fl, &id))
+			return id;
+		char *name = strndup(s, name_len);
+		str_id key = profile_intern(r->p, s, fl);
+		id = name && key != PROFILE_NOMEM ? profile_thread(r->p, 0, tid, name) : PROFILE_NOMEM;
+		free(name);
+		if (id != PROFILE_NOMEM && !tc_put(&r->roots, h, profile_str(r->p, key), (uint32_t)fl, id))
+			id = PROFILE_NOMEM;
+		return id;
+	}
+	if (r->all_thread == PROFILE_NOMEM)
+		r->all_thread = profile_thread(r->p, 0, 0, "all");
+	return r->all_thread;
 }
 
-/* Reads folded stacks. Sorted input (what collapsers write) shares long prefixes between neighbouring lines, so
- * the frames a line shares with the previous one are not parsed again: the walk resumes from the previous
- * line's node at the last shared frame boundary. Each distinct label is interned once (textcache). In lenient
- * mode a line that is not "stack COUNT" is skipped and reported once at the end. */
-enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
-				    struct perr *e)
+/* One "stack COUNT" line: the frames it shares with the previous line (up to a frame boundary) are not parsed
+ * again; the walk resumes from the previous line's node there. Returns false on error (set in r->e). */
+static bool folded_line(struct folded_reader *r, const char *s, const char *stack_end, uint64_t count)
 {
-	uint32_t thread = profile_thread(p, 0, 0, "all");
-	struct tcache labels = { 0 };
-	uint32_t *nodes = NULL; /* previous line: node after frame k */
-	size_t *ends = NULL;    /* previous line: offset (from its start) where frame k ends */
-	size_t depth = 0, cap = 0, prev_len = 0;
-	const char *prev = NULL;
-	const char *end = buf + len;
-	size_t lineno = 0, bad = 0, first_bad_line = 0;
-	char first_bad[100] = "";
-	enum plumb_err rc = PLUMB_OK;
+	struct profile *p = r->p;
+	size_t slen = (size_t)(stack_end - s), root_len;
+	uint32_t thread = line_thread(r, s, slen, &root_len);
 	if (thread == PROFILE_NOMEM)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	const char *line = buf;
+		return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
+	/* shared prefix with the previous line, cut back to a frame boundary */
+	size_t common = 0, lim = slen < r->prev_len ? slen : r->prev_len;
+	if (!r->prev || root_len != r->prev_root)
+		lim = 0;
+	while (common + 8 <= lim) {
+		uint64_t a, b;
+		memcpy(&a, s + common, 8);
+		memcpy(&b, r->prev + common, 8);
+		if (a != b)
+			break;
+		common += 8;
+	}
+	while (common < lim && s[common] == r->prev[common])
+		common++;
+	size_t k = 0; /* frames reused */
+	while (k < r->depth && r->ends[k] <= common &&
+	       (r->ends[k] == slen || s[r->ends[k]] == ';' || r->ends[k] < common))
+		k++;
+	while (k > 0 && !(r->ends[k - 1] == slen || s[r->ends[k - 1]] == ';'))
+		k--;
+	uint32_t node = k ? r->nodes[k - 1] : PROFILE_ROOT;
+	size_t off = k ? r->ends[k - 1] + 1 : root_len;
+	r->depth = k;
+	/* the frames not shared: their ids (each distinct label parsed once), then their nodes in one path */
+	while (off <= slen && slen > root_len) {
+		const char *f = s + off;
+		const char *semi = memchr(f, ';', slen - off);
+		size_t fl = semi ? (size_t)(semi - f) : slen - off;
+		uint64_t h = hash_bytes(f, fl);
+		uint32_t fid;
+		if (!tc_get(&r->labels, h, f, (uint32_t)fl, &fid)) {
+			str_id key = profile_intern(p, f, fl);
+			if (key == PROFILE_NOMEM || (fid = label_frame(p, f, fl)) == PROFILE_NOMEM ||
+			    !tc_put(&r->labels, h, profile_str(p, key), (uint32_t)fl, fid))
+				return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
+		}
+		if (r->depth == r->cap) {
+			if (r->depth >= FMT_MAX_FRAMES)
+				return perr_set(r->e, PLUMB_EFORMAT, "line %llu has more than %zu frames, the cap on one "
+					       "stack (docs/design.md §6.6)", (unsigned long long)r->lineno,
+					       (size_t)FMT_MAX_FRAMES), false;
+			size_t nc = grow_cap(r->depth + 1, r->cap);
+			if (!REALLOC_ARRAY(r->nodes, nc) || !REALLOC_ARRAY(r->ends, nc) || !REALLOC_ARRAY(r->fids, nc))
+				return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
+			r->cap = nc;
+		}
+		r->fids[r->depth] = fid;
+		r->ends[r->depth++] = off + fl;
+		off += fl + 1;
+	}
+	if (r->depth > k) {
+		node = profile_stack_path(p, node, r->fids + k, r->depth - k, r->nodes + k);
+		if (node == PROFILE_NOMEM)
+			return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
+	}
+	r->prev = s;
+	r->prev_len = slen;
+	r->prev_root = root_len;
+	r->prev_thread = thread;
+	if (!profile_add_sample(p, node, thread, 0, count)) {
+		if (profile_overflowed(p))
+			return perr_set(r->e, PLUMB_EFORMAT, "line %llu: the counts add up past %llu, more than a profile "
+				       "can count", (unsigned long long)r->lineno,
+				       (unsigned long long)PROFILE_MAX_WEIGHT), false;
+		return perr_set(r->e, PLUMB_ENOMEM, "out of memory"), false;
+	}
+	return true;
+}
+
+/* The lines of one block. */
+static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
+{
+	const char *end = buf + len, *line = buf;
+	r->prev = NULL; /* the previous block's text is gone */
+	r->depth = 0;
 	while (line < end) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		const char *le = nl ? nl : end;
 		const char *s = line;
 		line = nl ? nl + 1 : end;
-		lineno++;
+		r->lineno++;
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
 		if (s == le || *s == '#')
@@ -80,96 +187,87 @@ enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fm
 		uint64_t count;
 		const char *cstart = parse_count(s, le, &count);
 		if (!cstart) {
-			if (!opts->lenient) {
-				rc = perr_set(e, PLUMB_EFORMAT, "line %zu is not folded stacks (\"stack COUNT\"): %.*s",
-					      lineno, (int)(le - s > 60 ? 60 : le - s), s);
-				goto out;
+			if (!r->o->lenient) {
+				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %.*s",
+					 (unsigned long long)r->lineno, (int)(le - s > 60 ? 60 : le - s), s);
+				return false;
 			}
-			if (!bad++) {
-				first_bad_line = lineno;
-				snprintf(first_bad, sizeof first_bad, "%.*s", (int)(le - s > 60 ? 60 : le - s), s);
+			if (!r->bad++) {
+				r->first_bad_line = r->lineno;
+				snprintf(r->first_bad, sizeof r->first_bad, "%.*s", (int)(le - s > 60 ? 60 : le - s), s);
 			}
 			continue;
 		}
 		const char *stack_end = cstart;
 		while (stack_end > s && (stack_end[-1] == ' ' || stack_end[-1] == '\t'))
 			stack_end--;
-		size_t slen = (size_t)(stack_end - s);
-		/* shared prefix with the previous line, cut back to a frame boundary */
-		size_t common = 0, lim = slen < prev_len ? slen : prev_len;
-		while (common + 8 <= lim) {
-			uint64_t a, b;
-			memcpy(&a, s + common, 8);
-			memcpy(&b, prev + common, 8);
-			if (a != b)
-				break;
-			common += 8;
-		}
-		while (common < lim && s[common] == prev[common])
-			common++;
-		size_t k = 0; /* frames reused */
-		while (k < depth && ends[k] <= common && (ends[k] == slen || s[ends[k]] == ';' || ends[k] < common))
-			k++;
-		while (k > 0 && !(ends[k - 1] == slen || s[ends[k - 1]] == ';'))
-			k--;
-		uint32_t node = k ? nodes[k - 1] : PROFILE_ROOT;
-		size_t off = k ? ends[k - 1] + 1 : 0;
-		depth = k;
-		while (off <= slen && slen) {
-			const char *f = s + off;
-			const char *semi = memchr(f, ';', slen - off);
-			size_t fl = semi ? (size_t)(semi - f) : slen - off;
-			uint64_t h = hash_bytes(f, fl);
-			uint32_t fid;
-			if (!tc_get(&labels, h, f, (uint32_t)fl, &fid)) {
-				struct frame fr = { 0 };
-				fr.is_label = 1;
-				fr.func = profile_intern(p, f, fl);
-				if (fl > 4 && memcmp(f + fl - 4, "_[k]", 4) == 0)
-					fr.kind = FRAME_KERNEL;
-				else if (fl > 4 && memcmp(f + fl - 4, "_[j]", 4) == 0)
-					fr.kind = FRAME_JIT;
-				if (fr.func == PROFILE_NOMEM || (fid = profile_frame(p, &fr)) == PROFILE_NOMEM ||
-				    !tc_put(&labels, h, profile_str(p, fr.func), (uint32_t)fl, fid))
-					goto oom;
-			}
-			node = profile_stack(p, node, fid);
-			if (node == PROFILE_NOMEM)
-				goto oom;
-			if (depth == cap) {
-				size_t nc = grow_cap(depth + 1, cap);
-				if (!REALLOC_ARRAY(nodes, nc) || !REALLOC_ARRAY(ends, nc))
-					goto oom;
-				cap = nc;
-			}
-			nodes[depth] = node;
-			ends[depth++] = off + fl;
-			off += fl + 1;
-		}
-		prev = s;
-		prev_len = slen;
-		if (!profile_add_sample(p, node, thread, 0, count))
-			goto oom;
+		if (!folded_line(r, s, stack_end, count))
+			return false;
 	}
-	if (bad && profile_total_weight(p) == 0 && profile_nstacks(p) == 1) {
-		rc = perr_set(e, PLUMB_EFORMAT, "no line is folded stacks (\"stack COUNT\"); line %zu reads: %s",
-			      first_bad_line, first_bad);
-		goto out;
-	}
-	if (bad && opts->warn) {
+	return true;
+}
+
+/* Reads folded stacks from a stream. Each distinct label is parsed into its fields (profile/label.h) and interned
+ * once (textcache); a first frame "name (tid)" is the thread (written by --threads), not a frame. Folded text
+ * has no times: a timeline asked for holds the lines in file order, marked untimed. In lenient mode a line that is not "stack COUNT" is skipped and reported
+ * once at the end. */
+enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_read_opts *opts, struct profile *p,
+				      struct perr *e)
+{
+	struct folded_reader r;
+	memset(&r, 0, sizeof r);
+	r.p = p;
+	r.o = opts;
+	r.e = e;
+	r.all_thread = PROFILE_NOMEM;
+	profile_mark_untimed(p); /* lines in file order at most: folded text has no times */
+	st->text = true;
+	enum plumb_err rc = PLUMB_OK;
+	const char *block;
+	size_t len;
+	int got;
+	while ((got = fmt_stream_lines(st, &block, &len, e)) == 1)
+		if (!folded_block(&r, block, len)) {
+			got = -1;
+			break;
+		}
+	if (got < 0)
+		rc = e->code ? e->code : PLUMB_EFORMAT;
+	else if (r.bad && profile_total_weight(p) == 0 && profile_nstacks(p) == 1)
+		rc = perr_set(e, PLUMB_EFORMAT, "no line is folded stacks (\"stack COUNT\"); line %llu reads: %s",
+			      (unsigned long long)r.first_bad_line, r.first_bad);
+	else if (r.bad && opts->warn) {
 		char msg[300];
-		snprintf(msg, sizeof msg, "skipped %zu line%s that %s not folded stacks (\"stack COUNT\"); the first, line "
-			 "%zu: %s", bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are", first_bad_line, first_bad);
+		snprintf(msg, sizeof msg, "skipped %llu line%s that %s not folded stacks (\"stack COUNT\"); the first, "
+			 "line %llu: %s", (unsigned long long)r.bad, r.bad == 1 ? "" : "s", r.bad == 1 ? "is" : "are",
+			 (unsigned long long)r.first_bad_line, r.first_bad);
 		opts->warn(opts->warn_ctx, msg);
 	}
-	goto out;
-oom:
-	rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-out:
-	tc_release(&labels);
-	free(nodes);
-	free(ends);
+	if (!rc && profile_nthreads(p) == 0 && profile_thread(p, 0, 0, "all") == PROFILE_NOMEM)
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	tc_release(&r.labels);
+	tc_release(&r.roots);
+	free(r.nodes);
+	free(r.ends);
+	free(r.fids);
 	profile_meta(p)->backend = profile_intern_cstr(p, "folded");
+	return rc;
+}
+
+enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, struct perr *e)
+{
+	static const struct fmt_read_opts strict;
+	return fmt_folded_read_opts(buf, len, &strict, p, e);
+}
+
+enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e)
+{
+	struct fmt_stream st;
+	enum plumb_err rc = fmt_stream_mem(&st, buf, len, "folded text", e);
+	if (!rc)
+		rc = fmt_folded_read_stream(&st, opts, p, e);
+	fmt_stream_close(&st);
 	return rc;
 }
 
@@ -380,12 +478,16 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 struct block_out {
 	FILE *out;
 	size_t used;
+	uint64_t written;
+	struct progress *progress;
 	char buf[1 << 16];
 };
 
 static void out_flush(struct block_out *b, const char *s, size_t n)
 {
 	fwrite(b->buf, 1, b->used, b->out);
+	b->written += b->used + n;
+	progress_bytes(b->progress, b->written, 0);
 	b->used = 0;
 	if (n > sizeof b->buf) {
 		fwrite(s, 1, n, b->out);
@@ -563,6 +665,8 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 	qsort(lines, nlines, sizeof *lines, cmp_line);
 	b->out = out;
 	b->used = 0;
+	b->written = 0;
+	b->progress = opts->progress;
 	for (size_t i = 0; i < nlines && !w.oom; i++)
 		write_line(&w, b, &lines[i]);
 	fwrite(b->buf, 1, b->used, out);

@@ -1,19 +1,14 @@
-/* format.c — the dispatcher: names, extensions, content sniffing, loading (with gunzip), and the tables
- * that route a kind to its reader or writer. A new format adds one row to each table. */
+/* format.c — the dispatcher: names, extensions, content sniffing, inputs opened as bounded streams
+ * (format/stream.h), and the tables that route a kind to its reader or writer. A new format adds one row to
+ * each table. */
 #include "format/format.h"
 
 #include <errno.h>
-#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "base/atomic.h"
-#include "base/grow.h"
-#include "base/readall.h"
 #include "base/str.h"
 
 static const struct {
@@ -69,6 +64,8 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 {
 	const char *end = buf + len;
 	const char *p = skip_ws(buf, end);
+	if (fmt_pprof_sniff(buf, len))
+		return FMT_PPROF;
 	if (p == end)
 		return FMT_FOLDED; /* empty input: an empty folded profile */
 	size_t head = (size_t)(end - p) < 4096 ? (size_t)(end - p) : 4096;
@@ -83,8 +80,6 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 			return FMT_HOT_JSON;
 		return FMT_GECKO;
 	}
-	if (len >= 2 && (unsigned char)buf[0] == 0x0a && memmem(buf, len < 256 ? len : 256, "samples", 7))
-		return FMT_PPROF;
 	if (fmt_perf_script_sniff(buf, len))
 		return FMT_PERF_SCRIPT;
 	/* perf script: an event header line followed by indented "addr sym (module)" lines */
@@ -94,86 +89,7 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 	return FMT_FOLDED;
 }
 
-static enum plumb_err read_all_fd(int fd, const char *path, struct fmt_input *in, struct perr *e)
-{
-	size_t cap = 1 << 16;
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-		cap = (size_t)st.st_size + 1;
-	int err = read_fd_whole(fd, cap, 0, &in->data, &in->len);
-	if (err == ENOMEM)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
-	if (err)
-		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-	return PLUMB_OK;
-}
-
-static enum plumb_err gunzip(struct fmt_input *in, const char *path, struct perr *e)
-{
-	z_stream zs;
-	memset(&zs, 0, sizeof zs);
-	if (inflateInit2(&zs, 15 + 32) != Z_OK)
-		return perr_set(e, PLUMB_ENOMEM, "cannot start gunzip for %s", path);
-	size_t cap = in->len * 4 + 4096, len = 0;
-	char *out = malloc(cap);
-	if (!out) {
-		inflateEnd(&zs);
-		return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
-	}
-	zs.next_in = (Bytef *)in->data;
-	zs.avail_in = (uInt)in->len;
-	int rc;
-	do {
-		if (cap - len < 65536) {
-			size_t nc = grow_cap(cap + 1, cap);
-			if (!REALLOC_ARRAY(out, nc)) {
-				free(out);
-				inflateEnd(&zs);
-				return perr_set(e, PLUMB_ENOMEM, "out of memory reading %s", path);
-			}
-			cap = nc;
-		}
-		zs.next_out = (Bytef *)out + len;
-		zs.avail_out = (uInt)(cap - len - 1);
-		rc = inflate(&zs, Z_NO_FLUSH);
-		len = (size_t)((char *)zs.next_out - out);
-		if (rc == Z_STREAM_END && zs.avail_in > 0) /* concatenated gzip members */
-			rc = inflateReset(&zs) == Z_OK ? Z_OK : Z_DATA_ERROR;
-	} while (rc == Z_OK || (rc == Z_BUF_ERROR && zs.avail_in > 0));
-	inflateEnd(&zs);
-	if (rc != Z_STREAM_END) {
-		free(out);
-		return perr_set(e, PLUMB_EFORMAT, "%s: gzip data is corrupt or truncated at byte %lu", path,
-				(unsigned long)zs.total_in);
-	}
-	out[len] = '\0';
-	fmt_input_release(in);
-	in->data = out;
-	in->len = len;
-	return PLUMB_OK;
-}
-
-/* A big regular file is mapped, not read: copying into fresh heap pages costs more than parsing it. An
- * anonymous mapping one byte longer sits under the file mapping so the data stays NUL-terminated. */
-static bool map_file(int fd, struct fmt_input *in)
-{
-	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < (1 << 20))
-		return false;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), len = (size_t)st.st_size;
-	size_t total = (len + 1 + page - 1) / page * page;
-	char *base = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (base == MAP_FAILED)
-		return false;
-	if (mmap(base, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(base, total);
-		return false;
-	}
-	in->data = base;
-	in->len = len;
-	in->map_len = total;
-	return true;
-}
+#define SNIFF_HEAD ((size_t)64 << 10)
 
 /* True when there is nothing but white space. */
 static bool blank(const char *p, size_t n)
@@ -184,65 +100,82 @@ static bool blank(const char *p, size_t n)
 	return true;
 }
 
-enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e)
+static enum plumb_err source_start(struct fmt_source *src, struct perr *e)
 {
-	in->data = NULL;
-	in->len = 0;
-	in->map_len = 0;
-	int fd = strcmp(path, "-") == 0 ? 0 : open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) /* docs/design.md §3.2: a path that is not there is 3, one that cannot be read 5 */
-		return perr_set(e, errno == ENOENT || errno == ENOTDIR ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s: %s",
-				path, strerror(errno));
-	enum plumb_err rc = map_file(fd, in) ? PLUMB_OK : read_all_fd(fd, path, in, e);
-	if (fd != 0)
-		close(fd);
+	const char *head;
+	size_t len;
+	enum plumb_err rc = fmt_stream_head(src->st, SNIFF_HEAD, &head, &len, e);
 	if (rc)
 		return rc;
-	if (in->len >= 2 && (unsigned char)in->data[0] == 0x1f && (unsigned char)in->data[1] == 0x8b) {
-		rc = gunzip(in, path, e);
-		if (rc) {
-			fmt_input_release(in);
-			return rc;
-		}
-	}
-	if (blank(in->data, in->len)) { /* an empty input is one that cannot be used (docs/design.md §3.2) */
-		fmt_input_release(in);
+	/* an empty input is one that cannot be used (docs/design.md §3.2); the head is all of a short input */
+	if (len < SNIFF_HEAD && blank(head, len))
 		return perr_set(e, PLUMB_EFORMAT, "%s is empty: no profile in it",
-				strcmp(path, "-") == 0 ? "standard input" : path);
+				strcmp(src->st->name, "-") == 0 ? "standard input" : src->st->name);
+	src->kind = fmt_sniff(head, len);
+	/* a JSON document is sniffed again whole: speedscope's schema URL may be at its end */
+	if (src->kind == FMT_GECKO && !(rc = fmt_source_document(src, &head, &len, e)))
+		src->kind = fmt_sniff(head, len);
+	return rc;
+}
+
+enum plumb_err fmt_source_open(struct fmt_source *src, const char *path, struct perr *e)
+{
+	memset(src, 0, sizeof *src);
+	if (!(src->st = malloc(sizeof *src->st)))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	enum plumb_err rc = fmt_stream_open(src->st, path, e);
+	return rc ? rc : source_start(src, e);
+}
+
+enum plumb_err fmt_source_mem(struct fmt_source *src, const void *buf, size_t len, struct perr *e)
+{
+	memset(src, 0, sizeof *src);
+	if (!(src->st = malloc(sizeof *src->st)))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	enum plumb_err rc = fmt_stream_mem(src->st, buf, len, "input", e);
+	return rc ? rc : source_start(src, e);
+}
+
+enum plumb_err fmt_source_document(struct fmt_source *src, const char **data, size_t *len, struct perr *e)
+{
+	if (!src->doc) {
+		enum plumb_err rc = fmt_stream_rest(src->st, FMT_MAX_DOCUMENT, &src->doc, &src->doc_len,
+						    &src->doc_owned, e);
+		if (rc)
+			return rc;
 	}
+	*data = src->doc;
+	*len = src->doc_len;
 	return PLUMB_OK;
 }
 
-void fmt_input_release(struct fmt_input *in)
+void fmt_source_close(struct fmt_source *src)
 {
-	if (in->map_len)
-		munmap(in->data, in->map_len);
-	else
-		free(in->data);
-	in->data = NULL;
-	in->len = 0;
-	in->map_len = 0;
+	if (src->st)
+		fmt_stream_close(src->st);
+	free(src->st);
+	free(src->doc_owned);
+	memset(src, 0, sizeof *src);
 }
 
 typedef enum plumb_err (*reader_fn)(const char *buf, size_t len, const struct fmt_read_opts *opts,
 				    struct profile *p, struct perr *e);
+typedef enum plumb_err (*stream_reader_fn)(struct fmt_stream *st, const struct fmt_read_opts *opts,
+					   struct profile *p, struct perr *e);
 typedef enum plumb_err (*writer_fn)(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				    struct perr *e);
 
-static enum plumb_err read_folded(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
-				  struct perr *e)
-{
-	return fmt_folded_read_opts(buf, len, opts, p, e);
-}
-
+/* Line formats read from the stream, documents read whole. */
 static const struct {
 	enum fmt_kind kind;
-	reader_fn read;
+	stream_reader_fn stream;
+	reader_fn doc;
 } readers[] = {
-	{ FMT_FOLDED, read_folded },
-	{ FMT_PERF_SCRIPT, fmt_perf_script_read },
-	{ FMT_GECKO, fmt_gecko_read },
-	{ FMT_SPEEDSCOPE, fmt_speedscope_read },
+	{ FMT_FOLDED, fmt_folded_read_stream, NULL },
+	{ FMT_PERF_SCRIPT, fmt_perf_script_read_stream, NULL },
+	{ FMT_GECKO, NULL, fmt_gecko_read },
+	{ FMT_SPEEDSCOPE, NULL, fmt_speedscope_read },
+	{ FMT_PPROF, NULL, fmt_pprof_read },
 };
 
 static const struct {
@@ -300,25 +233,55 @@ static enum plumb_err not_a_profile(const char *buf, size_t len, const char *pat
 	return perr_set(e, PLUMB_EFORMAT, "%s is a plumb document (%.*s), not a profile", name, (int)(q - v), v);
 }
 
-enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
-			    struct profile **out, struct perr *e)
+/* Out of memory while reading is the input's doing (exit 5), said with how far the read got. */
+static enum plumb_err read_failed(struct fmt_source *src, const struct profile *p, enum plumb_err rc, struct perr *e)
+{
+	if (rc != PLUMB_ENOMEM)
+		return rc;
+	char size[32];
+	uint64_t at = src->doc ? src->doc_len : fmt_stream_offset(src->st);
+	return perr_set(e, PLUMB_EIO, "out of memory after %s of input, with %zu distinct stacks: the profile is too "
+			"big for this machine's memory", fmt_size_text(at, size, sizeof size),
+			p ? profile_nstacks(p) - 1 : (size_t)0);
+}
+
+enum plumb_err fmt_source_read(struct fmt_source *src, enum fmt_kind kind, const struct fmt_read_opts *opts,
+			       struct profile **out, struct perr *e)
 {
 	static const struct fmt_read_opts no_opts;
 	if (!opts)
 		opts = &no_opts;
 	if (kind == FMT_UNKNOWN)
-		kind = fmt_sniff(buf, len);
-	if (kind == FMT_GECKO && not_a_profile(buf, len, opts->source_path, e))
-		return e->code;
+		kind = src->kind;
+	src->st->progress = opts->progress;
+	if (kind == FMT_GECKO) {
+		const char *doc;
+		size_t dlen;
+		enum plumb_err rc = fmt_source_document(src, &doc, &dlen, e);
+		if (rc || (rc = not_a_profile(doc, dlen, opts->source_path, e)))
+			return rc;
+	}
 	for (size_t i = 0; i < sizeof readers / sizeof readers[0]; i++) {
 		if (readers[i].kind != kind)
 			continue;
 		struct profile *p = profile_new();
 		if (!p)
-			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+			return read_failed(src, NULL, perr_set(e, PLUMB_ENOMEM, "out of memory"), e);
 		profile_keep_timeline(p, opts->keep_timeline);
-		enum plumb_err rc = readers[i].read(buf, len, opts, p, e);
+		enum plumb_err rc;
+		if (readers[i].stream) {
+			rc = readers[i].stream(src->st, opts, p, e);
+		} else {
+			const char *data;
+			size_t len;
+			rc = fmt_source_document(src, &data, &len, e);
+			if (!rc)
+				rc = readers[i].doc(data, len, opts, p, e);
+		}
+		if (!rc)
+			profile_meta(p)->format = profile_intern_cstr(p, fmt_name(kind));
 		if (rc) {
+			rc = read_failed(src, p, rc, e);
 			profile_free(p);
 			return rc;
 		}
@@ -328,23 +291,40 @@ enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, con
 	return perr_set(e, PLUMB_EFORMAT, "reading %s profiles is not supported", fmt_name(kind));
 }
 
-enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct fmt_read_opts *opts,
-			     struct profile **out, struct perr *e)
+enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, const struct fmt_read_opts *opts,
+			    struct profile **out, struct perr *e)
 {
-	struct fmt_input in;
-	enum plumb_err rc = fmt_load(path, &in, e);
-	if (rc)
-		return rc;
-	struct fmt_read_opts o = opts ? *opts : (struct fmt_read_opts){ 0 };
-	if (!o.source_path)
-		o.source_path = path;
-	rc = fmt_read_buf(in.data, in.len, hint, &o, out, e);
-	if (rc && e->msg[0] && !strstr(e->msg, path)) {
+	struct fmt_source src;
+	enum plumb_err rc = fmt_source_mem(&src, buf, len, e);
+	if (!rc)
+		rc = fmt_source_read(&src, kind, opts, out, e);
+	fmt_source_close(&src);
+	return rc;
+}
+
+/* Prefixes the path to a message that does not name it yet. */
+static void name_path(struct perr *e, const char *path)
+{
+	if (e->msg[0] && !strstr(e->msg, path)) {
 		char tmp[PERR_MSG_MAX];
 		snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
 		memcpy(e->msg, tmp, sizeof tmp);
 	}
-	fmt_input_release(&in);
+}
+
+enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct fmt_read_opts *opts,
+			     struct profile **out, struct perr *e)
+{
+	struct fmt_source src;
+	enum plumb_err rc = fmt_source_open(&src, path, e);
+	struct fmt_read_opts o = opts ? *opts : (struct fmt_read_opts){ 0 };
+	if (!o.source_path)
+		o.source_path = path;
+	if (!rc)
+		rc = fmt_source_read(&src, hint, &o, out, e);
+	if (rc)
+		name_path(e, path);
+	fmt_source_close(&src);
 	return rc;
 }
 

@@ -11,6 +11,8 @@
 #include <stdio.h>
 
 #include "base/err.h"
+#include "base/progress.h"
+#include "format/stream.h"
 #include "profile/profile.h"
 
 enum fmt_kind {
@@ -35,12 +37,15 @@ struct fmt_read_opts {
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
 	bool lenient;            /* folded: skip lines that are not "stack COUNT" (one warning) instead of failing */
+	const char *sample_index; /* pprof: which sample type is the weight, by index or type name (NULL: default) */
+	struct progress *progress; /* told how far the input is read (base/progress.h); NULL: no display */
 };
 
 struct fmt_write_opts {
 	unsigned label_flags;    /* enum label_flags */
 	bool threads;            /* folded: a root frame per thread "name (tid)" */
 	const char *path;        /* set by fmt_write_file: the destination ("-" for stdout), e.g. for .gz */
+	struct progress *progress; /* told how much is written (base/progress.h); NULL: no display */
 };
 
 enum fmt_kind fmt_from_name(const char *name);          /* "folded", "gecko", ... */
@@ -48,16 +53,27 @@ const char *fmt_name(enum fmt_kind kind);
 enum fmt_kind fmt_from_path(const char *path);          /* by extension; FMT_UNKNOWN when none fits */
 enum fmt_kind fmt_sniff(const char *buf, size_t len);   /* by content */
 
-/* A whole input file in memory: gunzipped when it starts with the gzip magic. "-" reads stdin. */
-struct fmt_input {
-	char *data;  /* owned, NUL-terminated */
-	size_t len;
-	size_t map_len; /* non-zero when data is a private file mapping of this many bytes (fmt_input_release unmaps) */
+/* An opened input (docs/design.md §6.6): a bounded stream and the format sniffed from its first bytes. Line
+ * formats (folded, perf script) are read from the stream block by block; a document (Firefox JSON, speedscope,
+ * a plumb.hot.v1 summary, pprof) is read whole, up to FMT_MAX_DOCUMENT (format/stream.h).
+ * Ownership: fmt_source_close() releases what the source holds; the document stays valid until then. */
+struct fmt_source {
+	struct fmt_stream *st;
+	enum fmt_kind kind;  /* sniffed */
+	const char *doc;     /* the whole document once read (fmt_source_document), else NULL */
+	size_t doc_len;
+	char *doc_owned;
 };
-/* PLUMB_ENOENT when path is not there, PLUMB_EIO when it cannot be read, PLUMB_EFORMAT when it holds nothing
- * but white space (docs/design.md §3.2: 3 versus 5). */
-enum plumb_err fmt_load(const char *path, struct fmt_input *in, struct perr *e);
-void fmt_input_release(struct fmt_input *in);
+enum plumb_err fmt_source_open(struct fmt_source *src, const char *path, struct perr *e);
+/* A source over buf[0..len) (not copied), e.g. for tests and fuzzers. */
+enum plumb_err fmt_source_mem(struct fmt_source *src, const void *buf, size_t len, struct perr *e);
+/* The rest of the input as one NUL-terminated document (at most FMT_MAX_DOCUMENT bytes). */
+enum plumb_err fmt_source_document(struct fmt_source *src, const char **data, size_t *len, struct perr *e);
+/* Reads the source as `kind` (FMT_UNKNOWN: as sniffed) into a new profile. Out of memory while reading is
+ * PLUMB_EIO (exit 5) with how far the read got: the input is what is too big for this machine. */
+enum plumb_err fmt_source_read(struct fmt_source *src, enum fmt_kind kind, const struct fmt_read_opts *opts,
+			       struct profile **out, struct perr *e);
+void fmt_source_close(struct fmt_source *src);
 
 /* Reads any supported input; `hint` FMT_UNKNOWN sniffs the content. */
 enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct fmt_read_opts *opts,
@@ -91,6 +107,17 @@ enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fm
 /* Folded, with the options (lenient mode, warnings). fmt_folded_read is the strict form. */
 enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				    struct perr *e);
+/* The line formats read from a stream. */
+enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_read_opts *opts, struct profile *p,
+				      struct perr *e);
+enum plumb_err fmt_perf_script_read_stream(struct fmt_stream *st, const struct fmt_read_opts *opts, struct profile *p,
+					   struct perr *e);
+/* pprof (profile.proto, gzipped or not): the sample type opts->sample_index chooses (default: the profile's
+ * default_sample_type, else the last, as `go tool pprof` does). */
+enum plumb_err fmt_pprof_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+			      struct perr *e);
+/* True when the bytes start like a profile.proto message (a sample_type ValueType first). */
+bool fmt_pprof_sniff(const char *buf, size_t len);
 enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				    struct perr *e);
 enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);

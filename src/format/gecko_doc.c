@@ -262,7 +262,7 @@ static void gtables_release(struct gtables *t)
 	struct col *cols[] = { &t->stack_frame,   &t->stack_prefix,  &t->stack_prefix_offset, &t->frame_func,
 			       &t->frame_address, &t->frame_line,    &t->frame_inline_depth,  &t->func_name,
 			       &t->func_resource, &t->func_file,     &t->func_source,         &t->func_line,
-			       &t->res_lib,       &t->res_name,      &t->src_filename };
+			       &t->res_lib,       &t->res_name,      &t->src_filename,        &t->frame_category };
 	for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
 		col_release(cols[i]);
 	strarr_release(&t->strings);
@@ -283,8 +283,13 @@ void gdoc_release(struct gdoc *d)
 		col_release(&t->s_time);
 		col_release(&t->s_time_deltas);
 		col_release(&t->s_weight);
+		col_release(&t->s_plumb_samples);
 	}
 	free(d->threads);
+	for (size_t i = 0; i < d->ncategories; i++)
+		free(d->categories[i]);
+	free(d->categories);
+	free(d->plumb_weight_unit);
 	for (size_t i = 0; i < d->nlibs; i++) {
 		free(d->libs[i].name);
 		free(d->libs[i].path);
@@ -358,8 +363,9 @@ static bool gk_tables_key(struct json_reader *j, struct gtables *t, const char *
 		const struct colmap m[] = { { "func", &t->frame_func },
 					    { "address", &t->frame_address },
 					    { "line", &t->frame_line },
-					    { "inlineDepth", &t->frame_inline_depth } };
-		return gk_table(j, m, 4, &t->has_frame);
+					    { "inlineDepth", &t->frame_inline_depth },
+					    { "category", &t->frame_category } };
+		return gk_table(j, m, 5, &t->has_frame);
 	}
 	if (jr_key_is(k, kl, "funcTable")) {
 		const struct colmap m[] = { { "name", &t->func_name },	       { "resource", &t->func_resource },
@@ -423,6 +429,8 @@ static bool samples_member(struct json_reader *j, void *ctx, const char *k, size
 		return gk_col(j, &t->s_weight);
 	if (jr_key_is(k, kl, "weightType"))
 		return gk_scalar_str(j, &t->weight_type);
+	if (jr_key_is(k, kl, "plumbSamples"))
+		return gk_col(j, &t->s_plumb_samples);
 	return jr_skip(j);
 }
 
@@ -452,6 +460,39 @@ static bool lib_member(struct json_reader *j, void *ctx, const char *k, size_t k
 	return handled ? ok : jr_skip(j);
 }
 
+/* An element of meta.categories: its name. */
+static bool category_member(struct json_reader *j, void *ctx, const char *k, size_t kl)
+{
+	return jr_key_is(k, kl, "name") ? gk_scalar_str(j, ctx) : jr_skip(j);
+}
+
+static bool category_element(struct json_reader *j, void *ctx)
+{
+	struct gdoc *d = ctx;
+	if (!ALLOC_GROW(d->categories, d->ncategories + 1, d->cap_categories))
+		return jr_oom(j);
+	char **name = &d->categories[d->ncategories++];
+	*name = NULL;
+	return gk_members(j, true, category_member, name);
+}
+
+/* Reads an array element by element: element(j, ctx) reads each one. */
+typedef bool (*element_fn)(struct json_reader *j, void *ctx);
+static bool gk_elements(struct json_reader *j, element_fn element, void *ctx);
+
+/* meta.plumb: what plumb's writer says of its samples (times or positions, the weight unit, the period). */
+static bool plumb_member(struct json_reader *j, void *ctx, const char *k, size_t kl)
+{
+	struct gdoc *d = ctx;
+	if (jr_key_is(k, kl, "timeline"))
+		return jr_peek(j) == 't' || jr_peek(j) == 'f' ? jr_bool(j, &d->plumb_timeline) : jr_skip(j);
+	if (jr_key_is(k, kl, "weightUnit"))
+		return gk_scalar_str(j, &d->plumb_weight_unit);
+	if (jr_key_is(k, kl, "intervalNs"))
+		return gk_double_or_null(j, &d->plumb_interval_ns);
+	return jr_skip(j);
+}
+
 static bool meta_member(struct json_reader *j, void *ctx, const char *k, size_t kl)
 {
 	struct gdoc *d = ctx;
@@ -459,6 +500,15 @@ static bool meta_member(struct json_reader *j, void *ctx, const char *k, size_t 
 		return gk_double_or_null(j, &d->version);
 	if (jr_key_is(k, kl, "profilingStartTime"))
 		return gk_double_or_null(j, &d->profiling_start);
+	if (jr_key_is(k, kl, "interval"))
+		return gk_double_or_null(j, &d->interval_ms);
+	if (jr_key_is(k, kl, "categories") && jr_peek(j) == '[')
+		return gk_elements(j, category_element, d);
+	if (jr_key_is(k, kl, "plumb") && jr_peek(j) == '{') {
+		d->has_plumb = true;
+		d->plumb_timeline = true;
+		return gk_members(j, false, plumb_member, d);
+	}
 	return jr_skip(j);
 }
 
@@ -470,9 +520,6 @@ static bool shared_member(struct json_reader *j, void *ctx, const char *k, size_
 	bool ok = gk_tables_key(j, &d->shared, k, kl, &handled);
 	return handled ? ok : jr_skip(j);
 }
-
-/* Reads an array element by element: element(j, ctx) reads each one. */
-typedef bool (*element_fn)(struct json_reader *j, void *ctx);
 
 static bool gk_elements(struct json_reader *j, element_fn element, void *ctx)
 {

@@ -31,7 +31,7 @@ struct strarr {
 /* The tables of one thread, or the `shared` ones (v60+). has_*: the table's key was present. */
 struct gtables {
 	struct col stack_frame, stack_prefix, stack_prefix_offset;
-	struct col frame_func, frame_address, frame_line, frame_inline_depth;
+	struct col frame_func, frame_address, frame_line, frame_inline_depth, frame_category;
 	struct col func_name, func_resource, func_file, func_source, func_line;
 	struct col res_lib, res_name;
 	struct col src_filename;
@@ -43,6 +43,7 @@ struct gthread {
 	struct gtables t;
 	char *name, *process_name, *pid, *tid;
 	struct col s_stack, s_time, s_time_deltas, s_weight;
+	struct col s_plumb_samples; /* plumb's own: the samples each row stands for */
 	char *weight_type;
 };
 
@@ -54,7 +55,14 @@ struct gdoc {
 	bool want_times; /* keep sample times (else the time columns are only validated and counted) */
 	double version;  /* meta.preprocessedProfileVersion; NAN when absent */
 	double profiling_start; /* meta.profilingStartTime in ms; NAN when absent */
+	double interval_ms;     /* meta.interval; NAN when absent */
 	bool has_meta;
+	char **categories;      /* meta.categories[i].name (NULL for one without) */
+	size_t ncategories, cap_categories;
+	/* meta.plumb, what plumb's writer keeps there (has_plumb: present) */
+	bool has_plumb, plumb_timeline;
+	char *plumb_weight_unit;
+	double plumb_interval_ns;
 	struct gtables shared;
 	struct gthread *threads;
 	size_t nthreads, cap_threads;

@@ -16,6 +16,7 @@
 #include "base/json.h"
 #include "format/gecko_doc.h"
 #include "format/gecko_syms.h"
+#include "profile/label.h"
 
 #define GECKO_MIN_VERSION 41
 #define GECKO_MAX_VERSION 66
@@ -105,6 +106,49 @@ static str_id func_file(struct resolve *r, const struct tview *v, size_t func)
 	return 0;
 }
 
+/* The frame's kind: its category's name (Kernel, JIT, Python), or a kernel module. The kernel's own image
+ * ("[kernel.kallsyms]", or plumb's resource "[kernel]") is a kind, not a module: in plumb's model the kernel's
+ * own frames have none, whichever format they come from. */
+static void frame_kind_of(struct resolve *r, const struct gtables *FT, size_t f, struct frame *fr)
+{
+	size_t cat;
+	const char *cname = gdoc_index(&FT->frame_category, f, r->d->ncategories, &cat) ? r->d->categories[cat] : NULL;
+	if (cname && strcmp(cname, "Kernel") == 0)
+		fr->kind = FRAME_KERNEL;
+	else if (cname && strcmp(cname, "JIT") == 0)
+		fr->kind = FRAME_JIT;
+	else if (cname && strcmp(cname, "Python") == 0)
+		fr->kind = FRAME_PYTHON;
+	const char *mod = profile_str(r->p, fr->module);
+	if (strncmp(mod, "[kernel", 7) == 0 || strstr(mod, "vmlinux"))
+		fr->kind = FRAME_KERNEL;
+	/* the kernel's own image is a kind, not a module: its frames have none (plumb writes them as "[kernel]") */
+	if (strcmp(mod, "[kernel]") == 0 || strcmp(mod, "[kernel.kallsyms]") == 0)
+		fr->module = 0;
+	if (fr->inlined && fr->kind != FRAME_PYTHON)
+		fr->kind = FRAME_USER; /* one mark per frame (docs/design.md §4.1) */
+}
+
+/* "[unknown]" and "<module>+0xOFFSET" (what plumb writes for a frame without a name) name no function. */
+static void nameless(struct resolve *r, const char *name, size_t n, struct frame *fr)
+{
+	if (n == 9 && memcmp(name, "[unknown]", 9) == 0) {
+		fr->func = 0;
+		return;
+	}
+	const char *mod = profile_str(r->p, fr->module), *base = strrchr(mod, '/');
+	base = base ? base + 1 : mod;
+	size_t bl = strlen(base);
+	if (!bl || n <= bl + 3 || memcmp(name, base, bl) != 0 || memcmp(name + bl, "+0x", 3) != 0)
+		return;
+	uint64_t off;
+	if (label_hex(name + bl + 3, n - bl - 3, &off) && off) {
+		fr->func = 0;
+		fr->addr = off;
+		fr->offset = 1;
+	}
+}
+
 /* Resolves frameTable row f of thread ti into a chain of profile frames (outermost first). */
 static bool resolve_frame(struct resolve *r, size_t ti, const struct tview *v, size_t f, uint32_t *chain,
 			  size_t *nchain)
@@ -146,11 +190,10 @@ static bool resolve_frame(struct resolve *r, size_t ti, const struct tview *v, s
 		fr.addr = (uint64_t)addr;
 	double depth = FT->frame_inline_depth.present && f < FT->frame_inline_depth.n ? FT->frame_inline_depth.v[f] : 0;
 	fr.inlined = depth > 0;
-	const char *mod = profile_str(r->p, fr.module);
-	if (strncmp(mod, "[kernel", 7) == 0 || strstr(mod, "vmlinux"))
-		fr.kind = FRAME_KERNEL;
 	if (fr.func == PROFILE_NOMEM || fr.file == PROFILE_NOMEM || fr.module == PROFILE_NOMEM)
 		return res_fail(r, "out of memory");
+	frame_kind_of(r, FT, f, &fr);
+	nameless(r, name, nlen, &fr);
 	*nchain = 0;
 	/* symbolicate through the sidecar: names that are only an address */
 	if (syms && addr >= 0 && (nlen == 0 || looks_like_address(name, nlen))) {
@@ -251,7 +294,17 @@ struct sample_cols {
 	double scale;                 /* of the weights */
 	const double *time;           /* NULL when the samples are summed */
 	bool deltas;                  /* time holds the differences from the previous sample */
+	const double *counts;         /* plumb's own: the samples each row stands for; NULL when absent */
+	bool weight_is_count;         /* the weights count samples */
 };
+
+/* The samples row i stands for: plumb's count when it wrote one, the weight when it counts samples, else one. */
+static inline uint64_t samples_at(const struct sample_cols *c, size_t i, uint64_t weight)
+{
+	if (c->counts && c->counts[i] >= 0 && c->counts[i] < 9e18)
+		return (uint64_t)c->counts[i];
+	return c->weight_is_count ? weight : 1;
+}
 
 /* Sample i's stackTable row and weight: 1, or 0 for a sample without a stack (e.g. while idle: no frames to
  * count), or -1 (with the message) when its stack or weight is not valid. */
@@ -283,7 +336,7 @@ static inline int sample_at(struct resolve *r, const struct sample_cols *c, size
 /* Without a timeline: summed per stack row first, one model update per distinct stack, not per sample. */
 static bool samples_summed(struct resolve *r, const struct sample_cols *c, uint32_t thread, const uint32_t *sid)
 {
-	uint64_t *agg = calloc(c->nstacks + 1, sizeof *agg);
+	uint64_t *agg = calloc(2 * (c->nstacks + 1), sizeof *agg), *nsamp = agg + c->nstacks + 1;
 	if (!agg)
 		return res_fail(r, "out of memory");
 	bool ok = true;
@@ -295,12 +348,19 @@ static bool samples_summed(struct resolve *r, const struct sample_cols *c, uint3
 			ok = false;
 			break;
 		}
-		if (got)
+		if (got && (agg[row] + weight < agg[row] || nsamp[row] + samples_at(c, i, weight) < nsamp[row])) {
+			ok = res_fail(r, "threads[%zu]: the weights add up past what a profile can count", c->ti);
+			break;
+		}
+		if (got) {
 			agg[row] += weight;
+			nsamp[row] += samples_at(c, i, weight);
+		}
 	}
 	for (size_t i = 0; ok && i < c->nstacks; i++) {
-		if (agg[i] && !profile_add_sample(r->p, sid[i], thread, 0, agg[i]))
-			ok = res_fail(r, "out of memory");
+		if (agg[i] && !profile_add_weighted(r->p, sid[i], thread, 0, agg[i], nsamp[i]))
+			ok = res_fail(r, profile_overflowed(r->p) ? "the weights add up past what a profile can count"
+								  : "out of memory");
 	}
 	free(agg);
 	return ok;
@@ -324,8 +384,9 @@ static bool samples_timed(struct resolve *r, const struct sample_cols *c, uint32
 			continue;
 		double ns = t * 1e6;
 		uint64_t tns = ns > 0 && ns < 1.8e19 ? (uint64_t)llround(ns) : 0;
-		if (!profile_add_sample(r->p, sid[row], thread, tns, weight))
-			return res_fail(r, "out of memory");
+		if (!profile_add_weighted(r->p, sid[row], thread, tns, weight, samples_at(c, i, weight)))
+			return res_fail(r, profile_overflowed(r->p) ? "the weights add up past what a profile can count"
+								    : "out of memory");
 	}
 	return true;
 }
@@ -347,6 +408,11 @@ static bool resolve_samples(struct resolve *r, size_t ti, uint32_t thread, const
 	c.weight = th->s_weight.present ? th->s_weight.v : NULL;
 	/* "tracing-ms" weights are milliseconds: kept as nanoseconds, the model's time unit */
 	c.scale = th->weight_type && strcmp(th->weight_type, "tracing-ms") == 0 ? 1e6 : 1;
+	const char *pu = r->d->plumb_weight_unit;
+	c.weight_is_count = (!th->weight_type || strcmp(th->weight_type, "samples") == 0) &&
+			    (!pu || strcmp(pu, "samples") == 0);
+	if (th->s_plumb_samples.present && th->s_plumb_samples.n >= c.n)
+		c.counts = th->s_plumb_samples.v;
 	if (!timed)
 		return samples_summed(r, &c, thread, sid);
 	c.time = tc->v;
@@ -360,7 +426,8 @@ static bool resolve_thread(struct resolve *r, size_t ti, bool timed)
 	table_view(r->d, ti, &view);
 	const char *tname = th->name && th->name[0] ? th->name : (th->process_name ? th->process_name : "");
 	uint32_t thread = profile_thread(r->p, parse_u32(th->pid), parse_u32(th->tid), tname);
-	if (thread == PROFILE_NOMEM)
+	if (thread == PROFILE_NOMEM || (th->process_name && !profile_thread_set_process(r->p, thread, th->process_name,
+											 strlen(th->process_name))))
 		return res_fail(r, "out of memory");
 	if (th->s_stack.n == 0)
 		return true;
@@ -424,8 +491,8 @@ static enum plumb_err resolve_all(struct resolve *r)
 {
 	const struct gdoc *d = r->d;
 	struct profile *p = r->p;
-	/* timestamps only when every thread that has samples has times */
-	bool timed = d->want_times;
+	/* timestamps only when every thread that has samples has times (and plumb did not write positions) */
+	bool timed = d->want_times && (!d->has_plumb || d->plumb_timeline);
 	for (size_t i = 0; i < d->nthreads; i++)
 		if (d->threads[i].s_stack.n && !d->threads[i].s_time.present && !d->threads[i].s_time_deltas.present)
 			timed = false;
@@ -442,6 +509,16 @@ static enum plumb_err resolve_all(struct resolve *r)
 		if (wt && wt[0] && strcmp(wt, "samples") != 0)
 			meta->weight_unit = profile_intern_cstr(p, strcmp(wt, "tracing-ms") == 0 ? "nanoseconds" : wt);
 	}
+	/* plumb's own: the unit the Firefox format has no name for, and the period */
+	if (d->plumb_weight_unit && d->plumb_weight_unit[0])
+		meta->weight_unit = profile_intern_cstr(p, d->plumb_weight_unit);
+	if (d->has_plumb)
+		meta->interval_ns = d->plumb_interval_ns > 0 && d->plumb_interval_ns < 1.8e19
+					    ? (uint64_t)d->plumb_interval_ns : 0;
+	else if (d->interval_ms > 0 && d->interval_ms < 1e9)
+		meta->interval_ns = (uint64_t)llround(d->interval_ms * 1e6);
+	if (meta->weight_unit == PROFILE_NOMEM)
+		return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
 	return PLUMB_OK;
 }
 
@@ -455,6 +532,8 @@ enum plumb_err fmt_gecko_read(const char *buf, size_t len, const struct fmt_read
 	d.want_times = profile_has_timeline(p);
 	d.version = NAN;
 	d.profiling_start = NAN;
+	d.interval_ms = NAN;
+	d.plumb_interval_ns = NAN;
 	struct sidecar *sc = NULL;
 	struct resolve r = { .p = p, .e = e, .d = &d };
 	enum plumb_err rc;

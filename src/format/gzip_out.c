@@ -1,5 +1,6 @@
 /* gzip_out.c — gzip-compressed output for writers whose formats are gzipped (pprof, .json.gz). */
 #include "format/format.h"
+#include "format/out.h"
 
 #include <string.h>
 #include <zlib.h>
@@ -8,7 +9,7 @@ enum plumb_err fmt_gzip_write(const void *data, size_t len, FILE *out, struct pe
 {
 	z_stream zs;
 	memset(&zs, 0, sizeof zs);
-	if (deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&zs, FMT_GZIP_LEVEL, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
 		return perr_set(e, PLUMB_ENOMEM, "cannot start gzip");
 	unsigned char buf[1 << 16];
 	const unsigned char *in = data;

@@ -122,6 +122,7 @@ static void write_table(struct sbuf *out, const struct hot_table *t, uint64_t to
 static void write_slice(struct sbuf *out, const struct hot_slice *sl, size_t top, const char *indent)
 {
 	sbuf_addf(out, "%s\"total\": %llu,\n", indent, (unsigned long long)sl->total);
+	sbuf_addf(out, "%s\"samples\": %llu,\n", indent, (unsigned long long)sl->samples);
 	sbuf_addf(out, "%s\"attributed\": %llu", indent, (unsigned long long)sl->attributed);
 	for (int k = 0; k < HOT_NTABLES; k++) {
 		sbuf_addf(out, ",\n%s\"%s\": ", indent, hot_table_name((enum hot_table_kind)k));
@@ -141,6 +142,7 @@ void fmt_hot_json_write(struct sbuf *out, const struct hot_summary *s, size_t to
 	sbuf_addstr(out, ",\n  \"weight_unit\": ");
 	const char *wu = s->weight_unit ? s->weight_unit : "samples";
 	sbuf_add_json_str(out, wu, strlen(wu));
+	sbuf_addf(out, ",\n  \"interval_ns\": %llu", (unsigned long long)s->interval_ns);
 	sbuf_addf(out, ",\n  \"group_by\": \"%s\",\n  \"module_depth\": %d,\n  \"top\": %zu,\n",
 		  hot_group_name(s->group_by), s->module_depth, top);
 	sbuf_addstr(out, "  \"threads\": [");
@@ -203,6 +205,9 @@ static enum plumb_err read_slice(json_t *obj, struct hot_slice *sl, bool *groupe
 				(long long)json_integer_value(total));
 	sl->total = (uint64_t)json_integer_value(total);
 	sl->attributed = json_is_integer(attr) ? (uint64_t)json_integer_value(attr) : sl->total;
+	json_t *samples = json_object_get(obj, "samples");
+	sl->samples = json_is_integer(samples) && json_integer_value(samples) > 0 ? (uint64_t)json_integer_value(samples)
+										      : 0;
 	for (int k = 0; k < HOT_NTABLES; k++) {
 		const char *key = hot_table_name((enum hot_table_kind)k);
 		json_t *arr = json_object_get(obj, key);
@@ -297,6 +302,8 @@ static enum plumb_err read_head(json_t *root, struct hot_summary *s, struct perr
 	if (gb && !hot_group_from_name(gb, &s->group_by))
 		return perr_set(e, PLUMB_EFORMAT, "plumb.hot.v1: unknown group_by \"%s\"", gb);
 	s->module_depth = json_is_integer(md) ? (int)json_integer_value(md) : 2;
+	json_t *iv = json_object_get(root, "interval_ns");
+	s->interval_ns = json_is_integer(iv) && json_integer_value(iv) > 0 ? (uint64_t)json_integer_value(iv) : 0;
 	s->has_grouped = true;
 	if (!s->format || !s->weight_unit)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");

@@ -46,6 +46,7 @@ struct hot_slice {
 	char *name;              /* stage name; NULL for the whole profile */
 	double start_ms, end_ms; /* stage range */
 	uint64_t total;
+	uint64_t samples;        /* the samples `total` weighs (equal to it when the unit is samples; 0: unknown) */
 	uint64_t attributed;     /* weight of samples with at least one frame that passed the filters */
 	struct hot_table tables[HOT_NTABLES];
 };
@@ -60,6 +61,7 @@ struct hot_summary {
 	char *source;      /* the profile's path (redacted), may be NULL */
 	char *format;      /* format it was read from */
 	char *weight_unit; /* "samples", ... */
+	uint64_t interval_ns; /* the sampling period when known, else 0 */
 	enum hot_group group_by;
 	int module_depth;
 	bool has_grouped;  /* grouped tables present (always for a fresh analysis) */

@@ -1,14 +1,13 @@
 /* perf_script.h — the state of one `perf script` reader (format/perf_script_parse.c reads lines into it,
  * format/perf_script_frames.c names the frames of a stack line the way stackcollapse-perf's options say, and
- * format/perf_script.c splits a big text across two of them). Internal to format/.
+ * format/perf_script.c feeds it the blocks of a stream). Internal to format/.
  *
  * Ownership: ps_init() starts a reader on a profile it fills but does not own; ps_release() frees the rest. Cache
- * keys are copied into key blocks the reader owns; everything else points into the caller's text, which must
- * outlive the reader. */
+ * keys and the event name are copied into key blocks the reader owns: nothing points into a block of text once
+ * the next block is read. */
 #ifndef PLUMB_FORMAT_PERF_SCRIPT_H
 #define PLUMB_FORMAT_PERF_SCRIPT_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,15 +19,6 @@
 #include "profile/profile.h"
 
 #define WARN_MAX 400
-
-/* The event filter handed from the first half of a split read to the second. */
-struct ev_share {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	bool known;
-	const char *event; /* NULL: the first half had no event line */
-	size_t len;
-};
 
 /* Copies of cache keys, packed in blocks that never move. */
 struct key_block {
@@ -46,7 +36,8 @@ struct header {
 /* The last stack seen for one header (thread): consecutive samples of a thread share most outer frames, so
  * the walk down the prefix tree resumes where the new stack leaves the old one. */
 struct last_stack {
-	uint32_t *frames, *nodes; /* outermost first; nodes[i] is the tree node after frames[0..i] */
+	uint32_t *prev, *nodes;   /* outermost first; nodes[i] is the tree node after prev[0..i] */
+	uint32_t *frames;         /* scratch: the new stack's frames */
 	size_t n, cap;
 };
 
@@ -55,6 +46,7 @@ struct ps {
 	const struct fmt_read_opts *o;
 	struct perr *e;
 	bool oom;
+	bool capped;             /* a stack passed FMT_MAX_FRAMES (the message is in e) */
 	/* caches */
 	struct tcache lines;     /* stack-line text -> index into groups */
 	struct tcache headers;   /* "comm pid/tid" -> index into hdrs */
@@ -67,6 +59,7 @@ struct ps {
 	bool java;               /* the process name starts with "java" (tidy Java signatures) */
 	struct header cur;
 	uint64_t period;
+	bool have_period;        /* the event line carried a period */
 	uint64_t time_ns;
 	struct u32vec stack;     /* frames innermost first (each line's group pushed reversed) */
 	/* the event filter: the first event type seen */
@@ -74,11 +67,9 @@ struct ps {
 	size_t event_len;
 	bool have_event;
 	uint64_t filtered;       /* events of other types skipped */
+	uint64_t samples, with_period; /* events kept; of those, how many carried a period */
 	bool warned_event, warned_stack;
 	char msg_event[WARN_MAX], msg_stack[WARN_MAX];
-	struct ev_share *share;  /* two-part reads: the first part publishes the event filter, the second waits */
-	bool publisher;
-	const char *part, *part_end; /* the text a worker thread reads */
 	uint64_t first_time;
 	bool have_time;
 	struct sbuf scratch, scratch2;
@@ -97,9 +88,10 @@ static inline bool is_hex(char c)
 
 /* Starts a reader on p (which may be NULL until the caller sets s->p) with the read options. */
 void ps_init(struct ps *s, struct profile *p, const struct fmt_read_opts *opts, struct perr *e);
-/* Reads the lines of buf..end; s->oom tells whether memory ran out. A publisher with a share publishes the
- * event filter (or that there is none) by the end at the latest. */
+/* Reads the lines of buf..end (whole lines; an event may go on in the next block); s->oom tells whether memory
+ * ran out. ps_end() ends the last event at the end of the text. */
 void ps_run(struct ps *s, const char *buf, const char *end);
+void ps_end(struct ps *s);
 void ps_release(struct ps *s);
 
 /* Builds the frames of one stack line (several when "a->b" marks inlining) as the collapse options say and

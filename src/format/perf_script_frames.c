@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/str.h"
+#include "profile/label.h"
 
 /* vmlinux, with or without a version suffix, at the end of the module path */
 static bool is_vmlinux(const char *m, size_t n)
@@ -157,11 +158,6 @@ uint32_t ps_line_frames(struct ps *s, const char *pc, size_t pc_len, const char 
 		raw_len = s->scratch2.len;
 	}
 	bool kernel = is_kernel_module(mod, mod_len), jit = is_jit_module(mod, mod_len);
-	str_id module = profile_intern(s->p, mod, mod_len);
-	if (module == PROFILE_NOMEM) {
-		s->oom = true;
-		return rec;
-	}
 	uint32_t count = 0;
 	const char *part = raw, *end = raw + raw_len;
 	for (;;) {
@@ -199,7 +195,6 @@ uint32_t ps_line_frames(struct ps *s, const char *pc, size_t pc_len, const char 
 			memmove(f->buf, f->buf + 1, n);
 			f->len = --n;
 		}
-		uint8_t kind = kernel ? FRAME_KERNEL : jit ? FRAME_JIT : FRAME_USER;
 		if (count > 0) {
 			if (!contains(f->buf, f->len, "_[i]"))
 				sbuf_add(f, "_[i]", 4);
@@ -208,13 +203,8 @@ uint32_t ps_line_frames(struct ps *s, const char *pc, size_t pc_len, const char 
 		} else if (s->o->jit && jit && !contains(f->buf, f->len, "_[j]")) {
 			sbuf_add(f, "_[j]", 4);
 		}
-		struct frame fr = { 0 };
-		fr.is_label = 1;
-		fr.kind = kind;
-		fr.inlined = count > 0;
-		fr.module = module;
-		fr.func = profile_intern(s->p, f->buf, f->len);
-		uint32_t id = fr.func == PROFILE_NOMEM ? PROFILE_NOMEM : profile_frame(s->p, &fr);
+		/* the frame is the label stackcollapse-perf writes, read into its fields (profile/label.h) */
+		uint32_t id = f->oom ? PROFILE_NOMEM : label_frame(s->p, f->buf, f->len);
 		if (id == PROFILE_NOMEM || !u32vec_push(&s->groups, id)) {
 			s->oom = true;
 			return rec;

@@ -1,6 +1,7 @@
 /* perf_script_parse.c — reads `perf script` text line by line into the profile model: event lines ("comm
  * pid/tid time: period event: ...") and their stack lines ("addr sym+off (module)"). Only the first event type is
- * kept; a sample weighs its period when the event line carries one; the process name is the root frame.
+ * kept; a sample weighs its period when the event line carries one (and counts as one sample); the process name
+ * is the root frame, as stackcollapse-perf writes it, and the comm, pid and tid the thread.
  *
  * Built for speed (hundreds of MB/s): one pass over the buffer with memchr, no allocation per line. A stack
  * line's text after the address ("func+0x12 (module)") is looked up in a cache keyed by those bytes, so each
@@ -14,19 +15,8 @@
 
 #include "base/grow.h"
 #include "base/hashmap.h"
-
-/* Hands the event filter to the other part of a split read (the first call wins). */
-static void share_publish(struct ev_share *sh, const char *ev, size_t len)
-{
-	pthread_mutex_lock(&sh->mu);
-	if (!sh->known) {
-		sh->known = true;
-		sh->event = ev;
-		sh->len = len;
-		pthread_cond_broadcast(&sh->cv);
-	}
-	pthread_mutex_unlock(&sh->mu);
-}
+#include "format/stream.h"
+#include "profile/label.h"
 
 static const char *key_copy(struct ps *s, const char *k, size_t n)
 {
@@ -142,6 +132,13 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 		}
 	}
 	uint32_t n = s->groups.v[rec];
+	if (s->stack.n + n > FMT_MAX_FRAMES) {
+		if (!s->capped)
+			perr_set(s->e, PLUMB_EFORMAT, "a stack has more than %zu frames, the cap on one stack "
+				 "(docs/design.md §6.6)", (size_t)FMT_MAX_FRAMES);
+		s->capped = true;
+		return;
+	}
 	for (uint32_t i = n; i > 0; i--)
 		if (!u32vec_push(&s->stack, s->groups.v[rec + i])) {
 			s->oom = true;
@@ -234,19 +231,15 @@ static bool event_header(struct ps *s, const char *line, size_t hdr_len, const c
 	}
 	if (b->oom)
 		return false;
-	struct frame fr = { 0 };
-	fr.is_label = 1;
-	fr.func = profile_intern(s->p, b->buf, b->len);
-	if (fr.func == PROFILE_NOMEM)
-		return false;
 	struct header hd;
-	hd.root_frame = profile_frame(s->p, &fr);
+	hd.root_frame = label_frame(s->p, b->buf, b->len);
 	sbuf_reset(b);
 	sbuf_add(b, comm, comm_len);
 	if (b->oom)
 		return false;
 	uint32_t tid_v = parse_u32(tid, tid_len);
 	hd.thread = profile_thread(s->p, pid ? parse_u32(pid, pid_len) : 0, tid_v, b->buf);
+	/* perf script names the thread (comm); its process name is not on the line */
 	if (hd.root_frame == PROFILE_NOMEM || hd.thread == PROFILE_NOMEM)
 		return false;
 	if (s->nhdrs == s->cap_hdrs) {
@@ -258,7 +251,8 @@ static bool event_header(struct ps *s, const char *line, size_t hdr_len, const c
 	}
 	hd.idx = (uint32_t)s->nhdrs;
 	s->hdrs[s->nhdrs] = hd;
-	if (!tc_put(&s->headers, h, line, (uint32_t)hdr_len, (uint32_t)s->nhdrs))
+	const char *key = key_copy(s, line, hdr_len);
+	if (!key || !tc_put(&s->headers, h, key, (uint32_t)hdr_len, (uint32_t)s->nhdrs))
 		return false;
 	s->nhdrs++;
 	s->cur = hd;
@@ -321,21 +315,10 @@ static void event_line(struct ps *s, const char *line, const char *le)
 				else
 					v = v * 10 + (uint64_t)(*q - '0');
 			}
-			if (ok)
+			if (ok) {
 				s->period = v;
-		}
-		if (!s->have_event && s->share && !s->publisher) {
-			/* the second half of a split read: the filter is the first half's first event */
-			pthread_mutex_lock(&s->share->mu);
-			while (!s->share->known)
-				pthread_cond_wait(&s->share->cv, &s->share->mu);
-			if (s->share->event) {
-				s->have_event = true;
-				s->event = s->share->event;
-				s->event_len = s->share->len;
+				s->have_period = true;
 			}
-			pthread_mutex_unlock(&s->share->mu);
-			s->share = NULL;
 		}
 		if (s->have_event) {
 			if (ev_len != s->event_len || memcmp(ev, s->event, ev_len) != 0) {
@@ -344,11 +327,15 @@ static void event_line(struct ps *s, const char *line, const char *le)
 				return;
 			}
 		} else {
+			/* the first event type seen is the one kept; its name outlives this block of text */
+			const char *copy = key_copy(s, ev, ev_len);
+			if (!copy) {
+				s->oom = true;
+				return;
+			}
 			s->have_event = true;
-			s->event = ev;
+			s->event = copy;
 			s->event_len = ev_len;
-			if (s->share && s->publisher)
-				share_publish(s->share, ev, ev_len);
 		}
 		if (s->o->keep_timeline) {
 			const char *t = c1;
@@ -392,40 +379,42 @@ static void after_event(struct ps *s)
 		size_t n = s->stack.n + 1;
 		if (n > L->cap) {
 			size_t nc = grow_cap(n, L->cap);
-			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc)) {
+			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc) || !REALLOC_ARRAY(L->prev, nc)) {
 				s->oom = true;
 				return;
 			}
 			L->cap = nc;
 		}
-		/* outermost first: the process frame, then the collected frames reversed */
-		size_t k = 0; /* frames shared with this thread's previous stack */
-		uint32_t node = PROFILE_ROOT;
-		for (size_t i = 0; i < n; i++) {
-			uint32_t f = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
-			if (k == i && i < L->n && L->frames[i] == f) {
-				node = L->nodes[i];
-				k++;
-				continue;
-			}
-			node = profile_stack(s->p, node, f);
-			if (node == PROFILE_NOMEM) {
-				s->oom = true;
-				return;
-			}
-			L->frames[i] = f;
-			L->nodes[i] = node;
+		/* outermost first: the process frame, then the collected frames reversed; the part shared with the
+		 * thread's previous stack is reused, the rest goes down the prefix tree as one path */
+		for (size_t i = 0; i < n; i++)
+			L->frames[i] = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
+		size_t k = 0;
+		while (k < n && k < L->n && L->nodes[k] != PROFILE_NOMEM && L->frames[k] == L->prev[k])
+			k++;
+		uint32_t node = k ? L->nodes[k - 1] : PROFILE_ROOT;
+		if (k < n)
+			node = profile_stack_path(s->p, node, L->frames + k, n - k, L->nodes + k);
+		if (node == PROFILE_NOMEM) {
+			s->oom = true;
+			L->n = 0;
+			return;
 		}
+		memcpy(L->prev, L->frames, n * sizeof *L->prev);
 		L->n = n;
-		if (!profile_add_sample(s->p, node, s->cur.thread, s->time_ns, s->period)) {
+		/* the event's period is its weight (stackcollapse-perf's semantics) over one sample */
+		if (!profile_add_weighted(s->p, node, s->cur.thread, s->time_ns, s->period, 1)) {
 			s->oom = true;
 			return;
 		}
+		s->samples++;
+		s->with_period += s->have_period;
 	}
 	s->in_event = false;
 	s->skip = false;
 	s->stack.n = 0;
 	s->period = 1;
+	s->have_period = false;
 }
 
 bool fmt_perf_script_sniff(const char *buf, size_t len)
@@ -490,7 +479,7 @@ void ps_init(struct ps *s, struct profile *p, const struct fmt_read_opts *opts, 
 
 void ps_run(struct ps *s, const char *buf, const char *end)
 {
-	for (const char *line = buf; line < end && !s->oom;) {
+	for (const char *line = buf; line < end && !s->oom && !s->capped;) {
 		const char *nl = memchr(line, '\n', (size_t)(end - line));
 		const char *next = nl ? nl + 1 : end;
 		if (*line == '#') {
@@ -511,10 +500,12 @@ void ps_run(struct ps *s, const char *buf, const char *end)
 		}
 		line = next;
 	}
+}
+
+void ps_end(struct ps *s)
+{
 	if (!s->oom && s->stack.n)
 		after_event(s);
-	if (s->share && s->publisher)
-		share_publish(s->share, NULL, 0); /* no event line at all in this part */
 }
 
 void ps_release(struct ps *s)
@@ -529,6 +520,7 @@ void ps_release(struct ps *s)
 	for (size_t i = 0; i < s->nhdrs; i++) {
 		free(s->last[i].frames);
 		free(s->last[i].nodes);
+		free(s->last[i].prev);
 	}
 	free(s->last);
 	free(s->hdrs);

@@ -1,9 +1,11 @@
-/* label.c — the frame-label grammar (docs/design.md §4.1) in both directions: label_append writes a label,
- * label_parse reads its parts back (so one file holds the grammar); the label as outputs show it, each part
- * redacted as what it is (§3.6); and the per-output table of those labels, so each distinct frame is labelled
- * and redacted once however many samples or lines use it. */
+/* label.c — the frame-label grammar (docs/design.md §4.1) in both directions: label_render writes a label from
+ * a frame's parts, label_parse reads the parts back, and a parse is checked by rendering it again, so
+ * render(parse(label)) == label for every label; the label as outputs show it, each part redacted as what it is
+ * (§3.6); and the per-output table of those labels, so each distinct frame is labelled and redacted once however
+ * many samples or lines use it. */
 #include "profile/label.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,10 +23,125 @@ const char *label_short_path(const char *path)
 	return p == last ? last + 1 : p;
 }
 
-static const char *base_name(const char *path)
+/* The last two components of a span (label_short_path for text that is not NUL-terminated). */
+static const char *short_span(const char *s, size_t n, size_t *out_len)
 {
-	const char *s = strrchr(path, '/');
-	return s ? s + 1 : path;
+	const char *end = s + n, *last = NULL;
+	for (const char *q = end; q > s; q--)
+		if (q[-1] == '/') {
+			last = q - 1;
+			break;
+		}
+	if (!last) {
+		*out_len = n;
+		return s;
+	}
+	const char *p = last;
+	while (p > s && p[-1] != '/')
+		p--;
+	if (p == last)
+		p = last + 1;
+	*out_len = (size_t)(end - p);
+	return p;
+}
+
+static const char *base_span(const char *s, size_t n, size_t *out_len)
+{
+	const char *b = s + n;
+	while (b > s && b[-1] != '/')
+		b--;
+	*out_len = (size_t)(s + n - b);
+	return b;
+}
+
+/* Where a rendering goes: appended to a buffer, or compared with a label (label_parse's check). */
+struct sink {
+	struct sbuf *out;
+	const char *cmp;
+	size_t cmp_len, pos;
+	bool same;
+};
+
+static void put(struct sink *k, const char *s, size_t n)
+{
+	if (k->out) {
+		sbuf_add(k->out, s, n);
+		return;
+	}
+	if (!k->same || n > k->cmp_len - k->pos || memcmp(k->cmp + k->pos, s, n) != 0)
+		k->same = false;
+	else
+		k->pos += n;
+}
+
+static void put_str(struct sink *k, const char *s)
+{
+	put(k, s, strlen(s));
+}
+
+static void render(struct sink *k, const struct label_parts *lp, unsigned flags)
+{
+	size_t bl;
+	const char *b;
+	bool offset = !lp->func_len && lp->module_len && lp->offset;
+	char num[32];
+	if (lp->func_len) {
+		put(k, lp->func, lp->func_len);
+	} else if (offset) {
+		b = base_span(lp->module, lp->module_len, &bl);
+		put(k, b, bl);
+		put(k, num, (size_t)snprintf(num, sizeof num, "+0x%llx", (unsigned long long)lp->addr));
+	} else {
+		put_str(k, "[unknown]");
+	}
+	if (!(flags & LABEL_FUNC_ONLY)) {
+		if (lp->file_len) {
+			if (flags & LABEL_NO_FILE)
+				goto mark;
+			put_str(k, " (");
+			b = short_span(lp->file, lp->file_len, &bl);
+			put(k, b, bl);
+			if (lp->line && !(flags & LABEL_NO_LINES))
+				put(k, num, (size_t)snprintf(num, sizeof num, ":%u", lp->line));
+			put_str(k, ")");
+		} else if (lp->module_len && !offset) {
+			put_str(k, " (");
+			b = base_span(lp->module, lp->module_len, &bl);
+			put(k, b, bl);
+			put_str(k, ")");
+		}
+	}
+mark:
+	if (!(flags & LABEL_NO_SUFFIX)) {
+		if (lp->inlined)
+			put_str(k, "_[i]");
+		else if (lp->kind == FRAME_KERNEL)
+			put_str(k, "_[k]");
+		else if (lp->kind == FRAME_JIT)
+			put_str(k, "_[j]");
+	}
+}
+
+void label_render(struct sbuf *out, const struct label_parts *lp, unsigned flags)
+{
+	struct sink k = { .out = out };
+	render(&k, lp, flags);
+}
+
+static void parts_of(const struct profile *p, const struct frame *f, struct label_parts *lp)
+{
+	memset(lp, 0, sizeof *lp);
+	lp->func = profile_str(p, f->func);
+	lp->func_len = strlen(lp->func);
+	lp->file = profile_str(p, f->file);
+	lp->file_len = strlen(lp->file);
+	lp->module = profile_str(p, f->module);
+	lp->module_len = strlen(lp->module);
+	lp->line = f->line;
+	lp->addr = f->addr;
+	lp->offset = f->offset;
+	lp->kind = (enum frame_kind)f->kind;
+	lp->inlined = f->inlined;
 }
 
 void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
@@ -34,37 +151,9 @@ void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, 
 		sbuf_addstr(out, "[unknown]");
 		return;
 	}
-	const char *func = profile_str(p, f->func);
-	if (f->is_label) {
-		sbuf_addstr(out, func);
-		return;
-	}
-	const char *file = profile_str(p, f->file);
-	const char *module = profile_str(p, f->module);
-	if (!func[0] && module[0] && f->addr) { /* no name: the module and its function's offset */
-		sbuf_addf(out, "%s+0x%llx", base_name(module), (unsigned long long)f->addr);
-	} else {
-		sbuf_addstr(out, func[0] ? func : "[unknown]");
-	}
-	if (!(flags & LABEL_FUNC_ONLY) && (func[0] || !module[0] || !f->addr)) {
-		if (file[0]) {
-			sbuf_addstr(out, " (");
-			sbuf_addstr(out, label_short_path(file));
-			if (f->line && !(flags & LABEL_NO_LINES))
-				sbuf_addf(out, ":%u", f->line);
-			sbuf_addch(out, ')');
-		} else if (module[0]) {
-			sbuf_addstr(out, " (");
-			sbuf_addstr(out, base_name(module));
-			sbuf_addch(out, ')');
-		}
-	}
-	if (!(flags & LABEL_NO_SUFFIX)) {
-		if (f->kind == FRAME_KERNEL)
-			sbuf_addstr(out, "_[k]");
-		else if (f->kind == FRAME_JIT)
-			sbuf_addstr(out, "_[j]");
-	}
+	struct label_parts lp;
+	parts_of(p, f, &lp);
+	label_render(out, &lp, flags);
 }
 
 static bool has_source_ext(const char *s, size_t n)
@@ -88,7 +177,7 @@ static void parse_location(const char *loc, size_t loclen, struct label_parts *o
 	while (k > 0 && loc[k - 1] >= '0' && loc[k - 1] <= '9')
 		k--;
 	if (k > 1 && k < loclen && loc[k - 1] == ':') {
-		unsigned long line = strtoul(loc + k, NULL, 10);
+		unsigned long long line = strtoull(loc + k, NULL, 10);
 		out->file = loc;
 		out->file_len = k - 1;
 		out->line = line > UINT32_MAX ? 0 : (uint32_t)line;
@@ -103,41 +192,152 @@ static void parse_location(const char *loc, size_t loclen, struct label_parts *o
 	out->module_len = loclen;
 }
 
+bool label_hex(const char *s, size_t n, uint64_t *out)
+{
+	uint64_t v = 0;
+	if (n == 0 || n > 16)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (c >= '0' && c <= '9')
+			v = v << 4 | (uint64_t)(c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v << 4 | (uint64_t)(c - 'a' + 10);
+		else
+			return false;
+	}
+	*out = v;
+	return true;
+}
+
+/* "module+0xHEX" (a nameless frame); false when the body is not that shape. */
+static bool parse_offset(const char *s, size_t n, struct label_parts *out)
+{
+	size_t h = n;
+	while (h > 0 && ((s[h - 1] >= '0' && s[h - 1] <= '9') || (s[h - 1] >= 'a' && s[h - 1] <= 'f')))
+		h--;
+	if (h == n || n - h > 16 || h < 4 || memcmp(s + h - 3, "+0x", 3) != 0 || memchr(s, ' ', h - 3))
+		return false;
+	out->module = s;
+	out->module_len = h - 3;
+	label_hex(s + h, n - h, &out->addr);
+	out->offset = true;
+	out->func = NULL;
+	out->func_len = 0;
+	return true;
+}
+
+/* The parts of body (a label without its mark). */
+static void parse_body(const char *label, size_t n, struct label_parts *out)
+{
+	out->func = label;
+	out->func_len = n;
+	if (n >= 4 && label[n - 1] == ')') {
+		/* the parenthesized group at the end, preceded by a space */
+		int depth = 0;
+		size_t i = n;
+		while (i-- > 0) {
+			if (label[i] == ')')
+				depth++;
+			else if (label[i] == '(' && --depth == 0)
+				break;
+		}
+		if (depth == 0 && i > 0 && label[i - 1] == ' ' && n - i - 2 > 0) {
+			out->func_len = i - 1;
+			parse_location(label + i + 1, n - i - 2, out);
+		}
+	} else {
+		parse_offset(label, n, out);
+	}
+	if (out->func_len == 9 && memcmp(out->func, "[unknown]", 9) == 0) {
+		out->func = NULL;
+		out->func_len = 0;
+	}
+	if (out->kind == FRAME_USER && out->file_len > 3 && memcmp(out->file + out->file_len - 3, ".py", 3) == 0)
+		out->kind = FRAME_PYTHON;
+}
+
+static bool renders_as(const struct label_parts *lp, const char *label, size_t len)
+{
+	struct sink k = { .cmp = label, .cmp_len = len, .same = true };
+	render(&k, lp, 0);
+	return k.same && k.pos == len;
+}
+
 void label_parse(const char *label, size_t len, struct label_parts *out)
 {
 	memset(out, 0, sizeof *out);
 	size_t n = len;
-	if (n >= 4 && memcmp(label + n - 4, "_[k]", 4) == 0) {
-		out->kind = FRAME_KERNEL;
-		n -= 4;
-	} else if (n >= 4 && memcmp(label + n - 4, "_[j]", 4) == 0) {
-		out->kind = FRAME_JIT;
-		n -= 4;
+	if (n >= 4 && label[n - 4] == '_' && label[n - 3] == '[' && label[n - 1] == ']') {
+		char m = label[n - 2];
+		if (m == 'k' || m == 'j' || m == 'i') {
+			out->kind = m == 'k' ? FRAME_KERNEL : m == 'j' ? FRAME_JIT : FRAME_USER;
+			out->inlined = m == 'i';
+			n -= 4;
+		}
 	}
+	parse_body(label, n, out);
+	if (renders_as(out, label, len))
+		return;
+	/* outside the grammar: the name, with its mark when that renders back */
+	enum frame_kind kind = out->kind == FRAME_PYTHON ? FRAME_USER : out->kind;
+	bool inlined = out->inlined;
+	memset(out, 0, sizeof *out);
 	out->func = label;
 	out->func_len = n;
-	if (n < 4 || label[n - 1] != ')')
+	out->kind = kind;
+	out->inlined = inlined;
+	if (n && renders_as(out, label, len))
 		return;
-	/* the parenthesized group at the end, preceded by a space */
-	int depth = 0;
-	size_t i = n;
-	while (i-- > 0) {
-		if (label[i] == ')')
-			depth++;
-		else if (label[i] == '(' && --depth == 0)
-			break;
-	}
-	if (depth != 0 || i == 0 || label[i - 1] != ' ')
-		return;
-	if (n - i - 2 == 0)
-		return;
-	out->func_len = i - 1;
-	parse_location(label + i + 1, n - i - 2, out);
+	memset(out, 0, sizeof *out);
+	out->func = label;
+	out->func_len = len;
+}
+
+uint32_t label_parts_frame(struct profile *p, const struct label_parts *lp)
+{
+	struct frame f = { 0 };
+	f.func = profile_intern(p, lp->func ? lp->func : "", lp->func_len);
+	f.file = profile_intern(p, lp->file ? lp->file : "", lp->file_len);
+	f.module = profile_intern(p, lp->module ? lp->module : "", lp->module_len);
+	if (f.func == PROFILE_NOMEM || f.file == PROFILE_NOMEM || f.module == PROFILE_NOMEM)
+		return PROFILE_NOMEM;
+	f.line = lp->line;
+	f.addr = lp->addr;
+	f.offset = lp->offset;
+	f.kind = (uint8_t)lp->kind;
+	f.inlined = lp->inlined;
+	return profile_frame(p, &f);
+}
+
+uint32_t label_frame(struct profile *p, const char *label, size_t len)
+{
+	struct label_parts lp;
+	label_parse(label, len, &lp);
+	return label_parts_frame(p, &lp);
+}
+
+bool label_thread_root(const char *label, size_t len, size_t *name_len, uint32_t *tid)
+{
+	if (len < 5 || label[len - 1] != ')')
+		return false;
+	size_t d = len - 1;
+	while (d > 0 && label[d - 1] >= '0' && label[d - 1] <= '9')
+		d--;
+	size_t digits = len - 1 - d;
+	if (digits == 0 || digits > 10 || d < 3 || label[d - 1] != '(' || label[d - 2] != ' ')
+		return false;
+	unsigned long long v = strtoull(label + d, NULL, 10);
+	if (v > UINT32_MAX)
+		return false;
+	*name_len = d - 2;
+	*tid = (uint32_t)v;
+	return true;
 }
 
 /* ---- labels as outputs show them (docs/design.md §3.6): each part redacted as what it is ---- */
 
-/* Whether a finished label's group is all digits: "name (1234)", a thread or process root, whose name is data. */
+/* Whether a label's group is all digits: "name (1234)", a thread or process root, whose name is data. */
 static bool group_is_id(const struct label_parts *lp)
 {
 	if (lp->file_len || !lp->module || !lp->module_len)
@@ -153,38 +353,51 @@ bool label_func_is_data(const struct label_parts *lp)
 	return lp->kind == FRAME_JIT || group_is_id(lp);
 }
 
-void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f)
+/* The function part: a symbol is code, not a secret (the code redactor); a JIT name or a thread root's name is
+ * data, which the running program wrote (redacted as text). */
+static void append_func_shown(struct sbuf *out, const struct label_parts *lp)
 {
-	const char *func = profile_str(p, f->func);
-	if (!func[0])
-		sbuf_addstr(out, "[unknown]");
-	else if (f->kind == FRAME_JIT) /* named by the running program in its perf map: may carry anything */
-		redact_append(out, func, strlen(func));
-	else /* a symbol is code, not a secret */
-		redact_code_append(out, func, strlen(func));
+	if (label_func_is_data(lp))
+		redact_append(out, lp->func, lp->func_len);
+	else
+		redact_code_append(out, lp->func, lp->func_len);
 }
 
-/* A finished label (read from text), its spans redacted in place: the function kept unless it is a JIT name or
- * a thread or process name ("name (tid)"), the file or module as a path, everything else (the line, the mark,
- * the punctuation) as it was. */
-static void append_label_text_shown(struct sbuf *out, const char *label, size_t len)
+void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f)
 {
 	struct label_parts lp;
-	label_parse(label, len, &lp);
-	const char *group = lp.file ? lp.file : lp.module;
-	size_t glen = lp.file ? lp.file_len : lp.module_len;
-	if (label_func_is_data(&lp))
-		redact_append(out, lp.func, lp.func_len);
+	parts_of(p, f, &lp);
+	if (!lp.func_len)
+		sbuf_addstr(out, "[unknown]");
 	else
-		redact_code_append(out, lp.func, lp.func_len);
-	size_t at = lp.func_len;
-	if (group && !group_is_id(&lp)) {
-		size_t g = (size_t)(group - label);
-		sbuf_add(out, label + at, g - at);
-		redact_path_append(out, group, glen);
-		at = g + glen;
-	}
-	sbuf_add(out, label + at, len - at);
+		append_func_shown(out, &lp);
+}
+
+/* Renders lp with its function, file and module redacted, each as what it is; the line, the offset and the
+ * marks as they are. */
+static void render_shown(struct sbuf *out, const struct label_parts *lp, unsigned flags, struct sbuf *parts)
+{
+	struct sbuf *fn = &parts[0], *file = &parts[1], *mod = &parts[2];
+	sbuf_reset(fn);
+	sbuf_reset(file);
+	sbuf_reset(mod);
+	append_func_shown(fn, lp);
+	redact_path_append(file, lp->file ? lp->file : "", lp->file_len);
+	if (group_is_id(lp))
+		sbuf_add(mod, lp->module, lp->module_len);
+	else
+		redact_path_append(mod, lp->module ? lp->module : "", lp->module_len);
+	struct label_parts red = *lp;
+	red.func = fn->buf;
+	red.func_len = fn->len;
+	red.file = file->buf;
+	red.file_len = file->len;
+	red.module = mod->buf;
+	red.module_len = mod->len;
+	if (fn->oom || file->oom || mod->oom)
+		out->oom = true;
+	else
+		label_render(out, &red, flags);
 }
 
 void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
@@ -194,35 +407,12 @@ void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t fram
 		sbuf_addstr(out, "[unknown]");
 		return;
 	}
-	if (f->is_label) {
-		const char *text = profile_str(p, f->func);
-		append_label_text_shown(out, text, strlen(text));
-		return;
-	}
-	const char *file = profile_str(p, f->file);
-	const char *module = profile_str(p, f->module);
-	label_append_func_shown(out, p, f);
-	if (!(flags & LABEL_FUNC_ONLY)) {
-		if (file[0]) {
-			const char *shown = label_short_path(file);
-			sbuf_addstr(out, " (");
-			redact_path_append(out, shown, strlen(shown));
-			if (f->line && !(flags & LABEL_NO_LINES))
-				sbuf_addf(out, ":%u", f->line);
-			sbuf_addch(out, ')');
-		} else if (module[0]) {
-			const char *base = base_name(module);
-			sbuf_addstr(out, " (");
-			redact_path_append(out, base, strlen(base));
-			sbuf_addch(out, ')');
-		}
-	}
-	if (!(flags & LABEL_NO_SUFFIX)) {
-		if (f->kind == FRAME_KERNEL)
-			sbuf_addstr(out, "_[k]");
-		else if (f->kind == FRAME_JIT)
-			sbuf_addstr(out, "_[j]");
-	}
+	struct label_parts lp;
+	parts_of(p, f, &lp);
+	struct sbuf parts[3] = { SBUF_INIT, SBUF_INIT, SBUF_INIT };
+	render_shown(out, &lp, flags, parts);
+	for (int k = 0; k < 3; k++)
+		sbuf_release(&parts[k]);
 }
 
 struct label_table *label_table_build(const struct profile *p, unsigned flags)
@@ -238,19 +428,27 @@ struct label_table *label_table_build(const struct profile *p, unsigned flags)
 		label_table_free(t);
 		return NULL;
 	}
-	struct sbuf red = SBUF_INIT;
-	for (size_t i = 0; i < n; i++) {
+	struct sbuf red = SBUF_INIT, parts[3] = { SBUF_INIT, SBUF_INIT, SBUF_INIT };
+	bool ok = true;
+	for (size_t i = 0; ok && i < n; i++) {
+		const struct frame *f = profile_frame_get(p, (uint32_t)i);
+		struct label_parts lp;
+		parts_of(p, f, &lp);
 		sbuf_reset(&red);
-		label_append_shown(&red, p, (uint32_t)i, flags);
-		if (red.oom || !(t->labels[i] = malloc(red.len + 1))) {
-			sbuf_release(&red);
-			label_table_free(t);
-			return NULL;
+		render_shown(&red, &lp, flags, parts);
+		ok = !red.oom && (t->labels[i] = malloc(red.len + 1)) != NULL;
+		if (ok) {
+			memcpy(t->labels[i], red.buf, red.len + 1);
+			t->lens[i] = red.len;
 		}
-		memcpy(t->labels[i], red.buf, red.len + 1);
-		t->lens[i] = red.len;
 	}
 	sbuf_release(&red);
+	for (int k = 0; k < 3; k++)
+		sbuf_release(&parts[k]);
+	if (!ok) {
+		label_table_free(t);
+		return NULL;
+	}
 	return t;
 }
 

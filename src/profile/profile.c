@@ -10,6 +10,11 @@
 #include "base/idtab.h"
 #include "base/intern.h"
 
+struct stack_slot {
+	uint32_t tag; /* the key's hash, upper half */
+	uint32_t id;  /* 0: empty */
+};
+
 struct profile {
 	struct interner strs;
 	/* frames */
@@ -19,7 +24,8 @@ struct profile {
 	/* stacks */
 	uint32_t *stack_parent, *stack_frame, *stack_depth;
 	size_t nstacks, cap_stacks;
-	struct hmap stack_index;
+	struct stack_slot *sx; /* the stack index (below) */
+	size_t sx_cap;
 	/* threads */
 	struct profile_thread *threads;
 	size_t nthreads, cap_threads;
@@ -31,7 +37,9 @@ struct profile {
 	struct profile_sample *timeline;
 	size_t ntimeline, cap_timeline;
 	bool keep_timeline;
-	uint64_t total_weight;
+	bool untimed;
+	bool overflow;
+	uint64_t total_weight, total_samples;
 	struct profile_meta meta;
 };
 
@@ -71,7 +79,7 @@ void profile_free(struct profile *p)
 	free(p->stack_parent);
 	free(p->stack_frame);
 	free(p->stack_depth);
-	hmap_release(&p->stack_index);
+	table_free(p->sx, p->sx_cap * sizeof *p->sx);
 	free(p->threads);
 	hmap_release(&p->thread_index);
 	free(p->counts);
@@ -105,13 +113,24 @@ static inline bool frame_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct frame *a = &((const struct profile *)ctx)->frames[id], *b = key;
 	return a->func == b->func && a->file == b->file && a->module == b->module && a->line == b->line &&
-	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->is_label == b->is_label;
+	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->offset == b->offset;
+}
+
+/* A user frame whose source file is Python code is a Python frame, whoever made it. */
+static bool python_file(const struct profile *p, str_id file)
+{
+	if (!file || file >= intern_count(&p->strs))
+		return false;
+	size_t n = intern_len(&p->strs, file);
+	return n > 3 && memcmp(intern_str(&p->strs, file) + n - 3, ".py", 3) == 0;
 }
 
 uint32_t profile_frame(struct profile *p, const struct frame *f)
 {
 	struct frame key = *f;
-	key.pad = 0;
+	memset(key.pad, 0, sizeof key.pad);
+	if (key.kind == FRAME_USER && python_file(p, key.file))
+		key.kind = FRAME_PYTHON;
 	uint64_t h = hash_bytes(&key, sizeof key);
 	uint32_t id = idtab_find(&p->frame_index, h, frame_eq, p, &key);
 	if (id != IDTAB_NONE)
@@ -135,40 +154,131 @@ size_t profile_nframes(const struct profile *p)
 	return p->nframes;
 }
 
-uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
+/* ---- the stack index: (parent, frame) -> node ----
+ * Slots of 8 bytes, (the hash's upper half, node id), id 0 empty (the root is never a child); the key is
+ * compared in the node arrays on a matching tag. Kept at most half full. A path of new nodes is placed with
+ * its slots prefetched first: the nodes are numbered in order, so their keys are known before they exist, and
+ * a profile of stacks that share little (every node new) waits for memory once per batch, not once per node. */
+
+static inline uint64_t stack_hash(uint32_t parent, uint32_t frame)
 {
-	if (parent >= p->nstacks || frame_id >= p->nframes)
-		return PROFILE_NOMEM;
-	uint64_t key = ((uint64_t)parent << 32) | frame_id;
-	uint32_t id;
-	if (hmap_get(&p->stack_index, key, &id))
-		return id;
-	if (p->nstacks == p->cap_stacks) {
-		size_t nc = grow_cap(p->nstacks + 1, p->cap_stacks);
-		if (p->nstacks >= PROFILE_NOMEM || !REALLOC_ARRAY(p->stack_parent, nc) ||
-		    !REALLOC_ARRAY(p->stack_frame, nc) || !REALLOC_ARRAY(p->stack_depth, nc))
-			return PROFILE_NOMEM;
+	return hash_u64((uint64_t)parent << 32 | frame);
+}
+
+static uint32_t sx_find(const struct profile *p, uint32_t parent, uint32_t frame)
+{
+	if (!p->sx_cap)
+		return 0;
+	uint64_t h = stack_hash(parent, frame);
+	size_t mask = p->sx_cap - 1;
+	uint32_t tag = (uint32_t)(h >> 32);
+	for (size_t i = (size_t)h & mask;; i = (i + 1) & mask) {
+		const struct stack_slot *s = &p->sx[i];
+		if (!s->id)
+			return 0;
+		if (s->tag == tag && p->stack_parent[s->id] == parent && p->stack_frame[s->id] == frame)
+			return s->id;
+	}
+}
+
+static void sx_place(struct stack_slot *slots, size_t mask, uint64_t h, uint32_t id)
+{
+	size_t i = (size_t)h & mask;
+	while (slots[i].id)
+		i = (i + 1) & mask;
+	slots[i].tag = (uint32_t)(h >> 32);
+	slots[i].id = id;
+}
+
+/* Room for n nodes in all (the root included) in the node arrays and the index. */
+static bool stacks_reserve(struct profile *p, size_t n)
+{
+	if (n >= PROFILE_NOMEM)
+		return false;
+	if (n > p->cap_stacks) {
+		size_t nc = grow_cap(n, p->cap_stacks);
+		if (!REALLOC_ARRAY(p->stack_parent, nc) || !REALLOC_ARRAY(p->stack_frame, nc) ||
+		    !REALLOC_ARRAY(p->stack_depth, nc))
+			return false;
 		p->cap_stacks = nc;
 	}
-	id = (uint32_t)p->nstacks;
-	if (!hmap_put(&p->stack_index, key, id))
+	if (n * 2 <= p->sx_cap)
+		return true;
+	size_t cap = p->sx_cap ? p->sx_cap : 64;
+	while (cap < n * 2)
+		cap *= 2;
+	struct stack_slot *slots = table_zalloc(cap * sizeof *slots);
+	if (!slots)
+		return false;
+	for (uint32_t id = 1; id < p->nstacks; id++) /* in id order: the node arrays are read in sequence */
+		sx_place(slots, cap - 1, stack_hash(p->stack_parent[id], p->stack_frame[id]), id);
+	table_free(p->sx, p->sx_cap * sizeof *p->sx);
+	p->sx = slots;
+	p->sx_cap = cap;
+	return true;
+}
+
+/* Appends the chain frames[0..n) below `node`, all new; nodes_out[i] gets the node after frames[i]. */
+static uint32_t stacks_append(struct profile *p, uint32_t node, const uint32_t *frames, size_t n, uint32_t *nodes_out)
+{
+	if (!stacks_reserve(p, p->nstacks + n))
 		return PROFILE_NOMEM;
-	p->stack_parent[id] = parent;
-	p->stack_frame[id] = frame_id;
-	p->stack_depth[id] = p->stack_depth[parent] + 1;
-	p->nstacks++;
-	return id;
+	enum { BATCH = 32 };
+	uint64_t h[BATCH];
+	size_t mask = p->sx_cap - 1;
+	for (size_t at = 0; at < n; at += BATCH) {
+		size_t m = n - at < BATCH ? n - at : BATCH;
+		uint32_t parent = node;
+		for (size_t k = 0; k < m; k++) {
+			h[k] = stack_hash(parent, frames[at + k]);
+			__builtin_prefetch(&p->sx[(size_t)h[k] & mask], 1);
+			parent = (uint32_t)(p->nstacks + k);
+		}
+		for (size_t k = 0; k < m; k++) {
+			uint32_t f = frames[at + k], id = (uint32_t)p->nstacks;
+			sx_place(p->sx, mask, h[k], id);
+			p->stack_parent[id] = node;
+			p->stack_frame[id] = f;
+			p->stack_depth[id] = p->stack_depth[node] + 1;
+			p->nstacks++;
+			node = id;
+			if (nodes_out)
+				nodes_out[at + k] = id;
+		}
+	}
+	return node;
+}
+
+uint32_t profile_stack_path(struct profile *p, uint32_t node, const uint32_t *frames, size_t n, uint32_t *nodes_out)
+{
+	if (node >= p->nstacks)
+		return PROFILE_NOMEM;
+	for (size_t i = 0; i < n; i++)
+		if (frames[i] >= p->nframes)
+			return PROFILE_NOMEM;
+	size_t k = 0;
+	/* a node's children are made after it: the newest node has none yet, so from there on all is new */
+	for (; k < n && node + 1 != p->nstacks; k++) {
+		uint32_t id = sx_find(p, node, frames[k]);
+		if (!id)
+			break;
+		node = id;
+		if (nodes_out)
+			nodes_out[k] = id;
+	}
+	if (k == n)
+		return node;
+	return stacks_append(p, node, frames + k, n - k, nodes_out ? nodes_out + k : NULL);
+}
+
+uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id)
+{
+	return profile_stack_path(p, parent, &frame_id, 1, NULL);
 }
 
 uint32_t profile_stack_from(struct profile *p, const uint32_t *frames, size_t n)
 {
-	uint32_t node = PROFILE_ROOT;
-	for (size_t i = 0; i < n; i++) {
-		node = profile_stack(p, node, frames[i]);
-		if (node == PROFILE_NOMEM)
-			return PROFILE_NOMEM;
-	}
-	return node;
+	return profile_stack_path(p, PROFILE_ROOT, frames, n, NULL);
 }
 
 uint32_t profile_stack_parent(const struct profile *p, uint32_t stack)
@@ -210,7 +320,30 @@ uint32_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const cha
 	id = (uint32_t)p->nthreads;
 	if (!hmap_put(&p->thread_index, key, id))
 		return PROFILE_NOMEM;
-	p->threads[p->nthreads++] = (struct profile_thread){ pid, tid, n };
+	p->threads[p->nthreads++] = (struct profile_thread){ pid, tid, n, 0 };
+	return id;
+}
+
+bool profile_thread_set_process(struct profile *p, uint32_t thread_id, const char *process, size_t len)
+{
+	if (thread_id >= p->nthreads || !len)
+		return thread_id < p->nthreads;
+	str_id n = profile_intern(p, process, len);
+	if (n == PROFILE_NOMEM)
+		return false;
+	p->threads[thread_id].process = n;
+	return true;
+}
+
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t thread_id)
+{
+	const struct profile_thread *t = profile_thread_get(src, thread_id);
+	if (!t)
+		return PROFILE_NOMEM;
+	uint32_t id = profile_thread(dst, t->pid, t->tid, profile_str(src, t->name));
+	const char *proc = profile_str(src, t->process);
+	if (id != PROFILE_NOMEM && !profile_thread_set_process(dst, id, proc, strlen(proc)))
+		return PROFILE_NOMEM;
 	return id;
 }
 
@@ -234,29 +367,57 @@ bool profile_has_timeline(const struct profile *p)
 	return p->keep_timeline;
 }
 
-bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight)
+void profile_mark_untimed(struct profile *p)
+{
+	p->untimed = true;
+}
+
+bool profile_has_times(const struct profile *p)
+{
+	return p->keep_timeline && !p->untimed;
+}
+
+bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight,
+			  uint64_t samples)
 {
 	if (stack >= p->nstacks || thread >= p->nthreads)
 		return false;
+	/* every count is part of a total, so the totals' checks keep every count from wrapping too */
+	if (weight > PROFILE_MAX_WEIGHT - p->total_weight || samples > PROFILE_MAX_WEIGHT - p->total_samples) {
+		p->overflow = true;
+		return false;
+	}
 	uint64_t key = ((uint64_t)stack << 32) | thread;
 	uint32_t idx;
 	if (hmap_get(&p->count_index, key, &idx)) {
 		p->counts[idx].weight += weight;
+		p->counts[idx].samples += samples;
 	} else {
 		if (!ALLOC_GROW(p->counts, p->ncounts + 1, p->cap_counts))
 			return false;
 		idx = (uint32_t)p->ncounts;
 		if (!hmap_put(&p->count_index, key, idx))
 			return false;
-		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight };
+		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight, samples };
 	}
 	if (p->keep_timeline) {
 		if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
 			return false;
-		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight };
+		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight, samples };
 	}
 	p->total_weight += weight;
+	p->total_samples += samples;
 	return true;
+}
+
+bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight)
+{
+	return profile_add_weighted(p, stack, thread, time_ns, weight, weight);
+}
+
+bool profile_overflowed(const struct profile *p)
+{
+	return p->overflow;
 }
 
 const struct profile_count *profile_counts(const struct profile *p, size_t *n)
@@ -276,6 +437,11 @@ uint64_t profile_total_weight(const struct profile *p)
 	return p->total_weight;
 }
 
+uint64_t profile_total_samples(const struct profile *p)
+{
+	return p->total_samples;
+}
+
 struct profile_meta *profile_meta(struct profile *p)
 {
 	return &p->meta;
@@ -284,4 +450,18 @@ struct profile_meta *profile_meta(struct profile *p)
 const struct profile_meta *profile_meta_const(const struct profile *p)
 {
 	return &p->meta;
+}
+
+bool profile_meta_copy(struct profile *dst, const struct profile *src)
+{
+	const struct profile_meta *sm = &src->meta;
+	struct profile_meta m = *sm;
+	str_id *strs[] = { &m.command, &m.backend, &m.unwinder, &m.mode, &m.ended, &m.weight_unit, &m.format };
+	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
+		*strs[i] = profile_intern_cstr(dst, profile_str(src, *strs[i]));
+		if (*strs[i] == PROFILE_NOMEM)
+			return false;
+	}
+	dst->meta = m;
+	return true;
 }

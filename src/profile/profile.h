@@ -19,12 +19,16 @@
 
 typedef uint32_t str_id; /* 0 is the empty string */
 
-enum frame_kind { FRAME_USER = 0, FRAME_KERNEL = 1, FRAME_JIT = 2 };
+/* What a frame is (docs/design.md §4.1). A frame whose source file is Python code (".py") is FRAME_PYTHON: the
+ * model makes it so (profile_frame), whoever built the frame. Inlining is a flag beside the kind. */
+enum frame_kind { FRAME_USER = 0, FRAME_KERNEL = 1, FRAME_JIT = 2, FRAME_PYTHON = 3 };
 
-/* One frame. `func` is the function name (demangled); `file` the full source path as known (labels shorten
- * it); `module` the ELF object (path or name); `line` 0 when unknown; `addr` the instruction address (0 when
- * unknown). A reader that only has a finished label (folded input) stores it in `func` with `is_label` set,
- * and labels come out exactly as read. */
+/* One frame, as fields: every reader parses into them (profile/label.h for text labels) and every writer renders
+ * them in its own format's convention; nothing downstream parses a label back.
+ * `func` the function name (demangled; 0 when unknown); `file` the source path as known (labels shorten it);
+ * `module` the ELF object (path or name; 0 for the kernel's own frames); `line` 0 when unknown; `addr` the
+ * instruction address (0 when unknown), or with `offset` set (a frame with a module and no name) the offset of
+ * its function in the module, rendered `libfoo.so.1+0x4300`. */
 struct frame {
 	str_id func;
 	str_id file;
@@ -32,22 +36,26 @@ struct frame {
 	uint32_t line;
 	uint64_t addr;
 	uint8_t kind;     /* enum frame_kind */
-	uint8_t inlined;  /* 1 when this frame was inlined into its caller */
-	uint8_t is_label; /* func is a finished label */
-	uint8_t pad;
+	uint8_t inlined;  /* 1 when this frame was inlined into its caller (rendered "_[i]") */
+	uint8_t offset;   /* 1 when addr is the offset of a nameless function in its module */
+	uint8_t pad[5];
 };
 
+/* A thread's identity: metadata of the samples, never a frame. 0 / the empty string when unknown. */
 struct profile_thread {
 	uint32_t pid;
 	uint32_t tid;
-	str_id name;
+	str_id name;     /* the thread's name */
+	str_id process;  /* its process's name */
 };
 
-/* One aggregated count: `weight` samples (or period units) of `stack` on `thread`. */
+/* One aggregated count of `stack` on `thread`: `weight` in the profile's weight unit (meta.weight_unit) over
+ * `samples` samples. When the unit is "samples" the two are equal. */
 struct profile_count {
 	uint32_t stack;
 	uint32_t thread;
 	uint64_t weight;
+	uint64_t samples;
 };
 
 /* One timed sample (timeline). time_ns is on the profile's clock (meta.clock_origin_ns is time zero). */
@@ -56,7 +64,12 @@ struct profile_sample {
 	uint32_t stack;
 	uint32_t thread;
 	uint64_t weight;
+	uint64_t samples;
 };
+
+/* Weights never wrap: a total past PROFILE_MAX_WEIGHT (2^63 - 1, what JSON integers and signed readers hold)
+ * is refused (profile_add_* return false with profile_overflowed() true). */
+#define PROFILE_MAX_WEIGHT ((uint64_t)INT64_MAX)
 
 /* What was measured and how. Strings are interned ids. */
 struct profile_meta {
@@ -64,7 +77,7 @@ struct profile_meta {
 	int64_t pid;                /* main process, 0 when unknown */
 	double start_unix;          /* wall-clock start, seconds since the epoch, 0 when unknown */
 	uint64_t clock_origin_ns;   /* CLOCK_MONOTONIC time of profile_start (stage files count from here) */
-	uint64_t interval_ns;       /* requested interval, 0 when unknown */
+	uint64_t interval_ns;       /* the sampling period in nanoseconds when known (requested or measured), else 0 */
 	double duration_s;          /* how long sampling ran */
 	uint64_t ticks;             /* samples taken */
 	uint64_t lost;              /* samples the backend reported lost */
@@ -72,7 +85,10 @@ struct profile_meta {
 	str_id unwinder;            /* "fp", "dwarf", ... */
 	str_id mode;                /* "cpu" or "wall" */
 	str_id ended;               /* how a --call or a command ended ("returned 0", "killed by SIGSEGV") */
-	str_id weight_unit;         /* "samples" (default) or e.g. "nanoseconds" */
+	str_id weight_unit;         /* what a weight counts: "samples" (default), "nanoseconds", "bytes", or an
+				     * event's own unit ("cycles"); counts carry the number of samples besides */
+	str_id format;              /* the format the profile was read from ("folded", "gecko", ...), or written to
+				     * by `record`; 0 when neither */
 	uint32_t processes;         /* processes that gave samples when a backend follows several, else 0 */
 };
 
@@ -96,6 +112,9 @@ size_t profile_nframes(const struct profile *p);
 uint32_t profile_stack(struct profile *p, uint32_t parent, uint32_t frame_id);
 /* The node for frames[0] (outermost) .. frames[n-1] (innermost). n == 0 gives PROFILE_ROOT. */
 uint32_t profile_stack_from(struct profile *p, const uint32_t *frames_outer_first, size_t n);
+/* The same below `node`; nodes_out (NULL or n entries) gets the node after each frame. Faster than one
+ * profile_stack per frame when much of the path is new (its index slots are fetched ahead). */
+uint32_t profile_stack_path(struct profile *p, uint32_t node, const uint32_t *frames, size_t n, uint32_t *nodes_out);
 uint32_t profile_stack_parent(const struct profile *p, uint32_t stack);
 uint32_t profile_stack_frame(const struct profile *p, uint32_t stack);
 uint32_t profile_stack_depth(const struct profile *p, uint32_t stack);
@@ -103,21 +122,40 @@ size_t profile_nstacks(const struct profile *p); /* nodes, PROFILE_ROOT included
 
 /* Threads: one id per (pid, tid); a later non-empty name replaces an earlier one. */
 uint32_t profile_thread(struct profile *p, uint32_t pid, uint32_t tid, const char *name);
+/* Sets the process name of a thread (a non-empty name replaces an earlier one). False when out of memory. */
+bool profile_thread_set_process(struct profile *p, uint32_t thread_id, const char *process, size_t len);
+/* The thread of dst with the identity of src's thread_id (pid, tid, names); PROFILE_NOMEM when out of memory. */
+uint32_t profile_thread_copy(struct profile *dst, const struct profile *src, uint32_t thread_id);
 const struct profile_thread *profile_thread_get(const struct profile *p, uint32_t thread_id);
 size_t profile_nthreads(const struct profile *p);
 
-/* Samples. With the timeline on, the sample is also kept with its time. Returns false when out of memory. */
+/* Samples. With the timeline on, the sample is also kept with its time. A reader of a format without sample
+ * times turns the timeline off (times are never invented). Returns false when out of memory or when the total
+ * weight would pass PROFILE_MAX_WEIGHT (then profile_overflowed() is true). */
 void profile_keep_timeline(struct profile *p, bool on);
 bool profile_has_timeline(const struct profile *p);
+/* A timeline in sample order whose times are not known (folded lines in file order, for a flame chart): its
+ * time_ns are 0 and no writer or analysis may take them for times. */
+void profile_mark_untimed(struct profile *p);
+/* True when the profile has a timeline with real sample times. */
+bool profile_has_times(const struct profile *p);
+/* `weight` over `samples` samples (both saturate nowhere: see PROFILE_MAX_WEIGHT). */
+bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight,
+			  uint64_t samples);
+/* The weight is a number of samples: profile_add_weighted(p, stack, thread, time_ns, weight, weight). */
 bool profile_add_sample(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight);
+bool profile_overflowed(const struct profile *p);
 /* Aggregated counts, one per distinct (stack, thread), in first-seen order. */
 const struct profile_count *profile_counts(const struct profile *p, size_t *n);
 /* Timeline in insertion order (empty when the timeline is off). */
 const struct profile_sample *profile_timeline(const struct profile *p, size_t *n);
-/* Sum of all weights. */
+/* Sum of all weights, and of all sample counts. */
 uint64_t profile_total_weight(const struct profile *p);
+uint64_t profile_total_samples(const struct profile *p);
 
 struct profile_meta *profile_meta(struct profile *p);
 const struct profile_meta *profile_meta_const(const struct profile *p);
+/* Copies src's metadata into dst, its strings interned in dst. False when out of memory. */
+bool profile_meta_copy(struct profile *dst, const struct profile *src);
 
 #endif

@@ -232,8 +232,6 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 		snprintf(label, sizeof label, "[crash: SIG%s]", abbrev ? abbrev : "?");
 		struct frame f = { 0 };
 		f.func = profile_intern_cstr(st->p, label);
-		f.module = profile_intern_cstr(st->p, "[crash]");
-		f.is_label = 1;
 		frames[nf++] = profile_frame(st->p, &f);
 		st->have_crash = true;
 		st->crash_stack = profile_stack_from(st->p, frames, nf);

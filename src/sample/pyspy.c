@@ -109,13 +109,10 @@ enum plumb_err pyspy_read_folded(const char *text, size_t len, struct profile *p
 			if (fe > st) {
 				sbuf_reset(&lab);
 				pyspy_shorten_frame(&lab, st, (size_t)(fe - st));
-				struct frame f = { 0 };
-				f.func = profile_intern(p, lab.buf, lab.len);
-				f.is_label = 1;
 				if (!ALLOC_GROW(frames, nf + 1, capf))
 					goto oom;
-				frames[nf] = profile_frame(p, &f);
-				if (f.func == PROFILE_NOMEM || frames[nf] == PROFILE_NOMEM)
+				frames[nf] = label_frame(p, lab.buf, lab.len); /* a label, read into its fields */
+				if (frames[nf] == PROFILE_NOMEM)
 					goto oom;
 				nf++;
 			}

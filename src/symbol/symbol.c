@@ -215,6 +215,7 @@ static uint32_t unnamed_frame(struct sym_module *m, uint64_t look, struct frame 
 		nf.addr = start;
 	else
 		nf.addr = look;
+	nf.offset = m ? 1 : 0; /* rendered MODULE+0xOFFSET (profile/label.h) */
 	return profile_frame(out, &nf);
 }
 
@@ -373,29 +374,23 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 		}
 		stack_map[i] = node;
 	}
-	for (size_t i = 0; i < profile_nthreads(raw); i++) {
-		const struct profile_thread *t = profile_thread_get(raw, (uint32_t)i);
-		profile_thread(out, t->pid, t->tid, profile_str(raw, t->name));
-	}
+	for (size_t i = 0; i < profile_nthreads(raw); i++)
+		profile_thread_copy(out, raw, (uint32_t)i);
 	size_t n;
 	if (profile_has_timeline(raw)) {
 		const struct profile_sample *tl = profile_timeline(raw, &n);
 		for (size_t i = 0; i < n; i++)
-			profile_add_sample(out, stack_map[tl[i].stack], tl[i].thread, tl[i].time_ns, tl[i].weight);
+			profile_add_weighted(out, stack_map[tl[i].stack], tl[i].thread, tl[i].time_ns, tl[i].weight,
+					     tl[i].samples);
 	} else {
 		const struct profile_count *c = profile_counts(raw, &n);
 		for (size_t i = 0; i < n; i++)
-			profile_add_sample(out, stack_map[c[i].stack], c[i].thread, 0, c[i].weight);
+			profile_add_weighted(out, stack_map[c[i].stack], c[i].thread, 0, c[i].weight, c[i].samples);
 	}
-	const struct profile_meta *rm = profile_meta_const(raw);
-	struct profile_meta *om = profile_meta(out);
-	*om = *rm;
-	om->command = profile_intern_cstr(out, profile_str(raw, rm->command));
-	om->backend = profile_intern_cstr(out, profile_str(raw, rm->backend));
-	om->unwinder = profile_intern_cstr(out, profile_str(raw, rm->unwinder));
-	om->mode = profile_intern_cstr(out, profile_str(raw, rm->mode));
-	om->ended = profile_intern_cstr(out, profile_str(raw, rm->ended));
-	om->weight_unit = profile_intern_cstr(out, profile_str(raw, rm->weight_unit));
+	if (!profile_meta_copy(out, raw)) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		goto done;
+	}
 	*outp = out;
 	out = NULL;
 done:

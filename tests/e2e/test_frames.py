@@ -26,7 +26,8 @@ class Frames(TempDir):
                         names.index("outer_work") == names.index("mix_step") - 1:
                     under += count
                     label = frames[names.index("mix_step")]
-                    self.assertRegex(label, r"^mix_step \(targets/inlined\.c:\d+\)$")
+                    # inlined into outer_work: marked _[i] (docs/design.md §4.1)
+                    self.assertRegex(label, r"^mix_step \(targets/inlined\.c:\d+\)_\[i\]$")
             self.assertGreater(under / total, 0.8, (build, rows[:3]))
 
     def test_jit_code_is_named_from_the_perf_map(self):

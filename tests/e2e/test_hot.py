@@ -71,7 +71,13 @@ def expected_tables(path, sidecar=None):
                 lab = "%s (%s)" % (name, module.split("/")[-1])
             else:
                 lab = name
-            if module and (module.startswith("[kernel") or "vmlinux" in module) and not file:
+            # a kernel frame: a kernel module, or the Kernel category (a .ko module is kernel code)
+            cats = [c.get("name") for c in doc.get("meta", {}).get("categories", [])]
+            cat = frm.get("category", [None] * (f + 1))[f]
+            kernel = cat is not None and cat < len(cats) and cats[cat] == "Kernel"
+            if module == "[kernel.kallsyms]":  # the kernel's own image: a kind, not a module
+                lab = name if not file else lab
+            if (module and (module.startswith("[kernel") or "vmlinux" in module) or kernel) and not file:
                 lab += "_[k]"
             return lab
 

@@ -118,11 +118,9 @@ class Library(TempDir):
 
 
 class FoldedThreads(TempDir):
-    @unittest.expectedFailure
     def test_thread_selects_a_root_of_a_threads_folded_file(self):
         """The issue's case: `hot x.folded --thread NAME` on plumb's own --threads output. The root `NAME (TID)`
-        must read as the thread (the folded reader's part, issue 14's model work): until that lands, this fails
-        and is marked so; remove the mark when it passes."""
+        reads as the thread (the folded reader's part, issue 14's model work)."""
         out = self.path("t.folded")
         r = plumb("record", "--threads", "--interval", "0.002", "-o", out, "--", target("threads"), "0.3")
         self.assertEqual(r.returncode, 0, r.stderr)

@@ -9,8 +9,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	/* NUL-terminated like fmt_load()'s buffers: the folded reader's error message relies on it (a line at the
-	 * very end with no NUL after it is printed with %.60s) */
+	/* NUL-terminated, though the stream hands the reader its own window (a line at the very end with no NUL
+	 * after it is printed with %.60s) */
 	char *buf = malloc(size + 1);
 	if (!buf)
 		return 0;

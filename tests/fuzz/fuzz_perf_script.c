@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	o.addrs = data[0] & 16;
 	o.keep_timeline = data[0] & 32;
 	o.warn = quiet;
-	/* the reader gets a NUL-terminated copy, as fmt_load hands it */
+	/* the reader gets a NUL-terminated copy (the stream reads it through its own window) */
 	char *buf = malloc(size);
 	if (!buf)
 		return 0;

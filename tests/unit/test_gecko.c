@@ -69,7 +69,8 @@ static void test_gecko__v66_shared_tables_any_key_order(void **state)
 	assert_string_equal(profile_str(p, t->name), "w\xc3\xa9\xf0\x9f\x98\x80");
 	char *text = folded(p);
 	/* prefixOffset: stack 2's prefix is 2 - 1 = 1, stack 1's is 0, stack 0 has none */
-	assert_string_equal(text, "ma\"in;le/af (src/x.c:4);le/af (src/x.c) 4\nma\"in;le/af (src/x.c:4) 1\n");
+	/* frame 2 has an inline depth: an inlined frame, marked _[i] */
+	assert_string_equal(text, "ma\"in;le/af (src/x.c:4);le/af (src/x.c)_[i] 4\nma\"in;le/af (src/x.c:4) 1\n");
 	free(text);
 	size_t n;
 	const struct profile_sample *tl = profile_timeline(p, &n);

@@ -1,6 +1,7 @@
 /* test_label.c — the frame-label grammar both ways (docs/design.md §4.1): label_parse(label_append(frame)) gives
- * back the frame's parts as the label shows them (function, short file path and line, module base name, kernel or
- * JIT kind), and finished labels from other tools parse into the same parts. */
+ * back the frame's parts as the label shows them (function, short file path and line, module base name, the
+ * offset of a nameless frame, kernel, JIT or Python kind, inlining), finished labels from other tools parse into
+ * the same parts, and every label renders back from its parts byte for byte. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +35,12 @@ static void check_parts(const char *label, const char *func, const char *file, u
 	assert_int_equal(lp.kind, kind);
 	assert_true(lp.file_len == 0 || lp.file);
 	assert_true(lp.module_len == 0 || lp.module);
+	/* and the parts render back to the label */
+	struct sbuf again = SBUF_INIT;
+	label_render(&again, &lp, 0);
+	if (label[0])
+		assert_string_equal(again.buf, label);
+	sbuf_release(&again);
 }
 
 static void test_label__parse_of_append_gives_the_parts(void **state)
@@ -58,11 +65,11 @@ static void test_label__parse_of_append_gives_the_parts(void **state)
 		{ "helper", "util.c", 0, "", FRAME_USER, 0, "helper (util.c)", "helper", "util.c", 0, "" },
 		{ "memcpy", "", 0, "/lib/x86_64-linux-gnu/libc.so.6", FRAME_USER, 0,
 		  "memcpy (libc.so.6)", "memcpy", "", 0, "libc.so.6" },
-		{ "", "", 0, "/usr/lib/libfoo.so.1", FRAME_USER, 0, "[unknown] (libfoo.so.1)", "[unknown]", "", 0,
+		{ "", "", 0, "/usr/lib/libfoo.so.1", FRAME_USER, 0, "[unknown] (libfoo.so.1)", "", "", 0,
 		  "libfoo.so.1" },
 		{ "foo(int) const", "/x/a/b.cc", 3, "", FRAME_USER, 0, "foo(int) const (a/b.cc:3)", "foo(int) const",
 		  "a/b.cc", 3, "" },
-		{ "run", "/usr/lib/python3/pkg/mod.py", 12, "", FRAME_USER, 0, "run (pkg/mod.py:12)", "run",
+		{ "run", "/usr/lib/python3/pkg/mod.py", 12, "", FRAME_PYTHON, 0, "run (pkg/mod.py:12)", "run",
 		  "pkg/mod.py", 12, "" },
 		{ "do_syscall_64", "", 0, "", FRAME_KERNEL, 0, "do_syscall_64_[k]", "do_syscall_64", "", 0, "" },
 		{ "ext4_read", "", 0, "[kernel.kallsyms]", FRAME_KERNEL, 0, "ext4_read ([kernel.kallsyms])_[k]",
@@ -74,6 +81,7 @@ static void test_label__parse_of_append_gives_the_parts(void **state)
 		{ "compiled", "/srv/x/y.js", 5, "", FRAME_JIT, 0, "compiled (x/y.js:5)_[j]", "compiled", "x/y.js", 5,
 		  "" },
 		{ "main", "", 0, "", FRAME_USER, 0, "main", "main", "", 0, "" },
+		{ "", "", 0, "", FRAME_USER, 0, "[unknown]", "", "", 0, "" },
 	};
 	struct profile *p = profile_new();
 	assert_non_null(p);
@@ -83,8 +91,10 @@ static void test_label__parse_of_append_gives_the_parts(void **state)
 		f.file = profile_intern_cstr(p, cases[i].file);
 		f.module = profile_intern_cstr(p, cases[i].module);
 		f.line = cases[i].line;
-		f.kind = (uint8_t)cases[i].kind;
+		/* a ".py" frame is made a user frame here: the model itself makes it a Python frame */
+		f.kind = (uint8_t)(cases[i].kind == FRAME_PYTHON ? FRAME_USER : cases[i].kind);
 		uint32_t id = profile_frame(p, &f);
+		assert_int_equal(profile_frame_get(p, id)->kind, cases[i].kind);
 		struct sbuf label = SBUF_INIT;
 		label_append(&label, p, id, cases[i].flags);
 		assert_false(label.oom);
@@ -115,7 +125,17 @@ static void test_label__parse_finished_labels(void **state)
 		{ "g ()", "g ()", "", 0, "", FRAME_USER },       /* an empty group is not a location */
 		{ "h (a (b) c)", "h", "", 0, "a (b) c", FRAME_USER }, /* nested parentheses stay in the group */
 		{ "lib (x.so.c)", "lib", "", 0, "x.so.c", FRAME_USER }, /* ".so" makes it a module */
-		{ "big (a.c:99999999999)", "big", "a.c", 0, "", FRAME_USER }, /* a line past 32 bits reads as 0 */
+		/* parts that would not render back: the whole label is the name */
+		{ "big (a.c:99999999999)", "big (a.c:99999999999)", "", 0, "", FRAME_USER },
+		{ "deep (a/b/c.c:3)", "deep (a/b/c.c:3)", "", 0, "", FRAME_USER },
+		{ "mod (/lib/libc.so.6)", "mod (/lib/libc.so.6)", "", 0, "", FRAME_USER },
+		{ "libfoo.so.1+0x4300", "", "", 0, "libfoo.so.1", FRAME_USER },
+		{ "libfoo.so.1+0x04300", "libfoo.so.1+0x04300", "", 0, "", FRAME_USER },
+		{ "[unknown] (libc.so.6)", "", "", 0, "libc.so.6", FRAME_USER },
+		{ "[unknown]", "", "", 0, "", FRAME_USER },
+		{ "run (pkg/mod.py:7)", "run", "pkg/mod.py", 7, "", FRAME_PYTHON },
+		{ "_[k]", "_[k]", "", 0, "", FRAME_USER },
+		{ "[unknown]_[k]", "", "", 0, "", FRAME_KERNEL },
 		{ "t (a.c:)", "t", "", 0, "a.c:", FRAME_USER },
 		{ "jit_fn (perf-1.map)_[j]", "jit_fn", "", 0, "perf-1.map", FRAME_JIT },
 		{ "helper (util.c)", "helper", "util.c", 0, "", FRAME_USER },
@@ -123,6 +143,39 @@ static void test_label__parse_finished_labels(void **state)
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		check_parts(cases[i].label, cases[i].func, cases[i].file, cases[i].line, cases[i].module, cases[i].kind);
+}
+
+/* Inlining, offsets and thread roots. */
+static void test_label__inlined_offset_and_thread_root(void **state)
+{
+	(void)state;
+	struct label_parts lp;
+	const char *l = "mix_step (targets/inlined.c:12)_[i]";
+	label_parse(l, strlen(l), &lp);
+	assert_true(lp.inlined);
+	assert_int_equal(lp.kind, FRAME_USER);
+	assert_int_equal(lp.line, 12);
+	l = "libfoo.so.1+0x4300";
+	label_parse(l, strlen(l), &lp);
+	assert_int_equal(lp.addr, 0x4300);
+	assert_true(lp.offset);
+	assert_int_equal(lp.func_len, 0);
+	struct profile *p = profile_new();
+	uint32_t id = label_frame(p, l, strlen(l));
+	struct sbuf out = SBUF_INIT;
+	label_append(&out, p, id, 0);
+	assert_string_equal(out.buf, l);
+	sbuf_release(&out);
+	profile_free(p);
+	size_t nl;
+	uint32_t tid;
+	assert_true(label_thread_root("perl (4242)", 11, &nl, &tid));
+	assert_int_equal(nl, 4);
+	assert_int_equal(tid, 4242);
+	assert_false(label_thread_root("perl (42a)", 10, &nl, &tid));
+	assert_false(label_thread_root("f (a.c:3)", 9, &nl, &tid));
+	assert_false(label_thread_root("(42)", 4, &nl, &tid));
+	assert_false(label_thread_root("x (99999999999)", 15, &nl, &tid));
 }
 
 static void test_label__short_path(void **state)
@@ -139,6 +192,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label__parse_of_append_gives_the_parts),
 		cmocka_unit_test(test_label__parse_finished_labels),
+		cmocka_unit_test(test_label__inlined_offset_and_thread_root),
 		cmocka_unit_test(test_label__short_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -183,10 +183,9 @@ static void test_profile__folded_order_and_merge(void **state)
 	profile_free(p);
 }
 
-static uint32_t label_frame(struct profile *p, const char *label)
+static uint32_t name_frame(struct profile *p, const char *label)
 {
 	struct frame f = { 0 };
-	f.is_label = 1;
 	f.func = profile_intern_cstr(p, label);
 	return profile_frame(p, &f);
 }
@@ -204,7 +203,7 @@ static void test_profile__folded_ties_in_byte_order(void **state)
 		uint32_t fr[2];
 		size_t n = 0;
 		for (size_t k = 0; k < 2 && stacks[i][k]; k++)
-			fr[n++] = label_frame(p, stacks[i][k]);
+			fr[n++] = name_frame(p, stacks[i][k]);
 		profile_add_sample(p, profile_stack_from(p, fr, n), t, 0, 1);
 	}
 	for (int threads = 0; threads < 2; threads++) {

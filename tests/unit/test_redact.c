@@ -224,8 +224,9 @@ static void test_redact__labels_part_by_part(void **state)
 		f.module = profile_intern_cstr(p, cases[i].module);
 		f.line = cases[i].line;
 		f.kind = (uint8_t)cases[i].kind;
-		f.is_label = cases[i].is_label;
-		uint32_t id = profile_frame(p, &f);
+		/* a finished label (text input) is read into the model's fields, as every reader does */
+		uint32_t id = cases[i].is_label ? label_frame(p, cases[i].func, strlen(cases[i].func))
+						: profile_frame(p, &f);
 		struct sbuf out = SBUF_INIT;
 		label_append_shown(&out, p, id, 0);
 		assert_false(out.oom);

@@ -61,15 +61,14 @@ static void test_speedscope_read__sampled_milliseconds(void **state)
 	assert_int_equal(profile_total_weight(p), 3500000);
 	assert_string_equal(profile_str(p, profile_meta(p)->weight_unit), "nanoseconds");
 	assert_string_equal(profile_str(p, profile_meta(p)->backend), "speedscope");
-	/* frames: "main" has a file and line, "foo" is a label */
+	/* frames: "main" has a file and line, "foo" is a label read into its fields (a name alone) */
 	assert_int_equal(profile_nframes(p), 3);
 	const struct frame *f0 = profile_frame_get(p, 0), *f1 = profile_frame_get(p, 1);
 	assert_string_equal(profile_str(p, f0->func), "main");
 	assert_string_equal(profile_str(p, f0->file), "/src/a.c");
 	assert_int_equal(f0->line, 3);
-	assert_int_equal(f0->is_label, 0);
 	assert_string_equal(profile_str(p, f1->func), "foo");
-	assert_int_equal(f1->is_label, 1);
+	assert_int_equal(f1->file, 0);
 	/* one thread, its tid read back from plumb's "name (tid)" */
 	assert_int_equal(profile_nthreads(p), 1);
 	assert_int_equal(profile_thread_get(p, 0)->tid, 12);
@@ -145,7 +144,7 @@ static void test_speedscope_read__malformed_says_where(void **state)
 	static const struct {
 		const char *doc, *msg;
 	} cases[] = {
-		{ "{\"shared\": {\"frames\": []}, \"profiles\": [", "not valid JSON at line 1" },
+		{ "{\"shared\": {\"frames\": []}, \"profiles\": [", "the input is truncated) (line 1" },
 		{ "[]", "top level is not an object" },
 		{ "{\"profiles\": []}", "\"shared\" is missing" },
 		{ "{\"shared\": {\"frames\": [{\"file\": \"x\"}]}, \"profiles\": []}", "shared.frames[0].name" },
