@@ -39,6 +39,11 @@ bool fs_which(const char *name, char *out, size_t n);
  * (libplumb reads its lock files with it). */
 int fs_open_trusted(int dirfd, const char *path, uid_t owner, struct stat *st, struct perr *e);
 
+/* fs_open_trusted for a file of another process's view: `path` resolved inside the root rootfd (a descriptor of
+ * /proc/PID/root opened with O_PATH), so neither its symbolic links nor ".." lead out of it (openat2
+ * RESOLVE_IN_ROOT; where the kernel lacks it, relative to rootfd). The same rule, codes and messages. */
+int fs_open_trusted_in_root(int rootfd, const char *path, uid_t owner, struct stat *st, struct perr *e);
+
 /* fs_open_trusted, then the whole file into *data (malloc'd, NUL-terminated, *len bytes before the NUL; the
  * caller frees it). A file of more than `max` bytes is PLUMB_EFORMAT ("larger than the cap of N bytes") and
  * nothing is kept; PLUMB_ENOMEM, PLUMB_EIO on a failed read. The codes of fs_open_trusted otherwise. */

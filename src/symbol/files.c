@@ -19,6 +19,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
+#include "base/fs.h"
 #include "base/procfs.h"
 
 #define PERF_MAP_RETRY_NS 200000000ULL
@@ -203,60 +204,6 @@ const char *sym_files_view_path(const struct sym_files *f, const char *path, cha
 	return w > 0 && (size_t)w < n ? buf : path;
 }
 
-/* Opens path with O_PATH (no side effect even on a device) without following a final link, inside dirfd's root
- * when in_root. */
-static int open_path_only(int dirfd, const char *path, bool in_root)
-{
-	int flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-	if (in_root) {
-		struct open_how how = { .flags = (uint64_t)flags, .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS };
-		int fd = (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
-		if (fd >= 0 || (errno != ENOSYS && errno != EPERM))
-			return fd;
-		while (path[0] == '/') /* no openat2: relative to the root, absolute links inside may escape it */
-			path++;
-	}
-	return openat(dirfd, path, flags);
-}
-
-int sym_open_trusted(int dirfd, const char *path, bool in_root, uid_t owner, struct sbuf *why)
-{
-	int pfd = open_path_only(dirfd, path, in_root);
-	if (pfd < 0) {
-		if (errno != ENOENT && errno != ENOTDIR && why)
-			sbuf_addf(why, "%s", strerror(errno));
-		return -1;
-	}
-	struct stat st;
-	const char *bad = NULL;
-	char what[96];
-	if (fstat(pfd, &st) != 0) {
-		bad = strerror(errno);
-	} else if (S_ISLNK(st.st_mode)) {
-		bad = "it is a symbolic link";
-	} else if (!S_ISREG(st.st_mode)) {
-		bad = S_ISFIFO(st.st_mode) ? "it is a FIFO" : "it is not a regular file";
-	} else if (st.st_uid != owner && st.st_uid != 0) {
-		snprintf(what, sizeof what, "it belongs to uid %u, neither the process's user (uid %u) nor root",
-			 (unsigned)st.st_uid, (unsigned)owner);
-		bad = what;
-	} else if (st.st_mode & S_IWOTH) {
-		bad = "other users may write it";
-	}
-	int fd = -1;
-	if (!bad) {
-		char self[64];
-		snprintf(self, sizeof self, "/proc/self/fd/%d", pfd);
-		fd = open(self, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-		if (fd < 0)
-			bad = strerror(errno);
-	}
-	close(pfd);
-	if (bad && why)
-		sbuf_addstr(why, bad);
-	return fd;
-}
-
 static struct perf_map *perf_map_state(struct sym_files *f, pid_t pid)
 {
 	uint32_t idx;
@@ -288,15 +235,14 @@ bool sym_files_perf_map(struct sym_files *f, pid_t pid, char *module, size_t n)
 		if (rfd < 0)
 			return false;
 		snprintf(m->module, sizeof m->module, "/tmp/perf-%d.map", (int)nspid);
-		struct sbuf why = SBUF_INIT;
-		m->fd = sym_open_trusted(rfd, m->module, true, st.uid_effective, &why);
+		struct perr e = PERR_INIT;
+		m->fd = fs_open_trusted_in_root(rfd, m->module, st.uid_effective, NULL, &e);
 		close(rfd);
-		if (why.len) {
-			sbuf_addf(&f->notes, "note: %s of process %d ignored: %s (its JIT frames stay unnamed)\n",
-				  m->module, (int)pid, why.buf);
+		if (m->fd < 0 && e.code != PLUMB_ENOENT) {
+			sbuf_addf(&f->notes, "note: the perf map of process %d is ignored: %s (its JIT frames stay unnamed)\n",
+				  (int)pid, e.msg);
 			m->refused = true;
 		}
-		sbuf_release(&why);
 		if (m->fd < 0)
 			return false;
 	}

@@ -48,12 +48,6 @@ bool sym_files_perf_map(struct sym_files *f, pid_t pid, char *module, size_t n);
 /* The descriptor of the perf map a raw JIT frame's module names, or -1. */
 int sym_files_perf_map_fd(const struct sym_files *f, const char *module);
 
-/* Opens `path` relative to dirfd (resolved inside it when in_root: a container's root) under the trust rules:
- * not through a final symbolic link, never blocking (a FIFO), a regular file owned by `owner` or root and not
- * writable by others. Returns the descriptor (the caller closes it), or -1 with the reason in why (when not NULL;
- * nothing when the file does not exist). */
-int sym_open_trusted(int dirfd, const char *path, bool in_root, uid_t owner, struct sbuf *why);
-
 /* Lines ("note: ...\n") about files refused or not found as the target saw them; "" when none. */
 const char *sym_files_notes(const struct sym_files *f);
 

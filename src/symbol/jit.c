@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/fs.h"
 #include "base/grow.h"
 #include "symbol/files.h"
 
@@ -111,8 +112,10 @@ static struct jit_map *jit_get(struct sym_jits *s, const char *path)
 	memset(j, 0, sizeof *j);
 	j->path = strdup(path);
 	int fd = sym_files_perf_map_fd(s->files, path), own = -1;
-	if (fd < 0 && !s->files) /* no view of the target: the path itself, under the same rules */
-		fd = own = sym_open_trusted(AT_FDCWD, path, false, geteuid(), NULL);
+	if (fd < 0 && !s->files) { /* no view of the target: the path itself, under the same rules */
+		struct perr e = PERR_INIT;
+		fd = own = fs_open_trusted(AT_FDCWD, path, geteuid(), NULL, &e);
+	}
 	size_t len = 0;
 	j->text = fd >= 0 ? read_capped(fd, SYM_PERF_MAP_MAX, &len) : NULL;
 	if (own >= 0)

@@ -225,6 +225,49 @@ static void test_fs__lines_within_caps(void **state)
 	assert_true(st.truncated);
 }
 
+/* The same rule inside another process's root (its perf maps): a root-relative path stays inside that root, and
+ * the plain and the in-root opens say the same of each file. */
+static void test_fs__open_trusted_in_root(void **state)
+{
+	(void)state;
+	assert_int_equal(mkdir(at("root"), 0700), 0);
+	int dfd = open(at("root"), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	put("root/ok.map", "1000 10 f\n", 0600);
+	put("root/other.map", "1000 10 f\n", 0600);
+	assert_int_equal(chown(at("root/other.map"), NOBODY, NOBODY), 0);
+	put("root/open.map", "1000 10 f\n", 0666);
+	assert_int_equal(mkfifo(at("root/fifo.map"), 0600), 0);
+	assert_int_equal(symlink("/dev/zero", at("root/zero.map")), 0);
+	assert_int_equal(symlink("/etc/passwd", at("root/escape.map")), 0);
+	static const struct { const char *name; const char *why; } cases[] = {
+		{ "ok.map", NULL },
+		{ "other.map", "uid 65534" },
+		{ "open.map", "writable by every user" },
+		{ "fifo.map", "FIFO" },
+		{ "zero.map", "symbolic link" },
+		{ "escape.map", "symbolic link" },
+		{ "missing.map", "" },
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		for (int in_root = 0; in_root < 2; in_root++) {
+			struct perr e = PERR_INIT;
+			int fd = in_root ? fs_open_trusted_in_root(dfd, cases[i].name, geteuid(), NULL, &e)
+					 : fs_open_trusted(dfd, cases[i].name, geteuid(), NULL, &e);
+			if (!cases[i].why) {
+				if (fd < 0)
+					fail_msg("%s refused: %s", cases[i].name, e.msg);
+				close(fd);
+			} else {
+				assert_true(fd < 0);
+				if (!strstr(e.msg, cases[i].why))
+					fail_msg("%s: '%s', want '%s'", cases[i].name, e.msg, cases[i].why);
+			}
+		}
+	}
+	close(dfd);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir))
@@ -235,6 +278,7 @@ int main(void)
 		cmocka_unit_test(test_fs__refuses_what_others_could_plant),
 		cmocka_unit_test(test_fs__private_dirs),
 		cmocka_unit_test(test_fs__lines_within_caps),
+		cmocka_unit_test(test_fs__open_trusted_in_root),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	char cmd[128];

@@ -458,60 +458,6 @@ static void test_symbol__hint_package(void **state)
 	assert_int_equal(system(cmd), 0);
 }
 
-/* The trust rules for files others could write (perf maps): a regular file of the expected user or root only,
- * never through a final link, never blocking; a root-relative path stays inside that root. */
-static void test_symbol__open_trusted(void **state)
-{
-	(void)state;
-	char dir[] = "/tmp/plumb-trust-XXXXXX", path[128];
-	assert_non_null(mkdtemp(dir));
-	int dfd = open(dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	assert_true(dfd >= 0);
-	snprintf(path, sizeof path, "%s/ok.map", dir);
-	write_text(path, "1000 10 f\n");
-	snprintf(path, sizeof path, "%s/other.map", dir);
-	write_text(path, "1000 10 f\n");
-	assert_int_equal(chown(path, 65534, 65534), 0);
-	snprintf(path, sizeof path, "%s/open.map", dir);
-	write_text(path, "1000 10 f\n");
-	assert_int_equal(chmod(path, 0666), 0);
-	snprintf(path, sizeof path, "%s/fifo.map", dir);
-	assert_int_equal(mkfifo(path, 0600), 0);
-	snprintf(path, sizeof path, "%s/zero.map", dir);
-	assert_int_equal(symlink("/dev/zero", path), 0);
-	snprintf(path, sizeof path, "%s/escape.map", dir);
-	assert_int_equal(symlink("/etc/passwd", path), 0);
-	static const struct { const char *name; const char *why; } cases[] = {
-		{ "ok.map", NULL },
-		{ "other.map", "uid 65534" },
-		{ "open.map", "other users may write it" },
-		{ "fifo.map", "FIFO" },
-		{ "zero.map", "symbolic link" },
-		{ "escape.map", "symbolic link" },
-		{ "missing.map", "" },
-	};
-	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		for (int in_root = 0; in_root < 2; in_root++) {
-			struct sbuf why = SBUF_INIT;
-			int fd = sym_open_trusted(dfd, cases[i].name, in_root, geteuid(), &why);
-			if (!cases[i].why) {
-				if (fd < 0)
-					fail_msg("%s refused: %s", cases[i].name, why.buf);
-				close(fd);
-			} else {
-				assert_true(fd < 0);
-				if (!strstr(why.buf, cases[i].why))
-					fail_msg("%s: '%s', want '%s'", cases[i].name, why.buf, cases[i].why);
-			}
-			sbuf_release(&why);
-		}
-	}
-	close(dfd);
-	char cmd[200];
-	snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-	assert_int_equal(system(cmd), 0);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -527,7 +473,6 @@ int main(void)
 		cmocka_unit_test(test_symbol__funcstarts_match_symbols),
 		cmocka_unit_test(test_symbol__funcstarts_empty),
 		cmocka_unit_test(test_symbol__hint_package),
-		cmocka_unit_test(test_symbol__open_trusted),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
