@@ -197,19 +197,12 @@ static bool passes_filters(const struct build *b, const char *label)
 	return keep;
 }
 
-/* The frame's parts, from the model's fields (profile/label.h). */
+/* The frame's parts as a function row sees them: without the line and the inlined mark (profile/label.h). */
 static void frame_parts(const struct profile *p, const struct frame *f, struct label_parts *lp)
 {
-	memset(lp, 0, sizeof *lp);
-	lp->func = profile_str(p, f->func);
-	lp->func_len = strlen(lp->func);
-	lp->file = profile_str(p, f->file);
-	lp->file_len = strlen(lp->file);
-	lp->module = profile_str(p, f->module);
-	lp->module_len = strlen(lp->module);
-	lp->addr = f->addr;
-	lp->offset = f->offset;
-	lp->kind = (enum frame_kind)f->kind;
+	label_parts_of(p, f, lp);
+	lp->line = 0;
+	lp->inlined = false;
 }
 
 /* The short path of a file part ("c/d.c" of "a/b/c/d.c"), through the scratch copy. */

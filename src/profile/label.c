@@ -128,7 +128,7 @@ void label_render(struct sbuf *out, const struct label_parts *lp, unsigned flags
 	render(&k, lp, flags);
 }
 
-static void parts_of(const struct profile *p, const struct frame *f, struct label_parts *lp)
+void label_parts_of(const struct profile *p, const struct frame *f, struct label_parts *lp)
 {
 	memset(lp, 0, sizeof *lp);
 	lp->func = profile_str(p, f->func);
@@ -152,7 +152,7 @@ void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, 
 		return;
 	}
 	struct label_parts lp;
-	parts_of(p, f, &lp);
+	label_parts_of(p, f, &lp);
 	label_render(out, &lp, flags);
 }
 
@@ -366,7 +366,7 @@ static void append_func_shown(struct sbuf *out, const struct label_parts *lp)
 void label_append_func_shown(struct sbuf *out, const struct profile *p, const struct frame *f)
 {
 	struct label_parts lp;
-	parts_of(p, f, &lp);
+	label_parts_of(p, f, &lp);
 	if (!lp.func_len)
 		sbuf_addstr(out, "[unknown]");
 	else
@@ -408,7 +408,7 @@ void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t fram
 		return;
 	}
 	struct label_parts lp;
-	parts_of(p, f, &lp);
+	label_parts_of(p, f, &lp);
 	struct sbuf parts[3] = { SBUF_INIT, SBUF_INIT, SBUF_INIT };
 	render_shown(out, &lp, flags, parts);
 	for (int k = 0; k < 3; k++)
@@ -433,7 +433,7 @@ struct label_table *label_table_build(const struct profile *p, unsigned flags)
 	for (size_t i = 0; ok && i < n; i++) {
 		const struct frame *f = profile_frame_get(p, (uint32_t)i);
 		struct label_parts lp;
-		parts_of(p, f, &lp);
+		label_parts_of(p, f, &lp);
 		sbuf_reset(&red);
 		render_shown(&red, &lp, flags, parts);
 		ok = !red.oom && (t->labels[i] = malloc(red.len + 1)) != NULL;

@@ -40,6 +40,8 @@ struct label_parts {
 	bool inlined;         /* the _[i] mark */
 };
 
+/* The parts of frame f of p, from the model's fields (spans point into p's strings). */
+void label_parts_of(const struct profile *p, const struct frame *f, struct label_parts *lp);
 /* Appends the (unredacted) label of frame_id to out. */
 void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags);
 /* Appends the label of parts (file shortened to its last two components, module to its base name). */
