@@ -146,7 +146,8 @@ class PerfMapTest(TempDir):
     def test_jit_in_its_own_pid_and_mount_namespace(self):
         needs_tool("unshare", "Debian package util-linux")
         # a private /tmp (only that namespace sees the map) and a pid namespace (the map is named by the inner pid)
-        script = "mount -t tmpfs plumbtest /tmp && exec %s 8 --wait" % target("jit")
+        # the binary is held open before the mount: a checkout under /tmp would be hidden by it
+        script = "exec 3<%s && mount -t tmpfs plumbtest /tmp && exec /proc/self/fd/3 8 --wait" % target("jit")
         proc, inner = self.start_jit(["unshare", "-m", "-p", "-f", "--propagation", "private", "sh", "-c", script])
         try:
             kids = wait_until(lambda: open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)).read().split(),
