@@ -1,5 +1,7 @@
 /* duty.c — a burner with a known CPU use, for the whole-machine views: duty_burn() spins PERCENT% of every
- * 20 ms period (called from duty_loop()), and the process sleeps the rest. It prints "ready" once its loop runs.
+ * period of 15 to 25 ms, random (called from duty_loop()), and the process sleeps the rest. It prints "ready" once
+ * its loop runs. The period varies because a fixed one locks onto a sampler's fixed interval: at 20 ms against
+ * 5 ms ticks, every burst of 6 ms caught exactly one tick, and a 30% burner read as 25%.
  * Usage: duty PERCENT [SECONDS]   (default 30 wall-clock seconds, then it exits) */
 #include <stdint.h>
 #include <stdio.h>
@@ -42,9 +44,12 @@ NOINLINE uint64_t duty_loop(int percent, double seconds)
 {
 	int64_t end = now_ns(CLOCK_MONOTONIC) + (int64_t)(seconds * 1e9), next = now_ns(CLOCK_MONOTONIC);
 	uint64_t acc = 0;
+	uint64_t rng = (uint64_t)next | 1;
 	while (now_ns(CLOCK_MONOTONIC) < end) {
-		acc += duty_burn(PERIOD_NS * percent / 100);
-		next += PERIOD_NS;
+		rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17; /* xorshift64 */
+		int64_t period = PERIOD_NS / 4 * 3 + (int64_t)(rng % (uint64_t)(PERIOD_NS / 2)); /* 15..25 ms */
+		acc += duty_burn(period * percent / 100);
+		next += period;
 		int64_t left = next - now_ns(CLOCK_MONOTONIC);
 		if (left > 0) {
 			struct timespec ts = { (time_t)(left / 1000000000LL), (long)(left % 1000000000LL) };
