@@ -20,6 +20,20 @@ static const char usage[] =
 	"                  [--collapse-generics] [--include RE] [--exclude RE] [--repo-only [--root DIR]]\n"
 	"                  [--thread RE] [--top-threads N] [--stages FILE] [--syms FILE]";
 
+/* How a weight is shown: time weights (nanoseconds) as milliseconds (one decimal, three under 10 ms), the unit "ms"; every other
+ * unit as the integer it is. */
+static bool is_time(const char *unit)
+{
+	return strcmp(unit, "nanoseconds") == 0;
+}
+
+static int weight_text(char *buf, size_t n, uint64_t v, const char *unit)
+{
+	if (is_time(unit)) /* a microsecond shows under 10 ms */
+		return snprintf(buf, n, v < 10000000 ? "%.3f" : "%.1f", (double)v / 1e6);
+	return snprintf(buf, n, "%llu", (unsigned long long)v);
+}
+
 static void print_table(FILE *out, const char *title, const struct hot_table *t, uint64_t total, size_t top,
 			const char *unit, const char *what)
 {
@@ -33,16 +47,18 @@ static void print_table(FILE *out, const char *title, const struct hot_table *t,
 		return;
 	}
 	char buf[32];
-	int w = (int)strlen(unit);
+	const char *head = is_time(unit) ? "ms" : unit;
+	int w = (int)strlen(head);
 	for (size_t i = 0; i < n; i++) {
-		int l = snprintf(buf, sizeof buf, "%llu", (unsigned long long)t->rows[i].count);
+		int l = weight_text(buf, sizeof buf, t->rows[i].count, unit);
 		if (l > w)
 			w = l;
 	}
-	fprintf(out, "  %*s   share  %s\n", w, unit, what);
+	fprintf(out, "  %*s   share  %s\n", w, head, what);
 	for (size_t i = 0; i < n; i++) {
 		double share = total ? 100.0 * (double)t->rows[i].count / (double)total : 0;
-		fprintf(out, "  %*llu  %5.1f%%  %s\n", w, (unsigned long long)t->rows[i].count, share, t->rows[i].name);
+		weight_text(buf, sizeof buf, t->rows[i].count, unit);
+		fprintf(out, "  %*s  %5.1f%%  %s\n", w, buf, share, t->rows[i].name);
 	}
 }
 
@@ -71,24 +87,34 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 {
 	const char *unit = s->weight_unit ? s->weight_unit : "samples";
 	bool one = s->all.total == 1 && strcmp(unit, "samples") == 0; /* "1 sample", not "1 samples" */
-	fprintf(out, "%s (%s): %llu %s in %zu thread%s\n\n", s->source ? s->source : "profile",
-		s->format ? s->format : "?", (unsigned long long)s->all.total, one ? "sample" : unit, s->nthreads,
-		s->nthreads == 1 ? "" : "s");
+	fprintf(out, "%s (%s): ", s->source ? s->source : "profile", s->format ? s->format : "?");
+	char ms[32];
+	weight_text(ms, sizeof ms, s->all.total, unit);
+	if (is_time(unit)) /* a time and its sample count, both (perf script with periods) */
+		fprintf(out, "%s ms (%llu sample%s)", ms, (unsigned long long)s->all.samples, s->all.samples == 1 ? "" : "s");
+	else
+		fprintf(out, "%llu %s", (unsigned long long)s->all.total, one ? "sample" : unit);
+	if (!is_time(unit) && strcmp(unit, "samples") == 0 && s->interval_ns) /* what the samples stand for */
+		fprintf(out, " (%.1f ms at one per %.3g ms)", (double)s->all.total * (double)s->interval_ns / 1e6,
+			(double)s->interval_ns / 1e6);
+	fprintf(out, " in %zu thread%s\n\n", s->nthreads, s->nthreads == 1 ? "" : "s");
 	if (s->nthreads > 1) {
 		size_t n = top && top < s->nthreads ? top : s->nthreads;
-		int w = (int)strlen(unit);
+		const char *head = is_time(unit) ? "ms" : unit;
+		int w = (int)strlen(head);
 		char buf[32];
 		for (size_t i = 0; i < n; i++) {
-			int l = snprintf(buf, sizeof buf, "%llu", (unsigned long long)s->threads[i].count);
+			int l = weight_text(buf, sizeof buf, s->threads[i].count, unit);
 			if (l > w)
 				w = l;
 		}
 		fputs("threads:\n", out);
-		fprintf(out, "  %*s   share  thread\n", w, unit);
+		fprintf(out, "  %*s   share  thread\n", w, head);
 		for (size_t i = 0; i < n; i++) {
 			const struct hot_thread_row *t = &s->threads[i];
 			double share = s->all.total ? 100.0 * (double)t->count / (double)s->all.total : 0;
-			fprintf(out, "  %*llu  %5.1f%%  %s (%u)\n", w, (unsigned long long)t->count, share, t->name, t->tid);
+			weight_text(buf, sizeof buf, t->count, unit);
+			fprintf(out, "  %*s  %5.1f%%  %s (%u)\n", w, buf, share, t->name, t->tid);
 		}
 		fputc('\n', out);
 	}
@@ -98,8 +124,10 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 	}
 	for (size_t i = 0; i < s->nstages; i++) {
 		const struct hot_slice *sl = &s->stages[i];
-		fprintf(out, "%s== stage %s [%.1f ms, %.1f ms): %llu %s ==\n", i ? "\n" : "", sl->name, sl->start_ms,
-			sl->end_ms, (unsigned long long)sl->total, unit);
+		char w[32];
+		weight_text(w, sizeof w, sl->total, unit);
+		fprintf(out, "%s== stage %s [%.1f ms, %.1f ms): %s %s ==\n", i ? "\n" : "", sl->name, sl->start_ms,
+			sl->end_ms, w, is_time(unit) ? "ms" : unit);
 		hot_print_slice(out, s, sl, top);
 	}
 }

@@ -3,10 +3,11 @@ an independent computation written here, samply sidecar symbolication, stage sli
 import gzip
 import json
 import os
+import re
 import shutil
 import unittest
 
-from plumbtest import FIXTURES, TempDir, main, plumb
+from plumbtest import FIXTURES, TempDir, main, plumb, target
 
 GECKO = os.path.join(FIXTURES, "gecko")
 FILES = ["profiler-edit-unsymbolicated.v49.json", "samply-ls-linux-profile.v41.json",
@@ -114,6 +115,34 @@ def hot_json(*args, **kw):
 
 def as_dict(rows):
     return {r["name"]: r["count"] for r in rows}
+
+
+class Units(TempDir):
+    """hot says what a weight is: a time weight (perf script's periods) as milliseconds beside its sample count,
+    samples with a known period as samples beside the time they stand for (issue 14: "1187187186 samples")."""
+
+    def test_perf_script_periods_read_as_time_and_samples(self):
+        src = self.path("t.perf")
+        with open(src, "w") as f:
+            for t, stack in ((0, ("work", "main")), (250, ("work", "main")), (500, ("main",))):
+                f.write("prog 100 1.000%03d:     250000 cpu-clock:pppH: \n" % t)
+                for i, fn in enumerate(stack):
+                    f.write("\t          40%d000 %s+0x10 (/usr/bin/prog)\n" % (i + 1, fn))
+                f.write("\n")
+        r = plumb("hot", src)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(perf-script): 0.750 ms (3 samples) in 1 thread", r.stdout)
+        self.assertRegex(r.stdout, r"ms   share  function\n +0\.500   66\.7%  work\n")
+        self.assertNotIn("nanoseconds", r.stdout)
+
+    def test_samples_with_a_period_say_the_time_they_stand_for(self):
+        src = self.path("r.json")
+        r = plumb("record", "--interval", "0.002", "-o", src, "--", target("split"), "0.3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = plumb("hot", src)
+        m = re.search(r"\(gecko\): (\d+) samples \(([\d.]+) ms at one per 2 ms\)", r.stdout)
+        self.assertTrue(m, r.stdout[:300])
+        self.assertAlmostEqual(float(m.group(2)), 2.0 * int(m.group(1)), delta=0.1)
 
 
 class GeckoReader(TempDir):
