@@ -197,22 +197,17 @@ static enum plumb_err too_large(const char *path, size_t max, struct perr *e)
 	return perr_set(e, PLUMB_EFORMAT, "%s is larger than the cap of %zu bytes for this file", path, max);
 }
 
-enum plumb_err fs_read_trusted(int dirfd, const char *path, uid_t owner, size_t max, char **data, size_t *len,
-			       struct perr *e)
+enum plumb_err fs_read_fd_capped(int fd, const char *path, size_t max, char **data, size_t *len, struct perr *e)
 {
 	*data = NULL;
 	*len = 0;
 	struct stat st;
-	int fd = fs_open_trusted(dirfd, path, owner, &st, e);
-	if (fd < 0)
-		return e->code;
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
+	if (fstat(fd, &st) != 0)
+		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(errno));
+	if ((uint64_t)st.st_size > max)
 		return too_large(path, max, e);
-	}
 	/* max + 1 data bytes fit (read_fd_whole keeps one for the NUL): one more than the cap tells "too large" */
 	int err = read_fd_whole(fd, (size_t)st.st_size + 2, max < SIZE_MAX - 2 ? max + 2 : 0, data, len);
-	close(fd);
 	if (!err && *len > max) {
 		free(*data);
 		*data = NULL;
@@ -224,6 +219,19 @@ enum plumb_err fs_read_trusted(int dirfd, const char *path, uid_t owner, size_t 
 	if (err)
 		return perr_set(e, err == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
 	return PLUMB_OK;
+}
+
+enum plumb_err fs_read_trusted(int dirfd, const char *path, uid_t owner, size_t max, char **data, size_t *len,
+			       struct perr *e)
+{
+	*data = NULL;
+	*len = 0;
+	int fd = fs_open_trusted(dirfd, path, owner, NULL, e);
+	if (fd < 0)
+		return e->code;
+	enum plumb_err rc = fs_read_fd_capped(fd, path, max, data, len, e);
+	close(fd);
+	return rc;
 }
 
 enum plumb_err fs_read_trusted_buf(int dirfd, const char *path, uid_t owner, char *buf, size_t cap, size_t *len,

@@ -44,6 +44,10 @@ int fs_open_trusted(int dirfd, const char *path, uid_t owner, struct stat *st, s
  * RESOLVE_IN_ROOT; where the kernel lacks it, relative to rootfd). The same rule, codes and messages. */
 int fs_open_trusted_in_root(int rootfd, const char *path, uid_t owner, struct stat *st, struct perr *e);
 
+/* The whole of the open file fd (named path in messages) into *data as fs_read_trusted reads it: malloc'd,
+ * NUL-terminated, at most max bytes (more is PLUMB_EFORMAT, nothing kept). */
+enum plumb_err fs_read_fd_capped(int fd, const char *path, size_t max, char **data, size_t *len, struct perr *e);
+
 /* fs_open_trusted, then the whole file into *data (malloc'd, NUL-terminated, *len bytes before the NUL; the
  * caller frees it). A file of more than `max` bytes is PLUMB_EFORMAT ("larger than the cap of N bytes") and
  * nothing is kept; PLUMB_ENOMEM, PLUMB_EIO on a failed read. The codes of fs_open_trusted otherwise. */

@@ -181,50 +181,56 @@ enum plumb_err store_save(const struct store_kind *k, const char *name, const vo
 	return rc == PLUMB_EINVAL ? exists_error(k, name, e) : rc;
 }
 
+/* Opens the existing entry `name` of kind k under the trust rule: its descriptor, with its directory in path
+ * and its file name in file (PATH_MAX and STORE_NAME_MAX + 16 bytes), or -1 with e set: PLUMB_ENOENT "no KIND
+ * named NAME", or the rule's refusal as an input that cannot be used (exit 5), naming the whole path. */
+static int open_entry(const struct store_kind *k, const char *name, char *path, char *file, struct stat *st,
+		      struct perr *e)
+{
+	int dfd = -1;
+	enum plumb_err rc = store_check_name(k, name, e);
+	if (!rc)
+		rc = open_dir(k, false, PLUMB_EIO, path, PATH_MAX, &dfd, e);
+	if (rc)
+		return -1;
+	if (dfd < 0) {
+		perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+		return -1;
+	}
+	file_name(k, name, file, STORE_NAME_MAX + 16);
+	struct perr fe = PERR_INIT;
+	int fd = fs_open_trusted(dfd, file, geteuid(), st, &fe);
+	close(dfd);
+	if (fd < 0 && fe.code == PLUMB_ENOENT)
+		perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+	else if (fd < 0)
+		perr_set(e, fe.code == PLUMB_EPERM ? PLUMB_EIO : fe.code, "%s/%s", path, fe.msg);
+	return fd;
+}
+
 enum plumb_err store_load(const struct store_kind *k, const char *name, char **data, size_t *len, struct perr *e)
 {
 	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
-	int dfd = -1;
 	*data = NULL;
 	*len = 0;
-	enum plumb_err rc = store_check_name(k, name, e);
-	if (!rc)
-		rc = open_dir(k, false, PLUMB_EIO, path, sizeof path, &dfd, e);
-	if (rc)
-		return rc;
-	if (dfd < 0)
-		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
-	file_name(k, name, file, sizeof file);
+	int fd = open_entry(k, name, path, file, NULL, e);
+	if (fd < 0)
+		return e->code;
 	struct perr fe = PERR_INIT;
-	rc = fs_read_trusted(dfd, file, geteuid(), k->max_bytes, data, len, &fe);
-	close(dfd);
-	if (rc == PLUMB_ENOENT)
-		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
-	if (rc) /* the rule's refusal reads as an input that cannot be used (exit 5), naming the whole path */
-		return perr_set(e, rc == PLUMB_EPERM ? PLUMB_EIO : rc, "%s/%s", path, fe.msg);
+	enum plumb_err rc = fs_read_fd_capped(fd, file, k->max_bytes, data, len, &fe);
+	close(fd);
+	if (rc)
+		return perr_set(e, rc, "%s/%s", path, fe.msg);
 	return PLUMB_OK;
 }
 
 enum plumb_err store_check_file(const struct store_kind *k, const char *name, struct perr *e)
 {
 	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
-	int dfd = -1;
-	enum plumb_err rc = store_check_name(k, name, e);
-	if (!rc)
-		rc = open_dir(k, false, PLUMB_EIO, path, sizeof path, &dfd, e);
-	if (rc)
-		return rc;
-	if (dfd < 0)
-		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
-	file_name(k, name, file, sizeof file);
-	struct perr fe = PERR_INIT;
 	struct stat st;
-	int fd = fs_open_trusted(dfd, file, geteuid(), &st, &fe);
-	close(dfd);
-	if (fd < 0 && fe.code == PLUMB_ENOENT)
-		return perr_set(e, PLUMB_ENOENT, "no %s named '%s'", k->what, name);
+	int fd = open_entry(k, name, path, file, &st, e);
 	if (fd < 0)
-		return perr_set(e, fe.code == PLUMB_EPERM ? PLUMB_EIO : fe.code, "%s/%s", path, fe.msg);
+		return e->code;
 	close(fd);
 	if ((uint64_t)st.st_size > k->max_bytes)
 		return perr_set(e, PLUMB_EFORMAT, "%s/%s is larger than the cap of %zu bytes for a %s", path, file,
