@@ -21,7 +21,6 @@
 #include "base/hashmap.h"
 #include "base/home.h"
 #include "base/intern.h"
-#include "base/readall.h"
 #include "base/sbuf.h"
 
 #define CACHE_MAGIC "plumb-symbols 1"
@@ -41,6 +40,7 @@ struct cache_frame {
 struct sym_cache {
 	char dir[PATH_MAX];
 	char path[PATH_MAX];
+	char name[130];      /* the file's name in the directory: the build-id in hex */
 	struct interner strs;
 	struct hmap index; /* key -> entry */
 	struct cache_entry *entries;
@@ -120,17 +120,21 @@ static bool parse_line(struct sym_cache *c, char *line)
 	return true;
 }
 
-/* Reads the file when its source is unchanged (anything else: the cache starts empty and is rewritten). */
+/* Reads the file when its source is unchanged (anything else: the cache starts empty and is rewritten), under the
+ * home's trust rule (base/home.h, base/fs.h): a directory that is not the user's, or a file that is a link, a FIFO
+ * or another user's, is not read. */
 static void cache_load(struct sym_cache *c)
 {
-	int fd = open(c->path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (fd < 0)
+	char dir[PATH_MAX];
+	int dfd = -1;
+	struct perr e = PERR_INIT;
+	if (plumb_home_open("symbols", false, dir, sizeof dir, &dfd, &e) || dfd < 0)
 		return;
 	char *buf = NULL;
 	size_t len = 0;
-	int err = read_fd_whole(fd, 1 << 16, CACHE_MAX_FILE, &buf, &len);
-	close(fd);
-	if (err)
+	enum plumb_err rc = fs_read_trusted(dfd, c->name, geteuid(), CACHE_MAX_FILE, &buf, &len, &e);
+	close(dfd);
+	if (rc)
 		return;
 	char *nl = strchr(buf, '\n');
 	char source[PATH_MAX];
@@ -165,10 +169,9 @@ struct sym_cache *sym_cache_open(const unsigned char *build_id, size_t len)
 		return NULL;
 	c->strs = (struct interner)INTERNER_INIT;
 	snprintf(c->dir, sizeof c->dir, "%s/symbols", home);
-	char hex[129];
 	for (size_t i = 0; i < len; i++)
-		snprintf(hex + 2 * i, 3, "%02x", build_id[i]);
-	snprintf(c->path, sizeof c->path, "%s/%s", c->dir, hex);
+		snprintf(c->name + 2 * i, 3, "%02x", build_id[i]);
+	snprintf(c->path, sizeof c->path, "%s/%s", c->dir, c->name);
 	cache_load(c);
 	return c;
 }
@@ -267,8 +270,16 @@ void sym_cache_save(struct sym_cache *c, const char *source)
 	if (!c || !c->dirty || !source || !storable(source) || !stamp_of(source, &size, &mtime))
 		return;
 	struct perr e = PERR_INIT;
-	if (fs_mkdirs(c->dir, 0700, &e))
+	char dir[PATH_MAX];
+	int dfd = -1;
+	if (plumb_home_open("symbols", true, dir, sizeof dir, &dfd, &e) || dfd < 0) /* a home others could plant in */
 		return;
+	/* the writer writes a device or a FIFO in place (base/atomic.h); in plumb's own cache such an entry, or one
+	 * that is not the user's, is planted: it goes, and the file is written anew */
+	struct stat st;
+	if (fstatat(dfd, c->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid()))
+		unlinkat(dfd, c->name, 0);
+	close(dfd);
 	struct sbuf sb;
 	sbuf_init(&sb);
 	sbuf_addf(&sb, CACHE_MAGIC "\t%s\t%llu\t%llu\n", source, size, mtime);

@@ -72,5 +72,23 @@ class SymbolCache(TempDir):
         self.assertTrue(any(f.startswith("burn (") for f in again), again)
 
 
+    def test_planted_entries_are_not_read(self):
+        """The cache lives in PLUMB_HOME and keeps its trust rule (docs/design.md §3.5): an entry that is a FIFO
+        or another user's file is not read (a FIFO once blocked the record), and the run names its frames."""
+        prog = [target("benchwork"), "spin", "100"]
+        self.record(prog, self.path("1.folded"))
+        entries = sorted(glob.glob(self.path("home/symbols/*")))
+        self.assertTrue(entries)
+        os.unlink(entries[0])
+        os.mkfifo(entries[0])
+        if len(entries) > 1:
+            with open(entries[1], "w") as f:
+                f.write("plumb-symbols 1\t/nonexistent\t0\t0\n")
+            os.chown(entries[1], 65534, 65534)
+        cmd = ["timeout", "-s", "KILL", "30", PLUMB, "record", "--no-kernel", "-o", self.path("2.folded"), "--"]
+        r = subprocess.run(cmd + prog, env=self.env, capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(any(f.startswith("work (") for f in labels(read_folded(self.path("2.folded")))))
+
 if __name__ == "__main__":
     main()
