@@ -6,6 +6,7 @@ import pty
 import re
 import select
 import subprocess
+import time
 import unittest
 
 from plumbtest import PLUMB, TempDir, env, target
@@ -88,6 +89,57 @@ class RecordProgress(TempDir):
         rc, seen = run_on_terminal(["record", "-o", self.path("s.folded"), "--", target("split"), "0.5"])
         self.assertEqual(rc, 0, seen)
         self.assertNotIn(b"recording split", seen)
+
+
+
+class ConvertProgress(TempDir):
+    """issue 16: a long `convert` said nothing, even on a terminal. Input fed slowly through stdin for ~3.5 s: the
+    terminal sees "reading stdin: N kB" grow and erased at the end; a pipe sees nothing."""
+
+    def feed(self, stderr):
+        r, w = os.pipe()
+        e = {k: v for k, v in env().items() if k != "CI"}
+        e["TERM"] = "xterm"
+        p = subprocess.Popen([PLUMB, "convert", "-", "-o", self.path("c.folded")], env=e, stdin=r,
+                             stdout=subprocess.DEVNULL, stderr=stderr)
+        os.close(r)
+        return p, w
+
+    def test_the_line_grows_on_a_terminal(self):
+        master, slave = pty.openpty()
+        p, w = self.feed(slave)
+        os.close(slave)
+        seen = b""
+        for _ in range(30):
+            os.write(w, b"main;work 10\n" * 2000)
+            if select.select([master], [], [], 0.12)[0]:
+                seen += os.read(master, 65536)
+        os.close(w)
+        self.assertEqual(p.wait(timeout=60), 0)
+        while select.select([master], [], [], 0.5)[0]:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+        os.close(master)
+        sizes = [float(x) for x in re.findall(rb"\rreading stdin: ([\d.]+) kB\x1b\[K", seen)]
+        self.assertGreaterEqual(len(sizes), 3, seen[-400:])
+        self.assertEqual(sizes, sorted(sizes))
+        self.assertGreater(sizes[-1], sizes[0])
+        self.assertTrue(seen.endswith(b"\r\x1b[K"), seen[-100:])
+
+    def test_no_line_into_a_pipe(self):
+        p, w = self.feed(subprocess.PIPE)
+        for _ in range(25):
+            os.write(w, b"main;work 10\n" * 2000)
+            time.sleep(0.12)
+        os.close(w)
+        err = p.communicate(timeout=60)[1]
+        self.assertEqual(p.returncode, 0, err)
+        self.assertNotIn(b"reading", err)
 
 
 if __name__ == "__main__":
