@@ -333,12 +333,15 @@ static bool read_tables(struct pp_reader *r)
 		case 5:
 			ok = read_function(r, f.sub);
 			break;
-		case 6:
-			if (!ALLOC_GROW(d->strs, d->nstrs + 1, d->cap_strs) || !REALLOC_ARRAY(d->str_len, d->cap_strs))
+		case 6: {
+			size_t had = d->cap_strs; /* str_len follows strs' capacity: grown with it, not at every string */
+			if (!ALLOC_GROW(d->strs, d->nstrs + 1, d->cap_strs) ||
+			    (d->cap_strs != had && !REALLOC_ARRAY(d->str_len, d->cap_strs)))
 				return nomem(r);
 			d->strs[d->nstrs] = f.sub.p;
 			d->str_len[d->nstrs++] = (uint32_t)(f.sub.end - f.sub.p);
 			break;
+		}
 		case 11:
 			ok = read_type(f.sub, &d->period_type) || bad(r, "the period type is cut short");
 			break;
