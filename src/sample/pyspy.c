@@ -97,9 +97,11 @@ enum plumb_err pyspy_read_folded(const char *text, size_t len, struct profile *p
 			sp--;
 		if (sp == line || sp == le)
 			continue; /* no "STACK COUNT" shape: py-spy's own messages, blank lines */
-		char *endnum;
-		unsigned long long count = strtoull(sp, &endnum, 10);
-		if (endnum != le || count == 0)
+		uint64_t count = 0; /* the digits in [sp, le): text need not be NUL-terminated */
+		const char *d = sp;
+		while (d < le && *d >= '0' && *d <= '9' && count <= (UINT64_MAX - 9) / 10)
+			count = count * 10 + (uint64_t)(*d++ - '0');
+		if (d != le || count == 0)
 			continue;
 		const char *st = line, *st_end = sp - 1;
 		size_t nf = 0;
