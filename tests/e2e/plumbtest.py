@@ -100,6 +100,20 @@ class TempDir(unittest.TestCase):
     def path(self, name):
         return os.path.join(self.tmp, name)
 
+    def run_unprivileged(self, *args):
+        """Runs a copy of plumb with args as user nobody (setpriv), in self.tmp, with the kernel's
+        perf_event_paranoid deciding what it may sample; returns (completed process, perf_event_paranoid)."""
+        tool = shutil.which("setpriv")
+        self.assertIsNotNone(tool, "setpriv (util-linux) is part of every Debian system")
+        exe = self.path("plumb")
+        shutil.copy(PLUMB, exe)
+        os.chmod(self.tmp, 0o755)
+        os.chmod(exe, 0o755)
+        r = subprocess.run([tool, "--reuid=65534", "--regid=65534", "--clear-groups", exe, *args],
+                           env=env(HOME=self.tmp), capture_output=True, text=True, timeout=60, cwd=self.tmp)
+        with open("/proc/sys/kernel/perf_event_paranoid") as f:
+            return r, int(f.read())
+
 
 def skip_missing(tool, detail=""):
     """Skips the running test because an optional tool is not installed; the reason names it."""

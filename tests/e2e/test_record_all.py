@@ -3,7 +3,6 @@ get the CPU shares /proc says they used and their own functions, one root per pr
 --comm narrow it; without the privilege it needs it says so (exit 3); bad arguments are exit 2."""
 import os
 import re
-import shutil
 import subprocess
 import sys
 
@@ -130,21 +129,10 @@ class RecordAll(TempDir):
 
     def test_without_the_privilege_it_says_what_it_needs(self):
         # plumb runs as an unprivileged user: the kernel's perf_event_paranoid decides
-        tool = shutil.which("setpriv")
-        self.assertIsNotNone(tool, "setpriv (util-linux) is part of every Debian system")
-        exe = self.path("plumb")
-        shutil.copy(PLUMB, exe)
-        os.chmod(self.tmp, 0o755)
-        os.chmod(exe, 0o755)
         od = self.path("out")
         os.mkdir(od)
         os.chmod(od, 0o777)
-        out = os.path.join(od, "np.folded")
-        r = subprocess.run([tool, "--reuid=65534", "--regid=65534", "--clear-groups", exe, "record", "--all",
-                            "--seconds", "1", "-o", out], env=env(HOME=self.tmp), capture_output=True, text=True,
-                           timeout=60, cwd=self.tmp)
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            paranoid = int(f.read())
+        r, paranoid = self.run_unprivileged("record", "--all", "--seconds", "1", "-o", os.path.join(od, "np.folded"))
         if paranoid > 0:
             self.assertEqual(r.returncode, 3, r.stderr)
             self.assertIn("perf_event_paranoid <= 0", r.stderr)

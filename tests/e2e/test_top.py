@@ -6,7 +6,6 @@ the layout holds at 80x24 and 200x60 and through a resize; with --all the proces
 the CPU /proc says they used and opens into their functions; `plumb top | head` ends cleanly."""
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -296,16 +295,7 @@ class TopPipe(TempDir):
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, (args, r.stderr))
 
     def test_all_without_the_privilege_says_what_it_needs(self):
-        tool = shutil.which("setpriv")
-        self.assertIsNotNone(tool, "setpriv (util-linux) is part of every Debian system")
-        exe = self.path("plumb")
-        shutil.copy(PLUMB, exe)
-        os.chmod(self.tmp, 0o755)
-        os.chmod(exe, 0o755)
-        r = subprocess.run([tool, "--reuid=65534", "--regid=65534", "--clear-groups", exe, "top", "--all", "-n", "1"],
-                           env=env(HOME=self.tmp), capture_output=True, text=True, timeout=60, cwd=self.tmp)
-        with open("/proc/sys/kernel/perf_event_paranoid") as f:
-            paranoid = int(f.read())
+        r, paranoid = self.run_unprivileged("top", "--all", "-n", "1")
         if paranoid > 0:
             self.assertEqual(r.returncode, 3, r.stderr)
             self.assertIn(f"perf_event_paranoid <= 0 (it is {paranoid} here)", r.stderr)
