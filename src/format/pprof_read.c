@@ -199,40 +199,36 @@ static bool str_is(const struct pp_doc *d, uint64_t i, const char *s)
 	return n == strlen(s) && memcmp(t, s, n) == 0;
 }
 
-static bool read_type(struct pb b, struct pp_type *t)
+/* The varint fields numbered 1..n of message b into v[0..n-1] (zero when absent; other fields are skipped).
+ * False when the message is malformed. Every flat message plumb reads (types, mappings, lines, functions) is
+ * read this way. */
+static bool pb_varints(struct pb b, uint64_t *v, size_t n)
 {
 	struct pb_field f;
-	int r;
-	memset(t, 0, sizeof *t);
-	while ((r = pb_next(&b, &f)) == 1) {
-		if (f.num == 1 && f.wire == 0)
-			t->type = f.v;
-		else if (f.num == 2 && f.wire == 0)
-			t->unit = f.v;
-	}
-	return r == 0;
+	int k;
+	memset(v, 0, n * sizeof *v);
+	while ((k = pb_next(&b, &f)) == 1)
+		if (f.wire == 0 && f.num >= 1 && f.num <= n)
+			v[f.num - 1] = f.v;
+	return k == 0;
+}
+
+static bool read_type(struct pb b, struct pp_type *t)
+{
+	uint64_t v[2];
+	if (!pb_varints(b, v, 2))
+		return false;
+	*t = (struct pp_type){ .type = v[0], .unit = v[1] };
+	return true;
 }
 
 static bool read_mapping(struct pp_reader *r, struct pb b)
 {
 	struct pp_doc *d = &r->d;
-	struct pp_mapping m = { 0 };
-	struct pb_field f;
-	int k;
-	while ((k = pb_next(&b, &f)) == 1) {
-		if (f.wire != 0)
-			continue;
-		if (f.num == 1)
-			m.id = f.v;
-		else if (f.num == 2)
-			m.start = f.v;
-		else if (f.num == 4)
-			m.offset = f.v;
-		else if (f.num == 5)
-			m.filename = f.v;
-	}
-	if (k < 0)
+	uint64_t v[5];
+	if (!pb_varints(b, v, 5))
 		return bad(r, "a mapping is cut short");
+	struct pp_mapping m = { .id = v[0], .start = v[1], .offset = v[3], .filename = v[4] };
 	if (!ALLOC_GROW(d->maps, d->nmaps + 1, d->cap_maps) || !hmap_put(&d->map_index, m.id, (uint32_t)d->nmaps))
 		return nomem(r);
 	d->maps[d->nmaps++] = m;
@@ -249,17 +245,10 @@ static bool read_location(struct pp_reader *r, struct pb b)
 	int k;
 	while ((k = pb_next(&b, &f)) == 1) {
 		if (f.num == 4 && f.wire == 2) {
-			struct pp_line ln = { 0 };
-			struct pb_field g;
-			int k2;
-			while ((k2 = pb_next(&f.sub, &g)) == 1) {
-				if (g.num == 1 && g.wire == 0)
-					ln.func_id = g.v;
-				else if (g.num == 2 && g.wire == 0)
-					ln.line = g.v;
-			}
-			if (k2 < 0)
+			uint64_t v[2];
+			if (!pb_varints(f.sub, v, 2))
 				return bad(r, "a location's line is cut short");
+			struct pp_line ln = { .func_id = v[0], .line = v[1] };
 			if (d->nlines >= UINT32_MAX || !ALLOC_GROW(d->lines, d->nlines + 1, d->cap_lines))
 				return nomem(r);
 			d->lines[d->nlines++] = ln;
@@ -286,23 +275,10 @@ static bool read_location(struct pp_reader *r, struct pb b)
 static bool read_function(struct pp_reader *r, struct pb b)
 {
 	struct pp_doc *d = &r->d;
-	struct pp_function fn = { 0 };
-	struct pb_field f;
-	int k;
-	while ((k = pb_next(&b, &f)) == 1) {
-		if (f.wire != 0)
-			continue;
-		if (f.num == 1)
-			fn.id = f.v;
-		else if (f.num == 2)
-			fn.name = f.v;
-		else if (f.num == 3)
-			fn.system_name = f.v;
-		else if (f.num == 4)
-			fn.filename = f.v;
-	}
-	if (k < 0)
+	uint64_t v[4];
+	if (!pb_varints(b, v, 4))
 		return bad(r, "a function is cut short");
+	struct pp_function fn = { .id = v[0], .name = v[1], .system_name = v[2], .filename = v[3] };
 	if (!ALLOC_GROW(d->funcs, d->nfuncs + 1, d->cap_funcs) || !hmap_put(&d->func_index, fn.id, (uint32_t)d->nfuncs))
 		return nomem(r);
 	d->funcs[d->nfuncs++] = fn;
