@@ -37,7 +37,11 @@ class SymbolCache(TempDir):
         prog = [target("benchwork"), "spin", "200"]
         first = self.record(prog, self.path("1.folded"), self.path("1.trace"))
         second = self.record(prog, self.path("2.folded"), self.path("2.trace"))
-        self.assertEqual(labels(first), labels(second))
+        # the program's own functions are on nearly every stack: the same names both times (the lines sampled
+        # differ from run to run, so labels are compared by function)
+        def own(rows):
+            return {f.split(" (", 1)[0] for f in labels(rows) if "targets/benchwork.c" in f}
+        self.assertEqual(own(first), own(second))
         self.assertTrue(any(f.startswith("work (") for f in labels(second)), labels(second))
         cached = os.listdir(self.path("home/symbols"))
         self.assertTrue(cached)
