@@ -51,6 +51,7 @@ void bench_evidence_release(struct bench_evidence *ev)
 	free(ev->created);
 	free(ev->cpu_model);
 	free(ev->kernel);
+	free(ev->hostname);
 	free(ev->governor);
 	free(ev->git_commit);
 	free(ev->policy_source);
@@ -254,9 +255,9 @@ static json_t *to_json(const struct bench_evidence *ev)
 	for (int i = 0; i < 3; i++)
 		ok &= !json_array_append_new(load, num_or_null(ev->load[i]));
 	ok &= !json_object_set_new(root, "machine",
-			    json_pack("{s:o, s:I, s:o, s:o, s:o}", "cpu_model", str_or_null(ev->cpu_model), "cores",
+			    json_pack("{s:o, s:I, s:o, s:o, s:o, s:o}", "cpu_model", str_or_null(ev->cpu_model), "cores",
 				      (json_int_t)ev->cores, "kernel", str_or_null(ev->kernel), "governor",
-				      str_or_null(ev->governor), "load", load));
+				      str_or_null(ev->governor), "load", load, "hostname", str_or_null(ev->hostname)));
 	ok &= !json_object_set_new(root, "git",
 			    json_pack("{s:o, s:o}", "commit", str_or_null(ev->git_commit), "dirty",
 				      ev->git_dirty < 0 ? json_null() : json_boolean(ev->git_dirty)));

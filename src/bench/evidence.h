@@ -61,6 +61,7 @@ struct bench_evidence {
 	char *created;       /* UTC, ISO 8601 */
 	/* machine */
 	char *cpu_model, *kernel, *governor; /* governor NULL when the machine has no cpufreq */
+	char *hostname;      /* redacted; NULL in artifacts written before it was kept (the push's machine label) */
 	long cores;
 	double load[3];
 	/* git */

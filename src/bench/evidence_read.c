@@ -115,7 +115,7 @@ static enum plumb_err read_machine(struct rd *r, json_t *m, struct bench_evidenc
 	if (!json_is_object(m))
 		return bad(r, "machine", "is not an object");
 	if (!get_str(r, m, "cpu_model", &ev->cpu_model, false) || !get_str(r, m, "kernel", &ev->kernel, false) ||
-	    !get_str(r, m, "governor", &ev->governor, false))
+	    !get_str(r, m, "governor", &ev->governor, false) || !get_str(r, m, "hostname", &ev->hostname, false))
 		return bad(r, "machine", "has a field that is not a string");
 	if (!get_int(m, "cores", &ev->cores, 0))
 		return bad(r, "machine.cores", "is not a whole number");

@@ -85,6 +85,11 @@ void bench_machine_fill(struct bench_evidence *ev)
 		if (ev->kernel)
 			snprintf(ev->kernel, n, "%s %s %s", u.sysname, u.release, u.machine);
 	}
+	char host[256];
+	if (gethostname(host, sizeof host) == 0) {
+		host[sizeof host - 1] = '\0';
+		ev->hostname = redact_dup(host);
+	}
 	bool same;
 	ev->governor = governor(&same);
 	double l[3];

@@ -16,6 +16,7 @@
 #include "bench/report.h"
 #include "bench/runner.h"
 #include "cmd/bench_cmd.h"
+#include "cmd/push_cmd.h"
 
 /* ---- report ---- */
 
@@ -82,12 +83,15 @@ static void warn_silent_libplumb(void *ctx, const struct bench_case *c)
 struct run_request {
 	const char *suite, *out, *case_re;
 	struct bench_policy_request policy;
+	const char *push;             /* --push URL, or NULL */
+	struct opt_list push_labels;  /* --push-label KEY=VALUE (owned; opt_list_release) */
 };
 
 /* The options of `bench run` into rq; false with *rc set when they end the command (--help, a mistake). */
 static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 {
-	const char *case_re = NULL, *duration = NULL, *out = NULL;
+	const char *case_re = NULL, *duration = NULL, *out = NULL, *push = NULL;
+	struct opt_list push_labels = { 0 };
 	long repeats = 0, warmup = -1;
 	bool seen_repeats = false, seen_warmup = false;
 	const struct opt opts[] = {
@@ -96,14 +100,20 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 		{ "duration", 0, OPT_STRING, &duration, "D", "repeat policy: ceil(D / 20s) runs (not a timeout)", NULL },
 		{ "warmup", 0, OPT_INT, &warmup, "N", "unmeasured runs first (default: suite, else 1)", &seen_warmup },
 		{ "out", 'o', OPT_STRING, &out, "ARTIFACT", "where the evidence goes (default: SUITE.evidence.json)", NULL },
+		{ "push", 0, OPT_STRING, &push, "URL", "then push the figures to this Prometheus Pushgateway (as `bench push`)",
+		  NULL },
+		{ "push-label", 0, OPT_LIST, &push_labels, "KEY=VALUE", "with --push: one more label (repeatable)", NULL },
 		{ 0 },
 	};
 	struct opt_result res;
-	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--out ARTIFACT]",
+	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--out ARTIFACT] "
+			       "[--push URL [--push-label KEY=VALUE ...]]",
 			       "Runs each case of an INI suite, measures every run (wall, user, sys, peak RSS) and collects "
 			       "the samples it writes to $PLUMB_SAMPLES; writes a plumb.evidence.v1 artifact.",
-			       argc, argv, &res, rc))
+			       argc, argv, &res, rc)) {
+		opt_list_release(&push_labels);
 		return false;
+	}
 	double duration_s = 0;
 	*rc = EXIT_DONE;
 	if (res.npos != 1)
@@ -116,9 +126,14 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
 	else if (seen_warmup && (warmup < 0 || warmup > 1000000))
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
-	else
+	else if (push_labels.n && !push)
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --push-label goes with --push");
+	else if (!push || (*rc = cmd_push_ready("bench run", push)) == EXIT_DONE)
 		*rq = (struct run_request){ res.pos[0], out, case_re,
-					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1 } };
+					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1 }, push,
+					    push_labels };
+	if (*rc != EXIT_DONE)
+		opt_list_release(&push_labels);
 	opt_result_release(&res); /* rq points into argv, not into res */
 	return *rc == EXIT_DONE;
 }
@@ -152,6 +167,16 @@ static int run_finish(const struct bench_suite *suite, struct bench_evidence *ev
 	return EXIT_DONE;
 }
 
+/* --push after the artifact was written: the run's own failure (1, 4) stays the exit code, else the push's. */
+static int bench_cmd_run_push(const struct bench_evidence *ev, const struct run_request *rq, const char *out_path,
+			      int rc)
+{
+	char *shown = cmd_shown_text(strcmp(out_path, "-") == 0 ? "the artifact (on stdout)" : out_path);
+	int pushed = bench_cmd_push_evidence(ev, rq->push, &rq->push_labels, NULL, "bench run", shown);
+	free(shown);
+	return rc != EXIT_DONE ? rc : pushed;
+}
+
 /* Runs the suite into out_path, which was found writable. */
 static int run_suite(const struct bench_suite *suite, const struct run_request *rq, const char *out_path,
 		     const struct bench_catalog *cat)
@@ -172,6 +197,8 @@ static int run_suite(const struct bench_suite *suite, const struct run_request *
 	enum plumb_err err = bench_run_suite(suite, &ro, &ev, &oc, &e);
 	progress_end(rp.line);
 	int rc = err != PLUMB_OK ? cmd_report_redacted(&e) : run_finish(suite, &ev, &oc, out_path, cat);
+	if (err == PLUMB_OK && rq->push && !oc.interrupted && (rc == EXIT_DONE || rc == EXIT_FAILED || rc == EXIT_TIMEOUT))
+		rc = bench_cmd_run_push(&ev, rq, out_path, rc);
 	bench_evidence_release(&ev);
 	return rc;
 }
@@ -184,8 +211,10 @@ static int sub_run(int argc, char **argv)
 		return rc;
 	struct bench_suite suite;
 	struct perr e = PERR_INIT;
-	if (bench_suite_load(rq.suite, &suite, &e) != PLUMB_OK)
+	if (bench_suite_load(rq.suite, &suite, &e) != PLUMB_OK) {
+		opt_list_release(&rq.push_labels);
 		return cmd_report_redacted(&e);
+	}
 	struct sbuf out_path = SBUF_INIT;
 	if (rq.out)
 		sbuf_addstr(&out_path, rq.out);
@@ -208,6 +237,7 @@ static int sub_run(int argc, char **argv)
 		bench_catalog_release(&cat);
 	sbuf_release(&out_path);
 	bench_suite_release(&suite);
+	opt_list_release(&rq.push_labels);
 	return rc;
 }
 
@@ -391,6 +421,7 @@ const struct cmd_sub cmd_bench_subs[] = {
 	{ "run", sub_run, "run a suite into an evidence artifact" },
 	{ "report", sub_report, "per-metric statistics and SLOs of an artifact" },
 	{ "compare", sub_compare, "baseline vs current: U test, verdicts, ranked, owners" },
+	{ "push", bench_cmd_push, "push artifacts' figures to a Prometheus Pushgateway" },
 	{ "baseline", bench_cmd_baseline, "save, list, show or rm named baselines" },
 	{ "coverage", bench_cmd_coverage, "check artifacts against the catalog's required sets" },
 	{ "owners", bench_cmd_owners, "each metric's phase, owner and next-action hint" },

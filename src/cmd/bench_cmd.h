@@ -32,5 +32,11 @@ extern const struct cmd_sub bench_cmd_baseline_subs[];
 int bench_cmd_coverage(int argc, char **argv); /* bench_check.c */
 int bench_cmd_owners(int argc, char **argv);
 int bench_cmd_doctor(int argc, char **argv);
+int bench_cmd_push(int argc, char **argv); /* bench_push.c */
+/* The figures of ev to the gateway at url (bench_push.c): labels are --label KEY=VALUE texts, machine NULL for the
+ * artifact's host name, who names the command and shown the artifact in messages. Exit 6 when the push fails. */
+struct opt_list;
+int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, const struct opt_list *labels,
+			    const char *machine, const char *who, const char *shown);
 
 #endif

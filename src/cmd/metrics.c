@@ -21,6 +21,8 @@
 #include "base/redact.h"
 #include "base/spawn.h"
 #include "base/store.h"
+#include "base/sbuf.h"
+#include "cmd/push_cmd.h"
 #include "metrics/metrics.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
@@ -542,8 +544,72 @@ static int cmd_metrics_read(int argc, char **argv)
 	return rc;
 }
 
+/* ---------------------------------------------------------------- pushing */
+
+/* The recording's latest totals and worst samples to a Prometheus Pushgateway (push_cmd.h, metrics/prom.c). */
+static int push_loaded(const struct metrics_doc *doc, const char *path, const char *to, const struct opt_list *labels,
+		       const char *machine)
+{
+	char host[256] = "unknown";
+	if (!machine && gethostname(host, sizeof host) == 0)
+		host[sizeof host - 1] = '\0';
+	struct cmd_push_labels l;
+	int rc = cmd_push_labels(labels, metrics_push_label_allowed, "metrics push", &l);
+	struct sbuf body = SBUF_INIT, grouping = SBUF_INIT;
+	struct perr e = PERR_INIT;
+	if (rc == EXIT_DONE && metrics_doc_prom(doc, machine ? machine : host, l.v, l.n, &body, &grouping, &e))
+		rc = cmd_report_redacted(&e);
+	else if (rc == EXIT_DONE) {
+		char *shown = cmd_shown_text(path);
+		rc = cmd_push_send("metrics push", to, &grouping, &body, shown, NULL);
+		free(shown);
+	}
+	sbuf_release(&body);
+	sbuf_release(&grouping);
+	cmd_push_labels_release(&l);
+	return rc;
+}
+
+static int cmd_metrics_push(int argc, char **argv)
+{
+	const char *name = NULL, *path_arg = NULL, *to = NULL, *machine = NULL;
+	struct opt_list labels = { 0 };
+	const struct opt opts[] = {
+		{ "name", 'n', OPT_STRING, &name, "NAME", "push $PLUMB_HOME/metrics/NAME.json (default: the newest)", NULL },
+		{ "path", 0, OPT_STRING, &path_arg, "FILE", "push this recording file", NULL },
+		{ "to", 0, OPT_STRING, &to, "URL", "the Pushgateway's base URL (credentials from PLUMB_PUSH_* variables)", NULL },
+		{ "label", 0, OPT_LIST, &labels, "KEY=VALUE", "one more label, also in the grouping key (repeatable)", NULL },
+		{ "machine", 0, OPT_STRING, &machine, "NAME", "the machine label (default: this host's name)", NULL },
+		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+	};
+	struct opt_result res;
+	int rc;
+	if (!cmd_parse_options(opts, "plumb metrics push [--name NAME | --path FILE] --to URL [--label KEY=VALUE ...]",
+			       "Pushes a recording's latest totals and the window's worst CPU and memory samples to a "
+			       "Prometheus Pushgateway, under job plumb_metrics, the recording and the machine.",
+			       argc, argv, &res, &rc)) {
+		opt_list_release(&labels);
+		return rc;
+	}
+	if (res.npos > 0 || !to || (name && path_arg))
+		rc = plumb_fail(EXIT_USAGE, "metrics push: give --to URL (and at most one of --name, --path)");
+	else
+		rc = cmd_push_ready("metrics push", to);
+	opt_result_release(&res);
+	struct metrics_newest n;
+	if (rc == EXIT_DONE)
+		rc = name || path_arg ? named_recording(name, path_arg, &n) : newest_recording(&n, true);
+	if (rc == EXIT_DONE) {
+		rc = push_loaded(&n.doc, n.path, to, &labels, machine);
+		metrics_newest_release(&n);
+	}
+	opt_list_release(&labels);
+	return rc;
+}
+
 const struct cmd_sub cmd_metrics_subs[] = {
 	{ "record", cmd_metrics_record, "record a process tree's CPU, wake-ups and memory" },
+	{ "push", cmd_metrics_push, "push a recording's latest and worst figures to a Prometheus Pushgateway" },
 	{ NULL, NULL, NULL },
 };
 
@@ -551,5 +617,7 @@ int cmd_metrics(int argc, char **argv)
 {
 	if (argc >= 2 && strcmp(argv[1], "record") == 0)
 		return cmd_metrics_record(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "push") == 0)
+		return cmd_metrics_push(argc - 1, argv + 1);
 	return cmd_metrics_read(argc, argv);
 }

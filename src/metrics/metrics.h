@@ -187,4 +187,18 @@ struct metrics_proc_window {
 enum plumb_err metrics_doc_processes(const struct metrics_doc *doc, struct metrics_proc_window **rows, size_t *n,
 				     struct perr *e);
 
+/* ---- to Prometheus (prom.c) ---- */
+
+#define METRICS_PUSH_JOB "plumb_metrics"
+#define METRICS_PUSH_LABELS_MAX 16
+struct prom_label;
+struct sbuf;
+/* The latest totals and the window's worst samples of doc as Prometheus' text format, appended to body, and its
+ * grouping path (job plumb_metrics, the recording, the machine, the extra labels) to path; label values are
+ * redacted (base/prom.h). PLUMB_EEMPTY for a recording without samples, PLUMB_ENOMEM. */
+enum plumb_err metrics_doc_prom(const struct metrics_doc *doc, const char *machine, const struct prom_label *extra,
+				size_t nextra, struct sbuf *body, struct sbuf *path, struct perr *e);
+/* Whether name may be an extra label (legal, and not one of those metrics_doc_prom sets). */
+bool metrics_push_label_allowed(const char *name);
+
 #endif

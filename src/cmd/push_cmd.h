@@ -1,0 +1,39 @@
+/* push_cmd.h — what the commands that push figures to a Prometheus Pushgateway share (`bench run --push`,
+ * `bench push`, `metrics push`; docs/bench.md "Prometheus"): the --label options, the checks made before any
+ * work, and the push with its message. Each returns an exit code (docs/design.md §3.2) and has printed its one
+ * message when it is not 0: a push that fails is exit 6. */
+#ifndef PLUMB_CMD_PUSH_CMD_H
+#define PLUMB_CMD_PUSH_CMD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/opt.h"
+#include "base/prom.h"
+#include "base/sbuf.h"
+
+#define CMD_PUSH_LABELS_MAX 16
+
+/* Extra labels given as KEY=VALUE; the names and values are copies the struct owns. */
+struct cmd_push_labels {
+	struct prom_label v[CMD_PUSH_LABELS_MAX];
+	char *text[CMD_PUSH_LABELS_MAX];
+	size_t n;
+};
+
+/* Splits each KEY=VALUE of list into labels; allowed(name) says whether a name may be used. Exit 2 naming the
+ * first bad one. `who` names the command in the message. */
+int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *name), const char *who,
+		    struct cmd_push_labels *out);
+void cmd_push_labels_release(struct cmd_push_labels *l);
+
+/* Before any work: the URL is one plumb pushes to (exit 2), libcurl loads and the credentials can be read (exit 3
+ * or 5), so a long run is not made for a push that cannot happen. */
+int cmd_push_ready(const char *who, const char *url);
+
+/* PUTs body to url + path and says so on stderr (what: "e2e.evidence.json"), or prints why not (exit 6 for a
+ * refused or unreachable gateway); kept names what stays on disk whatever happens (NULL: nothing). */
+int cmd_push_send(const char *who, const char *url, const struct sbuf *path, const struct sbuf *body,
+		  const char *what, const char *kept);
+
+#endif
