@@ -51,7 +51,8 @@ const char *plumb_exit_text(int exit_code)
 		[EXIT_TIMEOUT] = "a backend or a command timed out",
 		[EXIT_INPUT] = "an input is there but cannot be used: unreadable, malformed, empty, too big, or of an "
 			       "unknown schema version",
-		[EXIT_OUTPUT] = "the output could not be written",
+		[EXIT_OUTPUT] = "the output could not be written, or a push to a metrics gateway failed (what was written "
+				"stays)",
 	};
 	return exit_code >= 0 && exit_code < (int)(sizeof text / sizeof text[0]) ? text[exit_code] : NULL;
 }

@@ -15,8 +15,8 @@ MAN = os.path.join(BUILD, "man")
 BASH = os.path.join(BUILD, "completion", "plumb.bash")
 ZSH = os.path.join(BUILD, "completion", "_plumb")
 COMMANDS = ["record", "top", "hot", "diff", "flame", "convert", "metrics", "bench", "baseline"]
-SUBS = {"bench": ["run", "report", "compare", "baseline", "coverage", "owners", "doctor"],
-        "baseline": ["list", "show", "rm", "save"], "metrics": ["record"]}
+SUBS = {"bench": ["run", "report", "compare", "push", "baseline", "coverage", "owners", "doctor"],
+        "baseline": ["list", "show", "rm", "save"], "metrics": ["record", "push"]}
 
 
 def help_options(*cmd):

@@ -8,6 +8,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import tempfile
 import unittest
@@ -190,6 +191,26 @@ class ExitCodes(unittest.TestCase):
             (["bench", "run", self.p("failing.ini"), "--repeats", "1", "--out", self.p("f.json")], FAILED),
         ])
 
+    def test_push(self):
+        # a push that cannot reach its gateway is exit 6 (§3.2 row 6): nothing listens on a port just freed
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            dead = "http://127.0.0.1:%d" % s.getsockname()[1]
+        art = self.p("art.json")
+        self.check([
+            (["bench", "push", self.p("absent.json"), "--to", dead], MISSING),
+            (["bench", "push", self.p("junk.json"), "--to", dead], UNUSABLE),
+            (["bench", "push", art], USAGE),
+            (["bench", "push", art, "--to", "ftp://127.0.0.1/"], USAGE),
+            (["bench", "push", art, "--to", dead, "--label", "bad-name=x"], USAGE),
+            (["bench", "push", art, "--to", dead], OUTPUT),
+            (["bench", "run", self.p("suite.ini"), "--push", dead, "--out", self.p("pushed.json")], OUTPUT),
+            (["metrics", "push", "--path", self.p("absent.json"), "--to", dead], MISSING),
+            (["metrics", "push", "--path", self.p("junk.bin"), "--to", dead], UNUSABLE),
+            (["metrics", "push", "--path", self.p("rec.json")], USAGE),
+            (["metrics", "push", "--path", self.p("rec.json"), "--to", dead], OUTPUT),
+        ])
+
     def test_bench_report_and_compare(self):
         art = self.p("art.json")
         self.check([
@@ -264,7 +285,7 @@ class ExitCodes(unittest.TestCase):
         want = {(c,) for c in listed()}
         for c in ("bench", "baseline"):
             want |= {(c, s) for s in listed(c)}
-        want.add(("metrics", "record"))
+        want |= {("metrics", "record"), ("metrics", "push")}
         with open(__file__) as f:
             tree = ast.parse(f.read())
         lines = [[e.value for e in n.elts[:2] if isinstance(e, ast.Constant) and isinstance(e.value, str)]
