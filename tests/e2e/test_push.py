@@ -223,6 +223,10 @@ class PushTest(unittest.TestCase):
         git(self.tmp, "add", ".")
         git(self.tmp, "commit", "-qm", "two")
         second = self.head()
+        # runs are ordered by their artifact's creation second: the second run begins in a later second
+        with open(os.path.join(self.tmp, "a.json")) as f:
+            created = json.load(f)["created"]
+        wait_until(lambda: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > created, 3, 0.05)
         r = run(["bench", "run", "suite.ini", "--out", "b.json", "--push", st.gateway, "--push-label", "branch=main"],
                 self.tmp)
         self.assertEqual(r.returncode, 0, r.stderr)
@@ -236,6 +240,13 @@ class PushTest(unittest.TestCase):
         # the documented question "which commit made it slower": one value per commit, newest run last
         per_commit = st.query('max by (git_commit) (last_over_time(%s[10m]))' % q)
         self.assertEqual({s["metric"]["git_commit"] for s in per_commit}, {first, second})
+        # and "the p50 of a case over the last N runs on main" (docs/bench.md), with N = 1 and 30
+        last_runs = ('last_over_time(plumb_bench_wall_ms{suite="pushe2e", case="parse", stat="p50", branch="main"}[10m])'
+                     ' and on (git_commit, machine) topk(%d, last_over_time('
+                     'plumb_bench_run_timestamp_seconds{suite="pushe2e", branch="main"}[10m]))')
+        self.assertEqual({s["metric"]["git_commit"] for s in st.query(last_runs % 30)}, {first, second})
+        newest = st.query(last_runs % 1)
+        self.assertEqual([s["metric"]["git_commit"] for s in newest], [second])
 
     def test_push_artifact_redacts_what_it_was_given(self):
         """`bench push` of an artifact holding secrets in raw form (written by hand, not by plumb): every label
