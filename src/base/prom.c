@@ -38,9 +38,16 @@ void prom_metric_name(struct sbuf *out, const char *name)
 
 void prom_label_name(struct sbuf *out, const char *name)
 {
-	if (name && name[0] == '_' && name[1] == '_')
-		sbuf_addch(out, 'x');
+	size_t at = out->len;
 	sanitise(out, name, false);
+	/* "__" begins Prometheus' own labels, whether the name had it or sanitising made it ("µs" is "__s") */
+	if (!out->oom && out->len - at >= 2 && out->buf[at] == '_' && out->buf[at + 1] == '_') {
+		sbuf_addch(out, ' ');
+		if (!out->oom) {
+			memmove(out->buf + at + 1, out->buf + at, out->len - at - 1);
+			out->buf[at] = 'x';
+		}
+	}
 }
 
 bool prom_is_label_name(const char *s)

@@ -15,7 +15,7 @@
 /* Appends name made a legal metric name, [a-zA-Z_:][a-zA-Z0-9_:]*: every other byte becomes '_', a leading digit
  * gets a '_' before it, an empty name reads "_". */
 void prom_metric_name(struct sbuf *out, const char *name);
-/* The same for a label name, [a-zA-Z_][a-zA-Z0-9_]* (no ':'); a name beginning "__" (reserved for Prometheus'
+/* The same for a label name, [a-zA-Z_][a-zA-Z0-9_]* (no ':'); a result beginning "__" (reserved for Prometheus'
  * own labels) gets an 'x' in front. */
 void prom_label_name(struct sbuf *out, const char *name);
 /* Appends value redacted, as valid UTF-8 (other bytes become '?'), with '\\', '"' and a newline escaped: the text
