@@ -269,6 +269,12 @@ enum plumb_err http_send(const struct http_request *rq, struct http_response *re
 			headers = more;
 		}
 	}
+	for (const char *const *h = rq->headers; h && *h && headers; h++) {
+		struct curl_slist *more = api.slist_append(headers, *h);
+		if (!more)
+			api.slist_free_all(headers);
+		headers = more;
+	}
 	if (!headers) {
 		creds_release(&cr);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");

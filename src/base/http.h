@@ -26,6 +26,7 @@ struct http_request {
 	const char *content_type; /* NULL: none */
 	const char *body;         /* len bytes, not copied */
 	size_t len;
+	const char *const *headers; /* more "Name: value" lines, NULL-terminated; NULL for none */
 };
 
 struct http_response {

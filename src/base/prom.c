@@ -210,7 +210,7 @@ enum plumb_err prom_push(const char *base_url, const char *path, const struct sb
 	sbuf_addstr(&url, path);
 	enum plumb_err rc = sbuf_done(&url, e);
 	if (rc == PLUMB_OK) {
-		struct http_request rq = { "PUT", url.buf, PROM_TEXT_TYPE, body->buf, body->len };
+		struct http_request rq = { "PUT", url.buf, PROM_TEXT_TYPE, body->buf, body->len, NULL };
 		rc = http_send(&rq, NULL, e);
 	}
 	sbuf_release(&url);

@@ -16,7 +16,6 @@
 #include "bench/report.h"
 #include "bench/runner.h"
 #include "cmd/bench_cmd.h"
-#include "cmd/push_cmd.h"
 
 /* ---- report ---- */
 
@@ -84,13 +83,14 @@ struct run_request {
 	const char *suite, *out, *case_re;
 	struct bench_policy_request policy;
 	const char *push;             /* --push URL, or NULL */
+	const char *push_format;      /* --push-format, or NULL (gateway) */
 	struct opt_list push_labels;  /* --push-label KEY=VALUE (owned; opt_list_release) */
 };
 
 /* The options of `bench run` into rq; false with *rc set when they end the command (--help, a mistake). */
 static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 {
-	const char *case_re = NULL, *duration = NULL, *out = NULL, *push = NULL;
+	const char *case_re = NULL, *duration = NULL, *out = NULL, *push = NULL, *push_format = NULL;
 	struct opt_list push_labels = { 0 };
 	long repeats = 0, warmup = -1;
 	bool seen_repeats = false, seen_warmup = false;
@@ -100,14 +100,15 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 		{ "duration", 0, OPT_STRING, &duration, "D", "repeat policy: ceil(D / 20s) runs (not a timeout)", NULL },
 		{ "warmup", 0, OPT_INT, &warmup, "N", "unmeasured runs first (default: suite, else 1)", &seen_warmup },
 		{ "out", 'o', OPT_STRING, &out, "ARTIFACT", "where the evidence goes (default: SUITE.evidence.json)", NULL },
-		{ "push", 0, OPT_STRING, &push, "URL", "then push the figures to this Prometheus Pushgateway (as `bench push`)",
+		{ "push", 0, OPT_STRING, &push, "URL", "then push the figures to this Prometheus Pushgateway, or remote-write receiver (as `bench push`)",
 		  NULL },
 		{ "push-label", 0, OPT_LIST, &push_labels, "KEY=VALUE", "with --push: one more label (repeatable)", NULL },
+		{ "push-format", 0, OPT_STRING, &push_format, "HOW", "with --push: gateway (default) or remote-write", NULL },
 		{ 0 },
 	};
 	struct opt_result res;
 	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--out ARTIFACT] "
-			       "[--push URL [--push-label KEY=VALUE ...]]",
+			       "[--push URL [--push-label KEY=VALUE ...] [--push-format gateway|remote-write]]",
 			       "Runs each case of an INI suite, measures every run (wall, user, sys, peak RSS) and collects "
 			       "the samples it writes to $PLUMB_SAMPLES; writes a plumb.evidence.v1 artifact.",
 			       argc, argv, &res, rc)) {
@@ -126,12 +127,12 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
 	else if (seen_warmup && (warmup < 0 || warmup > 1000000))
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
-	else if (push_labels.n && !push)
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --push-label goes with --push");
-	else if (!push || (*rc = cmd_push_ready("bench run", push)) == EXIT_DONE)
+	else if ((push_labels.n || push_format) && !push)
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --push-label and --push-format go with --push");
+	else if (!push || (*rc = bench_cmd_push_ready("bench run", push, push_format)) == EXIT_DONE)
 		*rq = (struct run_request){ res.pos[0], out, case_re,
 					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1 }, push,
-					    push_labels };
+					    push_format, push_labels };
 	if (*rc != EXIT_DONE)
 		opt_list_release(&push_labels);
 	opt_result_release(&res); /* rq points into argv, not into res */
@@ -172,7 +173,7 @@ static int bench_cmd_run_push(const struct bench_evidence *ev, const struct run_
 			      int rc)
 {
 	char *shown = cmd_shown_text(strcmp(out_path, "-") == 0 ? "the artifact (on stdout)" : out_path);
-	int pushed = bench_cmd_push_evidence(ev, rq->push, &rq->push_labels, NULL, "bench run", shown);
+	int pushed = bench_cmd_push_evidence(ev, rq->push, rq->push_format, &rq->push_labels, NULL, "bench run", shown);
 	free(shown);
 	return rc != EXIT_DONE ? rc : pushed;
 }

@@ -33,10 +33,13 @@ int bench_cmd_coverage(int argc, char **argv); /* bench_check.c */
 int bench_cmd_owners(int argc, char **argv);
 int bench_cmd_doctor(int argc, char **argv);
 int bench_cmd_push(int argc, char **argv); /* bench_push.c */
-/* The figures of ev to the gateway at url (bench_push.c): labels are --label KEY=VALUE texts, machine NULL for the
+/* The figures of ev to the gateway at url (bench_push.c; format "gateway", NULL, or "remote-write"): labels are
+ * --label KEY=VALUE texts, machine NULL for the
  * artifact's host name, who names the command and shown the artifact in messages. Exit 6 when the push fails. */
 struct opt_list;
-int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, const struct opt_list *labels,
-			    const char *machine, const char *who, const char *shown);
+/* --push-format checked, then cmd_push_ready (push_cmd.h): exit 2, 3 or 5 before any run. */
+int bench_cmd_push_ready(const char *who, const char *url, const char *format);
+int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, const char *format,
+			    const struct opt_list *labels, const char *machine, const char *who, const char *shown);
 
 #endif

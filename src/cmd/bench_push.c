@@ -10,9 +10,12 @@
 #include "cmd/bench_cmd.h"
 #include "cmd/push_cmd.h"
 
-int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, const struct opt_list *labels,
-			    const char *machine, const char *who, const char *shown)
+int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, const char *format,
+			    const struct opt_list *labels, const char *machine, const char *who, const char *shown)
 {
+	enum cmd_push_format f;
+	if (cmd_push_format(format, who, &f) != EXIT_DONE)
+		return EXIT_USAGE;
 	struct cmd_push_labels l;
 	int rc = cmd_push_labels(labels, bench_push_label_allowed, who, &l);
 	if (rc != EXIT_DONE) {
@@ -25,16 +28,24 @@ int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, co
 	if (bench_push_render(ev, &o, &body, &path, &e) != PLUMB_OK)
 		rc = cmd_report_redacted(&e);
 	else
-		rc = cmd_push_send(who, url, &path, &body, shown, shown);
+		rc = cmd_push_send(who, url, f, BENCH_PUSH_JOB, &path, &body, shown, shown);
 	sbuf_release(&body);
 	sbuf_release(&path);
 	cmd_push_labels_release(&l);
 	return rc;
 }
 
+int bench_cmd_push_ready(const char *who, const char *url, const char *format)
+{
+	enum cmd_push_format f;
+	int rc = cmd_push_format(format, who, &f);
+	return rc != EXIT_DONE ? rc : cmd_push_ready(who, url, f);
+}
+
 int bench_cmd_push(int argc, char **argv)
 {
-	const char *to = NULL, *machine = NULL;
+	const char *to = NULL, *machine = NULL, *format = NULL;
+	enum cmd_push_format f;
 	struct opt_list labels = { 0 };
 	const struct opt opts[] = {
 		{ "to", 0, OPT_STRING, &to, "URL", "the Pushgateway's base URL (http:// or https://; credentials from "
@@ -42,11 +53,14 @@ int bench_cmd_push(int argc, char **argv)
 		{ "label", 0, OPT_LIST, &labels, "KEY=VALUE", "one more label on every series, and in the grouping key "
 							     "(e.g. branch=main; repeatable)", NULL },
 		{ "machine", 0, OPT_STRING, &machine, "NAME", "the machine label (default: the artifact's host name)", NULL },
+		{ "push-format", 0, OPT_STRING, &format, "HOW", "gateway (a Pushgateway, the default) or remote-write (URL "
+								 "is a remote-write receiver: .../api/v1/write)", NULL },
 		{ 0 },
 	};
 	struct opt_result res;
 	int rc;
-	if (!cmd_parse_options(opts, "plumb bench push ARTIFACT... --to URL [--label KEY=VALUE ...] [--machine NAME]",
+	if (!cmd_parse_options(opts, "plumb bench push ARTIFACT... --to URL [--label KEY=VALUE ...] [--machine NAME] "
+				     "[--push-format gateway|remote-write]",
 			       "Pushes each artifact's figures (p50, p95, mean, min, max and count of every metric) to a "
 			       "Prometheus Pushgateway in its text format, under job plumb_bench, the suite and the machine.",
 			       argc, argv, &res, &rc)) {
@@ -55,8 +69,8 @@ int bench_cmd_push(int argc, char **argv)
 	}
 	if (res.npos < 1 || !to)
 		rc = plumb_fail(EXIT_USAGE, "bench push: give one or more ARTIFACTs and --to URL");
-	else
-		rc = cmd_push_ready("bench push", to);
+	else if ((rc = cmd_push_format(format, "bench push", &f)) == EXIT_DONE)
+		rc = cmd_push_ready("bench push", to, f);
 	/* every artifact is tried (a bad --label stops at the first); the exit code is the first failure's */
 	int code = EXIT_DONE;
 	for (int i = 0; rc == EXIT_DONE && i < res.npos; i++) {
@@ -64,7 +78,7 @@ int bench_cmd_push(int argc, char **argv)
 		int one = bench_cmd_load_artifact(res.pos[i], true, &ev, NULL);
 		if (one == EXIT_DONE) {
 			char *shown = cmd_shown_text(res.pos[i]);
-			one = bench_cmd_push_evidence(&ev, to, &labels, machine, "bench push", shown);
+			one = bench_cmd_push_evidence(&ev, to, format, &labels, machine, "bench push", shown);
 			free(shown);
 			bench_evidence_release(&ev);
 		}

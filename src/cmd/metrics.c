@@ -561,7 +561,7 @@ static int push_loaded(const struct metrics_doc *doc, const char *path, const ch
 		rc = cmd_report_redacted(&e);
 	else if (rc == EXIT_DONE) {
 		char *shown = cmd_shown_text(path);
-		rc = cmd_push_send("metrics push", to, &grouping, &body, shown, NULL);
+		rc = cmd_push_send("metrics push", to, CMD_PUSH_GATEWAY, METRICS_PUSH_JOB, &grouping, &body, shown, NULL);
 		free(shown);
 	}
 	sbuf_release(&body);
@@ -594,7 +594,7 @@ static int cmd_metrics_push(int argc, char **argv)
 	if (res.npos > 0 || !to || (name && path_arg))
 		rc = plumb_fail(EXIT_USAGE, "metrics push: give --to URL (and at most one of --name, --path)");
 	else
-		rc = cmd_push_ready("metrics push", to);
+		rc = cmd_push_ready("metrics push", to, CMD_PUSH_GATEWAY);
 	opt_result_release(&res);
 	struct metrics_newest n;
 	if (rc == EXIT_DONE)

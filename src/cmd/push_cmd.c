@@ -7,6 +7,7 @@
 
 #include "base/err.h"
 #include "base/http.h"
+#include "base/prom_rw.h"
 #include "cmd/cmd.h"
 
 int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *name), const char *who,
@@ -43,7 +44,19 @@ void cmd_push_labels_release(struct cmd_push_labels *l)
 	memset(l, 0, sizeof *l);
 }
 
-int cmd_push_ready(const char *who, const char *url)
+int cmd_push_format(const char *s, const char *who, enum cmd_push_format *f)
+{
+	if (!s || strcmp(s, "gateway") == 0)
+		*f = CMD_PUSH_GATEWAY;
+	else if (strcmp(s, "remote-write") == 0)
+		*f = CMD_PUSH_REMOTE_WRITE;
+	else
+		return cmd_fail_shown(EXIT_USAGE, "--push-format is gateway or remote-write, not '%s'", s);
+	(void)who;
+	return EXIT_DONE;
+}
+
+int cmd_push_ready(const char *who, const char *url, enum cmd_push_format f)
 {
 	struct perr e = PERR_INIT;
 	if (http_check_url(url, &e) != PLUMB_OK) {
@@ -52,7 +65,7 @@ int cmd_push_ready(const char *who, const char *url)
 		free(shown);
 		return rc;
 	}
-	if (http_ready(&e) != PLUMB_OK) {
+	if (http_ready(&e) != PLUMB_OK || (f == CMD_PUSH_REMOTE_WRITE && prom_rw_ready(&e) != PLUMB_OK)) {
 		struct perr inner = e;
 		perr_set(&e, inner.code, "%s: %s", who, inner.msg);
 		return cmd_report_redacted(&e);
@@ -69,18 +82,22 @@ static size_t series(const struct sbuf *body)
 	return n;
 }
 
-int cmd_push_send(const char *who, const char *url, const struct sbuf *path, const struct sbuf *body,
-		  const char *what, const char *kept)
+int cmd_push_send(const char *who, const char *url, enum cmd_push_format f, const char *job, const struct sbuf *path,
+		  const struct sbuf *body, const char *what, const char *kept)
 {
 	struct perr e = PERR_INIT;
-	if (prom_push(url, path->buf, body, &e) != PLUMB_OK) {
+	const struct prom_label add[] = { { "job", job } };
+	enum plumb_err rc = f == CMD_PUSH_REMOTE_WRITE ? prom_rw_push(url, body, add, 1, &e)
+						       : prom_push(url, path->buf, body, &e);
+	if (rc != PLUMB_OK) {
 		struct perr inner = e;
 		perr_set(&e, inner.code, "%s: pushing %s: %s%s%s", who, what, inner.msg, kept ? "; kept " : "",
 			 kept ? kept : "");
 		return cmd_report_redacted(&e);
 	}
 	char *shown = cmd_shown_text(url);
-	fprintf(stderr, "plumb: %s: pushed %zu series of %s to %s%s\n", who, series(body), what, shown, path->buf);
+	fprintf(stderr, "plumb: %s: pushed %zu series of %s to %s%s%s\n", who, series(body), what, shown,
+		f == CMD_PUSH_REMOTE_WRITE ? "" : path->buf, f == CMD_PUSH_REMOTE_WRITE ? " (remote-write)" : "");
 	free(shown);
 	return EXIT_DONE;
 }

@@ -27,13 +27,20 @@ int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *nam
 		    struct cmd_push_labels *out);
 void cmd_push_labels_release(struct cmd_push_labels *l);
 
-/* Before any work: the URL is one plumb pushes to (exit 2), libcurl loads and the credentials can be read (exit 3
- * or 5), so a long run is not made for a push that cannot happen. */
-int cmd_push_ready(const char *who, const char *url);
+/* Where the figures go: a Pushgateway (text format, PUT to URL + grouping path) or a remote-write receiver
+ * (protobuf + snappy, POST to URL itself; base/prom_rw.h). */
+enum cmd_push_format { CMD_PUSH_GATEWAY, CMD_PUSH_REMOTE_WRITE };
+/* "gateway" or "remote-write" into *f; exit 2 naming the option otherwise. */
+int cmd_push_format(const char *s, const char *who, enum cmd_push_format *f);
 
-/* PUTs body to url + path and says so on stderr (what: "e2e.evidence.json"), or prints why not (exit 6 for a
- * refused or unreachable gateway); kept names what stays on disk whatever happens (NULL: nothing). */
-int cmd_push_send(const char *who, const char *url, const struct sbuf *path, const struct sbuf *body,
-		  const char *what, const char *kept);
+/* Before any work: the URL is one plumb pushes to (exit 2), libcurl (and for remote-write libsnappy) loads and
+ * the credentials can be read (exit 3 or 5), so a long run is not made for a push that cannot happen. */
+int cmd_push_ready(const char *who, const char *url, enum cmd_push_format f);
+
+/* Sends body (the text format) to url — PUT to url + path for a gateway, or as a remote-write request with the
+ * label job=JOB added (what a gateway's grouping key adds) — and says so on stderr (what: "e2e.evidence.json"),
+ * or prints why not (exit 6 for a refused or unreachable server); kept names what stays on disk (NULL: nothing). */
+int cmd_push_send(const char *who, const char *url, enum cmd_push_format f, const char *job, const struct sbuf *path,
+		  const struct sbuf *body, const char *what, const char *kept);
 
 #endif

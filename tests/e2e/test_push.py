@@ -93,7 +93,8 @@ class Stack:
         self.procs.append(subprocess.Popen(
             [PROMETHEUS_BIN, "--config.file=" + os.path.join(self.dir, "prometheus.yml"),
              "--storage.tsdb.path=" + os.path.join(self.dir, "data"),
-             "--web.listen-address=127.0.0.1:%d" % self.prom_port, "--log.level=warn"],
+             "--web.listen-address=127.0.0.1:%d" % self.prom_port, "--log.level=warn",
+             "--web.enable-remote-write-receiver"],
             stdout=log, stderr=log, cwd=self.dir))
 
         def up(url):
@@ -275,6 +276,34 @@ class PushTest(unittest.TestCase):
         self.assertNotIn(SECRET, json.dumps(res))
         text = urllib.request.urlopen(st.gateway + "/metrics", timeout=5).read().decode()
         self.assertNotIn(SECRET, text)
+
+    def test_remote_write(self):
+        """--push-format remote-write: the same series straight into Prometheus' remote-write receiver (protobuf
+        and snappy), with the job a gateway's grouping key would have added."""
+        st = self.stack
+        commit = self.suite_repo("pushrw")
+        r = run(["bench", "run", "suite.ini", "--out", "rw.json"], self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run(["bench", "push", "rw.json", "--to", st.prom + "/api/v1/write", "--push-format", "remote-write",
+                 "--label", "pipeline=rw"], self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("remote-write", r.stderr)
+        p50 = self.report_p50(os.path.join(self.tmp, "rw.json"), "render.cpu_ms")
+        res = st.wait_query('plumb_bench_cpu_ms{suite="pushrw",case="render",stat="p50"}', lambda v: len(v) == 1, 10)
+        self.assertEqual(len(res), 1, res)
+        m = res[0]["metric"]
+        self.assertEqual((m["job"], m["pipeline"], m["git_commit"]), ("plumb_bench", "rw", commit))
+        self.assertAlmostEqual(float(res[0]["value"][1]), p50, delta=abs(p50) * 1e-9)
+        tagged = st.query('plumb_bench_sample{suite="pushrw",stat="count"}')
+        self.assertEqual(len(tagged), 1, tagged)
+        self.assertIn("[REDACTED]", tagged[0]["metric"]["tag_endpoint"])
+        self.assertEqual(float(tagged[0]["value"][1]), 5.0)
+        # the receiver down: exit 6, as for a gateway
+        r = run(["bench", "push", "rw.json", "--to", "http://127.0.0.1:%d/api/v1/write" % free_port(),
+                 "--push-format", "remote-write"], self.tmp)
+        self.assertEqual(r.returncode, 6, r.stderr)
+        r = run(["bench", "push", "rw.json", "--to", st.prom, "--push-format", "carrier-pigeon"], self.tmp)
+        self.assertEqual(r.returncode, 2, r.stderr)
 
     def test_gateway_down_keeps_the_artifact(self):
         """Nothing listening: the artifact is written, the push fails with exit 6 and says so, quickly. A gateway

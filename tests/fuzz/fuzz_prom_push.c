@@ -2,13 +2,14 @@
  * recording (plumb.metrics.v1) read from the input and rendered into Prometheus' text format. Whatever the input
  * holds, every line must be one the format allows (a # HELP/# TYPE line or NAME{LABELS} VALUE with legal names,
  * quoted values whose only escapes are \\ \" \n, valid UTF-8) and the grouping path must hold no byte a URL
- * cannot carry; anything else aborts. */
+ * cannot carry, and the remote-write encoder must read the text back; anything else aborts. */
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/prom.h"
+#include "base/prom_rw.h"
 #include "base/utf8.h"
 #include "bench/evidence.h"
 #include "bench/push.h"
@@ -66,6 +67,13 @@ static void check_line(const char *line, size_t len)
 
 static void check(const struct sbuf *body, const struct sbuf *path)
 {
+	/* the remote-write encoder reads back exactly what the text writer wrote */
+	struct sbuf rw = SBUF_INIT;
+	struct perr e = PERR_INIT;
+	const struct prom_label job[] = { { "job", "j" } };
+	if (prom_rw_encode(body, job, 1, 0, &rw, &e) != PLUMB_OK && e.code != PLUMB_ENOMEM)
+		abort();
+	sbuf_release(&rw);
 	for (size_t i = 0; i < body->len;) {
 		const char *nl = memchr(body->buf + i, '\n', body->len - i);
 		if (!nl)

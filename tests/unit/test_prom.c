@@ -15,6 +15,7 @@
 
 #include "base/http.h"
 #include "base/prom.h"
+#include "base/prom_rw.h"
 #include "bench/evidence.h"
 #include "bench/push.h"
 #include "bench/stats.h"
@@ -204,6 +205,31 @@ static void test_prom__artifact_rendered(void **state)
 	assert_true(bench_push_label_allowed("pipeline"));
 }
 
+static void test_prom__remote_write_encoding(void **state)
+{
+	(void)state;
+	struct sbuf text = SBUF_INIT, out = SBUF_INIT;
+	sbuf_addstr(&text, "# HELP m x\n# TYPE m gauge\nm{a=\"x\\\"y\"} 1\n");
+	const struct prom_label add[] = { { "job", "j" } };
+	struct perr e = PERR_INIT;
+	assert_int_equal(prom_rw_encode(&text, add, 1, 5, &out, &e), PLUMB_OK);
+	/* one TimeSeries: labels __name__=m, a=x"y, job=j (sorted by name), one sample 1.0 at 5 ms */
+	static const unsigned char want[] = {
+		0x0a, 48,
+		0x0a, 13, 0x0a, 8, '_', '_', 'n', 'a', 'm', 'e', '_', '_', 0x12, 1, 'm',
+		0x0a, 8, 0x0a, 1, 'a', 0x12, 3, 'x', '"', 'y',
+		0x0a, 8, 0x0a, 3, 'j', 'o', 'b', 0x12, 1, 'j',
+		0x12, 11, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x10, 5,
+	};
+	assert_int_equal(out.len, sizeof want);
+	assert_memory_equal(out.buf, want, sizeof want);
+	sbuf_reset(&text);
+	sbuf_addstr(&text, "not a sample\n");
+	assert_int_equal(prom_rw_encode(&text, add, 1, 5, &out, &e), PLUMB_EFORMAT);
+	sbuf_release(&text);
+	sbuf_release(&out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +239,7 @@ int main(void)
 		cmocka_unit_test(test_prom__grouping_path),
 		cmocka_unit_test(test_prom__urls),
 		cmocka_unit_test(test_prom__artifact_rendered),
+		cmocka_unit_test(test_prom__remote_write_encoding),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
