@@ -91,8 +91,8 @@ int cmd_push_send(const char *who, const char *url, enum cmd_push_format f, cons
 						       : prom_push(url, path->buf, body, &e);
 	if (rc != PLUMB_OK) {
 		struct perr inner = e;
-		perr_set(&e, inner.code, "%s: pushing %s: %s%s%s", who, what, inner.msg, kept ? "; kept " : "",
-			 kept ? kept : "");
+		perr_set(&e, inner.code, "%s: pushing %s: %s%s%s%s", who, what, inner.msg, kept ? "; " : "", kept ? kept : "",
+			 kept ? " is kept" : "");
 		return cmd_report_redacted(&e);
 	}
 	char *shown = cmd_shown_text(url);

@@ -399,6 +399,7 @@ class RequestTest(unittest.TestCase):
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
         self.url = "http://127.0.0.1:%d" % self.server.server_address[1]
         Recorder.seen.clear()
+        Recorder.statuses = []
         self._td = tempfile.TemporaryDirectory(prefix="plumb-test-")
         self.tmp = self._td.name
         with open(os.path.join(self.tmp, "s.ini"), "w") as f:
@@ -434,6 +435,35 @@ class RequestTest(unittest.TestCase):
         self.assertEqual(len(Recorder.seen), 2)
         self.assertEqual(Recorder.seen[1][1].get("Authorization"), "Basic Y2k6aHVudGVyMg==")  # ci:hunter2
         self.assertNotIn("hunter2", r.stderr)
+
+    def test_tls_checks_the_server(self):
+        """https: the gateway's certificate is checked — refused (exit 6) against the system's CAs, accepted with
+        PLUMB_PUSH_CA_FILE naming the CA that signed it."""
+        import ssl
+        openssl = shutil.which("openssl")
+        if not openssl:
+            skip_missing("openssl")
+        key, cert = os.path.join(self.tmp, "k.pem"), os.path.join(self.tmp, "c.pem")
+        subprocess.run([openssl, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", cert,
+                        "-days", "1", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                       check=True, capture_output=True, timeout=60)
+        tls = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(cert, key)
+        tls.socket = ctx.wrap_socket(tls.socket, server_side=True)
+        threading.Thread(target=tls.serve_forever, daemon=True).start()
+        try:
+            url = "https://127.0.0.1:%d" % tls.server_address[1]
+            r = run(["bench", "push", "r.json", "--to", url], self.tmp)
+            self.assertEqual(r.returncode, 6, r.stderr)
+            self.assertIn("certificate", r.stderr)
+            self.assertEqual(Recorder.seen, [])
+            r = run(["bench", "push", "r.json", "--to", url], self.tmp, PLUMB_PUSH_CA_FILE=cert)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertEqual(len(Recorder.seen), 1)
+        finally:
+            tls.shutdown()
+            tls.server_close()
 
     def test_refused_push_is_exit_6_with_the_answer(self):
         Recorder.statuses = [400, 400]
