@@ -199,6 +199,11 @@ class PushTest(unittest.TestCase):
         mine = [s for s in res if s["metric"].get("git_commit") == first]
         self.assertEqual(len(mine), 1, res)
         self.assertAlmostEqual(float(mine[0]["value"][1]), p50, delta=abs(p50) * 1e-9)  # the report prints 15 digits
+        # and exactly the artifact's: the median of its five raw values (the middle one), bit for bit
+        with open(os.path.join(self.tmp, "a.json")) as f:
+            raw = sorted(x["value"] for x in json.load(f)["samples"] if x["name"] == "parse.wall_ms")
+        self.assertEqual(len(raw), 5)
+        self.assertEqual(float(mine[0]["value"][1]), raw[2])
         labels = mine[0]["metric"]
         for k in ("suite", "case", "stat", "git_commit", "git_dirty", "machine", "trust", "branch"):
             self.assertIn(k, labels)
