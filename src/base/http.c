@@ -108,6 +108,33 @@ static void creds_release(struct creds *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* The credentials http_ready read, kept for the requests of this process: the secret variables are removed from
+ * the environment then, so the programs a `bench run` starts before it pushes never see them. */
+static struct creds kept;
+static bool have_kept;
+
+static void creds_keep(struct creds *c)
+{
+	creds_release(&kept);
+	kept = *c;
+	memset(c, 0, sizeof *c);
+	have_kept = true;
+	unsetenv("PLUMB_PUSH_BEARER_TOKEN");
+	unsetenv("PLUMB_PUSH_PASSWORD");
+}
+
+/* The credentials of a request: those kept, or read now (a copy either way; creds_release frees it). */
+static enum plumb_err creds_get(struct creds *c, struct perr *e)
+{
+	if (!have_kept)
+		return creds_read(c, e);
+	memset(c, 0, sizeof *c);
+	if ((kept.token && !(c->token = strdup(kept.token))) || (kept.user && !(c->user = strdup(kept.user))) ||
+	    (kept.password && !(c->password = strdup(kept.password))))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return PLUMB_OK;
+}
+
 static double timeout_s(void)
 {
 	const char *t = getenv("PLUMB_PUSH_TIMEOUT");
@@ -165,6 +192,8 @@ enum plumb_err http_ready(struct perr *e)
 		return perr_set(e, PLUMB_EUNSUPPORTED, NO_CURL);
 	struct creds c;
 	enum plumb_err rc = creds_read(&c, e);
+	if (rc == PLUMB_OK)
+		creds_keep(&c);
 	creds_release(&c);
 	return rc;
 }
@@ -253,7 +282,7 @@ enum plumb_err http_send(const struct http_request *rq, struct http_response *re
 	if (!load_curl())
 		return perr_set(e, PLUMB_EUNSUPPORTED, NO_CURL);
 	struct creds cr;
-	if ((err = creds_read(&cr, e)) != PLUMB_OK) {
+	if ((err = creds_get(&cr, e)) != PLUMB_OK) {
 		creds_release(&cr);
 		return err;
 	}

@@ -39,7 +39,9 @@ struct http_response {
  * a URL is an argument, and arguments are visible to every user of the machine); PLUMB_EINVAL saying why. */
 enum plumb_err http_check_url(const char *url, struct perr *e);
 /* PLUMB_OK when libcurl can be loaded and the credentials of the environment can be read (a missing or unreadable
- * token file is found before any work is done); PLUMB_EUNSUPPORTED without libcurl, the file's code otherwise. */
+ * token file is found before any work is done); PLUMB_EUNSUPPORTED without libcurl, the file's code otherwise. The
+ * credentials read are kept for this process's requests and PLUMB_PUSH_BEARER_TOKEN and PLUMB_PUSH_PASSWORD are
+ * removed from its environment, so no program it starts afterwards (a bench case) inherits them. */
 enum plumb_err http_ready(struct perr *e);
 /* Sends rq. PLUMB_OK on a 2xx answer; PLUMB_EOUTPUT when the server refused it or could not be reached in time
  * (e says which, with the server's answer or libcurl's reason and the attempts made), PLUMB_EUNSUPPORTED

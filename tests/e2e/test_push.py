@@ -432,6 +432,19 @@ class RequestTest(unittest.TestCase):
         self.assertTrue(path.startswith("/metrics/job/plumb_bench/suite/req/machine/"), path)
         self.assertIn("# TYPE plumb_bench_wall_ms gauge", body)
 
+    def test_cases_never_see_the_token(self):
+        """bench run --push reads the token before the cases run and keeps it from their environment."""
+        with open(os.path.join(self.tmp, "env.ini"), "w") as f:
+            f.write("[suite]\nname = envcheck\nrepeats = 1\nwarmup = 0\n[case dump]\nrun = env > seen.txt\n")
+        r = run(["bench", "run", "env.ini", "--out", "e.json", "--push", self.url], self.tmp,
+                PLUMB_PUSH_BEARER_TOKEN=SECRET)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(os.path.join(self.tmp, "seen.txt")) as f:
+            seen = f.read()
+        self.assertIn("PLUMB_SAMPLES", seen)  # the case's environment, as the runner gave it
+        self.assertNotIn(SECRET, seen)
+        self.assertEqual(Recorder.seen[-1][1].get("Authorization"), "Bearer " + SECRET)
+
     def test_basic_auth_and_retry_after_5xx(self):
         Recorder.statuses = [503, 202]
         r = run(["bench", "push", "r.json", "--to", self.url], self.tmp, PLUMB_PUSH_USERNAME="ci",
