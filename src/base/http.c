@@ -38,6 +38,8 @@ enum plumb_err http_check_url(const char *url, struct perr *e)
 	return PLUMB_OK;
 }
 
+#if __has_include(<curl/curl.h>) /* else pushing is unsupported (below), everything else works */
+
 /* ---- credentials ---- */
 
 #define SECRET_MAX 4096
@@ -142,7 +144,6 @@ static double timeout_s(void)
 	return s >= 0.1 && s <= 300 ? s : HTTP_DEFAULT_TIMEOUT_S;
 }
 
-#if __has_include(<curl/curl.h>)
 #define CURL_DISABLE_TYPECHECK
 #include <curl/curl.h>
 
