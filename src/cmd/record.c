@@ -33,7 +33,6 @@
 #include "sample/backend.h"
 #include "sample/session.h"
 #include "sample/stages.h"
-#include "sample/targets.h"
 #include "symbol/symbol.h"
 
 static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: stop sampling, then write what was sampled */
