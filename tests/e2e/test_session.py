@@ -180,6 +180,22 @@ class TopLikeRecord(TempDir):
             p.wait()
 
 
+class SameFate(TempDir):
+    def test_the_three_commands_say_alike_how_the_target_ended(self):
+        command = ["sh", "-c", "%s 0.6 >/dev/null; exit 3" % target("split")]
+        home = {"PLUMB_HOME": self.path("home")}
+        runs = {
+            "record": plumb("record", "-o", self.path("f.folded"), "--", *command, timeout=60),
+            "top": plumb("top", "--refresh", "0.2", "--", *command, timeout=60),
+            "metrics record": plumb("metrics", "record", "--every", "0.1", "--", *command, extra_env=home, timeout=60),
+        }
+        for name, r in runs.items():
+            with self.subTest(command=name):
+                # a command that failed on its own is exit 1, with what was sampled kept (docs/design.md §3.2)
+                self.assertEqual(r.returncode, 1, r.stderr)
+                self.assertRegex(r.stderr, r"(^|[ .:] )sh exited with 3\.\n", r.stderr)
+
+
 # The rows of CMD_SAMPLING_OPTS (src/cmd/cmd.h): what every sampling command accepts.
 SAMPLING = ["--pid", "--target", "--all", "--comm", "--interval", "--rate", "--seconds", "--mode", "--unwind",
             "--stack-size", "--no-kernel", "--backend", "--native", "--idle"]
