@@ -23,6 +23,7 @@
 struct watched {
 	pid_t pid;
 	uint64_t start;
+	bool dead; /* seen gone once: a pid and start time never come back */
 };
 
 struct watch {
@@ -31,10 +32,15 @@ struct watch {
 	char buf[65536]; /* one children file */
 };
 
-static bool same_process(const struct watched *w)
+static bool same_process(struct watched *w)
 {
 	struct procfs_stat st;
-	return procfs_stat_read(w->pid, 0, &st) && st.starttime == w->start && st.state != 'Z' && st.state != 'X';
+	if (w->dead)
+		return false;
+	if (procfs_stat_read(w->pid, 0, &st) && st.starttime == w->start && st.state != 'Z' && st.state != 'X')
+		return true;
+	w->dead = true;
+	return false;
 }
 
 static void remember(struct watch *w, pid_t pid)
@@ -45,7 +51,7 @@ static void remember(struct watch *w, pid_t pid)
 	for (size_t i = 0; i < w->n; i++)
 		if (w->v[i].pid == pid && w->v[i].start == start)
 			return;
-	w->v[w->n++] = (struct watched){ pid, start };
+	w->v[w->n++] = (struct watched){ pid, start, false };
 }
 
 /* Every child of every thread of pid joins the watched set. */

@@ -4,6 +4,7 @@
 #include "cmd/cmd.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
@@ -25,6 +26,10 @@
 #include "metrics/metrics.h"
 #include "sample/backend.h"
 #include "sample/session.h"
+#include "symbol/files.h"
+#include "symbol/symbol.h"
+#include "format/format.h"
+#include "render/output.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
 
@@ -59,14 +64,18 @@ struct record_request {
 	double every;
 	long keep;
 	const char *every_arg, *name_arg;
+	const char *profile;                /* --profile FILE: also sample the stacks, as record would write them */
 	char name[STORE_NAME_MAX + 1];      /* --name, else the program's (redacted) name */
 	bool force;                         /* --force: replace a recording of that name */
 	struct cmd_sampling samp;           /* the target (and how a profile would be sampled), as record takes it */
 	struct opt_result res;              /* the parse: the command after `--` */
 	struct session s;                   /* the target's life: launched, ended, and how it ended */
+	enum fmt_kind kind;                 /* --profile's format */
+	struct sym_files *files;            /* --profile: the target's files as it saw them, for the symbolizer */
+	int done_pipe[2];                   /* --profile: the session's end, to wake the recording loop */
 };
 
-/* The sampling options that only make sense for stacks: metrics record samples /proc, not stacks. */
+/* The sampling options that are about stacks: they go with --profile. */
 static const char *stack_option(const struct cmd_sampling *c)
 {
 	return c->interval_set ? "--interval" : c->rate_set ? "--rate" : c->mode ? "--mode" : c->unwind ? "--unwind"
@@ -86,6 +95,8 @@ static bool record_options(int argc, char **argv, struct record_request *rq, int
 		{ "name", 0, OPT_STRING, &rq->name_arg, "NAME",
 		  "recording name: $PLUMB_HOME/metrics/NAME.json (default: the program's name)", NULL },
 		{ "force", 'f', OPT_FLAG, &rq->force, NULL, "replace a recording of that name", NULL },
+		{ "profile", 0, OPT_STRING, &rq->profile, "FILE",
+		  "also sample the stacks of the tree into FILE, as plumb record writes it (format by extension)", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	if (!cmd_parse_command_options(opts,
@@ -93,8 +104,8 @@ static bool record_options(int argc, char **argv, struct record_request *rq, int
 				       "-- COMMAND...)",
 				       "Records CPU, wake-ups and memory of a process tree until its root exits, --seconds pass or\n"
 				       "SIGINT/SIGTERM, into a bounded recording that `plumb metrics` reads. A launched command\n"
-				       "lives as under plumb record: ended with plumb, however plumb ends. The stack-sampling\n"
-				       "options are record's; metrics record reads /proc and refuses them.",
+				       "lives as under plumb record: ended with plumb, however plumb ends. With --profile FILE the\n"
+				       "stacks are sampled too, with record's sampling options (which need --profile).",
 				       "metrics record", argc, argv, &rq->res, rc))
 		return false;
 	rq->every = METRICS_DEFAULT_EVERY;
@@ -103,9 +114,9 @@ static bool record_options(int argc, char **argv, struct record_request *rq, int
 	if ((*rc = cmd_sampling_apply(&rq->samp, &rules, &rq->res, &rq->s.opts)))
 		return false;
 	const char *name = rq->name_arg;
-	if (stack)
-		*rc = plumb_fail(EXIT_USAGE, "metrics record: %s samples stacks; metrics record reads CPU, wake-ups and "
-					     "memory from /proc (use plumb record for stacks)", stack);
+	if (stack && !rq->profile)
+		*rc = plumb_fail(EXIT_USAGE, "metrics record: %s is about sampling stacks: it goes with --profile FILE "
+					     "(metrics record alone reads CPU, wake-ups and memory from /proc)", stack);
 	else if (rq->every_arg && (!opt_parse_seconds(rq->every_arg, &rq->every) || rq->every < METRICS_EVERY_MIN ||
 				   rq->every > METRICS_EVERY_MAX))
 		*rc = plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
@@ -166,7 +177,7 @@ static int start_command(struct record_request *rq, struct child *child, const s
 
 /* Waits until the next sample is due, the root has gone (its pidfd, or the command reaped: *status), the
  * --seconds deadline or a stop signal came. True when the root has gone. */
-static bool wait_next(uint64_t next, uint64_t deadline, int pidfd, struct child *child, int *status,
+static bool wait_next(uint64_t next, uint64_t deadline, int pidfd, int done_fd, struct child *child, int *status,
 		      const sigset_t *orig)
 {
 	while (!stop_signal) {
@@ -175,8 +186,9 @@ static bool wait_next(uint64_t next, uint64_t deadline, int pidfd, struct child 
 			return false;
 		uint64_t until = deadline && deadline < next ? deadline : next;
 		struct timespec wait = ns_timespec(until - now);
-		struct pollfd pfd = { pidfd, POLLIN, 0 };
-		bool gone = ppoll(&pfd, pidfd >= 0 ? 1 : 0, &wait, orig) > 0;
+		/* the root's pidfd, and with --profile the end of the sampling session (it ended the target, or failed) */
+		struct pollfd pfd[2] = { { pidfd, POLLIN, 0 }, { done_fd, POLLIN, 0 } };
+		bool gone = ppoll(pfd, 2, &wait, orig) > 0;
 		if (child->pid > 0 && child_poll(child, status, NULL) == 1)
 			gone = true;
 		if (gone)
@@ -187,8 +199,8 @@ static bool wait_next(uint64_t next, uint64_t deadline, int pidfd, struct child 
 
 /* Samples every `every` seconds into the recording until the root has gone, --seconds passed or a stop signal
  * came. *gone: the root ended on its own (a command's wait status in *status when it was reaped here). */
-static int record_loop(struct metrics_recorder *rec, struct record_request *rq, struct child *child, bool *gone,
-		       int *status, const sigset_t *orig)
+static int record_loop(struct metrics_recorder *rec, struct record_request *rq, struct child *child, int done_fd,
+		       bool *gone, int *status, const sigset_t *orig)
 {
 	struct perr e = PERR_INIT;
 	int pidfd = procfs_pidfd(rec->root_pid);
@@ -207,7 +219,7 @@ static int record_loop(struct metrics_recorder *rec, struct record_request *rq, 
 			break;
 		}
 		next += step_ns;
-		if (wait_next(next, deadline, pidfd, child, status, orig)) {
+		if (wait_next(next, deadline, pidfd, done_fd, child, status, orig)) {
 			*gone = true;
 			break;
 		}
@@ -241,12 +253,107 @@ static void end_target(struct record_request *rq, struct child *child, bool gone
 	}
 }
 
+/* --profile: the sampling session ended (the target ended, or sampling failed); wakes the recording loop. */
+static void profile_session_ended(void *ctx)
+{
+	int fd = *(const int *)ctx;
+	ssize_t n;
+	do
+		n = write(fd, "e", 1);
+	while (n < 0 && errno == EINTR);
+}
+
+/* --profile: why the session could not sample, as record says it; an exit code. */
+static int profile_failure(struct record_request *rq)
+{
+	struct session *s = &rq->s;
+	if (s->run.fallback.len)
+		return cmd_fail_shown(plumb_exit_code(s->run.refused), "metrics record: %s", s->run.fallback.buf);
+	return cmd_report_redacted(&s->err);
+}
+
+/* --profile: the sampling session starts in its own thread (its backend launches the command, or attaches to
+ * --pid); *root becomes the root's pid. An exit code. */
+static int start_profile(struct record_request *rq, const sigset_t *orig, pid_t *root)
+{
+	struct session *s = &rq->s;
+	struct perr e = PERR_INIT;
+	if (pipe2(rq->done_pipe, O_CLOEXEC) != 0)
+		return plumb_fail(EXIT_FAILED, "metrics record: pipe: %s", strerror(errno));
+	s->opts.stop = &stop_signal;
+	s->opts.command_sigmask = orig; /* the sampling thread has SIGINT/SIGTERM/SIGCHLD blocked, as this one */
+	s->opts.files = rq->files = sym_files_new();
+	s->keep_timeline = rq->kind == FMT_GECKO || rq->kind == FMT_SPEEDSCOPE;
+	s->ended = profile_session_ended;
+	s->ended_ctx = &rq->done_pipe[1];
+	if (session_start_thread(s, &e))
+		return plumb_fail(EXIT_FAILED, "metrics record: %s", e.msg);
+	if (s->opts.target != TARGET_COMMAND) {
+		*root = s->opts.pid;
+		return EXIT_DONE;
+	}
+	for (;;) { /* the pid of the command the backend launches, or the end of a session that could not */
+		*root = session_launched(s);
+		if (*root > 0)
+			return EXIT_DONE;
+		struct pollfd pfd = { rq->done_pipe[0], POLLIN, 0 };
+		if (poll(&pfd, 1, 10) > 0)
+			break;
+	}
+	session_join(s);
+	return s->rc ? profile_failure(rq) : plumb_fail(EXIT_FAILED, "metrics record: the command never started");
+}
+
+/* --profile: waits for the session to end (the target's end, the signal or the window reached it too; after a
+ * failure of the recording it is stopped), then symbolizes and writes the profile as record does. */
+static int finish_profile(struct record_request *rq, pid_t root, bool failed)
+{
+	struct session *s = &rq->s;
+	if (failed && !stop_signal)
+		stop_signal = BACKEND_STOP_QUIT;
+	session_join(s);
+	if (s->rc)
+		return profile_failure(rq);
+	struct profile_meta *meta = profile_meta(s->raw);
+	meta->command = profile_intern_cstr(s->raw, rq->samp.subject);
+	meta->pid = root;
+	meta->clock_origin_ns = s->res.start_ns;
+	meta->interval_ns = s->opts.interval_ns;
+	meta->duration_s = s->res.end_ns > s->res.start_ns ? (double)(s->res.end_ns - s->res.start_ns) / 1e9 : 0;
+	meta->mode = profile_intern_cstr(s->raw, s->opts.mode == MODE_WALL ? "wall" : "cpu");
+	meta->format = profile_intern_cstr(s->raw, fmt_name(rq->kind));
+	if (s->res.ended[0])
+		meta->ended = profile_intern_cstr(s->raw, s->res.ended);
+	if (profile_total_weight(s->raw) == 0) {
+		plumb_warn("metrics record: --profile: nothing was sampled (with %s); no profile written",
+			   session_backend(s));
+		return EXIT_DONE;
+	}
+	struct perr e = PERR_INIT;
+	struct profile *prof = NULL;
+	struct sym_opts so = { .files = rq->files };
+	if (sym_resolve_profile(s->raw, &so, &prof, &e))
+		return perr_report(&e);
+	struct fmt_write_opts wo = { 0 };
+	enum plumb_err wrc = render_write_file(prof, rq->profile, rq->kind, &wo, NULL, &e);
+	profile_free(prof);
+	if (wrc)
+		return cmd_report_redacted(&e);
+	char *shown = cmd_shown_text(rq->profile);
+	fprintf(stderr, "plumb: metrics: %llu stack sample%s with %s/%s written to %s\n",
+		(unsigned long long)meta->ticks, meta->ticks == 1 ? "" : "s", session_backend(s),
+		profile_str(s->raw, meta->unwinder), shown);
+	free(shown);
+	return EXIT_DONE;
+}
+
 static int cmd_metrics_record(int argc, char **argv)
 {
 	struct record_request *rq = calloc(1, sizeof *rq);
 	if (!rq)
 		return plumb_fail(EXIT_FAILED, "metrics record: out of memory");
 	session_init(&rq->s);
+	rq->done_pipe[0] = rq->done_pipe[1] = -1;
 	int rc;
 	if (!record_options(argc, argv, rq, &rc))
 		goto out;
@@ -258,8 +365,11 @@ static int cmd_metrics_record(int argc, char **argv)
 					    "metrics --name %s` shows it)", rq->name, rq->name);
 		goto out;
 	}
+	rq->kind = rq->profile ? fmt_from_path(rq->profile) : FMT_FOLDED;
+	if (rq->kind == FMT_UNKNOWN)
+		rq->kind = FMT_FOLDED;
 	if (store_path_for_write(&STORE_METRICS, rq->name, rq->force, path, sizeof path, &e) ||
-	    atomic_check_writable(path, &e)) {
+	    atomic_check_writable(path, &e) || (rq->profile && atomic_check_writable(rq->profile, &e))) {
 		rc = cmd_report_redacted(&e);
 		goto out;
 	}
@@ -267,12 +377,18 @@ static int cmd_metrics_record(int argc, char **argv)
 	block_signals(&orig);
 	struct child child = CHILD_INIT;
 	bool command = rq->s.opts.target == TARGET_COMMAND;
-	rc = command ? start_command(rq, &child, &orig) : EXIT_DONE;
+	pid_t root = rq->s.opts.pid;
+	rc = EXIT_DONE;
+	if (rq->profile)
+		rc = start_profile(rq, &orig, &root);
+	else if (command && (rc = start_command(rq, &child, &orig)) == EXIT_DONE)
+		root = child.pid;
 	struct metrics_recorder rec;
-	if (rc == EXIT_DONE && metrics_recorder_init(&rec, path, rq->name, command ? child.pid : rq->s.opts.pid,
-						     rq->every, (size_t)rq->keep, &e)) {
+	if (rc == EXIT_DONE && metrics_recorder_init(&rec, path, rq->name, root, rq->every, (size_t)rq->keep, &e)) {
 		rc = cmd_report_redacted(&e);
-		if (command)
+		if (rq->profile)
+			finish_profile(rq, root, true);
+		else if (command)
 			session_launch_stop(&rq->s, &child);
 	}
 	if (rc != EXIT_DONE) {
@@ -285,13 +401,19 @@ static int cmd_metrics_record(int argc, char **argv)
 		rq->every, path_shown);
 	bool gone;
 	int status = 0;
-	rc = record_loop(&rec, rq, &child, &gone, &status, &orig);
-	end_target(rq, &child, gone, status);
+	rc = record_loop(&rec, rq, &child, rq->profile ? rq->done_pipe[0] : -1, &gone, &status, &orig);
+	int prc = EXIT_DONE;
+	if (rq->profile)
+		prc = finish_profile(rq, root, rc != EXIT_DONE);
+	else
+		end_target(rq, &child, gone, status);
 	char fate[256] = " ";
 	session_fate(&rq->s, rq->samp.subject, fate + 1, sizeof fate - 1);
 	if (!fate[1])
 		fate[0] = '\0';
-	if (rc == EXIT_DONE && rec.samples_taken == 0) {
+	if (rc == EXIT_DONE && prc != EXIT_DONE && rq->s.rc != PLUMB_OK && rec.samples_taken == 0) {
+		rc = prc; /* --profile: the session could not sample (a command that cannot run): that is the answer */
+	} else if (rc == EXIT_DONE && rec.samples_taken == 0) {
 		/* nothing to keep: no recording is written, so the next run of the same name is not refused */
 		char why[512];
 		snprintf(why, sizeof why, "%s %s before the first sample", rq->samp.subject,
@@ -311,14 +433,20 @@ static int cmd_metrics_record(int argc, char **argv)
 			path_shown, shown);
 		free(shown);
 	}
+	if (rc == EXIT_DONE)
+		rc = prc;
 	/* docs/design.md §3.2: a command that failed on its own is exit 1, with what was recorded written */
-	if (rc == EXIT_DONE && rq->s.res.failed && !stop_signal)
+	if (rc == EXIT_DONE && rq->s.res.failed && (!stop_signal || stop_signal == BACKEND_STOP_QUIT))
 		rc = EXIT_FAILED;
 	metrics_recorder_release(&rec);
 	free(path_shown);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 out:
 	session_release(&rq->s);
+	sym_files_free(rq->files);
+	for (int i = 0; i < 2; i++)
+		if (rq->done_pipe[i] >= 0)
+			close(rq->done_pipe[i]);
 	cmd_sampling_release(&rq->samp);
 	opt_result_release(&rq->res);
 	free(rq);

@@ -291,6 +291,8 @@ void backend_command(const struct record_opts *opts, struct child *c, struct bac
 	c->pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL;
 	if (opts->command_quiet && opts->target == TARGET_COMMAND)
 		c->in.how = c->out.how = c->err.how = CHILD_IO_NULL;
+	if (opts->command_sigmask)
+		c->sigmask = opts->command_sigmask;
 	if (opts->stages_path) {
 		snprintf(env->stages, sizeof env->stages, "PLUMB_STAGES=%s", opts->stages_path);
 		env->vars[0] = env->stages;
@@ -312,6 +314,9 @@ static enum plumb_err exec_failure(const struct child *c, enum plumb_err rc, str
 void backend_launched(const struct record_opts *opts, const struct child *c)
 {
 	keeper_watch(opts->keeper, c->pid);
+	pid_t none = 0;
+	if (opts->launched && c->pid > 0 && (opts->target == TARGET_COMMAND || opts->target == TARGET_CALL))
+		__atomic_compare_exchange_n(opts->launched, &none, c->pid, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
 enum plumb_err backend_start(const struct record_opts *opts, struct child *c, struct perr *e)

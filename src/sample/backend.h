@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "base/err.h"
@@ -60,6 +61,8 @@ struct record_opts {
 	void (*on_poll)(void *ctx, struct profile *p, const struct backend_sofar *bp);
 	void *poll_ctx;
 	bool command_quiet;        /* a launched command's streams go to /dev/null (a full-screen live view) */
+	const sigset_t *command_sigmask; /* a launched command's signal mask, NULL: that of the thread starting it */
+	pid_t *launched;           /* where the pid of the launched command goes once it started (atomic), or NULL */
 	const struct keeper *keeper; /* told of every process a backend launches (sample/session.c), or NULL */
 	struct sym_files *files;   /* where backends open the target's files as it sees them (symbol/files.h), kept
 				    * for the symbolizer; NULL: by their names */

@@ -441,6 +441,8 @@ static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, 
 	st->child.pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL; /* as backend_command gives a command */
 	if (opts->command_quiet && opts->target == TARGET_COMMAND)
 		st->child.in.how = st->child.out.how = st->child.err.how = CHILD_IO_NULL;
+	if (opts->command_sigmask)
+		st->child.sigmask = opts->command_sigmask;
 	if (opts->target == TARGET_CALL) {
 		rc = child_start(&st->child, e);
 		backend_launched(opts, &st->child);

@@ -31,6 +31,7 @@ static void keeper_begin(struct session *s)
 	if (launches(s) && !keeper_running(&s->keeper) && keeper_start(&s->keeper, &e) != PLUMB_OK)
 		s->keeper = (struct keeper)KEEPER_INIT;
 	s->opts.keeper = &s->keeper;
+	s->opts.launched = &s->launched;
 }
 
 enum plumb_err session_run(struct session *s)
@@ -107,6 +108,11 @@ void session_fate(const struct session *s, const char *subject, char *buf, size_
 		snprintf(buf, n, "%s is still running.", subject);
 	else if (n)
 		buf[0] = '\0';
+}
+
+pid_t session_launched(const struct session *s)
+{
+	return __atomic_load_n(&s->launched, __ATOMIC_ACQUIRE);
 }
 
 const char *session_backend(const struct session *s)

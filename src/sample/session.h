@@ -34,6 +34,7 @@ struct session {
 	enum plumb_err rc;         /* the run's result */
 	struct perr err;           /* its message when rc is not PLUMB_OK */
 	struct keeper keeper;
+	pid_t launched;            /* the launched command's pid once a backend started it (session_launched) */
 	pthread_t thread;
 	bool threaded;
 };
@@ -62,6 +63,8 @@ void session_launch_stop(struct session *s, struct child *c);
  * names the target ("xz", "pid 42 (xz)", "split_run()"). */
 void session_fate(const struct session *s, const char *subject, char *buf, size_t n);
 
+/* The pid of the command a backend launched, 0 until it started (or when none is launched); any thread may ask. */
+pid_t session_launched(const struct session *s);
 /* The name of the backend sampling now (or that sampled), "?" before one started; any thread may ask. */
 const char *session_backend(const struct session *s);
 

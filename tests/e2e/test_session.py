@@ -3,6 +3,7 @@
 - kill -KILL of `plumb record -- CMD`, `plumb top -- CMD` and `plumb metrics record -- CMD` (what CI's
   `timeout -s KILL` and the OOM killer do) leaves no process it launched after 2 s: a long-running child and the
   grandchild it started (the keeper ends the tree);
+- `metrics record --profile FILE` samples the tree's stacks with record's options (which need --profile);
 - `metrics record -- true` twice: a command that ends before the first sample leaves no recording behind, so the
   second run is not refused;
 - `top --pid` of a CPython busy loop shows its Python functions, as `record --pid` does;
@@ -18,7 +19,7 @@ import time
 import uuid
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, TempDir, env, main, plumb, skip_missing, target, wait_until  # noqa: E402
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, skip_missing, target, wait_until  # noqa: E402
 
 BUSY_PY = "def burn_here():\n    x = 0\n    while True:\n        x += 1\n\nburn_here()\n"
 
@@ -178,6 +179,26 @@ class TopLikeRecord(TempDir):
         finally:
             p.kill()
             p.wait()
+
+
+class MetricsProfile(TempDir):
+    def test_metrics_record_samples_stacks_with_records_options(self):
+        home = {"PLUMB_HOME": self.path("home")}
+        out = self.path("m.folded")
+        r = plumb("metrics", "record", "--every", "0.1", "--rate", "500", "--unwind", "fp", "--profile", out, "--",
+                  target("split"), "1", extra_env=home, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertRegex(r.stderr, r"stack samples? with perf_event/fp written to")
+        self.assertIn("split exited with 0.", r.stderr)
+        rows = read_folded(out)
+        self.assertGreater(sum(c for _, c in rows), 0)
+        for path in ("path_a", "path_b", "path_c"):
+            self.assertTrue(any(any(f.startswith(path + " ") for f in fr) for fr, _ in rows), (path, rows[:3]))
+        self.assertTrue(os.path.exists(os.path.join(self.path("home"), "metrics", "split.json")))
+        # without --profile a stack option has nothing to do: exit 2, and it says what it goes with
+        r = plumb("metrics", "record", "--rate", "500", "--", "true", extra_env=home)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("--rate is about sampling stacks: it goes with --profile FILE", r.stderr)
 
 
 class SameFate(TempDir):
