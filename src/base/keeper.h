@@ -8,6 +8,9 @@
  * while plumb lived (an orphan, now a child of init) is still found, because the keeper walks the tree every
  * KEEPER_SCAN_NS and remembers each process it saw (by pid and start time, so a pid reused since is spared).
  *
+ * plumb's end is close-on-exec: a command plumb starts does not hold it, but a process plumb forks without exec does,
+ * and the keeper then hears of plumb's death only when that process ends too.
+ *
  * Ownership: the caller owns struct keeper; keeper_end() (or keeper_forget() in a forked child) releases it. */
 #ifndef PLUMB_BASE_KEEPER_H
 #define PLUMB_BASE_KEEPER_H

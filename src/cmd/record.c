@@ -1,4 +1,5 @@
-/* record.c — `plumb record`: choose a backend, sample, symbolize each distinct frame once, write the profile
+/* record.c — `plumb record`, a face over the sampling session (sample/session.h: the target, the backend and its
+ * fallback, the launched command's life): sample, symbolize each distinct frame once, write the profile
  * atomically, and say in one line what was measured (docs/design.md §5). The output path is checked before the
  * target starts, so an unwritable --output costs nothing; one that fails at the end (a full disk) loses nothing:
  * the profile is rescued under $PLUMB_HOME/rescue/. */
