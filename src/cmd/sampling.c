@@ -110,6 +110,7 @@ static int check_how(struct cmd_sampling *c, const char *who, struct record_opts
 	}
 	if (c->seconds_set && !(c->seconds >= 1 && c->seconds <= 86400))
 		return plumb_fail(EXIT_USAGE, "%s: --seconds must be between 1 and 86400", who);
+	/* the one place a --mode name becomes a mode, for every sampling command */
 	if (!c->mode || strcmp(c->mode, "cpu") == 0)
 		o->mode = MODE_CPU;
 	else if (strcmp(c->mode, "wall") == 0)

@@ -644,7 +644,7 @@ static void top_after(struct top *t)
 		top_print(t);
 		return;
 	}
-	top_say(t, "the target %s; w writes the session, q quits", t->ended);
+	top_say(t, "%s w writes the session, q quits", t->ended);
 	t->dirty = true;
 	while (!top_stop && !t->tty.gone) {
 		if (t->view_changed)
