@@ -4,6 +4,7 @@
 #define PLUMB_CMD_CMD_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "base/opt.h"
 
@@ -112,6 +113,61 @@ int cmd_summary_apply(struct cmd_summary *c, const char *who, struct hot_opts *o
 /* True when any summary option was given (for a command where they need --summary). */
 bool cmd_summary_given(const struct cmd_summary *c);
 void cmd_summary_release(struct cmd_summary *c);
+
+/* The sampling options of `record`, `top` and `metrics record`, declared once (docs/design.md §5.2): what to
+ * sample and how. The rows go into each command's option table; cmd_sampling_apply() checks them one way for
+ * all three and fills the session's options (sample/backend.h struct record_opts). `--call` is record's alone
+ * (its own row, into .call). */
+struct cmd_sampling {
+	const char *pid, *target_name, *call, *comm, *mode, *unwind, *backend;
+	double interval, rate, seconds;
+	long stack_size;
+	bool all, no_kernel, native, idle;
+	bool interval_set, rate_set, seconds_set, stack_set;
+	/* filled by cmd_sampling_apply */
+	char subject[160];         /* the target as messages name it: "xz", "pid 42 (xz)", "split_run()" */
+	char target_pid[32];       /* --pid of an announced target */
+	char call_lib[4096];       /* LIB of --call LIB.so:SYMBOL */
+	pid_t *pids;               /* --all --pid PID,...: the processes kept (owned) */
+};
+#define CMD_SAMPLING_OPTS(c)                                                                                      \
+	{ "pid", 'p', OPT_STRING, &(c).pid, "PID",                                                                \
+	  "attach to a running process (all its threads); with --all, a list PID,... to keep", NULL },           \
+	{ "target", 't', OPT_STRING, &(c).target_name, "NAME",                                                    \
+	  "attach to a process that announced itself (plumb.h)", NULL },                                         \
+	{ "all", 'a', OPT_FLAG, &(c).all, NULL,                                                                   \
+	  "every process on the machine, a root per process (needs root or perf_event_paranoid <= 0)", NULL },   \
+	{ "comm", 0, OPT_STRING, &(c).comm, "RE", "with --all: keep processes whose name matches RE", NULL },     \
+	{ "interval", 'i', OPT_DOUBLE, &(c).interval, "S", "seconds between samples, 0.0001-1.0 (default 0.005)", \
+	  &(c).interval_set },                                                                                    \
+	{ "rate", 'F', OPT_DOUBLE, &(c).rate, "HZ", "samples per second, 1-10000 (the same as --interval 1/HZ)",  \
+	  &(c).rate_set },                                                                                        \
+	{ "seconds", 's', OPT_DOUBLE, &(c).seconds, "N",                                                          \
+	  "how long to sample, 1-86400 (default: a command runs to its end; record attaches for 10)",            \
+	  &(c).seconds_set },                                                                                     \
+	{ "mode", 0, OPT_STRING, &(c).mode, "cpu|wall", "on-CPU samples (default) or every thread at every tick", \
+	  NULL },                                                                                                 \
+	{ "unwind", 0, OPT_STRING, &(c).unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },        \
+	{ "stack-size", 0, OPT_INT, &(c).stack_size, "BYTES",                                                     \
+	  "user stack copied per sample for dwarf, 1024-65000 (default 16384)", &(c).stack_set },                \
+	{ "no-kernel", 0, OPT_FLAG, &(c).no_kernel, NULL, "drop kernel frames", NULL },                           \
+	{ "backend", 0, OPT_STRING, &(c).backend, "NAME", "force a backend (perf_event, ...)", NULL },            \
+	{ "native", 0, OPT_FLAG, &(c).native, NULL, "python targets: merge native frames", NULL },                \
+	{ "idle", 0, OPT_FLAG, &(c).idle, NULL, "python targets: keep idle stacks", NULL }
+/* What a command allows of the sampling options. */
+struct cmd_sampling_rules {
+	const char *who;           /* "record", "top", "metrics record": names the command in a message */
+	double attach_seconds;     /* --seconds of an attach when not given (0: until stopped) */
+	bool call, all, command;   /* --call, --all, a command after `--` are targets of this command */
+};
+struct opt_result;
+struct record_opts;
+/* Checks the sampling options and the target (exactly one of the command after `--` in r, --pid, --target NAME
+ * (or the only announced target), --call, --all; docs/design.md §5.1) and fills o and c->subject. Returns an exit
+ * code: 0, or 2 (3 for a missing announced target) having printed why. */
+int cmd_sampling_apply(struct cmd_sampling *c, const struct cmd_sampling_rules *rules, const struct opt_result *r,
+		       struct record_opts *o);
+void cmd_sampling_release(struct cmd_sampling *c);
 
 /* A warning callback for library options (`void (*warn)(void *ctx, const char *msg)`): prints one
  * "plumb: warning: MSG" line; ctx is unused. */

@@ -1,10 +1,12 @@
-/* top.c — `plumb top`: a live view of a running process (--pid) or of the whole machine (--all), docs/design.md
- * §13. A backend samples as `record` does, in a thread of its own, and calls back every ~50 ms
- * (record_opts.on_poll); once per --interval this thread asks for a copy of what is new (live_copy_take, done in
+/* top.c — `plumb top`: a live view of a running process (--pid), of a command it launches, or of the whole machine
+ * (--all), docs/design.md §13. The sampling session samples as `record` does (sample/session.h: the same options,
+ * backends and fallbacks), in a thread of its own, and calls back after each read (record_opts.on_poll); once per
+ * --refresh this thread asks for a copy of what is new (live_copy_take, done in
  * the sampler's thread, so the rings keep being read however long symbolizing takes here), symbolizes it into
  * the session and the last window (analyze/live.h) and shows them: full screen on a terminal, with keys; plain
  * tables, once per interval, in a pipe.
- * Invariant: nothing here stops or traces the target. Every way out — q, SIGINT, SIGTERM, SIGHUP, a terminal or
+ * Invariant: nothing here stops or traces an attached target (unless `--backend ptrace` is asked for, or the
+ * automatic choice falls back to it, and says so). Every way out — q, SIGINT, SIGTERM, SIGHUP, a terminal or
  * a pipe that went away — ends sampling through the backend's stop flag (which closes its perf events) and
  * puts the terminal back as it was. */
 #include "cmd/cmd.h"
@@ -31,36 +33,40 @@
 #include "profile/label.h"
 #include "render/output.h"
 #include "sample/backend.h"
+#include "sample/session.h"
 
 static volatile sig_atomic_t top_stop; /* q, SIGINT, SIGTERM, SIGHUP, SIGPIPE: stop sampling and leave */
 static int top_out_errno;              /* stdout failed for another reason than a reader gone (a full disk) */
 
 static const char *const usage_text = "plumb top --pid PID [options]\n"
-				      "       plumb top --all [options]";
+				      "       plumb top --all [options]\n"
+				      "       plumb top [options] -- COMMAND [ARGS...]";
 
 static const char *const description =
-	"A live view of what a running process (--pid) or the whole machine (--all) is doing: the leaf and\n"
-	"inclusive tables of the last interval and of the whole session, side by side, redrawn every --interval.\n"
+	"A live view of what a running process (--pid), a command it launches or the whole machine (--all) is\n"
+	"doing: the leaf and inclusive tables of the last interval and of the whole session, side by side, redrawn\n"
+	"every --refresh. It samples as record does (the same options, backends and Python frames).\n"
 	"Keys: q quit, l leaf, i inclusive, g grouped, G group by, s sort, / filter, p pause, w write the session;\n"
 	"with --all, Up/Down and Enter open a process, Esc goes back. In a pipe the tables are printed as plain\n"
-	"text once per interval. Needs PLUMB_DEBUG=1; --all needs root or kernel.perf_event_paranoid <= 0.";
+	"text once per --refresh. Needs PLUMB_DEBUG=1; --all needs root or kernel.perf_event_paranoid <= 0.";
 
 /* the status line's help, within 80 columns */
 #define KEYS_HELP "q quit  l/i leaf/incl  g grouped  G group-by  s sort  / filter  p pause  w write"
 #define KEYS_HELP_ALL "q quit  Enter open  Esc back  l/i/g/G tables  s sort  / filter  p pause  w write"
 
 struct top_args {
-	const char *pid, *mode, *group_by, *table, *comm, *unwind, *output, *filter;
-	double interval, rate, seconds;
+	const char *group_by, *table, *output, *filter;
+	double refresh;
 	long top, iterations;
-	bool all, no_kernel, lines;
-	bool interval_set, rate_set, seconds_set, top_set, iterations_set;
+	bool lines;
+	bool refresh_set, top_set, iterations_set;
+	struct cmd_sampling samp;  /* the target and how to sample it, as record takes them */
 };
 
 struct top {
 	struct top_args a;
 	struct opt_result r;
-	struct record_opts opts;
+	struct session s;          /* the sampling session (its own thread): options, target, backend, what it sampled */
 	struct live *live;
 	struct top_view_opts vo;
 	struct top_tables tt;
@@ -71,7 +77,6 @@ struct top {
 	char proc_filter[256];     /* the process view's: on process names */
 	uint64_t interval_ns;      /* between two updates */
 	/* the sampler's thread and this one: under mu, the sampler takes a copy when `want` is set */
-	pthread_t sampler;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct live_copy *copy;
@@ -81,12 +86,6 @@ struct top {
 	uint64_t taken_ns;         /* when the sampler took the copy: the end of the window */
 	struct backend_sofar shown; /* bp as of the last update (this thread's own) */
 	uint64_t shown_ns;         /* taken_ns as of the last update */
-	/* what the sampler's thread ends with */
-	enum plumb_err run_rc;
-	struct perr run_err;
-	struct profile *raw;       /* the backend's profile, once sampling has ended */
-	struct record_result res;
-	struct backend_outcome run;
 	uint64_t start_ns, last_update_ns, next_update_ns;
 	uint64_t updates;
 	uint64_t window_samples;
@@ -94,7 +93,7 @@ struct top {
 	/* the target's CPU (--pid), from /proc */
 	uint64_t cpu_ticks;
 	double cpu_percent;
-	char target_name[PROCFS_COMM_MAX];
+	char comm[PROCFS_COMM_MAX]; /* the attached process's name */
 	/* keys */
 	int prompt;                /* 0, or '/' (filter) or 'w' (write) while a line is typed */
 	char input[512];
@@ -105,7 +104,7 @@ struct top {
 	char opened[PROCFS_COMM_MAX]; /* the name of the process opened from the process view */
 	bool dirty;                /* the screen must be drawn again */
 	bool view_changed;         /* the tables must be built again */
-	char ended[160];           /* how the target ended, when it did */
+	char ended[256];           /* how the target ended, when it did: "pid 42 (xz) exited with 0." */
 };
 
 /* A message for the status line, through the redactor (it may name a path or quote an error). */
@@ -128,99 +127,41 @@ static bool top_parse_options(struct top *t, int argc, char **argv, int *rc)
 	struct top_args *a = &t->a;
 	a->output = "./plumb-top.folded";
 	const struct opt opts_table[] = {
-		{ "pid", 'p', OPT_STRING, &a->pid, "PID", "watch a running process (all its threads)", NULL },
-		{ "all", 'a', OPT_FLAG, &a->all, NULL,
-		  "watch every process, with a process view (needs root or perf_event_paranoid <= 0)", NULL },
-		{ "interval", 'i', OPT_DOUBLE, &a->interval, "S", "seconds between redraws, 0.1-60 (default 1)",
-		  &a->interval_set },
-		{ "rate", 'F', OPT_DOUBLE, &a->rate, "HZ", "samples per second, 1-10000 (default 200)", &a->rate_set },
-		{ "mode", 0, OPT_STRING, &a->mode, "cpu|wall", "on-CPU samples (default) or every thread at every tick",
-		  NULL },
+		CMD_SAMPLING_OPTS(a->samp),
+		{ "refresh", 'd', OPT_DOUBLE, &a->refresh, "S", "seconds between redraws, 0.1-60 (default 1)",
+		  &a->refresh_set },
 		{ "table", 0, OPT_STRING, &a->table, "KIND",
 		  "the table shown first: leaf (default), inclusive, grouped-leaf or grouped-inclusive", NULL },
 		{ "group-by", 0, OPT_STRING, &a->group_by, "KEY",
 		  "what the grouped tables roll up to: file (default), module, library or function", NULL },
 		{ "filter", 0, OPT_STRING, &a->filter, "RE", "keep frames matching RE (as plumb hot --include)", NULL },
-		{ "comm", 0, OPT_STRING, &a->comm, "RE", "with --all: keep processes whose name matches RE", NULL },
 		{ "output", 'o', OPT_STRING, &a->output, "PATH",
 		  "where w writes the session (default ./plumb-top.folded; the format follows the extension)", NULL },
-		{ "seconds", 's', OPT_DOUBLE, &a->seconds, "N", "stop after N seconds (default: until q)",
-		  &a->seconds_set },
 		{ "iterations", 'n', OPT_INT, &a->iterations, "N", "stop after N redraws", &a->iterations_set },
 		{ "top", 0, OPT_INT, &a->top, "N", "rows per table in a pipe (default 15)", &a->top_set },
-		{ "unwind", 0, OPT_STRING, &a->unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },
-		{ "no-kernel", 0, OPT_FLAG, &a->no_kernel, NULL, "drop kernel frames", NULL },
 		{ "lines", 0, OPT_FLAG, &a->lines, NULL, "keep line numbers (a row per line, not per function)", NULL },
 		{ 0 },
 	};
-	return cmd_parse_options(opts_table, usage_text, description, argc, argv, &t->r, rc);
+	return cmd_parse_command_options(opts_table, usage_text, description, "top", argc, argv, &t->r, rc);
 }
 
-/* The target: --pid PID or --all (with --comm), into t->opts. */
-static bool top_check_target(struct top *t)
+/* The target and how to sample it (cmd_sampling_apply, as record checks them), then the redraw: --refresh,
+ * --iterations, --top. */
+static bool top_check_sampling(struct top *t, int *rc)
 {
 	struct top_args *a = &t->a;
-	struct record_opts *o = &t->opts;
-	if (t->r.npos > 0)
-		return cmd_fail_shown(EXIT_USAGE, "top: unexpected argument '%s'", t->r.pos[0]), false;
-	if ((a->pid != NULL) == a->all)
-		return plumb_fail(EXIT_USAGE, "top: give --pid PID or --all"), false;
-	if (a->comm && !a->all)
-		return plumb_fail(EXIT_USAGE, "top: --comm narrows --all; give --all too"), false;
-	if (a->all) {
-		o->target = TARGET_ALL;
-		o->backend = "system";
-		o->comm_re = a->comm;
-		return true;
-	}
-	char *end;
-	long v = strtol(a->pid, &end, 10);
-	if (*end || end == a->pid || v <= 0 || v > 0x3fffffff)
-		return cmd_fail_shown(EXIT_USAGE, "top: --pid needs a process id, not '%s'", a->pid), false;
-	o->target = TARGET_PID;
-	o->pid = (pid_t)v;
-	o->backend = "perf_event";
-	if (!procfs_alive(o->pid))
-		return plumb_fail(EXIT_USAGE, "top: process %d does not exist", (int)o->pid), false;
-	procfs_comm(o->pid, 0, t->target_name, sizeof t->target_name);
-	return true;
-}
-
-/* How to sample: --rate, --mode, --unwind, --no-kernel, --seconds; and the redraw --interval. */
-static bool top_check_sampling(struct top *t)
-{
-	struct top_args *a = &t->a;
-	struct record_opts *o = &t->opts;
-	if (a->interval_set && !(a->interval >= 0.1 && a->interval <= 60))
-		return plumb_fail(EXIT_USAGE, "top: --interval must be between 0.1 and 60 seconds"), false;
-	t->interval_ns = (uint64_t)((a->interval_set ? a->interval : 1.0) * 1e9);
-	if (a->rate_set && !(a->rate >= 1 && a->rate <= 10000))
-		return plumb_fail(EXIT_USAGE, "top: --rate must be between 1 and 10000 Hz"), false;
-	o->interval_ns = (uint64_t)(1e9 / (a->rate_set ? a->rate : 200) + 0.5);
-	if (a->seconds_set && !(a->seconds >= 1 && a->seconds <= 86400))
-		return plumb_fail(EXIT_USAGE, "top: --seconds must be between 1 and 86400"), false;
-	o->seconds = a->seconds_set ? a->seconds : 0;
+	struct record_opts *o = &t->s.opts;
+	static const struct cmd_sampling_rules rules = { "top", 0, false, true, true };
+	if ((*rc = cmd_sampling_apply(&a->samp, &rules, &t->r, o)))
+		return false;
+	*rc = EXIT_USAGE;
+	if (a->refresh_set && !(a->refresh >= 0.1 && a->refresh <= 60))
+		return plumb_fail(EXIT_USAGE, "top: --refresh must be between 0.1 and 60 seconds"), false;
+	t->interval_ns = (uint64_t)((a->refresh_set ? a->refresh : 1.0) * 1e9);
 	if (a->iterations_set && a->iterations < 1)
 		return plumb_fail(EXIT_USAGE, "top: --iterations must be at least 1"), false;
 	if (a->top_set && (a->top < 1 || a->top > 100000))
 		return plumb_fail(EXIT_USAGE, "top: --top must be between 1 and 100000"), false;
-	if (!a->mode || strcmp(a->mode, "cpu") == 0)
-		o->mode = MODE_CPU;
-	else if (strcmp(a->mode, "wall") == 0)
-		o->mode = MODE_WALL;
-	else
-		return cmd_fail_shown(EXIT_USAGE, "top: --mode must be cpu or wall, not '%s'", a->mode), false;
-	if (o->mode == MODE_WALL && a->all)
-		return plumb_fail(EXIT_USAGE, "top: --mode wall follows the threads of one process; it cannot be used "
-					      "with --all"), false;
-	if (!a->unwind || strcmp(a->unwind, "dwarf") == 0)
-		o->unwind = UNWIND_DWARF;
-	else if (strcmp(a->unwind, "fp") == 0)
-		o->unwind = UNWIND_FP;
-	else
-		return cmd_fail_shown(EXIT_USAGE, "top: --unwind must be dwarf or fp, not '%s'", a->unwind), false;
-	o->stack_bytes = 16384;
-	o->kernel = !a->no_kernel;
 	o->stop = &top_stop;
 	return true;
 }
@@ -245,8 +186,8 @@ static bool top_check_view(struct top *t)
 		vo->filter = t->filter;
 	}
 	vo->label_flags = a->lines ? 0 : LABEL_NO_LINES;
-	vo->processes = a->all;
-	vo->interval_ns = t->opts.interval_ns;
+	vo->processes = a->samp.all;
+	vo->interval_ns = t->s.opts.interval_ns;
 	return true;
 }
 
@@ -257,7 +198,7 @@ static bool top_check_view(struct top *t)
 static void top_rebuild(struct top *t)
 {
 	struct perr e = PERR_INIT;
-	t->vo.processes = t->a.all && !t->vo.pid;
+	t->vo.processes = t->a.samp.all && !t->vo.pid;
 	t->vo.processes_only = t->full;
 	t->vo.session_ns = t->last_update_ns - t->start_ns;
 	if (top_tables_build(&t->tt, t->live, &t->vo, &e) == PLUMB_EINVAL && (t->vo.filter || t->vo.proc_filter)) {
@@ -287,7 +228,7 @@ static bool top_cpu_ticks(const struct top *t, uint64_t *ticks)
 {
 	struct procfs_stat st;
 	*ticks = t->cpu_ticks;
-	if (t->opts.target != TARGET_PID || !procfs_stat_read(t->opts.pid, 0, &st))
+	if (t->s.opts.target != TARGET_PID || !procfs_stat_read(t->s.opts.pid, 0, &st))
 		return false;
 	*ticks = st.utime + st.stime;
 	return true;
@@ -345,10 +286,14 @@ static void top_header(struct top *t, char *buf, size_t n)
 	double window_s = (double)t->vo.window_ns / 1e9;
 	double rate = window_s > 0 ? (double)t->window_samples / window_s : 0;
 	char what[160], cpu[64];
-	char *name = redact_dup(t->opts.target == TARGET_PID ? t->target_name : "");
-	if (t->opts.target == TARGET_PID) {
-		snprintf(what, sizeof what, "pid %d %s", (int)t->opts.pid, name ? name : "?");
+	char *name = redact_dup(t->s.opts.target == TARGET_PID ? t->comm : t->a.samp.subject);
+	if (t->s.opts.target == TARGET_PID) {
+		snprintf(what, sizeof what, "pid %d %s", (int)t->s.opts.pid, name ? name : "?");
 		snprintf(cpu, sizeof cpu, "CPU %.0f%%", t->cpu_percent);
+	} else if (t->s.opts.target == TARGET_COMMAND) {
+		snprintf(what, sizeof what, "%s (launched)", name ? name : "?");
+		snprintf(cpu, sizeof cpu, "busy %.2f CPUs",
+			 window_s > 0 ? (double)t->window_samples * (double)t->s.opts.interval_ns / 1e9 / window_s : 0);
 	} else {
 		if (t->vo.pid)
 			snprintf(what, sizeof what, "pid %u %s (all processes)", t->vo.pid, t->opened);
@@ -356,12 +301,12 @@ static void top_header(struct top *t, char *buf, size_t n)
 			snprintf(what, sizeof what, "all processes (%zu)", t->tt.nprocs);
 		/* CPU the samples of the last window stand for, in CPUs */
 		snprintf(cpu, sizeof cpu, "busy %.2f CPUs",
-			 window_s > 0 ? (double)t->window_samples * (double)t->opts.interval_ns / 1e9 / window_s : 0);
+			 window_s > 0 ? (double)t->window_samples * (double)t->s.opts.interval_ns / 1e9 / window_s : 0);
 	}
 	free(name);
 	snprintf(buf, n, "plumb top | %s | %s/%s %s | %.0f/s | %llu samples | %llu lost | %s", what,
-		 t->opts.target == TARGET_ALL ? "system" : "perf_event", backend_unwinder_name(&t->opts),
-		 t->opts.mode == MODE_WALL ? "wall" : "cpu", rate, (unsigned long long)t->shown.ticks,
+		 session_backend(&t->s), backend_unwinder_name(&t->s.opts),
+		 t->s.opts.mode == MODE_WALL ? "wall" : "cpu", rate, (unsigned long long)t->shown.ticks,
 		 (unsigned long long)t->shown.lost, cpu);
 }
 
@@ -399,7 +344,7 @@ static void top_fill_model(struct top *t, struct top_model *m, char *header, cha
 	m->procs = t->tt.procs;
 	m->nprocs = t->tt.nprocs;
 	m->selected = t->selected;
-	m->status = t->status[0] ? t->status : t->a.all ? KEYS_HELP_ALL : KEYS_HELP;
+	m->status = t->status[0] ? t->status : t->a.samp.all ? KEYS_HELP_ALL : KEYS_HELP;
 	m->status_cursor = -1;
 }
 
@@ -432,7 +377,7 @@ static void top_print(struct top *t)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			top_stop = 1; /* EPIPE: `plumb top | head` has what it wanted */
+			top_stop = BACKEND_STOP_QUIT; /* EPIPE: `plumb top | head` has what it wanted */
 			if (w < 0 && errno != EPIPE)
 				top_out_errno = errno; /* anything else is exit 6 (docs/design.md §3.3) */
 			break;
@@ -457,23 +402,25 @@ static void top_write(struct top *t, const char *path)
 	}
 	struct profile_meta *meta = profile_meta(s);
 	char command[64];
-	if (t->opts.target == TARGET_PID)
-		snprintf(command, sizeof command, "plumb top --pid %d", (int)t->opts.pid);
+	if (t->s.opts.target == TARGET_PID)
+		snprintf(command, sizeof command, "plumb top --pid %d", (int)t->s.opts.pid);
+	else if (t->s.opts.target == TARGET_COMMAND)
+		snprintf(command, sizeof command, "plumb top -- %s", t->a.samp.subject);
 	else
 		snprintf(command, sizeof command, "plumb top --all");
 	meta->command = profile_intern_cstr(s, command);
-	meta->pid = t->opts.target == TARGET_PID ? t->opts.pid : 0;
-	meta->interval_ns = t->opts.interval_ns;
+	meta->pid = t->s.opts.target == TARGET_PID ? t->s.opts.pid : 0;
+	meta->interval_ns = t->s.opts.interval_ns;
 	meta->duration_s = (double)(t->last_update_ns - t->start_ns) / 1e9;
 	meta->ticks = profile_total_weight(s);
 	meta->lost = t->shown.lost;
-	meta->backend = profile_intern_cstr(s, t->opts.target == TARGET_ALL ? "system" : "perf_event");
-	meta->unwinder = profile_intern_cstr(s, backend_unwinder_name(&t->opts));
-	meta->mode = profile_intern_cstr(s, t->opts.mode == MODE_WALL ? "wall" : "cpu");
+	meta->backend = profile_intern_cstr(s, session_backend(&t->s));
+	meta->unwinder = profile_intern_cstr(s, backend_unwinder_name(&t->s.opts));
+	meta->mode = profile_intern_cstr(s, t->s.opts.mode == MODE_WALL ? "wall" : "cpu");
 	enum fmt_kind kind = fmt_from_path(path);
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = t->vo.label_flags;
-	wo.threads = t->a.all; /* a root per process, as record --all writes */
+	wo.threads = t->a.samp.all; /* a root per process, as record --all writes */
 	if (render_write_file(s, path, kind == FMT_UNKNOWN ? FMT_FOLDED : kind, &wo, NULL, &e) == PLUMB_OK)
 		top_say(t, "wrote %s (%llu samples over %.1fs)", path, (unsigned long long)meta->ticks,
 			meta->duration_s);
@@ -558,11 +505,11 @@ static void top_key(struct top *t, int key)
 		return;
 	}
 	t->status[0] = '\0';
-	if (t->a.all && top_process_key(t, key))
+	if (t->a.samp.all && top_process_key(t, key))
 		return;
 	switch (key) {
 	case 'q': case 'Q':
-		top_stop = 1;
+		top_stop = BACKEND_STOP_QUIT;
 		return;
 	case 'l': case 'i': case 'g':
 		leaf = key == 'g' ? leaf : key == 'l';
@@ -591,7 +538,7 @@ static void top_key(struct top *t, int key)
 		top_tty_write(&t->tty, "\033[2J", 4);
 		return;
 	case '?': case 'h':
-		top_say(t, "%s", t->a.all ? KEYS_HELP_ALL : KEYS_HELP);
+		top_say(t, "%s", t->a.samp.all ? KEYS_HELP_ALL : KEYS_HELP);
 		return;
 	default:
 		return;
@@ -617,15 +564,14 @@ static void top_poll(void *ctx, struct profile *raw, const struct backend_sofar 
 	pthread_mutex_unlock(&t->mu);
 }
 
-static void *top_sampler(void *arg)
+/* Called in the sampler's thread when sampling has ended. */
+static void top_sampling_ended(void *ctx)
 {
-	struct top *t = arg;
-	t->run_rc = backend_run_auto(&t->opts, false, &t->raw, &t->res, &t->run, &t->run_err);
+	struct top *t = ctx;
 	pthread_mutex_lock(&t->mu);
 	t->done = true;
 	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
-	return NULL;
 }
 
 /* Until q, a signal, --iterations or --seconds, or the end of the target: keys as they come, an update once
@@ -656,7 +602,7 @@ static void top_loop(struct top *t)
 			if (top_tty_resized(&t->tty))
 				t->dirty = true;
 			if (t->tty.gone)
-				top_stop = 1; /* nobody is watching: leave the target alone */
+				top_stop = BACKEND_STOP_QUIT; /* nobody is watching: leave the target alone */
 		} else if (wait_ms > 0) {
 			poll(NULL, 0, wait_ms);
 		}
@@ -670,7 +616,7 @@ static void top_loop(struct top *t)
 				if (!t->full)
 					top_print(t);
 				if (t->a.iterations_set && t->updates >= (uint64_t)t->a.iterations)
-					top_stop = 1;
+					top_stop = BACKEND_STOP_QUIT;
 			}
 		}
 		if (t->view_changed)
@@ -685,19 +631,20 @@ static void top_loop(struct top *t)
 static void top_after(struct top *t)
 {
 	struct perr e = PERR_INIT;
-	if (t->res.target_exited)
-		snprintf(t->ended, sizeof t->ended, "%s", t->res.ended);
+	session_fate(&t->s, t->a.samp.subject, t->ended, sizeof t->ended);
+	if (t->s.opts.target == TARGET_PID && !t->s.res.target_exited)
+		t->ended[0] = '\0'; /* still running: top was stopped, nothing to say */
 	if (!t->start_ns || top_stop || !t->ended[0])
 		return;
-	t->shown.ticks = profile_meta_const(t->raw)->ticks;
-	t->shown.lost = profile_meta_const(t->raw)->lost;
-	if (live_copy_take(t->copy, t->raw, &e) == PLUMB_OK)
+	t->shown.ticks = profile_meta_const(t->s.raw)->ticks;
+	t->shown.lost = profile_meta_const(t->s.raw)->lost;
+	if (live_copy_take(t->copy, t->s.raw, &e) == PLUMB_OK)
 		top_update(t, mono_ns());
 	if (!t->full) {
 		top_print(t);
 		return;
 	}
-	top_say(t, "the target %s; w writes the session, q quits", t->ended);
+	top_say(t, "%s w writes the session, q quits", t->ended);
 	t->dirty = true;
 	while (!top_stop && !t->tty.gone) {
 		if (t->view_changed)
@@ -719,35 +666,45 @@ static int top_run(struct top *t)
 	t->copy = live_copy_new();
 	if (!t->live || !t->copy)
 		return plumb_fail(EXIT_FAILED, "top: out of memory");
-	t->run = (struct backend_outcome)BACKEND_OUTCOME_INIT;
-	t->opts.on_poll = top_poll;
-	t->opts.poll_ctx = t;
+	t->s.opts.on_poll = top_poll;
+	t->s.opts.poll_ctx = t;
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	t->full = top_tty_open(&t->tty);
 	if (!t->full && isatty(STDOUT_FILENO))
 		return plumb_fail(EXIT_FAILED, "top: cannot set up the terminal: %s", strerror(errno));
-	int err = pthread_create(&t->sampler, NULL, top_sampler, t);
-	if (err) {
+	/* a launched command must not draw over the full screen: its streams go to /dev/null there */
+	t->s.opts.command_quiet = t->full;
+	t->s.ended = top_sampling_ended;
+	t->s.ended_ctx = t;
+	struct perr e = PERR_INIT;
+	if (session_start_thread(&t->s, &e)) {
 		top_tty_close(&t->tty);
-		return plumb_fail(EXIT_FAILED, "top: cannot start the sampler: %s", strerror(err));
+		return plumb_fail(EXIT_FAILED, "top: %s", e.msg);
 	}
 	top_loop(t);
 	pthread_mutex_lock(&t->mu);
 	if (!t->done)
-		top_stop = 1; /* q, a signal, --iterations: sampling ends too (the target ending ended it already) */
+		top_stop = BACKEND_STOP_QUIT; /* q, a signal, --iterations: sampling ends too (the target ending ended it already) */
 	pthread_mutex_unlock(&t->mu);
-	pthread_join(t->sampler, NULL);
-	if (t->run_rc == PLUMB_OK)
+	session_join(&t->s);
+	if (t->s.rc == PLUMB_OK)
 		top_after(t);
 	top_tty_close(&t->tty);
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
-	if (t->run_rc)
-		return cmd_report_redacted(&t->run_err);
-	if (t->ended[0])
-		plumb_warn("top: the target %s", t->ended);
-	return EXIT_DONE;
+	if (t->s.rc && t->s.run.fallback.len)
+		return plumb_fail(plumb_exit_code(t->s.run.refused), "top: %s", t->s.run.fallback.buf);
+	if (t->s.rc)
+		return cmd_report_redacted(&t->s.err);
+	if (t->s.run.fallback.len)
+		plumb_warn("top: fell back to the %s backend (%s)", t->s.run.used->name, t->s.run.fallback.buf);
+	if (t->ended[0]) { /* how the target ended, as record and metrics record say it */
+		char *shown = cmd_shown_text(t->ended);
+		fprintf(stderr, "plumb: top: %s\n", shown);
+		free(shown);
+	}
+	return t->s.res.failed && !top_stop ? EXIT_FAILED : EXIT_DONE;
 }
 
 int cmd_top(int argc, char **argv)
@@ -755,9 +712,11 @@ int cmd_top(int argc, char **argv)
 	struct top *t = calloc(1, sizeof *t);
 	if (!t)
 		return plumb_fail(EXIT_FAILED, "top: out of memory");
+	session_init(&t->s);
 	int rc = EXIT_USAGE;
-	if (top_parse_options(t, argc, argv, &rc) && top_check_target(t) && top_check_sampling(t) &&
-	    top_check_view(t)) {
+	if (top_parse_options(t, argc, argv, &rc) && top_check_sampling(t, &rc) && top_check_view(t)) {
+		if (t->s.opts.target == TARGET_PID)
+			procfs_comm(t->s.opts.pid, 0, t->comm, sizeof t->comm);
 		cleanup_catch(SIGINT, &top_stop);
 		cleanup_catch(SIGTERM, &top_stop);
 		cleanup_catch(SIGHUP, &top_stop);
@@ -770,9 +729,9 @@ int cmd_top(int argc, char **argv)
 	term_frame_release(&t->frame);
 	live_free(t->live);
 	live_copy_free(t->copy);
-	profile_free(t->raw);
-	backend_outcome_release(&t->run);
+	session_release(&t->s);
 	opt_result_release(&t->r);
+	cmd_sampling_release(&t->a.samp);
 	free(t);
 	return rc;
 }

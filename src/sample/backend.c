@@ -91,6 +91,7 @@ enum plumb_err backend_run_auto(const struct record_opts *opts, bool keep_timeli
 		profile_keep_timeline(p, keep_timeline);
 		memset(res, 0, sizeof *res);
 		*e = (struct perr)PERR_INIT;
+		__atomic_store_n(&o->trying, cands[i], __ATOMIC_RELEASE);
 		rc = cands[i]->run(opts, p, res, e);
 		if (rc == PLUMB_OK) {
 			o->used = cands[i];
@@ -181,7 +182,9 @@ void backend_end_command(const struct record_opts *opts, struct child *c, struct
 			add_escalation(why, sizeof why, &end, 1);
 		}
 	} else {
-		if (stop)
+		if (stop & BACKEND_STOP_QUIT)
+			snprintf(why, sizeof why, "plumb sent %s when it stopped sampling", first);
+		else if (stop)
 			snprintf(why, sizeof why, it ? "plumb passed it on" : "plumb passed on the %s it received", first);
 		else
 			snprintf(why, sizeof why, "plumb sent %s when the %gs window ended", first, opts->seconds);
@@ -211,8 +214,13 @@ double backend_effective_rate(const struct profile *p, enum record_mode mode, ui
 	return threads > 1 ? rate / (double)threads : rate;
 }
 
-void backend_progress(const struct record_opts *opts, const struct profile *p, uint64_t start_ns, uint64_t ticks)
+void backend_poll(const struct record_opts *opts, struct profile *p, uint64_t start_ns, uint64_t ticks,
+		  uint64_t lost)
 {
+	if (opts->on_poll) { /* the live views read what was sampled so far */
+		struct backend_sofar bp = { ticks, lost, start_ns };
+		opts->on_poll(opts->poll_ctx, p, &bp);
+	}
 	if (!opts->progress || !start_ns)
 		return;
 	double secs = (double)(mono_ns() - start_ns) / 1e9;
@@ -278,6 +286,13 @@ void backend_command(const struct record_opts *opts, struct child *c, struct bac
 {
 	c->argv = (const char *const *)opts->argv;
 	c->env = NULL;
+	/* with a keeper, the command is left alive when plumb dies, so that the keeper finds its whole tree by parent
+	 * links before it kills it; without one, the kernel ends the command with plumb */
+	c->pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL;
+	if (opts->command_quiet && opts->target == TARGET_COMMAND)
+		c->in.how = c->out.how = c->err.how = CHILD_IO_NULL;
+	if (opts->command_sigmask)
+		c->sigmask = opts->command_sigmask;
 	if (opts->stages_path) {
 		snprintf(env->stages, sizeof env->stages, "PLUMB_STAGES=%s", opts->stages_path);
 		env->vars[0] = env->stages;
@@ -296,9 +311,20 @@ static enum plumb_err exec_failure(const struct child *c, enum plumb_err rc, str
 	return rc;
 }
 
-enum plumb_err backend_start(struct child *c, struct perr *e)
+void backend_launched(const struct record_opts *opts, const struct child *c)
 {
-	return exec_failure(c, child_start(c, e), e);
+	keeper_watch(opts->keeper, c->pid);
+	pid_t none = 0;
+	if (opts->launched && c->pid > 0 && (opts->target == TARGET_COMMAND || opts->target == TARGET_CALL))
+		__atomic_compare_exchange_n(opts->launched, &none, c->pid, false, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+enum plumb_err backend_start(const struct record_opts *opts, struct child *c, struct perr *e)
+{
+	enum plumb_err rc = exec_failure(c, child_start(c, e), e);
+	if (c->pid > 0)
+		backend_launched(opts, c);
+	return rc;
 }
 
 enum plumb_err backend_release(struct child *c, struct perr *e)

@@ -10,10 +10,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <sys/types.h>
 
 #include "base/err.h"
 #include "base/hashmap.h"
+#include "base/keeper.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
 #include "profile/profile.h"
@@ -54,10 +56,14 @@ struct record_opts {
 	size_t npids;
 	const char *comm_re;       /* TARGET_ALL: keep only processes whose name matches (POSIX extended), or NULL */
 	/* The live views (plumb top): called by the sampling loop after each read of the rings (at least every
-	 * ~50 ms) with the profile being filled, which it may read but not change. NULL: none. Only the
-	 * perf_event and system backends call it. */
+	 * ~50 ms) with the profile being filled, which it may read but not change. NULL: none. Every backend
+	 * calls it, through backend_poll(). */
 	void (*on_poll)(void *ctx, struct profile *p, const struct backend_sofar *bp);
 	void *poll_ctx;
+	bool command_quiet;        /* a launched command's streams go to /dev/null (a full-screen live view) */
+	const sigset_t *command_sigmask; /* a launched command's signal mask, NULL: that of the thread starting it */
+	pid_t *launched;           /* where the pid of the launched command goes once it started (atomic), or NULL */
+	const struct keeper *keeper; /* told of every process a backend launches (sample/session.c), or NULL */
 	struct sym_files *files;   /* where backends open the target's files as it sees them (symbol/files.h), kept
 				    * for the symbolizer; NULL: by their names */
 };
@@ -105,11 +111,12 @@ size_t backend_choose(const struct record_opts *opts, const struct backend **out
 /* What backend_run_auto() did. */
 struct backend_outcome {
 	const struct backend *used; /* the backend that sampled, NULL when none could */
+	const struct backend *trying; /* the backend sampling now (written atomically: a live view reads it) */
 	enum plumb_err refused;     /* the first backend's refusal, when fallback is not empty */
 	struct sbuf fallback;       /* why the first backend was passed over, then "; the NAME fallback failed
 				     * too: ..." for each fallback that failed; empty when the first one ran */
 };
-#define BACKEND_OUTCOME_INIT { NULL, PLUMB_OK, SBUF_INIT }
+#define BACKEND_OUTCOME_INIT { NULL, NULL, PLUMB_OK, SBUF_INIT }
 void backend_outcome_release(struct backend_outcome *o);
 
 /* Runs the backends backend_choose() gives until one samples, each into a fresh profile (with a timeline when
@@ -135,11 +142,15 @@ struct backend_env {
 	char stages[4096 + 16];
 	const char *vars[2];
 };
-/* Points c at opts->argv and at env (which must outlive child_start) for the command under record. */
+/* Points c at opts->argv and at env (which must outlive child_start) for the command under record; without a
+ * keeper (opts->keeper) the command gets SIGKILL as its parent-death signal, so that it ends with plumb. */
 void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env);
 /* child_start / child_release for the command under record: a command that cannot be run is PLUMB_EINVAL
- * ("cannot run 'X': <errno text>"), an unresolvable target (docs/design.md §3.2, exit 2), whatever the errno. */
-enum plumb_err backend_start(struct child *c, struct perr *e);
+ * ("cannot run 'X': <errno text>"), an unresolvable target (docs/design.md §3.2, exit 2), whatever the errno.
+ * The started process is handed to the keeper (backend_launched). */
+enum plumb_err backend_start(const struct record_opts *opts, struct child *c, struct perr *e);
+/* Tells the session's keeper of a process a backend started itself (py-spy, the --call host). */
+void backend_launched(const struct record_opts *opts, const struct child *c);
 enum plumb_err backend_release(struct child *c, struct perr *e);
 /* True when the target has ended: the launched command c (reaped here; res->wait_status and res->ended filled),
  * or, with --pid, process pid (gone or a zombie). Sets res->target_exited. */
@@ -156,13 +167,17 @@ bool backend_should_stop(const struct record_opts *opts, uint64_t deadline);
  * child_terminate, with every process it started). It is reaped and res says how it ended (ended_by_plumb).
  * Nothing when c was reaped or never started. */
 void backend_end_command(const struct record_opts *opts, struct child *c, struct record_result *res);
+/* *opts->stop for a stop without a signal (top's q, --iterations, a reader gone): the command gets SIGINT. */
+#define BACKEND_STOP_QUIT 0x200
 #define BACKEND_GRACE_NS 2000000000ULL
 /* The effective sampling rate the summary line and the progress line show: ticks a second, and in wall mode
  * ticks a second per sampled thread (every thread is sampled at every tick, so the total grows with them). */
 double backend_effective_rate(const struct profile *p, enum record_mode mode, uint64_t ticks, double seconds);
-/* Reports sampling so far on opts->progress: the time since start_ns, ticks, the effective rate. Cheap when no
- * redraw is due; call it from a sampling loop. */
-void backend_progress(const struct record_opts *opts, const struct profile *p, uint64_t start_ns, uint64_t ticks);
+/* Reports sampling so far on opts->progress (the time since start_ns, ticks, the effective rate) and to the live
+ * view's hook (opts->on_poll, with p). Cheap when no redraw is due; call it from a sampling loop after each read. */
+void backend_poll(const struct record_opts *opts, struct profile *p, uint64_t start_ns, uint64_t ticks,
+		  uint64_t lost);
+#define backend_progress(opts, p, start_ns, ticks) backend_poll((opts), (p), (start_ns), (ticks), 0)
 /* Adds what a backend sampled to p's metadata: its ticks and lost records, its name and its unwinder's. */
 void backend_meta(struct profile *p, const char *name, const char *unwinder, uint64_t ticks, uint64_t lost);
 /* "dwarf" or "fp", as opts->unwind says. */

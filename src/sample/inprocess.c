@@ -438,7 +438,17 @@ static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, 
 	}
 	res->start_ns = mono_ns();
 	st->origin_ns = res->start_ns;
-	rc = opts->target == TARGET_CALL ? child_start(&st->child, e) : backend_start(&st->child, e);
+	st->child.pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL; /* as backend_command gives a command */
+	if (opts->command_quiet && opts->target == TARGET_COMMAND)
+		st->child.in.how = st->child.out.how = st->child.err.how = CHILD_IO_NULL;
+	if (opts->command_sigmask)
+		st->child.sigmask = opts->command_sigmask;
+	if (opts->target == TARGET_CALL) {
+		rc = child_start(&st->child, e);
+		backend_launched(opts, &st->child);
+	} else {
+		rc = backend_start(opts, &st->child, e);
+	}
 	env_free(env);
 	if (rc && rc != PLUMB_EINVAL) { /* not the command's fault: another backend may do better */
 		char why[PERR_MSG_MAX];

@@ -314,8 +314,11 @@ static void drain_all(struct pe_state *st)
 		perf_ring_drain(&st->rings[i], st->buf, st->bufsize, handle_record, st);
 	/* Every event stamped before this round began is read now (1 ms of slack for records still being
 	 * written): off-CPU waits up to there can be paired in time order. */
-	if (st->wall && round > 1000000)
+	if (st->wall && round > 1000000) {
 		st->ticks += wall_flush(st->wall, round - 1000000);
+		if (st->opts->on_poll) /* a live view shows a thread that waits the whole session, as it waits */
+			st->ticks += wall_settle(st->wall, round - 1000000);
+	}
 }
 
 static void cleanup(struct pe_state *st)
@@ -508,7 +511,7 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 	if (opts->target == TARGET_COMMAND) {
 		backend_command(opts, child, env);
 		child->hold = true;
-		rc = backend_start(child, e);
+		rc = backend_start(opts, child, e);
 		if (rc)
 			return rc;
 		maps_load_proc(st->maps, child->pid);
@@ -554,11 +557,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		drain_all(st);
-		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
-		if (opts->on_poll) { /* the live views read what was sampled so far */
-			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
-			opts->on_poll(opts->poll_ctx, st->p, &bp);
-		}
+		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
 	}
 	free(pfds);
 }

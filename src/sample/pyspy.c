@@ -210,6 +210,7 @@ static enum plumb_err pyspy_start(struct pyspy_job *j, const struct record_opts 
 		j->child.out.how = CHILD_IO_NULL;
 	struct perr se = PERR_INIT;
 	enum plumb_err rc = child_start(&j->child, &se);
+	backend_launched(opts, &j->child);
 	free(argv);
 	if (rc == PLUMB_EIO)
 		return perr_set(e, rc, "%s", se.msg);

@@ -548,7 +548,7 @@ static enum plumb_err pyb_start(struct pyb_state *st, struct child *child, struc
 			return rc;
 	} else if (opts->target == TARGET_COMMAND) {
 		backend_command(opts, child, env);
-		enum plumb_err rc = backend_start(child, e);
+		enum plumb_err rc = backend_start(opts, child, e);
 		if (rc)
 			return rc;
 		st->pid = st->root.pid = child->pid;

@@ -282,11 +282,7 @@ static void sys_loop(struct sys_state *st)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		sys_drain(st);
-		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
-		if (opts->on_poll) {
-			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
-			opts->on_poll(opts->poll_ctx, st->p, &bp);
-		}
+		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
 	}
 	free(pfds);
 	st->res->end_ns = mono_ns();

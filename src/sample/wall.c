@@ -152,6 +152,20 @@ uint64_t wall_flush(struct wall *w, uint64_t horizon)
 	return ticks;
 }
 
+uint64_t wall_settle(struct wall *w, uint64_t upto)
+{
+	uint64_t ticks = 0;
+	for (size_t i = 0; i < w->nth; i++) {
+		struct wall_thread *t = &w->th[i];
+		if (!t->waiting || upto <= t->out_time)
+			continue;
+		ticks += account(w, t, upto);
+		t->waiting = true; /* still off the CPU: its wait goes on from here */
+		t->out_time = upto;
+	}
+	return ticks;
+}
+
 uint64_t wall_finish(struct wall *w, uint64_t end_ns)
 {
 	uint64_t ticks = wall_flush(w, UINT64_MAX);

@@ -29,6 +29,10 @@ bool wall_exit(struct wall *w, uint32_t tid, uint64_t time);
 /* Pairs every buffered event earlier than horizon, in time order, adding off-CPU samples to the profile.
  * Returns the number of ticks added. */
 uint64_t wall_flush(struct wall *w, uint64_t horizon);
+/* For the live views: counts every thread still off the CPU up to `upto` now (it stays waiting, and the rest of
+ * its wait is counted later), so that a thread blocked for the whole session shows before sampling ends. Call it
+ * after wall_flush(w, upto). Returns the number of ticks added. */
+uint64_t wall_settle(struct wall *w, uint64_t upto);
 /* The end of sampling: flushes everything, then counts threads still off the CPU until end_ns. */
 uint64_t wall_finish(struct wall *w, uint64_t end_ns);
 

@@ -124,7 +124,7 @@ class ExitCodes(unittest.TestCase):
             (["top", "--pid", "999999999"], USAGE),
             (["top", "--pid", str(os.getpid()), "--interval", "0"], USAGE),
         ])
-        self.check_stdout_full([["top", "--pid", str(os.getpid()), "--iterations", "1", "--interval", "0.2"]])
+        self.check_stdout_full([["top", "--pid", str(os.getpid()), "--iterations", "1", "--refresh", "0.2"]])
 
     def test_hot(self):
         self.check([

@@ -198,7 +198,7 @@ class TopScreen(TempDir):
         self.wait_exited()
 
     def test_layout_at_80x24_then_200x60_and_back(self):
-        self.tmux.start(top_command("--pid", str(self.target.pid), "--interval", "0.5"), 80, 24)
+        self.tmux.start(top_command("--pid", str(self.target.pid), "--refresh", "0.5"), 80, 24)
         for width, height in ((80, 24), (200, 60), (80, 24)):
             if width != 80 or height != 24 or self.session_seconds(self.tmux.screen()) > 0:
                 self.tmux.run("resize-window", "-t", "t", "-x", str(width), "-y", str(height))
@@ -252,7 +252,7 @@ class TopPipe(TempDir):
         super().tearDown()
 
     def test_head_ends_it_cleanly(self):
-        r = subprocess.run(["bash", "-c", f"{PLUMB} top --pid {self.target.pid} --interval 0.3 | head -n 12; "
+        r = subprocess.run(["bash", "-c", f"{PLUMB} top --pid {self.target.pid} --refresh 0.3 | head -n 12; "
                                           "echo \"status ${PIPESTATUS[0]}\" >&2"],
                            env=env(), capture_output=True, text=True, timeout=60)
         self.assertEqual(r.stderr.strip(), "status 0", r.stderr)
@@ -263,7 +263,7 @@ class TopPipe(TempDir):
         self.assertTrue(untraced(self.target.pid))
 
     def test_plain_tables_once_per_interval(self):
-        r = plumb("top", "--pid", str(self.target.pid), "--interval", "0.5", "-n", "3", "--top", "5")
+        r = plumb("top", "--pid", str(self.target.pid), "--refresh", "0.5", "-n", "3", "--top", "5")
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(r.stderr, "")
         self.assertNotIn("\033", r.stdout)
@@ -280,7 +280,9 @@ class TopPipe(TempDir):
             [],
             ["--pid", "x"],
             ["--pid", "999999"],
-            ["--pid", "1", "--all"],
+            ["--pid", "1", "--target", "x"],
+            ["--pid", "1", "--refresh", "0"],
+            ["--pid", "1", "--stack-size", "10"],
             ["--all", "--mode", "wall"],
             ["--pid", "1", "--comm", "x"],
             ["--pid", "1", "--interval", "0"],

@@ -81,12 +81,37 @@ static void test_wall__exit_and_finish(void **state)
 	profile_free(p);
 }
 
+/* A live view settles a thread that waits the whole session at each read: the ticks come as it waits, and the
+ * total over the wait is what one final count gives (the remainder carries across the reads). */
+static void test_wall__settle_counts_a_wait_as_it_goes(void **state)
+{
+	struct profile *p = profile_new();
+	struct frame f = { 0 };
+	f.func = profile_intern_cstr(p, "sigsuspend");
+	uint32_t stack = profile_stack(p, PROFILE_ROOT, profile_frame(p, &f));
+	uint32_t thread = profile_thread(p, 1, 3, "waiter");
+	struct wall *w = wall_new(p, 2 * MS);
+	assert_true(wall_switch_out(w, 3, thread, stack, 0));
+	assert_int_equal(wall_flush(w, 5 * MS), 0);       /* still waiting: nothing until it wakes ... */
+	assert_int_equal(wall_settle(w, 5 * MS), 2);      /* ... unless settled: 5 ms is two ticks, 1 ms carried */
+	assert_int_equal(wall_settle(w, 5 * MS), 0);      /* the same horizon twice counts nothing twice */
+	assert_int_equal(wall_settle(w, 8 * MS), 2);      /* 1 + 3 ms */
+	assert_true(wall_switch_in(w, 3, 20 * MS));
+	assert_int_equal(wall_flush(w, 30 * MS), 6);      /* 8..20 ms */
+	assert_int_equal(weight_of(p, stack), 10);        /* 20 ms of waiting, as without the settles */
+	assert_int_equal(wall_settle(w, 40 * MS), 0);     /* awake: nothing to settle */
+	wall_free(w);
+	profile_free(p);
+	(void)state;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_wall__pairs_out_of_order_events),
 		cmocka_unit_test(test_wall__events_past_the_horizon_wait),
 		cmocka_unit_test(test_wall__exit_and_finish),
+		cmocka_unit_test(test_wall__settle_counts_a_wait_as_it_goes),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
