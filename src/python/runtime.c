@@ -410,8 +410,7 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 		free(py);
 		if (a)
 			return perr_set(e, PLUMB_EUNSUPPORTED,
-					"CPython %u.%u in process %d: Python frames not supported (plumb reads 3.8 to 3.13)",
-					a, b, (int)pid);
+					"CPython %u.%u: Python frames not supported (plumb reads 3.8 to 3.13)", a, b);
 		return perr_set(e, PLUMB_EUNSUPPORTED, "process %d is not a CPython interpreter", (int)pid);
 	}
 	snprintf(py->module, sizeof py->module, "%s", c[i].path);
@@ -442,8 +441,8 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 	const struct py_layout *row = py_layout_find(major, minor);
 	if (!row) {
 		enum plumb_err code = perr_set(e, PLUMB_EUNSUPPORTED,
-					       "CPython %s in process %d: Python frames not supported (plumb reads 3.8 to 3.13)",
-					       py->version, (int)pid);
+					       "CPython %s: Python frames not supported (plumb reads 3.8 to 3.13)",
+					       py->version);
 		free(py);
 		return code;
 	}
@@ -454,8 +453,7 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 	char why[160];
 	if ((major > 3 || (major == 3 && minor >= 13)) && !check_debug_offsets(py, hex, why, sizeof why)) {
 		free(py);
-		return perr_set(e, PLUMB_EUNSUPPORTED, "CPython %s in process %d: layout check failed (%s)",
-				py->version, (int)pid, why);
+		return perr_set(e, PLUMB_EUNSUPPORTED, "CPython %s: layout check failed (%s)", py->version, why);
 	}
 	uint64_t interp = 0;
 	if (!py_mem_ptr(py, py->runtime + py->L->runtime_interp_head, &interp)) {
