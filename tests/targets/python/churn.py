@@ -38,7 +38,7 @@ def main():
         k = "ab"[n % 2]
         ns = {"leaf_a": leaf_a, "leaf_b": leaf_b}
         exec(compile(GEN % {"k": k, "n": n}, "<gen-%s-%d>" % (k, n), "exec"), ns)
-        ns["gen_%s_%d" % (k, n)](0.002)
+        ns["gen_%s_%d" % (k, n)](0.001)
         made += 2  # the function's code and the module code exec ran
         del ns
         if n % 10 == 0:
@@ -47,7 +47,7 @@ def main():
             with open(path, "w") as f:
                 f.write(MOD % {"k": k, "n": n})
             mod = __import__(name)
-            mod.run(0.002)
+            mod.run(0.001)
             del sys.modules[name], mod
             os.unlink(path)
             made += 2

@@ -1,9 +1,10 @@
 """50 / 30 / 20% of the CPU in func_a, func_b (called by mid_b) and func_c, each spinning until its thread's
 CPU clock advanced by its share of a round of random length (so rounds cannot alias with a sampler's period).
-Runs on every CPython 3 (no f-strings, no walrus). Usage: funcs.py [SECONDS] (CPU s; 0 = until killed, printing
-"ready" once it runs)."""
+Runs on every CPython 3 (no f-strings, no walrus). Usage: funcs.py [SECONDS] (CPU s; 0 = until killed, with a
+second thread named "idler" that only sleeps, printing "ready" once both run)."""
 import random
 import sys
+import threading
 import time
 
 clock = time.thread_time if hasattr(time, "thread_time") else time.process_time
@@ -32,9 +33,15 @@ def func_c(unit):
     return spin(2 * unit)
 
 
+def idle():
+    while True:
+        time.sleep(0.05)
+
+
 def main():
     seconds = float(sys.argv[1]) if len(sys.argv) > 1 else 2.0
     if seconds == 0:
+        threading.Thread(target=idle, name="idler", daemon=True).start()
         sys.stdout.write("ready\n")
         sys.stdout.flush()
     stop = clock() + seconds
