@@ -62,7 +62,7 @@ int py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int add
 }
 
 /* 3.8/3.9 co_lnotab: (bytecode increment, signed line increment) pairs; PyCode_Addr2Line's walk. */
-static int lnotab_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
+int py_lnotab_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
 {
 	int64_t line = firstlineno, addr = 0;
 	for (size_t i = 0; i + 1 < len; i += 2) {
@@ -76,7 +76,7 @@ static int lnotab_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
 
 /* 3.10 co_linetable (PEP 626): (byte length, signed line delta; -128 no line) pairs; the delta of an empty
  * range still counts, as codeobject.c's advance() does. */
-static int pep626_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
+int py_pep626_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
 {
 	int64_t line = firstlineno, start = 0;
 	for (size_t i = 0; i + 1 < len; i += 2) {
@@ -191,9 +191,9 @@ int py_code_line(const struct py_proc *py, struct py_code *c, int addrq)
 	int line = -1;
 	if (c->linetable && addrq >= 0) {
 		if (py->L->linetable_kind == 1)
-			line = lnotab_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
+			line = py_lnotab_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
 		else if (py->L->linetable_kind == 2)
-			line = pep626_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
+			line = py_pep626_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
 		else
 			line = py_linetable_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
 	}
