@@ -1,12 +1,13 @@
 /* code.c — code objects (internal.h): each read once into a cache by address (name, file, first line and line
- * table), and the line of an instruction from a 3.11+ location table. A code object can be freed and its address
- * reused, so a cached entry is checked against the object's name and file pointers once a second. */
+ * table), and the line of an instruction from each version's line table (3.8/3.9 co_lnotab, 3.10's PEP 626
+ * table, 3.11+'s location table). A code object can be freed and its address given to a new one (exec'd code,
+ * a module imported and dropped): every sample hands in the object's head as read at that moment (frame.c reads
+ * all of a chain's in one call), and an entry whose identity (struct py_code_ident) differs is read afresh. */
 #include "python/internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/clock.h"
 #include "base/grow.h"
 
 static int scan_varint(const uint8_t **p, const uint8_t *end)
@@ -60,6 +61,36 @@ int py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int add
 	return -1;
 }
 
+/* 3.8/3.9 co_lnotab: (bytecode increment, signed line increment) pairs; PyCode_Addr2Line's walk. */
+int py_lnotab_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
+{
+	int64_t line = firstlineno, addr = 0;
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		addr += t[i];
+		if (addr > addrq)
+			break;
+		line += (int8_t)t[i + 1];
+	}
+	return line < 0 || line > INT32_MAX ? -1 : (int)line;
+}
+
+/* 3.10 co_linetable (PEP 626): (byte length, signed line delta; -128 no line) pairs; the delta of an empty
+ * range still counts, as codeobject.c's advance() does. */
+int py_pep626_line(const uint8_t *t, size_t len, int firstlineno, int addrq)
+{
+	int64_t line = firstlineno, start = 0;
+	for (size_t i = 0; i + 1 < len; i += 2) {
+		int64_t end = start + t[i];
+		int8_t ld = (int8_t)t[i + 1];
+		if (ld != -128)
+			line += ld;
+		if (addrq < end)
+			return ld == -128 || line < 0 || line > INT32_MAX ? -1 : (int)line;
+		start = end;
+	}
+	return -1;
+}
+
 static void code_free(struct py_code *c)
 {
 	free(c->func);
@@ -67,33 +98,48 @@ static void code_free(struct py_code *c)
 	free(c->linetable);
 }
 
-/* Reads a code object into c (its strings and line table). */
-static bool code_read(struct py_proc *py, uint64_t addr, struct py_code *c)
+/* The identity fields of the code object whose head (code_size bytes) is h. */
+static void ident_of(const struct py_layout *L, const uint8_t *h, struct py_code_ident *id)
+{
+	memset(id, 0, sizeof *id);
+	memcpy(&id->type_p, h + L->obj_type, 8);
+	memcpy(&id->name_p, h + L->code_name, 8);
+	memcpy(&id->file_p, h + L->code_filename, 8);
+	if (!L->no_qualname)
+		memcpy(&id->qual_p, h + L->code_qualname, 8);
+	memcpy(&id->lt_p, h + L->code_linetable, 8);
+	memcpy(&id->firstlineno, h + L->code_firstlineno, 4);
+	if (L->has_code_version)
+		memcpy(&id->version, h + L->code_version, 4);
+}
+
+static bool ident_same(const struct py_code_ident *a, const struct py_code_ident *b)
+{
+	return a->type_p == b->type_p && a->name_p == b->name_p && a->file_p == b->file_p && a->qual_p == b->qual_p &&
+	       a->lt_p == b->lt_p && a->firstlineno == b->firstlineno && a->version == b->version;
+}
+
+/* Reads the code object at addr, whose head is h, into c (its strings and line table). */
+static bool code_read(struct py_proc *py, uint64_t addr, const uint8_t *h, struct py_code *c)
 {
 	const struct py_layout *L = py->L;
-	uint8_t head[512];
-	if (L->code_size > sizeof head || !py_mem_read(py, addr, head, L->code_size))
-		return false;
-	uint64_t lt_p;
-	int32_t first, traceable;
 	memset(c, 0, sizeof *c);
-	memcpy(&c->name_p, head + L->code_name, 8);
-	memcpy(&c->file_p, head + L->code_filename, 8);
-	memcpy(&lt_p, head + L->code_linetable, 8);
-	memcpy(&first, head + L->code_firstlineno, 4);
-	memcpy(&traceable, head + L->code_firsttraceable, 4);
+	ident_of(L, h, &c->id);
+	if (py->code_type && c->id.type_p != py->code_type)
+		return false; /* not (or no longer) a code object */
 	c->addr = addr;
-	c->firstlineno = first;
-	c->firsttraceable = traceable;
+	c->firstlineno = c->id.firstlineno;
+	if (L->linetable_kind == 3)
+		memcpy(&c->firsttraceable, h + L->code_firsttraceable, 4);
 	c->last_addrq = UINT32_MAX;
-	c->checked_ns = mono_ns();
-	c->func = py_str_read(py, c->name_p);
-	c->file = py_str_read(py, c->file_p);
+	c->func = py_str_read(py, c->id.name_p);
+	c->file = py_str_read(py, c->id.file_p);
 	if (!c->func || !c->file) {
 		code_free(c);
 		return false;
 	}
 	int64_t lt_len = 0;
+	uint64_t lt_p = c->id.lt_p;
 	if (lt_p && py_mem_read(py, lt_p + L->bytes_size, &lt_len, sizeof lt_len) && lt_len > 0 && lt_len <= PY_MAX_LINETABLE) {
 		c->linetable = malloc((size_t)lt_len);
 		if (c->linetable && py_mem_read(py, lt_p + L->bytes_data, c->linetable, (size_t)lt_len)) {
@@ -106,33 +152,26 @@ static bool code_read(struct py_proc *py, uint64_t addr, struct py_code *c)
 	return true;
 }
 
-/* The cached code object at addr. A code object can be freed and its address reused by another (a reloaded
- * module, exec'd code): an entry is re-checked against the object's name and file pointers once a second. */
-struct py_code *py_code_get(struct py_proc *py, uint64_t addr)
+/* The cached code object at addr, when it is still the object the entry was read from; read afresh when the
+ * address now holds another one (a freed object's memory given to a new code object). */
+struct py_code *py_code_get(struct py_proc *py, uint64_t addr, const uint8_t *head)
 {
 	uint32_t idx;
 	if (hmap_get(&py->code_index, addr, &idx)) {
 		struct py_code *c = &py->codes[idx];
-		uint64_t now = mono_ns();
-		if (now - c->checked_ns < 1000000000ULL)
+		struct py_code_ident now;
+		ident_of(py->L, head, &now);
+		if (ident_same(&now, &c->id))
 			return c;
-		uint64_t name_p, file_p;
-		if (!py_mem_ptr(py, addr + py->L->code_name, &name_p) ||
-		    !py_mem_ptr(py, addr + py->L->code_filename, &file_p))
-			return NULL;
-		if (name_p == c->name_p && file_p == c->file_p) {
-			c->checked_ns = now;
-			return c;
-		}
 		struct py_code fresh;
-		if (!code_read(py, addr, &fresh))
+		if (!code_read(py, addr, head, &fresh))
 			return NULL;
 		code_free(c);
 		*c = fresh;
 		return c;
 	}
 	struct py_code c;
-	if (!code_read(py, addr, &c))
+	if (!code_read(py, addr, head, &c))
 		return NULL;
 	if (!ALLOC_GROW(py->codes, py->ncodes + 1, py->capcodes))
 		goto oom;
@@ -145,11 +184,19 @@ oom:
 	return NULL;
 }
 
-int py_code_line(struct py_code *c, int addrq)
+int py_code_line(const struct py_proc *py, struct py_code *c, int addrq)
 {
 	if ((uint32_t)addrq == c->last_addrq)
 		return c->last_line;
-	int line = c->linetable ? py_linetable_line(c->linetable, c->linetable_len, c->firstlineno, addrq) : -1;
+	int line = -1;
+	if (c->linetable && addrq >= 0) {
+		if (py->L->linetable_kind == 1)
+			line = py_lnotab_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
+		else if (py->L->linetable_kind == 2)
+			line = py_pep626_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
+		else
+			line = py_linetable_line(c->linetable, c->linetable_len, c->firstlineno, addrq);
+	}
 	if (line < 0)
 		line = c->firstlineno;
 	c->last_addrq = (uint32_t)addrq;

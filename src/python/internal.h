@@ -3,7 +3,7 @@
  *   runtime.c  finding the interpreter (ELF facts, _PyRuntime, the version) and the reader's lifecycle;
  *   thread.c   interpreters and their thread states, and threading's names for them;
  *   frame.c    one thread's chain of _PyInterpreterFrame, and handing those frames to a profile;
- *   code.c     code objects (a cache by address) and their line tables;
+ *   code.c     code objects (a cache by address, checked against the object at every sample) and line tables;
  *   object.c   the target's memory and the plain objects read through it: str, int, dict, instance attributes.
  * Calls point one way only: runtime -> thread -> frame -> code -> object (and each of them -> object).
  * Every read is process_vm_readv of a process that keeps running: a failed or inconsistent read drops the
@@ -28,11 +28,19 @@
 #define PY_MAX_LINETABLE (1 << 20)
 #define PY_MAX_DICT 16384
 
+/* What tells one code object from another that was given the same address after it was freed: the fields a
+ * frame's label comes from, compared on every sample against the object (code.c). */
+struct py_code_ident {
+	uint64_t type_p;               /* ob_type: still a code object */
+	uint64_t name_p, file_p, qual_p, lt_p;
+	int32_t firstlineno;
+	uint32_t version;              /* co_version (3.12+), unique per code object */
+};
+
 /* One code object as read (code.c): what a frame running it shows. */
 struct py_code {
 	uint64_t addr;
-	uint64_t name_p, file_p; /* what the entry was read from, to notice a freed and reused address */
-	uint64_t checked_ns;     /* when that was last checked */
+	struct py_code_ident id;
 	char *func;
 	char *file;
 	int firstlineno;
@@ -43,6 +51,15 @@ struct py_code {
 	int last_line;
 };
 
+/* One frame of a chain as read, before its code object is (frame.c). */
+struct py_raw_frame {
+	uint64_t code;
+	uint64_t instr;      /* prev_instr / instr_ptr (3.11+) */
+	int64_t lasti;       /* byte offset of the instruction (before 3.11), -1 unknown */
+	uint8_t owner;
+	bool is_entry;
+};
+
 /* threading.get_ident() -> threading's name for that thread (thread.c). */
 struct py_name {
 	uint64_t ident;
@@ -51,7 +68,11 @@ struct py_name {
 
 struct py_proc {
 	pid_t pid;
-	const struct py_layout *L;
+	const struct py_layout *L;   /* &layout */
+	struct py_layout layout;     /* the table's row, with 3.13+'s _Py_DebugOffsets read over it */
+	bool debug_offsets;          /* layout was checked against _Py_DebugOffsets */
+	uint64_t code_type;          /* address of PyCode_Type, 0 when unknown */
+	int32_t tid_off;             /* <= 3.10: offset of the kernel tid in glibc's struct pthread, -1 not found */
 	char version[32];
 	char module[PATH_MAX];   /* the ELF object that holds the interpreter */
 	uint64_t bias;           /* runtime address = vaddr + bias */
@@ -62,6 +83,8 @@ struct py_proc {
 	struct py_code *codes;
 	size_t ncodes, capcodes;
 	struct py_frame *frames; /* scratch for one thread */
+	struct py_raw_frame *raw; /* scratch: the chain as read */
+	uint8_t *heads;          /* scratch: each raw frame's code object head, read in one call */
 	struct py_name *names;
 	size_t nnames, capnames;
 	uint64_t names_read_ns;  /* when threading._active was last read */
@@ -71,6 +94,9 @@ struct py_proc {
 
 /* Reads len bytes at addr of the target; false for a NULL address or a short or failed read (errno set). */
 bool py_mem_read(const struct py_proc *py, uint64_t addr, void *buf, size_t len);
+/* Reads len bytes at each of n addresses into out (n * len bytes) in as few system calls as it takes; returns
+ * how many of them, from the first, were read whole. */
+size_t py_mem_readv(const struct py_proc *py, const uint64_t *addrs, size_t n, size_t len, uint8_t *out);
 /* Reads one pointer at addr. */
 bool py_mem_ptr(const struct py_proc *py, uint64_t addr, uint64_t *out);
 /* A str object as a malloc'd UTF-8 string (compact strings of at most PY_MAX_STR characters; others NULL). */
@@ -88,10 +114,11 @@ uint64_t py_obj_attr(const struct py_proc *py, uint64_t obj, const char *name);
 
 /* ---- code.c: code objects ---- */
 
-/* The cached code object at addr (read on first sight, re-checked once a second); NULL when unreadable. */
-struct py_code *py_code_get(struct py_proc *py, uint64_t addr);
+/* The code object at addr whose first code_size bytes, read at this sample, are head: the cached entry when it
+ * is still the same object (struct py_code_ident), else read afresh; NULL when unreadable or not a code object. */
+struct py_code *py_code_get(struct py_proc *py, uint64_t addr, const uint8_t *head);
 /* The line of byte offset addrq in c (its first line when the table has none). */
-int py_code_line(struct py_code *c, int addrq);
+int py_code_line(const struct py_proc *py, struct py_code *c, int addrq);
 /* Frees the code cache. */
 void py_codes_release(struct py_proc *py);
 

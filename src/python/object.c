@@ -17,6 +17,34 @@ bool py_mem_read(const struct py_proc *py, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
+size_t py_mem_readv(const struct py_proc *py, const uint64_t *addrs, size_t n, size_t len, uint8_t *out)
+{
+	enum { BATCH = 256 };
+	struct iovec local, remote[BATCH];
+	size_t done = 0;
+	while (done < n) {
+		size_t k = n - done < BATCH ? n - done : BATCH;
+		for (size_t i = 0; i < k; i++) {
+			if (!addrs[done + i]) {
+				k = i; /* a NULL address ends the batch: nothing after it counts as read */
+				break;
+			}
+			remote[i] = (struct iovec){ (void *)(uintptr_t)addrs[done + i], len };
+		}
+		if (k == 0)
+			break;
+		local = (struct iovec){ out + done * len, k * len };
+		ssize_t got = process_vm_readv(py->pid, &local, 1, remote, k, 0);
+		if (got < 0)
+			break;
+		size_t whole = (size_t)got / len;
+		done += whole < k ? whole : k;
+		if (whole < k)
+			break;
+	}
+	return done;
+}
+
 bool py_mem_ptr(const struct py_proc *py, uint64_t addr, uint64_t *out)
 {
 	return py_mem_read(py, addr, out, sizeof *out);
@@ -97,17 +125,32 @@ static bool keys_each(const struct py_proc *py, uint64_t keys, uint64_t values, 
 	uint8_t kh[64];
 	if (L->dictkeys_indices > sizeof kh || !py_mem_read(py, keys, kh, L->dictkeys_indices))
 		return false;
-	uint8_t log2_index_bytes = kh[L->dictkeys_log2_index_bytes], kind = kh[L->dictkeys_kind];
 	int64_t n;
+	uint64_t index_bytes;
+	size_t esize, key_off;
 	memcpy(&n, kh + L->dictkeys_nentries, sizeof n);
-	if (n <= 0 || n > PY_MAX_DICT || log2_index_bytes > 24)
+	if (L->dictkeys_old) { /* <= 3.10: dk_size slots, each index as wide as the size needs */
+		int64_t size;
+		memcpy(&size, kh + L->dictkeys_size, sizeof size);
+		if (size <= 0 || size > 4 * PY_MAX_DICT)
+			return false;
+		index_bytes = (uint64_t)size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
+		esize = L->dict_entry_size;
+		key_off = 8;
+	} else {
+		uint8_t log2_index_bytes = kh[L->dictkeys_log2_index_bytes], kind = kh[L->dictkeys_kind];
+		if (log2_index_bytes > 24)
+			return false;
+		index_bytes = 1ULL << log2_index_bytes;
+		esize = kind == L->dict_kind_general ? L->dict_entry_size : L->dict_uentry_size;
+		key_off = kind == L->dict_kind_general ? 8 : 0;
+	}
+	if (n <= 0 || n > PY_MAX_DICT)
 		return false;
-	size_t esize = kind == L->dict_kind_general ? L->dict_entry_size : L->dict_uentry_size;
-	size_t key_off = kind == L->dict_kind_general ? 8 : 0;
 	uint8_t *ents = malloc((size_t)n * esize);
 	uint64_t *vals = values ? malloc((size_t)n * 8) : NULL;
 	bool ok = ents && (!values || vals) &&
-		  py_mem_read(py, keys + L->dictkeys_indices + (1ULL << log2_index_bytes), ents, (size_t)n * esize) &&
+		  py_mem_read(py, keys + L->dictkeys_indices + index_bytes, ents, (size_t)n * esize) &&
 		  (!values || py_mem_read(py, values, vals, (size_t)n * 8));
 	for (int64_t i = 0; ok && i < n; i++) {
 		uint64_t k, v;
@@ -154,14 +197,46 @@ uint64_t py_dict_get_str(const struct py_proc *py, uint64_t dict, const char *ke
 	return sl.found;
 }
 
-/* An instance attribute (3.11: a managed dict, split values or a materialized dict before the object). */
+/* The str-keyed value name among the values of a split table whose keys are the type's cached keys. */
+static uint64_t split_attr(const struct py_proc *py, uint64_t type, uint64_t values, const char *name)
+{
+	uint64_t keys;
+	struct str_lookup sl = { name, 0 };
+	if (py_mem_ptr(py, type + py->L->type_cached_keys, &keys))
+		keys_each(py, keys, values, match_str_key, &sl);
+	return sl.found;
+}
+
+/* An instance attribute: before 3.11 from the dict at tp_dictoffset; 3.11 a managed dict (split values or a
+ * materialized dict before the object); 3.12 one tagged word for either; 3.13 values inline after the object
+ * while they are valid, else the dict before it. */
 uint64_t py_obj_attr(const struct py_proc *py, uint64_t obj, const char *name)
 {
 	const struct py_layout *L = py->L;
 	uint64_t type, flags = 0, values = 0, dict = 0;
-	if (!py_mem_ptr(py, obj + L->obj_type, &type) || !py_mem_read(py, type + L->type_flags, &flags, 8) ||
-	    !(flags & L->managed_dict_flag))
+	if (!py_mem_ptr(py, obj + L->obj_type, &type) || !py_mem_read(py, type + L->type_flags, &flags, 8))
 		return 0;
+	if (L->obj_dict_at_offset) {
+		int64_t off;
+		if (!py_mem_read(py, type + L->type_dictoffset, &off, 8) || off <= 0 || off > 4096 ||
+		    !py_mem_ptr(py, obj + (uint64_t)off, &dict) || !dict)
+			return 0;
+		return py_dict_get_str(py, dict, name);
+	}
+	if (!(flags & L->managed_dict_flag))
+		return 0;
+	if (L->inline_values_flag) { /* 3.13 */
+		if (flags & L->inline_values_flag) {
+			int64_t basic;
+			uint8_t valid = 0;
+			if (py_mem_read(py, type + L->type_basicsize, &basic, 8) && basic > 0 && basic < 4096 &&
+			    py_mem_read(py, obj + (uint64_t)basic + L->values_valid, &valid, 1) && valid)
+				return split_attr(py, type, obj + (uint64_t)basic + L->values_values, name);
+		}
+		if (py_mem_ptr(py, obj - L->obj_dict_before, &dict) && dict)
+			return py_dict_get_str(py, dict, name);
+		return 0;
+	}
 	if (L->dict_or_values_tagged) { /* 3.12: one tagged word */
 		uint64_t word;
 		if (!py_mem_read(py, obj - L->obj_dict_before, &word, 8) || !word)
@@ -173,13 +248,8 @@ uint64_t py_obj_attr(const struct py_proc *py, uint64_t obj, const char *name)
 	} else if (!py_mem_read(py, obj - L->obj_values_before, &values, 8)) {
 		values = 0;
 	}
-	if (values) {
-		uint64_t keys;
-		struct str_lookup sl = { name, 0 };
-		if (py_mem_ptr(py, type + L->type_cached_keys, &keys))
-			keys_each(py, keys, values, match_str_key, &sl);
-		return sl.found;
-	}
+	if (values)
+		return split_attr(py, type, values, name);
 	if (!L->dict_or_values_tagged && !py_mem_read(py, obj - L->obj_dict_before, &dict, 8))
 		dict = 0;
 	if (dict)

@@ -68,6 +68,9 @@ uint32_t py_frames_push(struct profile *p, uint32_t parent, const struct py_fram
 /* The line of byte offset addrq in a 3.11+ location table (co_linetable), starting at firstlineno;
  * -1 when the instruction has no line. Exposed for tests. */
 int py_linetable_line(const uint8_t *table, size_t len, int firstlineno, int addrq);
+/* The same for 3.8/3.9's co_lnotab and 3.10's PEP 626 co_linetable. */
+int py_lnotab_line(const uint8_t *table, size_t len, int firstlineno, int addrq);
+int py_pep626_line(const uint8_t *table, size_t len, int firstlineno, int addrq);
 
 /* Module-relative address range [start, end) of the evaluation loop (_PyEval_EvalFrameDefault) in the
  * interpreter's ELF object, and that object's path: for merging with native stacks. False when unknown. */

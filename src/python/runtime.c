@@ -27,6 +27,7 @@ struct elf_facts {
 	unsigned long version_hex;   /* its value read from the file (0 when it lives in .bss) */
 	bool has_eval;
 	uint64_t eval_start, eval_end;
+	uint64_t code_type;          /* vaddr of PyCode_Type, 0 when not found */
 	uint64_t first_load_vaddr;   /* p_vaddr of the PT_LOAD with p_offset 0, page aligned */
 	unsigned needed_major, needed_minor; /* from DT_NEEDED libpythonX.Y.so */
 };
@@ -106,6 +107,8 @@ static bool elf_facts_read(const char *path, struct elf_facts *f)
 					f->has_version = true;
 					f->version_vaddr = sym.st_value;
 					elf_read_symbol_value(elf, &sym, f);
+				} else if (!f->code_type && strcmp(name, "PyCode_Type") == 0) {
+					f->code_type = sym.st_value;
 				} else if (!f->has_eval && strcmp(name, "_PyEval_EvalFrameDefault") == 0 &&
 					   sym.st_size) {
 					f->has_eval = true;
@@ -272,7 +275,110 @@ bool py_probe_pid(pid_t pid, struct py_binary_info *out)
 		}
 		return true;
 	}
+	/* CPython before 3.7 has no _PyRuntime: a mapped libpythonX.Y still says what it is */
+	for (size_t i = 0; i < n; i++) {
+		const char *base = strrchr(c[i].path, '/') + 1;
+		if (parse_py_name(base, "libpython", &out->major, &out->minor)) {
+			out->is_python = true;
+			out->supported = false;
+			return true;
+		}
+	}
 	return false;
+}
+
+/* 3.13's _Py_DebugOffsets (Include/internal/pycore_runtime.h), at the start of _PyRuntime: the offsets the
+ * interpreter itself says tools should use. Only the 3.13 shape is known here (3.14 adds fields). */
+struct debug_offsets_313 {
+	char cookie[8];
+	uint64_t version, free_threaded;
+	struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
+	struct {
+		uint64_t size, id, next, threads_head, gc, imports_modules, sysdict, builtins, ceval_gil,
+			gil_runtime_state, gil_runtime_state_enabled, gil_runtime_state_locked,
+			gil_runtime_state_holder;
+	} interpreter_state;
+	struct {
+		uint64_t size, prev, next, interp, current_frame, thread_id, native_thread_id, datastack_chunk,
+			status;
+	} thread_state;
+	struct { uint64_t size, previous, executable, instr_ptr, localsplus, owner; } interpreter_frame;
+	struct {
+		uint64_t size, filename, name, qualname, linetable, firstlineno, argcount, localsplusnames,
+			localspluskinds, co_code_adaptive;
+	} code_object;
+	struct { uint64_t size, ob_type; } pyobject;
+	struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
+	struct { uint64_t size, ob_item, ob_size; } tuple_object, list_object;
+	struct { uint64_t size, ma_keys, ma_values; } dict_object;
+	struct { uint64_t size, ob_fval; } float_object;
+	struct { uint64_t size, lv_tag, ob_digit; } long_object;
+	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
+	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
+	struct { uint64_t size, collecting; } gc;
+};
+
+/* Reads _Py_DebugOffsets over py->layout: every offset they name is taken from them, and each must equal the
+ * table's, because the table's other numbers (the ones they do not name) come from the same headers. False, with
+ * why, when they disagree or say something plumb cannot read (a free-threaded build). */
+static bool check_debug_offsets(struct py_proc *py, uint64_t hex, char *why, size_t whylen)
+{
+	struct debug_offsets_313 d;
+	if (!py_mem_read(py, py->runtime, &d, sizeof d) || memcmp(d.cookie, "xdebugpy", 8) != 0) {
+		snprintf(why, whylen, "no _Py_DebugOffsets at _PyRuntime");
+		return false;
+	}
+	if ((d.version >> 16) != (hex >> 16)) {
+		snprintf(why, whylen, "_Py_DebugOffsets of version 0x%llx", (unsigned long long)d.version);
+		return false;
+	}
+	if (d.free_threaded) {
+		snprintf(why, whylen, "a free-threaded build");
+		return false;
+	}
+	struct py_layout *L = &py->layout;
+	struct { const char *name; uint32_t *field; uint64_t value; } map[] = {
+		{ "runtime_state.interpreters_head", &L->runtime_interp_head, d.runtime_state.interpreters_head },
+		{ "interpreter_state.next", &L->interp_next, d.interpreter_state.next },
+		{ "interpreter_state.threads_head", &L->interp_threads_head, d.interpreter_state.threads_head },
+		{ "interpreter_state.imports_modules", &L->interp_modules, d.interpreter_state.imports_modules },
+		{ "thread_state.next", &L->tstate_next, d.thread_state.next },
+		{ "thread_state.current_frame", &L->tstate_frame, d.thread_state.current_frame },
+		{ "thread_state.thread_id", &L->tstate_thread_id, d.thread_state.thread_id },
+		{ "thread_state.native_thread_id", &L->tstate_native_thread_id, d.thread_state.native_thread_id },
+		{ "interpreter_frame.previous", &L->frame_previous, d.interpreter_frame.previous },
+		{ "interpreter_frame.executable", &L->frame_code, d.interpreter_frame.executable },
+		{ "interpreter_frame.instr_ptr", &L->frame_prev_instr, d.interpreter_frame.instr_ptr },
+		{ "interpreter_frame.localsplus", &L->frame_size, d.interpreter_frame.localsplus },
+		{ "interpreter_frame.owner", &L->frame_owner, d.interpreter_frame.owner },
+		{ "code_object.filename", &L->code_filename, d.code_object.filename },
+		{ "code_object.name", &L->code_name, d.code_object.name },
+		{ "code_object.qualname", &L->code_qualname, d.code_object.qualname },
+		{ "code_object.linetable", &L->code_linetable, d.code_object.linetable },
+		{ "code_object.firstlineno", &L->code_firstlineno, d.code_object.firstlineno },
+		{ "code_object.co_code_adaptive", &L->code_code_adaptive, d.code_object.co_code_adaptive },
+		{ "pyobject.ob_type", &L->obj_type, d.pyobject.ob_type },
+		{ "type_object.tp_flags", &L->type_flags, d.type_object.tp_flags },
+		{ "dict_object.ma_keys", &L->dict_keys, d.dict_object.ma_keys },
+		{ "dict_object.ma_values", &L->dict_values, d.dict_object.ma_values },
+		{ "long_object.lv_tag", &L->long_size, d.long_object.lv_tag },
+		{ "long_object.ob_digit", &L->long_digits, d.long_object.ob_digit },
+		{ "bytes_object.ob_size", &L->bytes_size, d.bytes_object.ob_size },
+		{ "bytes_object.ob_sval", &L->bytes_data, d.bytes_object.ob_sval },
+		{ "unicode_object.state", &L->str_state, d.unicode_object.state },
+		{ "unicode_object.length", &L->str_length, d.unicode_object.length },
+		{ "unicode_object.asciiobject_size", &L->str_ascii_size, d.unicode_object.asciiobject_size },
+	};
+	for (size_t i = 0; i < sizeof map / sizeof map[0]; i++) {
+		if (map[i].value != *map[i].field) {
+			snprintf(why, whylen, "_Py_DebugOffsets: %s is %llu, plumb's table %u", map[i].name,
+				 (unsigned long long)map[i].value, (unsigned)*map[i].field);
+			return false;
+		}
+		*map[i].field = (uint32_t)map[i].value;
+	}
+	py->debug_offsets = true;
+	return true;
 }
 
 enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
@@ -298,9 +404,14 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 			break;
 	}
 	if (i == n) {
+		unsigned a = 0, b = 0;
+		for (i = 0; i < n && !parse_py_name(strrchr(c[i].path, '/') + 1, "libpython", &a, &b); i++)
+			;
 		free(py);
-		return perr_set(e, PLUMB_EUNSUPPORTED,
-				"process %d is not a CPython interpreter with a _PyRuntime symbol (CPython 3.7+)", (int)pid);
+		if (a)
+			return perr_set(e, PLUMB_EUNSUPPORTED,
+					"CPython %u.%u: Python frames not supported (plumb reads 3.8 to 3.13)", a, b);
+		return perr_set(e, PLUMB_EUNSUPPORTED, "process %d is not a CPython interpreter", (int)pid);
 	}
 	snprintf(py->module, sizeof py->module, "%s", c[i].path);
 	py->bias = c[i].base - f.first_load_vaddr;
@@ -327,14 +438,22 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 		free(py);
 		return perr_set(e, PLUMB_EPERM, "cannot read the memory of process %d: %s", (int)pid, strerror(err));
 	}
-	py->L = py_layout_find(major, minor);
-	if (!py->L) {
+	const struct py_layout *row = py_layout_find(major, minor);
+	if (!row) {
 		enum plumb_err code = perr_set(e, PLUMB_EUNSUPPORTED,
-					       "CPython %s in process %d is not supported yet (supported: 3.11, 3.12); "
-					       "try --backend perf_event or --backend py-spy",
-					       py->version, (int)pid);
+					       "CPython %s: Python frames not supported (plumb reads 3.8 to 3.13)",
+					       py->version);
 		free(py);
 		return code;
+	}
+	py->layout = *row;
+	py->L = &py->layout;
+	py->code_type = f.code_type ? f.code_type + py->bias : 0;
+	py->tid_off = 0;
+	char why[160];
+	if ((major > 3 || (major == 3 && minor >= 13)) && !check_debug_offsets(py, hex, why, sizeof why)) {
+		free(py);
+		return perr_set(e, PLUMB_EUNSUPPORTED, "CPython %s: layout check failed (%s)", py->version, why);
 	}
 	uint64_t interp = 0;
 	if (!py_mem_ptr(py, py->runtime + py->L->runtime_interp_head, &interp)) {
@@ -348,7 +467,12 @@ enum plumb_err py_open(pid_t pid, struct py_proc **out, struct perr *e)
 		return perr_set(e, PLUMB_ENOENT, "the interpreter in process %d is not initialized yet", (int)pid);
 	}
 	py->frames = calloc(PY_MAX_FRAMES, sizeof *py->frames);
-	if (!py->frames) {
+	py->raw = calloc(PY_MAX_FRAMES, sizeof *py->raw);
+	py->heads = malloc((size_t)PY_MAX_FRAMES * py->L->code_size);
+	if (!py->frames || !py->raw || !py->heads) {
+		free(py->frames);
+		free(py->raw);
+		free(py->heads);
 		free(py);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
@@ -363,6 +487,8 @@ void py_close(struct py_proc *py)
 	py_codes_release(py);
 	py_names_release(py);
 	free(py->frames);
+	free(py->raw);
+	free(py->heads);
 	free(py);
 }
 

@@ -81,21 +81,63 @@ static const char *thread_name(struct py_proc *py, uint64_t interp, uint64_t ide
 
 /* ---- thread states ---- */
 
+/* The frame a thread runs now, read afresh (to tell whether it moved during a walk); false when unreadable. */
+static bool current_frame(struct py_proc *py, uint64_t ts_addr, const uint8_t *ts, uint64_t *out)
+{
+	const struct py_layout *L = py->L;
+	if (L->frame_objects || L->frame_in_tstate)
+		return py_mem_ptr(py, ts_addr + L->tstate_frame, out);
+	uint64_t cframe;
+	memcpy(&cframe, ts + L->tstate_cframe, 8);
+	if (!cframe) {
+		*out = 0;
+		return true;
+	}
+	return py_mem_ptr(py, cframe + L->cframe_current_frame, out);
+}
+
+#define PTHREAD_SCAN 2048 /* bytes of glibc's struct pthread searched for the tid */
+
+/* Before 3.11 a thread state knows its pthread_t only: on glibc that is the address of the thread's struct
+ * pthread, which holds the kernel tid. Its offset is found once per process from a thread whose tid is known:
+ * the main thread's is the pid. */
+static pid_t tid_of(struct py_proc *py, uint64_t pthread)
+{
+	int32_t tid;
+	if (py->tid_off > 0)
+		return py_mem_read(py, pthread + (uint64_t)py->tid_off, &tid, 4) && tid > 0 ? tid : 0;
+	if (py->tid_off < 0)
+		return 0;
+	int32_t words[PTHREAD_SCAN / 4];
+	if (!py_mem_read(py, pthread, words, sizeof words))
+		return 0;
+	for (size_t i = 2; i < PTHREAD_SCAN / 4; i++) {
+		if (words[i] == py->pid) {
+			py->tid_off = (int32_t)(i * 4);
+			return py->pid;
+		}
+	}
+	return 0; /* not the main thread: another thread state may be */
+}
+
 /* Reads the thread state at ts_addr and its frames, and calls fn with them. False when the thread state itself
  * cannot be read (the walk of this interpreter's threads ends); *next is the next thread state. */
 static bool read_thread(struct py_proc *py, uint64_t interp, uint64_t ts_addr, uint64_t gil, py_thread_fn fn,
 			void *ctx, uint64_t *next)
 {
 	const struct py_layout *L = py->L;
-	uint8_t ts[256];
-	size_t need = L->tstate_native_thread_id + 8;
+	uint8_t ts[512];
+	size_t need = L->tstate_size;
 	if (need > sizeof ts || !py_mem_read(py, ts_addr, ts, need))
 		return false;
 	struct py_thread t = { 0 };
-	uint64_t native, ident;
-	memcpy(&native, ts + L->tstate_native_thread_id, 8);
+	uint64_t native = 0, ident;
 	memcpy(&ident, ts + L->tstate_thread_id, 8);
 	memcpy(next, ts + L->tstate_next, 8);
+	if (L->no_native_tid)
+		native = (uint64_t)tid_of(py, ident);
+	else
+		memcpy(&native, ts + L->tstate_native_thread_id, 8);
 	t.tid = (pid_t)native;
 	t.ident = ident;
 	t.holds_gil = gil == ts_addr;
@@ -104,18 +146,19 @@ static bool read_thread(struct py_proc *py, uint64_t interp, uint64_t ts_addr, u
 	 * two stacks, so it is read again (twice at most). */
 	int n = -1;
 	for (int attempt = 0; attempt < 3; attempt++) {
-		uint64_t cframe, before = 0, after = 1;
-		memcpy(&cframe, ts + L->tstate_cframe, 8);
-		if (cframe && !py_mem_ptr(py, cframe + L->cframe_current_frame, &before))
+		uint64_t before = 0, after = 1;
+		if (L->frame_objects || L->frame_in_tstate)
+			memcpy(&before, ts + L->tstate_frame, 8); /* what the walk starts from */
+		else if (!current_frame(py, ts_addr, ts, &before))
 			break;
 		n = py_frames_read(py, ts);
-		if (!cframe || (py_mem_ptr(py, cframe + L->cframe_current_frame, &after) && after == before))
+		if (current_frame(py, ts_addr, ts, &after) && after == before)
 			break;
-		/* the thread state itself may have a new cframe by now */
+		/* the thread state itself may have a new frame (or cframe) by now */
 		if (!py_mem_read(py, ts_addr, ts, need))
 			break;
 	}
-	if (n >= 0) {
+	if (n >= 0 && t.tid > 0) {
 		t.nframes = (size_t)n;
 		t.frames = py->frames;
 		fn(ctx, &t);

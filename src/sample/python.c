@@ -97,6 +97,7 @@ struct pyb_state {
 	char native_failed[160];   /* why --native could not sample it */
 	struct perr open_err;      /* why its reader did not open (yet) */
 	bool gave_up;              /* it never will */
+	char root_unsupported[200]; /* it is a CPython without a reader: what the summary says instead */
 };
 
 static bool pyb_want_command(const struct record_opts *opts)
@@ -105,7 +106,7 @@ static bool pyb_want_command(const struct record_opts *opts)
 	if (!opts->argv || !opts->argv[0])
 		return false;
 	if (py_probe_command(opts->argv[0], &info))
-		return info.supported;
+		return info.major != 0; /* one without a reader is said so, in pyb_run */
 	/* A launcher script named like an interpreter (pyenv's shims: "#!/usr/bin/env bash" ... exec python3.X):
 	 * it becomes the interpreter by exec, and the backend waits for that. */
 	const char *base = strrchr(opts->argv[0], '/');
@@ -121,8 +122,17 @@ static bool pyb_wants(const struct record_opts *opts)
 	if (opts->target == TARGET_COMMAND)
 		return pyb_want_command(opts);
 	if (opts->target == TARGET_PID)
-		return py_probe_pid(opts->pid, &info) && info.supported;
+		return py_probe_pid(opts->pid, &info) && info.is_python;
 	return false;
+}
+
+/* A CPython plumb cannot read (2.7, 3.6, 3.7, a layout check that failed): said in one line, with the fallback
+ * the backends after this one take (perf_event: native frames), unless the python backend was asked for. */
+static enum plumb_err pyb_unsupported(const struct record_opts *opts, struct perr *e)
+{
+	if (!opts->backend && strlen(e->msg) + 24 < sizeof e->msg)
+		strcat(e->msg, "; native frames only");
+	return e->code;
 }
 
 static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, pid_t tid, const char *py_name)
@@ -544,9 +554,22 @@ static enum plumb_err pyb_start(struct pyb_state *st, struct child *child, struc
 			describe_attach_refusal(st->pid, "read the memory of", EPERM, why, sizeof why);
 			perr_set(e, PLUMB_EPERM, "%s", why);
 		}
+		struct py_binary_info info;
+		if (rc == PLUMB_EUNSUPPORTED && py_probe_pid(st->pid, &info) && info.is_python)
+			return pyb_unsupported(opts, e);
 		if (rc)
 			return rc;
 	} else if (opts->target == TARGET_COMMAND) {
+		struct py_binary_info info;
+		if (py_probe_command(opts->argv[0], &info) && info.is_python && !info.supported) {
+			/* known before it runs: the command is left to the next backend */
+			if (info.major)
+				perr_set(e, PLUMB_EUNSUPPORTED, "CPython %u.%u: Python frames not supported (plumb reads 3.8 to 3.13)",
+					 info.major, info.minor);
+			else
+				perr_set(e, PLUMB_EUNSUPPORTED, "a CPython of unknown version: Python frames not supported");
+			return pyb_unsupported(opts, e);
+		}
 		backend_command(opts, child, env);
 		enum plumb_err rc = backend_start(opts, child, e);
 		if (rc)
@@ -559,6 +582,18 @@ static enum plumb_err pyb_start(struct pyb_state *st, struct child *child, struc
 	return PLUMB_OK;
 }
 
+/* The launched command became a CPython plumb cannot read (a pyenv shim that exec'd 3.7): it is sampled with
+ * native stacks by a perf_event sampler of its own, and the summary says so in one line. */
+static void pyb_native_only(struct pyb_state *st)
+{
+	st->gave_up = true;
+	snprintf(st->root_unsupported, sizeof st->root_unsupported, "%s; native frames only", st->open_err.msg);
+	struct perr ne = PERR_INIT;
+	if (pyn_open(&st->native, NULL, st->pid, st->opts, st->p, &ne) != PLUMB_OK)
+		snprintf(st->root_unsupported, sizeof st->root_unsupported, "%s; no native frames either (%s)",
+			 st->open_err.msg, ne.msg);
+}
+
 /* Opens the target's reader (a launched interpreter needs a moment to exec and initialize before its state can
  * be read) and, with --native, its native sampler, until they open or it is clear they never will. */
 static void pyb_open(struct pyb_state *st, uint64_t t, uint64_t start_ns)
@@ -566,8 +601,11 @@ static void pyb_open(struct pyb_state *st, uint64_t t, uint64_t start_ns)
 	if (!st->py && !st->gave_up) {
 		st->open_err = (struct perr)PERR_INIT;
 		enum plumb_err orc = py_open(st->pid, &st->py, &st->open_err);
+		struct py_binary_info info;
 		if (orc != PLUMB_OK && orc != PLUMB_ENOENT && orc != PLUMB_EUNSUPPORTED)
 			st->gave_up = true;
+		else if (orc == PLUMB_EUNSUPPORTED && py_probe_pid(st->pid, &info) && info.is_python)
+			pyb_native_only(st); /* a launcher exec'd a CPython plumb cannot read: its native stacks */
 		else if (orc == PLUMB_EUNSUPPORTED && t - start_ns > 5000000000ULL)
 			st->gave_up = true; /* never became a CPython we can read */
 	}
@@ -701,7 +739,9 @@ static enum plumb_err pyb_finish(struct pyb_state *st, struct child *child, stru
 	backend_meta(st->p, "python", used_native ? "python+dwarf" : "python", st->tick, 0);
 	if (st->kids_sampled) /* the summary line says how many processes were sampled */
 		profile_meta(st->p)->processes = st->kids_sampled + (st->root.sampled ? 1 : 0);
-	if (rc == PLUMB_OK && !st->py) {
+	if (rc == PLUMB_OK && !st->py && st->root_unsupported[0]) {
+		snprintf(res->limits, sizeof res->limits, "%s", st->root_unsupported);
+	} else if (rc == PLUMB_OK && !st->py) {
 		/* Launched but never readable: the command already ran, so no other backend may run it again. */
 		rc = perr_set(e, opts->target == TARGET_COMMAND ? PLUMB_EINVAL : st->open_err.code, "%s",
 			      st->open_err.msg[0] ? st->open_err.msg

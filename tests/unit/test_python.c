@@ -51,6 +51,28 @@ static void test_python__linetable_matches_co_lines(void **state)
 	assert_int_equal(py_linetable_line(linetable, sizeof linetable, 40, 64), 45); /* relative to first line */
 }
 
+/* f.__code__.co_lnotab of pyenv's 3.8.18 and co_linetable of 3.10.13 for the same function (first line 2), with
+ * dis.findlinestarts() (3.8) and co_lines() (3.10) of each: the line of every instruction offset. */
+static const uint8_t lnotab38[] = { 0, 1, 4, 1, 12, 1, 8, 1, 10, 3, 10, 1 };
+static const uint8_t linetable310[] = { 4, 1, 12, 1, 8, 1, 10, 1, 10, 3, 4, 1 };
+static const int ranges_old[][3] = { { 0, 4, 3 }, { 4, 16, 4 }, { 16, 24, 5 }, { 24, 34, 6 }, { 34, 44, 9 },
+				     { 44, 48, 10 } };
+
+static void test_python__old_line_tables_match_the_interpreters(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof ranges_old / sizeof ranges_old[0]; i++)
+		for (int a = ranges_old[i][0]; a < ranges_old[i][1]; a += 2) {
+			assert_int_equal(py_lnotab_line(lnotab38, sizeof lnotab38, 2, a), ranges_old[i][2]);
+			assert_int_equal(py_pep626_line(linetable310, sizeof linetable310, 2, a), ranges_old[i][2]);
+		}
+	assert_int_equal(py_pep626_line(linetable310, sizeof linetable310, 2, 48), -1); /* past the end */
+	for (size_t n = 0; n < sizeof lnotab38; n++) {                                 /* truncated: no overread */
+		(void)py_lnotab_line(lnotab38, n, 2, 46);
+		(void)py_pep626_line(linetable310, n, 2, 46);
+	}
+}
+
 static void test_python__linetable_truncated_is_safe(void **state)
 {
 	(void)state;
@@ -176,6 +198,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_python__linetable_matches_co_lines),
 		cmocka_unit_test(test_python__linetable_truncated_is_safe),
+		cmocka_unit_test(test_python__old_line_tables_match_the_interpreters),
 		cmocka_unit_test(test_python__layout_311),
 		cmocka_unit_test(test_python__merge),
 		cmocka_unit_test(test_python__pyspy_shorten),
