@@ -1,0 +1,807 @@
+/* perf_data_session.c — the records of a perf.data stream made into the profile (format/perf_data.h): the maps of
+ * every process from MMAP/MMAP2/FORK/COMM, the names of threads, each sample's stack (the callchain as recorded,
+ * the user part unwound from the registers and stack copy by unwind/ when the file has them), each distinct
+ * address symbolized once (symbol/). Binaries are found by build ID; memory grows with distinct addresses and
+ * stacks, never with the number of records. */
+#include "format/perf_data.h"
+
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/grow.h"
+#include "base/hashmap.h"
+#include "symbol/kallsyms.h"
+#include "symbol/maps.h"
+#include "symbol/symbol.h"
+#include "unwind/unwind.h"
+
+#define PD_DEPTH 1024              /* frames kept of each part (kernel, user) of a stack */
+#define PD_PID_KEY(pid) ((pid_t)(((uint32_t)(pid) & 0x3fffffffu) | 0x40000000u))
+#define PD_MAX_FILES 65536         /* distinct mapped files whose build ID is kept */
+#define BUILD_ID_MAX 20
+
+/* A file the recording names, its build ID when known, and the file plumb reads for it. */
+struct pd_file {
+	char *path;    /* as recorded */
+	char *use;     /* what to open (NULL: not looked for yet; "" : path itself) */
+	uint8_t id[BUILD_ID_MAX];
+	uint8_t id_len;
+};
+
+enum kernel_names { KERNEL_UNDECIDED, KERNEL_RUNNING, KERNEL_CACHED, KERNEL_NONE };
+
+struct pd_session {
+	struct profile *out;              /* borrowed */
+	const struct fmt_read_opts *opts; /* borrowed */
+	struct profile *raw;              /* raw frames (symbol/symbol.h conventions) */
+	struct maps *maps;
+	struct unwinder *unwinder;        /* made at the first sample with user registers */
+	struct sym_resolver *resolver;
+	str_id s_unknown, s_kernel;
+	/* raw frame id -> its resolved frames in out: res_ids[res_off[id] .. + res_len[id]) */
+	uint32_t *res_off;
+	uint8_t *res_len;
+	size_t res_cap;
+	uint32_t *res_ids;
+	size_t res_nids, res_ids_cap;
+	struct hmap comm;                 /* tid -> str_id in raw of its name */
+	struct hmap threads;              /* pid << 32 | tid -> thread id in out */
+	struct pd_file *files;
+	size_t nfiles, files_cap;
+	struct hmap file_index;           /* hash of path -> index in files */
+	enum kernel_names kernel;
+	struct kallsyms *kallsyms;        /* KERNEL_CACHED: perf's copy of the recorded kernel's symbols */
+	uint8_t kernel_id[BUILD_ID_MAX];
+	uint8_t kernel_id_len;
+	uint64_t *ips;                    /* 2 * PD_DEPTH */
+	uint32_t *frames;                 /* the stack built, outermost first */
+	size_t frames_cap;
+	uint64_t *aligned;                /* a copy of a record that is not 8-byte aligned */
+	size_t aligned_cap;
+	uint64_t samples, other_events, lost, throttled, bad_samples, unnamed_kernel;
+	uint64_t first_time, last_time;
+	bool have_time, dwarf, fp;
+};
+
+void fmt_pd_warn(const struct fmt_read_opts *opts, const char *fmt, ...)
+{
+	if (!opts || !opts->warn)
+		return;
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	opts->warn(opts->warn_ctx, msg);
+}
+
+struct pd_session *fmt_pd_session_new(struct profile *out, const struct fmt_read_opts *opts)
+{
+	struct pd_session *s = calloc(1, sizeof *s);
+	if (!s)
+		return NULL;
+	s->out = out;
+	s->opts = opts;
+	s->raw = profile_new();
+	s->maps = maps_new();
+	struct sym_opts so = { 0 };
+	s->resolver = sym_resolver_new(&so);
+	s->ips = malloc(2 * PD_DEPTH * sizeof *s->ips);
+	s->frames_cap = 2 * PD_DEPTH * SYM_MAX_FRAMES;
+	s->frames = malloc(s->frames_cap * sizeof *s->frames);
+	if (!s->raw || !s->maps || !s->resolver || !s->ips || !s->frames) {
+		fmt_pd_session_free(s);
+		return NULL;
+	}
+	s->s_unknown = profile_intern_cstr(s->raw, "[unknown]");
+	s->s_kernel = profile_intern_cstr(s->raw, "[kernel.kallsyms]");
+	return s;
+}
+
+void fmt_pd_session_free(struct pd_session *s)
+{
+	if (!s)
+		return;
+	unwinder_free(s->unwinder);
+	maps_free(s->maps);
+	sym_resolver_free(s->resolver);
+	profile_free(s->raw);
+	kallsyms_free(s->kallsyms);
+	for (size_t i = 0; i < s->nfiles; i++) {
+		free(s->files[i].path);
+		free(s->files[i].use);
+	}
+	free(s->files);
+	hmap_release(&s->file_index);
+	hmap_release(&s->comm);
+	hmap_release(&s->threads);
+	free(s->res_off);
+	free(s->res_len);
+	free(s->res_ids);
+	free(s->ips);
+	free(s->frames);
+	free(s->aligned);
+	free(s);
+}
+
+/* --- files and build IDs ------------------------------------------------------------------------------------ */
+
+static struct pd_file *file_get(struct pd_session *s, const char *path, bool add)
+{
+	uint64_t h = hash_bytes(path, strlen(path));
+	uint32_t at;
+	/* open addressing over the hash: a collision moves on to h + 1 */
+	for (uint64_t k = h;; k++) {
+		if (!hmap_get(&s->file_index, k, &at))
+			break;
+		if (strcmp(s->files[at].path, path) == 0)
+			return &s->files[at];
+	}
+	if (!add || s->nfiles >= PD_MAX_FILES)
+		return NULL;
+	if (s->nfiles == s->files_cap) {
+		size_t nc = grow_cap(s->nfiles + 1, s->files_cap);
+		struct pd_file *nf = realloc_array(s->files, nc, sizeof *nf);
+		if (!nf)
+			return NULL;
+		s->files = nf;
+		s->files_cap = nc;
+	}
+	struct pd_file *f = &s->files[s->nfiles];
+	memset(f, 0, sizeof *f);
+	if (!(f->path = strdup(path)))
+		return NULL;
+	uint64_t k = h;
+	while (hmap_get(&s->file_index, k, &at))
+		k++;
+	if (!hmap_put(&s->file_index, k, (uint32_t)s->nfiles)) {
+		free(f->path);
+		return NULL;
+	}
+	s->nfiles++;
+	return f;
+}
+
+void fmt_pd_session_build_id(struct pd_session *s, const char *path, const uint8_t *id, size_t len)
+{
+	if (len > BUILD_ID_MAX)
+		len = BUILD_ID_MAX;
+	if (strcmp(path, "[kernel.kallsyms]") == 0) {
+		memcpy(s->kernel_id, id, len);
+		s->kernel_id_len = (uint8_t)len;
+		return;
+	}
+	struct pd_file *f = file_get(s, path, true);
+	if (f && !f->use) {
+		memcpy(f->id, id, len);
+		f->id_len = (uint8_t)len;
+	}
+}
+
+/* The GNU build ID in the notes at buf[0..len) (ELF note layout); 0 when none. */
+static size_t notes_build_id(const uint8_t *buf, size_t len, uint8_t *id)
+{
+	size_t p = 0;
+	while (len - p >= 12) {
+		uint32_t namesz, descsz, type;
+		memcpy(&namesz, buf + p, 4);
+		memcpy(&descsz, buf + p + 4, 4);
+		memcpy(&type, buf + p + 8, 4);
+		size_t name_al = ((size_t)namesz + 3) & ~(size_t)3, desc_al = ((size_t)descsz + 3) & ~(size_t)3;
+		p += 12;
+		if (name_al > len - p || desc_al > len - p - name_al)
+			return 0;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(buf + p, "GNU", 4) == 0 && descsz > 0) {
+			size_t n = descsz > BUILD_ID_MAX ? BUILD_ID_MAX : descsz;
+			memcpy(id, buf + p + name_al, n);
+			return n;
+		}
+		p += name_al + desc_al;
+	}
+	return 0;
+}
+
+/* The build ID of the ELF file at path; 0 when it has none or cannot be read. */
+static size_t elf_build_id(const char *path, uint8_t *id)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	size_t n = 0;
+	elf_version(EV_CURRENT);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	size_t nph = 0;
+	if (elf && elf_kind(elf) == ELF_K_ELF && elf_getphdrnum(elf, &nph) == 0) {
+		for (size_t i = 0; i < nph && !n; i++) {
+			GElf_Phdr ph;
+			if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+				continue;
+			Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
+			if (d && d->d_buf)
+				n = notes_build_id(d->d_buf, d->d_size, id);
+		}
+	}
+	if (elf && !n) { /* a debug file keeps its notes in a section */
+		Elf_Scn *scn = NULL;
+		while (!n && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+				continue;
+			Elf_Data *d = elf_rawdata(scn, NULL);
+			if (d && d->d_buf)
+				n = notes_build_id(d->d_buf, d->d_size, id);
+		}
+	}
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return n;
+}
+
+static void hex(const uint8_t *id, size_t len, char *out)
+{
+	for (size_t i = 0; i < len; i++)
+		snprintf(out + 2 * i, 3, "%02x", id[i]);
+	out[2 * len] = '\0';
+}
+
+static bool is_file(const char *path)
+{
+	struct stat sb;
+	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* The file to read for what the recording calls path: the recorded path when its build ID matches (or none is
+ * known), else perf's build-ID cache (~/.debug), else the system's debug directory; the recorded path when
+ * nothing matches (its frames then say what they can). */
+static const char *file_to_use(struct pd_session *s, const char *path)
+{
+	if (path[0] != '/')
+		return path;
+	struct pd_file *f = file_get(s, path, true);
+	if (!f)
+		return path;
+	if (f->use)
+		return f->use[0] ? f->use : f->path;
+	const char *use = "";
+	char buf[4096], idhex[2 * BUILD_ID_MAX + 1];
+	if (f->id_len) {
+		uint8_t have[BUILD_ID_MAX];
+		size_t n = elf_build_id(path, have);
+		if (n != f->id_len || memcmp(have, f->id, n) != 0) {
+			hex(f->id, f->id_len, idhex);
+			const char *home = getenv("HOME");
+			const char *dirs[2] = { home && home[0] == '/' ? home : NULL, NULL };
+			if (dirs[0] && snprintf(buf, sizeof buf, "%s/.debug/.build-id/%.2s/%s/elf", dirs[0], idhex,
+						idhex + 2) < (int)sizeof buf && is_file(buf))
+				use = buf;
+			else if (snprintf(buf, sizeof buf, "/usr/lib/debug/.build-id/%.2s/%s.debug", idhex, idhex + 2) <
+					 (int)sizeof buf && is_file(buf))
+				use = buf;
+			else if (n)
+				fmt_pd_warn(s->opts, "a file the recording maps was rebuilt since (its build ID is not the "
+						     "recorded one) and perf's build-ID cache has no copy: its frames may be "
+						     "named wrongly");
+		}
+	}
+	f->use = strdup(use);
+	return f->use && f->use[0] ? f->use : f->path;
+}
+
+/* --- kernel names --------------------------------------------------------------------------------------------- */
+
+/* Decides how kernel frames are named: by the running kernel's symbols when its build ID is the recorded one (or
+ * none was recorded), by perf's copy of the recorded kernel's kallsyms in ~/.debug, else not at all. */
+static void kernel_decide(struct pd_session *s)
+{
+	s->kernel = KERNEL_RUNNING;
+	if (!s->kernel_id_len)
+		return;
+	uint8_t now[BUILD_ID_MAX];
+	size_t n = 0;
+	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		uint8_t notes[4096];
+		ssize_t got = read(fd, notes, sizeof notes);
+		close(fd);
+		if (got > 0)
+			n = notes_build_id(notes, (size_t)got, now);
+	}
+	if (n == s->kernel_id_len && memcmp(now, s->kernel_id, n) == 0)
+		return;
+	char idhex[2 * BUILD_ID_MAX + 1], path[4096];
+	hex(s->kernel_id, s->kernel_id_len, idhex);
+	const char *home = getenv("HOME");
+	if (home && home[0] == '/' &&
+	    snprintf(path, sizeof path, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, idhex) < (int)sizeof path &&
+	    (s->kallsyms = kallsyms_load_path(path))) {
+		s->kernel = KERNEL_CACHED;
+		return;
+	}
+	s->kernel = KERNEL_NONE;
+	fmt_pd_warn(s->opts, "kernel frames are not named: the recording's kernel (build ID %s) is not the running "
+			     "one and perf's build-ID cache has no copy of its symbols", idhex);
+}
+
+static uint32_t kernel_raw_frame(struct pd_session *s, uint64_t addr)
+{
+	if (s->kernel == KERNEL_UNDECIDED)
+		kernel_decide(s);
+	struct frame f = { 0 };
+	f.kind = FRAME_KERNEL;
+	f.module = s->s_kernel;
+	f.addr = addr;
+	if (s->kernel != KERNEL_RUNNING) { /* named here: the symbolizer would take the running kernel's names */
+		const char *name = s->kallsyms ? kallsyms_lookup(s->kallsyms, addr) : NULL;
+		if (!name)
+			s->unnamed_kernel++;
+		f.func = profile_intern_cstr(s->raw, name ? name : "[kernel.kallsyms]");
+		f.addr = name ? addr : 0;
+	}
+	return profile_frame(s->raw, &f);
+}
+
+/* --- task records ------------------------------------------------------------------------------------------------ */
+
+static uint32_t rd32(const char *p)
+{
+	uint32_t v;
+	memcpy(&v, p, 4);
+	return v;
+}
+
+static uint64_t rd64(const char *p)
+{
+	uint64_t v;
+	memcpy(&v, p, 8);
+	return v;
+}
+
+/* A NUL-terminated string at p within the record's end (cut there when it has no NUL), copied into buf. */
+static const char *rec_string(const char *p, const char *end, char *buf, size_t n)
+{
+	size_t len = p < end ? strnlen(p, (size_t)(end - p)) : 0;
+	if (len >= n)
+		len = n - 1;
+	memcpy(buf, p, len);
+	buf[len] = '\0';
+	return buf;
+}
+
+static void on_mmap(struct pd_session *s, const char *rec, size_t len, bool v2)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	size_t fixed = v2 ? 8 + 8 + 24 + 24 + 8 : 8 + 8 + 24;
+	if (len < fixed)
+		return;
+	int32_t pid = (int32_t)rd32(rec + 8);
+	uint64_t addr = rd64(rec + 16), mlen = rd64(rec + 24), pgoff = rd64(rec + 32);
+	bool exec = true;
+	if (v2) {
+		uint32_t prot = rd32(rec + 64);
+		exec = (prot & 4) != 0; /* PROT_EXEC */
+		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+			uint8_t idlen = (uint8_t)rec[40];
+			char name[4096];
+			rec_string(rec + fixed, rec + len, name, sizeof name);
+			if (idlen && idlen <= BUILD_ID_MAX && name[0] == '/')
+				fmt_pd_session_build_id(s, name, (const uint8_t *)rec + 44, idlen);
+		}
+	} else {
+		exec = !(h->misc & PERF_RECORD_MISC_MMAP_DATA);
+	}
+	char name[4096];
+	rec_string(rec + fixed, rec + len, name, sizeof name);
+	if (pid == -1 || (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+		return; /* the kernel and its modules: named from kallsyms */
+	if (!exec || !name[0] || mlen == 0)
+		return;
+	maps_add(s->maps, PD_PID_KEY(pid), addr, mlen, pgoff, file_to_use(s, name), true);
+}
+
+static void on_comm(struct pd_session *s, const char *rec, size_t len)
+{
+	if (len < 16)
+		return;
+	const struct perf_event_header *h = (const void *)rec;
+	uint32_t pid = rd32(rec + 8), tid = rd32(rec + 12);
+	char name[256];
+	rec_string(rec + 16, rec + len, name, sizeof name);
+	str_id id = profile_intern_cstr(s->raw, name);
+	if (id != PROFILE_NOMEM)
+		hmap_put(&s->comm, tid, id);
+	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+		maps_forget(s->maps, PD_PID_KEY(pid)); /* the new image's mappings follow */
+}
+
+static void on_fork(struct pd_session *s, const char *rec, size_t len)
+{
+	if (len < 32)
+		return;
+	uint32_t pid = rd32(rec + 8), ppid = rd32(rec + 12), tid = rd32(rec + 16), ptid = rd32(rec + 20);
+	uint32_t name;
+	if (hmap_get(&s->comm, ptid, &name))
+		hmap_put(&s->comm, tid, name);
+	if (pid != ppid)
+		maps_fork(s->maps, PD_PID_KEY(ppid), PD_PID_KEY(pid));
+}
+
+/* --- samples ---------------------------------------------------------------------------------------------------- */
+
+struct pd_sample {
+	uint64_t ip, time, period;
+	uint32_t pid, tid;
+	bool has_period;
+	uint64_t nr;
+	const uint64_t *chain;
+	uint64_t abi;
+	const uint64_t *regs;
+	const uint8_t *stack;
+	uint64_t stack_dyn;
+};
+
+/* Reads the fields of a PERF_RECORD_SAMPLE as attr lays them out (linux/perf_event.h), up to the user stack;
+ * false when the record is shorter than its fields say. rec is 8-byte aligned. */
+static bool sample_parse(const struct perf_event_attr *attr, const char *rec, size_t len, struct pd_sample *sv)
+{
+	uint64_t t = attr->sample_type;
+	const uint64_t *p = (const uint64_t *)(const void *)(rec + 8), *end = p + (len - 8) / 8;
+	memset(sv, 0, sizeof *sv);
+#define NEED(n) do { if ((size_t)(end - p) < (size_t)(n)) return false; } while (0)
+	if (t & PERF_SAMPLE_IDENTIFIER) { NEED(1); p++; }
+	if (t & PERF_SAMPLE_IP) { NEED(1); sv->ip = *p++; }
+	if (t & PERF_SAMPLE_TID) { NEED(1); sv->pid = (uint32_t)*p; sv->tid = (uint32_t)(*p >> 32); p++; }
+	if (t & PERF_SAMPLE_TIME) { NEED(1); sv->time = *p++; }
+	if (t & PERF_SAMPLE_ADDR) { NEED(1); p++; }
+	if (t & PERF_SAMPLE_ID) { NEED(1); p++; }
+	if (t & PERF_SAMPLE_STREAM_ID) { NEED(1); p++; }
+	if (t & PERF_SAMPLE_CPU) { NEED(1); p++; }
+	if (t & PERF_SAMPLE_PERIOD) { NEED(1); sv->period = *p++; sv->has_period = true; }
+	if (t & PERF_SAMPLE_READ) {
+		uint64_t rf = attr->read_format;
+		size_t per = 1 + !!(rf & PERF_FORMAT_ID) + !!(rf & PERF_FORMAT_LOST);
+		size_t times = !!(rf & PERF_FORMAT_TOTAL_TIME_ENABLED) + !!(rf & PERF_FORMAT_TOTAL_TIME_RUNNING);
+		if (rf & PERF_FORMAT_GROUP) {
+			NEED(1);
+			uint64_t n = *p++;
+			if (n > (uint64_t)(end - p))
+				return false;
+			NEED(times + (size_t)n * per);
+			p += times + (size_t)n * per;
+		} else {
+			NEED(times + per);
+			p += times + per;
+		}
+	}
+	if (t & PERF_SAMPLE_CALLCHAIN) {
+		NEED(1);
+		sv->nr = *p++;
+		if (sv->nr > (uint64_t)(end - p))
+			return false;
+		sv->chain = p;
+		p += sv->nr;
+	}
+	if (t & PERF_SAMPLE_RAW) {
+		NEED(1);
+		uint32_t size = (uint32_t)*p; /* u32 size, then size bytes, the whole padded to 8 */
+		size_t words = ((size_t)size + 4 + 7) / 8;
+		NEED(words);
+		p += words;
+	}
+	if (t & PERF_SAMPLE_BRANCH_STACK) {
+		NEED(1);
+		uint64_t n = *p++;
+		if (attr->branch_sample_type & PERF_SAMPLE_BRANCH_HW_INDEX) { NEED(1); p++; }
+		if (n > (uint64_t)(end - p) / 3)
+			return false;
+		p += n * 3;
+	}
+	if (t & PERF_SAMPLE_REGS_USER) {
+		NEED(1);
+		sv->abi = *p++;
+		if (sv->abi) {
+			size_t nregs = (size_t)__builtin_popcountll(attr->sample_regs_user);
+			NEED(nregs);
+			sv->regs = p;
+			p += nregs;
+		}
+	}
+	if (t & PERF_SAMPLE_STACK_USER) {
+		NEED(1);
+		uint64_t size = *p++;
+		if (size) {
+			if (size > (uint64_t)(end - p) * 8)
+				return false;
+			sv->stack = (const uint8_t *)p;
+			p += (size + 7) / 8;
+			NEED(1);
+			sv->stack_dyn = *p++;
+			if (sv->stack_dyn > size)
+				sv->stack_dyn = size;
+		}
+	}
+#undef NEED
+	return true;
+}
+
+/* The registers of a sample in unwind/'s order, from the file's register mask. */
+static void sample_regs(const struct perf_event_attr *attr, const struct pd_sample *sv, struct unwind_regs *out)
+{
+	memset(out, 0, sizeof *out);
+	size_t k = 0;
+	for (int r = 0; r < 64; r++) {
+		if (!(attr->sample_regs_user & (1ULL << r)))
+			continue;
+		if (r < UREG_COUNT)
+			out->r[r] = sv->regs[k];
+		k++;
+	}
+}
+
+/* The frames of out that raw frame id resolves to, appended to s->frames at *n (outermost first). */
+static bool resolve(struct pd_session *s, uint32_t id, size_t *n)
+{
+	if (id >= s->res_cap) {
+		size_t nc = grow_cap((size_t)id + 1, s->res_cap);
+		uint32_t *no = realloc_array(s->res_off, nc, sizeof *no);
+		if (!no)
+			return false;
+		s->res_off = no;
+		uint8_t *nl = realloc_array(s->res_len, nc, 1);
+		if (!nl)
+			return false;
+		s->res_len = nl;
+		memset(s->res_len + s->res_cap, 0, nc - s->res_cap);
+		s->res_cap = nc;
+	}
+	if (!s->res_len[id]) {
+		uint32_t ids[SYM_MAX_FRAMES];
+		size_t got = sym_resolver_frame(s->resolver, s->raw, id, s->out, ids, SYM_MAX_FRAMES);
+		if (!got || got > SYM_MAX_FRAMES)
+			return false;
+		for (size_t i = 0; i < got; i++)
+			if (ids[i] == PROFILE_NOMEM)
+				return false;
+		if (s->res_nids + got > s->res_ids_cap) {
+			size_t nc = grow_cap(s->res_nids + got, s->res_ids_cap);
+			uint32_t *ni = realloc_array(s->res_ids, nc, sizeof *ni);
+			if (!ni)
+				return false;
+			s->res_ids = ni;
+			s->res_ids_cap = nc;
+		}
+		memcpy(s->res_ids + s->res_nids, ids, got * sizeof *ids);
+		s->res_off[id] = (uint32_t)s->res_nids;
+		s->res_nids += got;
+		s->res_len[id] = (uint8_t)got;
+	}
+	if (*n + s->res_len[id] > s->frames_cap)
+		return true; /* deeper than kept: the outermost frames stay */
+	memcpy(s->frames + *n, s->res_ids + s->res_off[id], s->res_len[id] * sizeof *s->frames);
+	*n += s->res_len[id];
+	return true;
+}
+
+static uint32_t thread_of(struct pd_session *s, uint32_t pid, uint32_t tid)
+{
+	uint64_t key = ((uint64_t)pid << 32) | tid;
+	uint32_t id, name;
+	if (hmap_get(&s->threads, key, &id))
+		return id;
+	const char *comm = hmap_get(&s->comm, tid, &name) ? profile_str(s->raw, name) : "";
+	id = profile_thread(s->out, pid, tid, comm);
+	if (id == PROFILE_NOMEM)
+		return id;
+	if (hmap_get(&s->comm, pid, &name)) {
+		const char *proc = profile_str(s->raw, name);
+		profile_thread_set_process(s->out, id, proc, strlen(proc));
+	}
+	return hmap_put(&s->threads, key, id) ? id : PROFILE_NOMEM;
+}
+
+static enum plumb_err on_sample(struct pd_session *s, const struct pd_attr *a, const char *rec, size_t len,
+				struct perr *e)
+{
+	struct pd_sample sv;
+	const struct perf_event_attr *attr = &a->attr;
+	if (!sample_parse(attr, rec, len, &sv)) {
+		s->bad_samples++;
+		return PLUMB_OK;
+	}
+	struct unwind_regs regs;
+	struct unwind_sample us = { 0 };
+	us.pid = PD_PID_KEY(sv.pid);
+	us.ip = sv.ip;
+	us.chain = sv.chain;
+	us.nr = sv.nr;
+	bool dwarf = sv.regs && sv.abi == PERF_SAMPLE_REGS_ABI_64 && (attr->sample_type & PERF_SAMPLE_STACK_USER);
+	if (dwarf) {
+		if (!s->unwinder && !(s->unwinder = unwinder_new(s->maps)))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		sample_regs(attr, &sv, &regs);
+		us.regs = &regs;
+		us.stack = sv.stack;
+		us.stack_len = sv.stack ? sv.stack_dyn : 0;
+		s->dwarf = true;
+	} else {
+		s->fp = true;
+	}
+	uint64_t *kern = s->ips, *user = s->ips + PD_DEPTH;
+	size_t nk, nu;
+	unwind_sample_stack(dwarf || (attr->sample_type & PERF_SAMPLE_STACK_USER) ? s->unwinder : NULL, &us, kern,
+			    &nk, user, &nu, PD_DEPTH);
+	if (!sv.chain && !nu && !nk && sv.ip) { /* no callchain at all: the sampled IP alone */
+		if (sv.ip >= 0xffff800000000000ULL)
+			kern[nk++] = sv.ip;
+		else
+			user[nu++] = sv.ip;
+	}
+	size_t n = 0;
+	for (size_t i = nu; i-- > 0;) {
+		const struct map_entry *m = maps_find(s->maps, PD_PID_KEY(sv.pid), user[i]);
+		uint32_t f = maps_raw_frame(s->raw, m, user[i], i > 0, s->s_unknown);
+		if (f == PROFILE_NOMEM || !resolve(s, f, &n))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	for (size_t i = nk; i-- > 0;) {
+		uint32_t f = kernel_raw_frame(s, kern[i]);
+		if (f == PROFILE_NOMEM || !resolve(s, f, &n))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	uint32_t stack = profile_stack_from(s->out, s->frames, n);
+	uint32_t thread = thread_of(s, sv.pid, sv.tid);
+	if (stack == PROFILE_NOMEM || thread == PROFILE_NOMEM)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	uint64_t weight = sv.has_period ? sv.period : (attr->freq ? 1 : attr->sample_period);
+	if (!weight)
+		weight = 1;
+	if (!profile_add_weighted(s->out, stack, thread, sv.time, weight, 1))
+		return profile_overflowed(s->out)
+			       ? perr_set(e, PLUMB_EFORMAT, "the samples' total weight passes 2^63 - 1")
+			       : perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (attr->sample_type & PERF_SAMPLE_TIME) {
+		if (!s->have_time || sv.time < s->first_time)
+			s->first_time = sv.time;
+		if (sv.time > s->last_time)
+			s->last_time = sv.time;
+		s->have_time = true;
+	}
+	s->samples++;
+	return PLUMB_OK;
+}
+
+bool fmt_pd_record_time(const struct perf_event_attr *attr, const char *rec, size_t len, uint64_t *time)
+{
+	uint64_t t = attr->sample_type;
+	const struct perf_event_header *h = (const void *)rec;
+	if (!(t & PERF_SAMPLE_TIME) || len < 16)
+		return false;
+	if (h->type == PERF_RECORD_SAMPLE) {
+		size_t off = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID));
+		if (off + 8 > len)
+			return false;
+		*time = rd64(rec + off);
+		return true;
+	}
+	if (!attr->sample_id_all || h->type >= PERF_RECORD_USER_TYPE_START)
+		return false;
+	/* the sample_id_all trailer: { pid, tid } { time } { id } { stream_id } { cpu, res } { identifier } */
+	size_t after = 8 * (!!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
+			    !!(t & PERF_SAMPLE_IDENTIFIER));
+	if (after + 16 > len)
+		return false;
+	*time = rd64(rec + len - after - 8);
+	return true;
+}
+
+enum plumb_err fmt_pd_session_record(struct pd_session *s, const struct pd_attr *attr, const char *rec, size_t len,
+				     struct perr *e)
+{
+	const struct perf_event_header *h = (const void *)rec;
+	if ((uintptr_t)rec & 7) { /* fields are read in place as 64-bit words */
+		size_t words = (len + 7) / 8;
+		if (words > s->aligned_cap) {
+			uint64_t *na = realloc_array(s->aligned, words, 8);
+			if (!na)
+				return perr_set(e, PLUMB_ENOMEM, "out of memory");
+			s->aligned = na;
+			s->aligned_cap = words;
+		}
+		memcpy(s->aligned, rec, len);
+		rec = (const char *)s->aligned;
+	}
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		return attr ? on_sample(s, attr, rec, len, e) : PLUMB_OK;
+	case PERF_RECORD_MMAP:
+		on_mmap(s, rec, len, false);
+		break;
+	case PERF_RECORD_MMAP2:
+		on_mmap(s, rec, len, true);
+		break;
+	case PERF_RECORD_COMM:
+		on_comm(s, rec, len);
+		break;
+	case PERF_RECORD_FORK:
+		on_fork(s, rec, len);
+		break;
+	case PERF_RECORD_LOST:
+		if (len >= 24)
+			s->lost += rd64(rec + 16);
+		break;
+	case PERF_RECORD_LOST_SAMPLES:
+		if (len >= 16)
+			s->lost += rd64(rec + 8);
+		break;
+	case PERF_RECORD_THROTTLE:
+		s->throttled++;
+		break;
+	default: /* EXIT keeps the maps (samples of the exiting task may follow), the rest says nothing of stacks */
+		break;
+	}
+	return PLUMB_OK;
+}
+
+void fmt_pd_session_other_event(struct pd_session *s)
+{
+	s->other_events++;
+}
+
+/* What a weight of this event counts: time for the clock events, else the event itself. */
+static void event_unit(const struct pd_attr *a, char *out, size_t n)
+{
+	const struct perf_event_attr *attr = &a->attr;
+	if (!(attr->sample_type & PERF_SAMPLE_PERIOD) && attr->freq)
+		snprintf(out, n, "samples");
+	else if (attr->type == PERF_TYPE_SOFTWARE &&
+		 (attr->config == PERF_COUNT_SW_CPU_CLOCK || attr->config == PERF_COUNT_SW_TASK_CLOCK))
+		snprintf(out, n, "nanoseconds");
+	else
+		snprintf(out, n, "%s", a->name);
+}
+
+enum plumb_err fmt_pd_session_finish(struct pd_session *s, const struct pd_attr *attr, size_t nattrs,
+				     const char *cmdline, struct perr *e)
+{
+	struct profile_meta *m = profile_meta(s->out);
+	m->backend = profile_intern_cstr(s->out, "perf.data");
+	m->unwinder = profile_intern_cstr(s->out, s->dwarf ? "dwarf" : "fp");
+	m->ticks = s->samples;
+	m->lost = s->lost;
+	if (cmdline && cmdline[0])
+		m->command = profile_intern_cstr(s->out, cmdline);
+	if (s->have_time) {
+		m->clock_origin_ns = s->first_time;
+		m->duration_s = (double)(s->last_time - s->first_time) / 1e9;
+	}
+	if (attr) {
+		char unit[80];
+		event_unit(attr, unit, sizeof unit);
+		m->weight_unit = profile_intern_cstr(s->out, unit);
+		m->mode = profile_intern_cstr(s->out, attr->name);
+		if (strcmp(unit, "nanoseconds") == 0 && s->samples)
+			m->interval_ns = (profile_total_weight(s->out) + s->samples / 2) / s->samples;
+		if (nattrs > 1)
+			fmt_pd_warn(s->opts, "the recording has %zu events: read %s (%llu samples, skipped %llu of the "
+					     "others); choose another with --sample-index", nattrs, attr->name,
+				    (unsigned long long)s->samples, (unsigned long long)s->other_events);
+	}
+	if (s->bad_samples)
+		fmt_pd_warn(s->opts, "skipped %llu samples shorter than their fields", (unsigned long long)s->bad_samples);
+	if (s->lost)
+		fmt_pd_warn(s->opts, "perf lost %llu samples while recording", (unsigned long long)s->lost);
+	if (s->unnamed_kernel && s->kernel == KERNEL_CACHED)
+		fmt_pd_warn(s->opts, "%llu kernel frames are in no symbol of the recorded kernel",
+			    (unsigned long long)s->unnamed_kernel);
+	if (m->weight_unit == PROFILE_NOMEM || m->backend == PROFILE_NOMEM || m->unwinder == PROFILE_NOMEM ||
+	    m->command == PROFILE_NOMEM || m->mode == PROFILE_NOMEM)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return PLUMB_OK;
+}
