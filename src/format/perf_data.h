@@ -2,7 +2,7 @@
  * (the file header, attribute and feature sections, or a pipe's header records) and hands each record of the
  * stream, in time order, to perf_data_session.c, which keeps the processes' maps and names, turns samples into
  * stacks (frame-pointer callchains as recorded, DWARF stack copies unwound by unwind/) and symbolizes them
- * (symbol/) into the profile being read.
+ * (symbol/) into the profile being read; perf_data_files.c finds the files it names by build ID.
  *
  * Ownership: a pd_session borrows the profile and the read options for its life; strings it is given are
  * copied. */
@@ -29,6 +29,20 @@ struct pd_attr {
 };
 
 struct pd_session;
+struct pd_files;
+
+/* perf_data_files.c: the recording's files by build ID, and the kernel's names. */
+struct pd_files *fmt_pd_files_new(const struct fmt_read_opts *opts);
+void fmt_pd_files_free(struct pd_files *f);
+/* A build ID for a file (a HEADER_BUILD_ID entry, an MMAP2 record); "[kernel.kallsyms]" names the kernel. */
+void fmt_pd_files_build_id(struct pd_files *f, const char *path, const uint8_t *id, size_t len);
+/* The file to open for what the recording calls path (a string of f's, or path itself). */
+const char *fmt_pd_files_use(struct pd_files *f, const char *path);
+/* The name of kernel address addr when the recorded kernel is not the running one (*running false; NULL when
+ * nothing names it); with *running true the symbolizer names it from the running kernel. */
+const char *fmt_pd_files_kernel_name(struct pd_files *f, uint64_t addr, bool *running);
+/* Says what could not be named. */
+void fmt_pd_files_finish(struct pd_files *f);
 
 struct pd_session *fmt_pd_session_new(struct profile *out, const struct fmt_read_opts *opts);
 void fmt_pd_session_free(struct pd_session *s);
