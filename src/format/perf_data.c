@@ -244,7 +244,10 @@ static enum plumb_err choose_event(struct pd_reader *r, struct perr *e)
 		if (want) {
 			char num[24];
 			snprintf(num, sizeof num, "%zu", i);
-			if (strcmp(want, num) == 0 || strcmp(want, a->name) == 0) {
+			size_t wl = strlen(want);
+			/* the name as perf shows it, or without its modifiers ("cpu-clock" for "cpu-clock:ppp") */
+			if (strcmp(want, num) == 0 || strcmp(want, a->name) == 0 ||
+			    (strncmp(want, a->name, wl) == 0 && a->name[wl] == ':')) {
 				r->chosen = (int)i;
 				break;
 			}
@@ -294,10 +297,7 @@ static void feature_build_ids(struct pd_reader *r, const char *buf, size_t len)
 {
 	size_t p = 0;
 	while (len - p >= 8 + 4 + 24) {
-		const struct perf_event_header *h = (const void *)(buf + p);
-		uint16_t size = rd32(buf + p + 4) & 0xffff;
-		uint16_t misc = (uint16_t)(rd32(buf + p + 4) >> 16);
-		(void)h;
+		uint16_t misc = rd32(buf + p + 4) & 0xffff, size = (uint16_t)(rd32(buf + p + 4) >> 16);
 		if (size < 8 + 4 + 24 || size > len - p)
 			return;
 		size_t idlen = 20;
@@ -665,7 +665,7 @@ static enum plumb_err read_perf_data(struct pd_reader *r, struct profile *p, str
 	if (fmt_stream_head(r->st, FILE_HEADER_SIZE, &head, &len, e))
 		return e->code;
 	if (len < PIPE_HEADER_SIZE)
-		return perr_set(e, PLUMB_EFORMAT, "a perf.data header of %zu bytes", len);
+		return perr_set(e, PLUMB_EFORMAT, "the recording was cut short inside its header (%zu bytes)", len);
 	if (rd64(head) == PERF_MAGIC2_SW)
 		return perr_set(e, PLUMB_EUNSUPPORTED, "a big-endian perf.data file: read it on its own machine "
 						       "with `perf script`");
@@ -678,8 +678,11 @@ static enum plumb_err read_perf_data(struct pd_reader *r, struct profile *p, str
 			return e->code;
 		return read_records(r, 0, true, e);
 	}
-	if (hsize != FILE_HEADER_SIZE || len < FILE_HEADER_SIZE)
-		return perr_set(e, PLUMB_EFORMAT, "a perf.data header of %llu bytes", (unsigned long long)hsize);
+	if (hsize != FILE_HEADER_SIZE)
+		return perr_set(e, PLUMB_EFORMAT, "a perf.data header of %llu bytes (perf writes 104, or 16 in pipe mode)",
+				(unsigned long long)hsize);
+	if (len < FILE_HEADER_SIZE)
+		return perr_set(e, PLUMB_EFORMAT, "the recording was cut short inside its header (%zu bytes of 104)", len);
 	char bitmap[32];
 	memcpy(bitmap, head + 72, 32);
 	uint64_t doff = 0, dend = 0, feat_at = 0;

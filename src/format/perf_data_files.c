@@ -157,7 +157,7 @@ static size_t notes_build_id(const uint8_t *buf, size_t len, uint8_t *id)
 /* The build ID of the ELF file at path; 0 when it has none or cannot be read. */
 static size_t elf_build_id(const char *path, uint8_t *id)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return 0;
 	size_t n = 0;
@@ -211,6 +211,11 @@ const char *fmt_pd_files_use(struct pd_files *s, const char *path)
 {
 	if (path[0] != '/')
 		return path;
+	/* a recording names any path it likes: only regular files are read (never a device, a FIFO, /proc) */
+	struct stat sb;
+	if (strncmp(path, "/proc/", 6) == 0 || strncmp(path, "/sys/", 5) == 0 || strncmp(path, "/dev/", 5) == 0 ||
+	    (stat(path, &sb) == 0 && !S_ISREG(sb.st_mode)))
+		return "[not a file]";
 	struct pd_file *f = file_get(s, path, true);
 	if (!f)
 		return path;

@@ -100,7 +100,8 @@ static uint32_t kernel_raw_frame(struct pd_session *s, uint64_t addr)
 	bool running;
 	const char *name = fmt_pd_files_kernel_name(s->files, addr, &running);
 	if (!running) {
-		f.func = profile_intern_cstr(s->raw, name ? name : "[kernel.kallsyms]");
+		f.func = profile_intern_cstr(s->raw, name ? name : "[unknown]"); /* as the symbolizer names them */
+		f.module = 0;
 		f.addr = name ? addr : 0;
 	}
 	return profile_frame(s->raw, &f);
@@ -175,6 +176,12 @@ static void on_comm(struct pd_session *s, const char *rec, size_t len)
 	str_id id = profile_intern_cstr(s->raw, name);
 	if (id != PROFILE_NOMEM)
 		hmap_put(&s->comm, tid, id);
+	uint32_t thread;
+	if (hmap_get(&s->threads, ((uint64_t)pid << 32) | tid, &thread)) { /* renamed (exec, prctl): the last name */
+		profile_thread(s->out, pid, tid, name);
+		if (pid == tid)
+			profile_thread_set_process(s->out, thread, name, strlen(name));
+	}
 	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
 		maps_forget(s->maps, PD_PID_KEY(pid)); /* the new image's mappings follow */
 }
@@ -527,7 +534,7 @@ static void event_unit(const struct pd_attr *a, char *out, size_t n)
 		 (attr->config == PERF_COUNT_SW_CPU_CLOCK || attr->config == PERF_COUNT_SW_TASK_CLOCK))
 		snprintf(out, n, "nanoseconds");
 	else
-		snprintf(out, n, "%s", a->name);
+		snprintf(out, n, "%.*s", (int)strcspn(a->name, ":"), a->name); /* "cycles" for "cycles:P" */
 }
 
 enum plumb_err fmt_pd_session_finish(struct pd_session *s, const struct pd_attr *attr, size_t nattrs,

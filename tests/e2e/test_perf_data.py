@@ -6,6 +6,8 @@ process, `-a`, pipe mode (`perf record -o -`), a file cut short; and flame, conv
 import json
 import os
 import re
+import shutil
+import struct
 import subprocess
 import unittest
 
@@ -134,6 +136,59 @@ class PerfData(TempDir):
             b = sorted(f for f in theirs if f.startswith(fn + " "))
             self.assertTrue(a and b, (fn, a, b))
             self.assertTrue(set(a) & set(b), (fn, a, b))
+
+    def test_binaries_by_build_id(self):
+        """A program rebuilt after its recording is read from perf's build-ID cache (~/.debug), which perf record
+        filled; without the cache a warning says its names may be wrong."""
+        home = self.path("home")
+        os.mkdir(home)
+        prog, data = self.path("prog"), self.path("perf.data")
+        shutil.copy(target("split"), prog)
+        perf_record(self.perf, data, ["-F", "997", "-g"], [prog, "0.5"], {"HOME": home})
+        shutil.copy(target("threads"), prog + ".new")
+        os.replace(prog + ".new", prog)  # another program at the recorded path
+        doc, err = hot(data, extra_env={"HOME": home})
+        names = {bare(r["name"]) for r in doc["inclusive"]}
+        for fn in ("main", "path_a", "path_b", "path_c", "burn"):
+            self.assertIn(fn, names, (names, err))
+        shutil.rmtree(os.path.join(home, ".debug"))
+        _, err = hot(data, extra_env={"HOME": home})
+        self.assertIn("build ID", err)
+
+    def test_kernel_of_another_build(self):
+        """Kernel frames of a recording whose kernel is not the running one: named from perf's cached copy of
+        that kernel's kallsyms, else kept unnamed with a warning that says why."""
+        with open("/sys/kernel/notes", "rb") as f:
+            notes = f.read()
+        i = notes.find(b"GNU\0")
+        self.assertGreater(i, 0, "the running kernel has a build ID")
+        desc = struct.unpack_from("<I", notes, i - 8)[0]
+        kid = notes[i + 4:i + 4 + desc]
+        home = self.path("home")
+        os.mkdir(home)
+        data = self.path("perf.data")
+        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "0.5"], {"HOME": home})
+        with open(data, "rb") as f:
+            blob = f.read()
+        self.assertIn(kid, blob)
+        fake = bytes(b ^ 0x5a for b in kid)
+        other = self.path("other.data")
+        with open(other, "wb") as f:
+            f.write(blob.replace(kid, fake))
+        cache = os.path.join(home, ".debug", "[kernel.kallsyms]")
+        os.rename(os.path.join(cache, kid.hex()), os.path.join(cache, fake.hex()))
+        folded = self.path("k.folded")
+        r = plumb("convert", other, "-o", folded, extra_env={"HOME": home})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        kernel = [f for fr, _ in read_folded(folded) for f in fr if f.endswith("_[k]")]
+        self.assertTrue(kernel)
+        self.assertGreater(sum(not f.startswith("[") for f in kernel), len(kernel) // 2, kernel[:10])
+        shutil.rmtree(cache)
+        r = plumb("convert", other, "-o", folded, extra_env={"HOME": home})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("kernel frames are not named", r.stderr)
+        kernel = {f for fr, _ in read_folded(folded) for f in fr if f.endswith("_[k]")}
+        self.assertEqual(kernel, {"[unknown]_[k]"})
 
     def test_two_events_kept_apart(self):
         data = self.path("perf.data")
