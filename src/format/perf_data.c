@@ -446,6 +446,8 @@ static int entry_cmp(const void *a, const void *b)
 /* Hands on the kept records up to time limit (all: every one), in time order; the rest stay. */
 static enum plumb_err flush(struct pd_reader *r, bool all, uint64_t limit, struct perr *e)
 {
+	if (!r->nents)
+		return PLUMB_OK;
 	qsort(r->ents, r->nents, sizeof *r->ents, entry_cmp);
 	size_t i = 0;
 	for (; i < r->nents && (all || r->ents[i].time <= limit); i++) {
