@@ -386,10 +386,11 @@ static enum plumb_err on_sample(struct pd_session *s, const struct pd_attr *a, c
 	us.ip = sv.ip;
 	us.chain = sv.chain;
 	us.nr = sv.nr;
-	bool dwarf = sv.regs && sv.abi == PERF_SAMPLE_REGS_ABI_64 && (attr->sample_type & PERF_SAMPLE_STACK_USER);
+	bool copies = attr->sample_type & PERF_SAMPLE_STACK_USER; /* --call-graph dwarf: plumb unwinds */
+	bool dwarf = copies && sv.regs && sv.abi == PERF_SAMPLE_REGS_ABI_64;
+	if (copies && !s->unwinder && !(s->unwinder = unwinder_new(s->maps)))
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	if (dwarf) {
-		if (!s->unwinder && !(s->unwinder = unwinder_new(s->maps)))
-			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		sample_regs(attr, &sv, &regs);
 		us.regs = &regs;
 		us.stack = sv.stack;
@@ -400,8 +401,7 @@ static enum plumb_err on_sample(struct pd_session *s, const struct pd_attr *a, c
 	}
 	uint64_t *kern = s->ips, *user = s->ips + PD_DEPTH;
 	size_t nk, nu;
-	unwind_sample_stack(dwarf || (attr->sample_type & PERF_SAMPLE_STACK_USER) ? s->unwinder : NULL, &us, kern,
-			    &nk, user, &nu, PD_DEPTH);
+	unwind_sample_stack(copies ? s->unwinder : NULL, &us, kern, &nk, user, &nu, PD_DEPTH);
 	if (!sv.chain && !nu && !nk && sv.ip) { /* no callchain at all: the sampled IP alone */
 		if (sv.ip >= 0xffff800000000000ULL)
 			kern[nk++] = sv.ip;
