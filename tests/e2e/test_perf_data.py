@@ -11,7 +11,8 @@ import struct
 import subprocess
 import unittest
 
-from plumbtest import PLUMB, TempDir, env, needs_tool, plumb, read_folded, share_tolerance, shares, target
+from plumbtest import (PLUMB, TempDir, env, needs_tool, plumb, read_folded, share_tolerance, shares, target,
+                       wait_until)
 
 
 def perf_record(perf, out, args, cmd, extra_env=None, stdout=None):
@@ -78,7 +79,7 @@ class PerfData(TempDir):
 
     def test_frame_pointers_as_perf_reports(self):
         data = self.path("perf.data")
-        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "1.5"], {"SPLIT_CLOCK": "cpu"})
+        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "1"], {"SPLIT_CLOCK": "cpu"})
         doc, _ = hot(data)
         self_rows = report_rows(self.perf, data, False)
         children = report_rows(self.perf, data, True)
@@ -110,7 +111,7 @@ class PerfData(TempDir):
 
     def test_dwarf_unwound_by_plumb(self):
         data, truth = self.path("perf.data"), self.path("split.report")
-        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [target("split-nofp"), "2"],
+        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [target("split-nofp"), "1.5"],
                     {"SPLIT_CLOCK": "cpu", "SPLIT_REPORT": truth})
         folded = self.path("perf.folded")
         r = plumb("convert", data, "-o", folded)
@@ -126,8 +127,9 @@ class PerfData(TempDir):
         self.assertGreater(shares(rows, ["main"])["main"], 95.0)
         # names and lines as plumb's own recording of the same build gives them
         own = self.path("own.folded")
-        r = plumb("record", "-o", own, "--unwind", "dwarf", "--", target("split-nofp"), "0.5")
+        r = plumb("record", "-o", own, "--unwind", "dwarf", "--", target("split-nofp"), "0.3")
         self.assertEqual(r.returncode, 0, r.stderr)
+
         def program_frames(path):
             return {f for fr, _ in read_folded(path) for f in fr if "targets/split" in f}
         mine, theirs = program_frames(folded), program_frames(own)
@@ -210,10 +212,13 @@ class PerfData(TempDir):
 
     def test_pid_with_threads(self):
         data = self.path("perf.data")
-        proc = subprocess.Popen([target("threads"), "2"])
-        try:
-            perf_record(self.perf, data, ["-F", "997", "-g", "-p", str(proc.pid)], ["sleep", "1.2"])
+        proc = subprocess.Popen([target("threads"), "4"])
+        try:  # both workers run all the while (worker-b's work alone lasts 2 s of CPU)
+            task = "/proc/%d/task" % proc.pid
+            self.assertTrue(wait_until(lambda: len(os.listdir(task)) >= 3), "the workers did not start")
+            perf_record(self.perf, data, ["-F", "997", "-g", "-p", str(proc.pid)], ["sleep", "0.8"])
         finally:
+            proc.kill()
             proc.wait(timeout=60)
         doc, _ = hot(data)
         comm = report_rows(self.perf, data, False, sort="comm")
@@ -270,8 +275,8 @@ class PerfData(TempDir):
 
     def test_flame_convert_diff(self):
         a, b = self.path("a.data"), self.path("b.data")
-        perf_record(self.perf, a, ["-F", "997", "-g"], [target("split"), "0.7", "70", "20", "10"])
-        perf_record(self.perf, b, ["-F", "997", "-g"], [target("split"), "0.7", "10", "20", "70"])
+        perf_record(self.perf, a, ["-F", "997", "-g"], [target("split"), "0.4", "70", "20", "10"])
+        perf_record(self.perf, b, ["-F", "997", "-g"], [target("split"), "0.4", "10", "20", "70"])
         svg = self.path("a.svg")
         r = plumb("flame", a, "-o", svg)
         self.assertEqual(r.returncode, 0, r.stderr)
