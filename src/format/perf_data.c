@@ -210,19 +210,18 @@ static int attr_of(struct pd_reader *r, const char *rec, size_t len)
 {
 	if (!r->nattrs)
 		return -1;
-	const struct perf_event_header *h = (const void *)rec;
 	uint64_t t = r->attrs[0].attr.sample_type, id;
 	uint32_t at;
 	if (r->nattrs == 1)
 		return 0;
 	if (t & PERF_SAMPLE_IDENTIFIER) {
-		if (h->type == PERF_RECORD_SAMPLE && len >= 16)
+		if (rec_type(rec) == PERF_RECORD_SAMPLE && len >= 16)
 			id = rd64(rec + 8);
-		else if (h->type != PERF_RECORD_SAMPLE && r->attrs[0].attr.sample_id_all && len >= 16)
+		else if (rec_type(rec) != PERF_RECORD_SAMPLE && r->attrs[0].attr.sample_id_all && len >= 16)
 			id = rd64(rec + len - 8);
 		else
 			return 0;
-	} else if ((t & PERF_SAMPLE_ID) && h->type == PERF_RECORD_SAMPLE) {
+	} else if ((t & PERF_SAMPLE_ID) && rec_type(rec) == PERF_RECORD_SAMPLE) {
 		size_t off = 8 + 8 * (!!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID) + !!(t & PERF_SAMPLE_TIME) +
 				      !!(t & PERF_SAMPLE_ADDR));
 		if (off + 8 > len)
@@ -419,9 +418,8 @@ static void read_features(struct pd_reader *r, const char *bitmap, uint64_t at)
 
 static enum plumb_err hand_on(struct pd_reader *r, const char *rec, size_t len, struct perr *e)
 {
-	const struct perf_event_header *h = (const void *)rec;
 	const struct pd_attr *attr = NULL;
-	if (h->type == PERF_RECORD_SAMPLE) {
+	if (rec_type(rec) == PERF_RECORD_SAMPLE) {
 		int at = attr_of(r, rec, len);
 		if (at < 0)
 			return PLUMB_OK; /* a sample of no event the file describes */
@@ -479,15 +477,14 @@ static enum plumb_err flush(struct pd_reader *r, bool all, uint64_t limit, struc
 /* One record of the data, in file order: kept for ordering (or handed on at once when nothing has times). */
 static enum plumb_err on_record(struct pd_reader *r, const char *rec, size_t len, struct perr *e)
 {
-	const struct perf_event_header *h = (const void *)rec;
 	r->records++;
-	if (h->type == PD_FINISHED_ROUND) {
+	if (rec_type(rec) == PD_FINISHED_ROUND) {
 		enum plumb_err rc = r->timed && r->have_limit ? flush(r, false, r->flush_limit, e) : PLUMB_OK;
 		r->flush_limit = r->max_time;
 		r->have_limit = true;
 		return rc;
 	}
-	if (h->type >= PERF_RECORD_USER_TYPE_START && h->type != PD_FINISHED_ROUND)
+	if (rec_type(rec) >= PERF_RECORD_USER_TYPE_START && rec_type(rec) != PD_FINISHED_ROUND)
 		return PLUMB_OK; /* perf's own records are the reader's (pipe headers), not the stream's */
 	if (!r->timed)
 		return hand_on(r, rec, len, e);
@@ -534,8 +531,7 @@ static enum plumb_err on_record(struct pd_reader *r, const char *rec, size_t len
 /* A pipe's header records: events, features and build IDs that a file keeps in its sections. */
 static enum plumb_err on_pipe_header(struct pd_reader *r, const char *rec, size_t len, struct perr *e)
 {
-	const struct perf_event_header *h = (const void *)rec;
-	if (h->type == PD_HEADER_ATTR) {
+	if (rec_type(rec) == PD_HEADER_ATTR) {
 		if (len < 8 + 8)
 			return perr_set(e, PLUMB_EFORMAT, "a HEADER_ATTR record of %zu bytes", len);
 		uint32_t asz = rd32(rec + 12);
@@ -543,11 +539,11 @@ static enum plumb_err on_pipe_header(struct pd_reader *r, const char *rec, size_
 			asz = (uint32_t)(len - 8 < sizeof(struct perf_event_attr) ? len - 8 : sizeof(struct perf_event_attr));
 		return add_attr(r, rec + 8, asz, rec + 8 + asz, (len - 8 - asz) / 8, e);
 	}
-	if (h->type == PD_HEADER_FEATURE && len >= 16) {
+	if (rec_type(rec) == PD_HEADER_FEATURE && len >= 16) {
 		uint64_t bit = rd64(rec + 8);
 		if (bit < 256)
 			feature(r, (unsigned)bit, rec + 16, len - 16);
-	} else if (h->type == PD_HEADER_BUILD_ID) {
+	} else if (rec_type(rec) == PD_HEADER_BUILD_ID) {
 		feature_build_ids(r, rec, len);
 	}
 	return PLUMB_OK;

@@ -31,6 +31,20 @@ struct pd_attr {
 struct pd_session;
 struct pd_files;
 
+/* A record's type and misc (its header read without assuming alignment). */
+static inline uint32_t rec_type(const char *rec)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, rec, 4);
+	return v;
+}
+static inline uint16_t rec_misc(const char *rec)
+{
+	uint16_t v;
+	__builtin_memcpy(&v, rec + 4, 2);
+	return v;
+}
+
 /* perf_data_files.c: the recording's files by build ID, and the kernel's names. */
 struct pd_files *fmt_pd_files_new(const struct fmt_read_opts *opts);
 void fmt_pd_files_free(struct pd_files *f);

@@ -136,7 +136,6 @@ static const char *rec_string(const char *p, const char *end, char *buf, size_t 
 
 static void on_mmap(struct pd_session *s, const char *rec, size_t len, bool v2)
 {
-	const struct perf_event_header *h = (const void *)rec;
 	size_t fixed = v2 ? 8 + 8 + 24 + 24 + 8 : 8 + 8 + 24;
 	if (len < fixed)
 		return;
@@ -146,7 +145,7 @@ static void on_mmap(struct pd_session *s, const char *rec, size_t len, bool v2)
 	if (v2) {
 		uint32_t prot = rd32(rec + 64);
 		exec = (prot & 4) != 0; /* PROT_EXEC */
-		if (h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID) {
+		if (rec_misc(rec) & PERF_RECORD_MISC_MMAP_BUILD_ID) {
 			uint8_t idlen = (uint8_t)rec[40];
 			char name[4096];
 			rec_string(rec + fixed, rec + len, name, sizeof name);
@@ -154,11 +153,11 @@ static void on_mmap(struct pd_session *s, const char *rec, size_t len, bool v2)
 				fmt_pd_files_build_id(s->files, name, (const uint8_t *)rec + 44, idlen);
 		}
 	} else {
-		exec = !(h->misc & PERF_RECORD_MISC_MMAP_DATA);
+		exec = !(rec_misc(rec) & PERF_RECORD_MISC_MMAP_DATA);
 	}
 	char name[4096];
 	rec_string(rec + fixed, rec + len, name, sizeof name);
-	if (pid == -1 || (h->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+	if (pid == -1 || (rec_misc(rec) & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
 		return; /* the kernel and its modules: named from kallsyms */
 	if (!exec || !name[0] || mlen == 0)
 		return;
@@ -169,7 +168,6 @@ static void on_comm(struct pd_session *s, const char *rec, size_t len)
 {
 	if (len < 16)
 		return;
-	const struct perf_event_header *h = (const void *)rec;
 	uint32_t pid = rd32(rec + 8), tid = rd32(rec + 12);
 	char name[256];
 	rec_string(rec + 16, rec + len, name, sizeof name);
@@ -182,7 +180,7 @@ static void on_comm(struct pd_session *s, const char *rec, size_t len)
 		if (pid == tid)
 			profile_thread_set_process(s->out, thread, name, strlen(name));
 	}
-	if (h->misc & PERF_RECORD_MISC_COMM_EXEC)
+	if (rec_misc(rec) & PERF_RECORD_MISC_COMM_EXEC)
 		maps_forget(s->maps, PD_PID_KEY(pid)); /* the new image's mappings follow */
 }
 
@@ -445,17 +443,16 @@ static enum plumb_err on_sample(struct pd_session *s, const struct pd_attr *a, c
 bool fmt_pd_record_time(const struct perf_event_attr *attr, const char *rec, size_t len, uint64_t *time)
 {
 	uint64_t t = attr->sample_type;
-	const struct perf_event_header *h = (const void *)rec;
 	if (!(t & PERF_SAMPLE_TIME) || len < 16)
 		return false;
-	if (h->type == PERF_RECORD_SAMPLE) {
+	if (rec_type(rec) == PERF_RECORD_SAMPLE) {
 		size_t off = 8 + 8 * (!!(t & PERF_SAMPLE_IDENTIFIER) + !!(t & PERF_SAMPLE_IP) + !!(t & PERF_SAMPLE_TID));
 		if (off + 8 > len)
 			return false;
 		*time = rd64(rec + off);
 		return true;
 	}
-	if (!attr->sample_id_all || h->type >= PERF_RECORD_USER_TYPE_START)
+	if (!attr->sample_id_all || rec_type(rec) >= PERF_RECORD_USER_TYPE_START)
 		return false;
 	/* the sample_id_all trailer: { pid, tid } { time } { id } { stream_id } { cpu, res } { identifier } */
 	size_t after = 8 * (!!(t & PERF_SAMPLE_ID) + !!(t & PERF_SAMPLE_STREAM_ID) + !!(t & PERF_SAMPLE_CPU) +
@@ -469,7 +466,6 @@ bool fmt_pd_record_time(const struct perf_event_attr *attr, const char *rec, siz
 enum plumb_err fmt_pd_session_record(struct pd_session *s, const struct pd_attr *attr, const char *rec, size_t len,
 				     struct perr *e)
 {
-	const struct perf_event_header *h = (const void *)rec;
 	if ((uintptr_t)rec & 7) { /* fields are read in place as 64-bit words */
 		size_t words = (len + 7) / 8;
 		if (words > s->aligned_cap) {
@@ -482,7 +478,7 @@ enum plumb_err fmt_pd_session_record(struct pd_session *s, const struct pd_attr 
 		memcpy(s->aligned, rec, len);
 		rec = (const char *)s->aligned;
 	}
-	switch (h->type) {
+	switch (rec_type(rec)) {
 	case PERF_RECORD_SAMPLE:
 		return attr ? on_sample(s, attr, rec, len, e) : PLUMB_OK;
 	case PERF_RECORD_MMAP:
