@@ -55,6 +55,8 @@ const char *fmt_pd_files_use(struct pd_files *f, const char *path);
 /* The name of kernel address addr when the recorded kernel is not the running one (*running false; NULL when
  * nothing names it); with *running true the symbolizer names it from the running kernel. */
 const char *fmt_pd_files_kernel_name(struct pd_files *f, uint64_t addr, bool *running);
+/* Where the recording's kernel map ("[kernel.kallsyms]_text", pgoff) says _text was. */
+void fmt_pd_files_kernel_text(struct pd_files *f, uint64_t text);
 /* Says what could not be named. */
 void fmt_pd_files_finish(struct pd_files *f);
 

@@ -5,6 +5,7 @@
  * kernel's kallsyms, or said unnamed. */
 #include "format/perf_data.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -17,6 +18,7 @@
 
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/readall.h"
 #include "symbol/kallsyms.h"
 
 #define PD_MAX_FILES 65536 /* distinct mapped files whose build ID is kept */
@@ -40,6 +42,7 @@ struct pd_files {
 	struct kallsyms *kallsyms;        /* KERNEL_CACHED: perf's copy of the recorded kernel's symbols */
 	uint8_t kernel_id[BUILD_ID_MAX];
 	uint8_t kernel_id_len;
+	uint64_t kernel_text;             /* where the recording's kernel map put _text (0: not said) */
 	uint64_t unnamed_kernel;
 };
 
@@ -248,13 +251,57 @@ const char *fmt_pd_files_use(struct pd_files *s, const char *path)
 
 /* --- kernel names --------------------------------------------------------------------------------------------- */
 
-/* Decides how kernel frames are named: by the running kernel's symbols when its build ID is the recorded one (or
- * none was recorded), by perf's copy of the recorded kernel's kallsyms in ~/.debug, else not at all. */
+/* The address of "_text" in kallsyms text ("ADDR T _text" lines); 0 when it has none. */
+static uint64_t text_address(const char *text, size_t len)
+{
+	static const char key[] = " T _text\n";
+	const char *hit = memmem(text, len, key, sizeof key - 1);
+	if (!hit)
+		return 0;
+	const char *line = hit;
+	while (line > text && line[-1] != '\n')
+		line--;
+	return strtoull(line, NULL, 16);
+}
+
+/* perf's copy of the recorded kernel's kallsyms (~/.debug/[kernel.kallsyms]/ID/kallsyms), when it is of the
+ * recording's boot: its _text where the recording's kernel map says (when it says); NULL otherwise. */
+static struct kallsyms *cached_kallsyms(const struct pd_files *s)
+{
+	char idhex[2 * BUILD_ID_MAX + 1], path[4096];
+	hex(s->kernel_id, s->kernel_id_len, idhex);
+	const char *home = getenv("HOME");
+	if (!home || home[0] != '/' ||
+	    snprintf(path, sizeof path, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, idhex) >= (int)sizeof path ||
+	    !is_file(path))
+		return NULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	char *text = NULL;
+	size_t len = 0;
+	int err = fd >= 0 ? read_fd_whole(fd, 1 << 20, (size_t)256 << 20, &text, &len) : errno;
+	if (fd >= 0)
+		close(fd);
+	if (err)
+		return NULL;
+	if (s->kernel_text && text_address(text, len) != s->kernel_text) {
+		free(text);
+		return NULL;
+	}
+	return kallsyms_parse(text, len);
+}
+
+/* Decides how kernel frames are named: by perf's copy of the recorded kernel's symbols (the recording's own
+ * boot), else by the running kernel's when its build ID is the recorded one (or none was recorded), else not at
+ * all. */
 static void kernel_decide(struct pd_files *s)
 {
 	s->kernel = KERNEL_RUNNING;
 	if (!s->kernel_id_len)
 		return;
+	if ((s->kallsyms = cached_kallsyms(s))) {
+		s->kernel = KERNEL_CACHED;
+		return;
+	}
 	uint8_t now[BUILD_ID_MAX];
 	size_t n = 0;
 	int fd = open("/sys/kernel/notes", O_RDONLY | O_CLOEXEC);
@@ -267,18 +314,16 @@ static void kernel_decide(struct pd_files *s)
 	}
 	if (n == s->kernel_id_len && memcmp(now, s->kernel_id, n) == 0)
 		return;
-	char idhex[2 * BUILD_ID_MAX + 1], path[4096];
+	char idhex[2 * BUILD_ID_MAX + 1];
 	hex(s->kernel_id, s->kernel_id_len, idhex);
-	const char *home = getenv("HOME");
-	if (home && home[0] == '/' &&
-	    snprintf(path, sizeof path, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, idhex) < (int)sizeof path &&
-	    (s->kallsyms = kallsyms_load_path(path))) {
-		s->kernel = KERNEL_CACHED;
-		return;
-	}
 	s->kernel = KERNEL_NONE;
 	fmt_pd_warn(s->opts, "kernel frames are not named: the recording's kernel (build ID %s) is not the running "
 			     "one and perf's build-ID cache has no copy of its symbols", idhex);
+}
+
+void fmt_pd_files_kernel_text(struct pd_files *s, uint64_t text)
+{
+	s->kernel_text = text;
 }
 
 const char *fmt_pd_files_kernel_name(struct pd_files *s, uint64_t addr, bool *running)

@@ -157,8 +157,11 @@ static void on_mmap(struct pd_session *s, const char *rec, size_t len, bool v2)
 	}
 	char name[4096];
 	rec_string(rec + fixed, rec + len, name, sizeof name);
-	if (pid == -1 || (rec_misc(rec) & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL)
+	if (pid == -1 || (rec_misc(rec) & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL) {
+		if (strcmp(name, "[kernel.kallsyms]_text") == 0) /* perf puts _text's address in pgoff */
+			fmt_pd_files_kernel_text(s->files, pgoff);
 		return; /* the kernel and its modules: named from kallsyms */
+	}
 	if (!exec || !name[0] || mlen == 0)
 		return;
 	maps_add(s->maps, PD_PID_KEY(pid), addr, mlen, pgoff, fmt_pd_files_use(s->files, name), true);

@@ -158,8 +158,9 @@ class PerfData(TempDir):
         self.assertIn("build ID", err)
 
     def test_kernel_of_another_build(self):
-        """Kernel frames of a recording whose kernel is not the running one: named from perf's cached copy of
-        that kernel's kallsyms, else kept unnamed with a warning that says why."""
+        """Kernel frames: named from the running kernel when it is the recorded one; of a recording whose kernel
+        is not the running one, from perf's cached copy of that kernel's kallsyms, else kept unnamed with a
+        warning that says why."""
         with open("/sys/kernel/notes", "rb") as f:
             notes = f.read()
         i = notes.find(b"GNU\0")
@@ -170,6 +171,14 @@ class PerfData(TempDir):
         os.mkdir(home)
         data = self.path("perf.data")
         perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "0.5"], {"HOME": home})
+        # the running kernel is the recorded one: named from it when perf's cache has no copy
+        empty = self.path("empty")
+        os.mkdir(empty)
+        folded = self.path("k.folded")
+        r = plumb("convert", data, "-o", folded, extra_env={"HOME": empty})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        kernel = [f for fr, _ in read_folded(folded) for f in fr if f.endswith("_[k]")]
+        self.assertGreater(sum(not f.startswith("[") for f in kernel), len(kernel) // 2, kernel[:10])
         with open(data, "rb") as f:
             blob = f.read()
         self.assertIn(kid, blob)
@@ -179,7 +188,6 @@ class PerfData(TempDir):
             f.write(blob.replace(kid, fake))
         cache = os.path.join(home, ".debug", "[kernel.kallsyms]")
         os.rename(os.path.join(cache, kid.hex()), os.path.join(cache, fake.hex()))
-        folded = self.path("k.folded")
         r = plumb("convert", other, "-o", folded, extra_env={"HOME": home})
         self.assertEqual(r.returncode, 0, r.stderr)
         kernel = [f for fr, _ in read_folded(folded) for f in fr if f.endswith("_[k]")]
