@@ -566,6 +566,9 @@ enum plumb_err fmt_pd_session_finish(struct pd_session *s, const struct pd_attr 
 		fmt_pd_warn(s->opts, "skipped %llu samples shorter than their fields", (unsigned long long)s->bad_samples);
 	if (s->lost)
 		fmt_pd_warn(s->opts, "perf lost %llu samples while recording", (unsigned long long)s->lost);
+	if (s->throttled)
+		fmt_pd_warn(s->opts, "the kernel throttled sampling %llu times while recording (no samples while it was)",
+			    (unsigned long long)s->throttled);
 	fmt_pd_files_finish(s->files);
 	if (m->weight_unit == PROFILE_NOMEM || m->backend == PROFILE_NOMEM || m->unwinder == PROFILE_NOMEM ||
 	    m->command == PROFILE_NOMEM || m->mode == PROFILE_NOMEM)
