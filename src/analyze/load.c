@@ -13,7 +13,7 @@
 /* Formats whose samples carry times. */
 static bool format_has_times(enum fmt_kind k)
 {
-	return k == FMT_GECKO || k == FMT_PERF_SCRIPT || k == FMT_SPEEDSCOPE || k == FMT_PERF_DATA;
+	return k == FMT_GECKO || k == FMT_PERF_SCRIPT || k == FMT_SPEEDSCOPE;
 }
 
 enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opts *lo, const struct hot_opts *o,
