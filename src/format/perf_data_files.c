@@ -1,6 +1,7 @@
 /* perf_data_files.c — the files a perf.data recording names (format/perf_data.h): each mapped file's build ID
  * (from the BUILD_ID feature or MMAP2 records) and the file plumb reads for it — the recorded path when it is still
- * the same build, else perf's build-ID cache (~/.debug/.build-id), else /usr/lib/debug/.build-id; and how kernel
+ * the same build, else perf's build-ID cache (~/.debug/.build-id), else /usr/lib/debug/.build-id, else debuginfod
+ * (when DEBUGINFOD_URLS is set); and how kernel
  * frames are named — by the running kernel when it is the recorded one, by perf's cached copy of the recorded
  * kernel's kallsyms, or said unnamed. */
 #include "format/perf_data.h"
@@ -19,6 +20,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/readall.h"
+#include "symbol/debuginfod.h"
 #include "symbol/kallsyms.h"
 
 #define PD_MAX_FILES 65536 /* distinct mapped files whose build ID is kept */
@@ -207,6 +209,22 @@ static bool is_file(const char *path)
 	return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
 }
 
+/* The file of f's build ID from debuginfod (DEBUGINFOD_URLS) into buf; false when there is none. */
+static bool fetched(struct pd_files *s, const struct pd_file *f, char *buf, size_t n)
+{
+	char *path;
+	int fd = sym_fetch_executable(f->id, f->id_len, &path);
+	if (fd < 0)
+		return false;
+	close(fd);
+	bool ok = strlen(path) < n && is_file(path);
+	if (ok)
+		snprintf(buf, n, "%s", path);
+	free(path);
+	(void)s;
+	return ok;
+}
+
 /* The file to read for what the recording calls path: the recorded path when its build ID matches (or none is
  * known), else perf's build-ID cache (~/.debug), else the system's debug directory; the recorded path when
  * nothing matches (its frames then say what they can). */
@@ -235,6 +253,8 @@ const char *fmt_pd_files_use(struct pd_files *s, const char *path)
 			const char *dirs[2] = { home && home[0] == '/' ? home : NULL, NULL };
 			if (dirs[0] && snprintf(buf, sizeof buf, "%s/.debug/.build-id/%.2s/%s/elf", dirs[0], idhex,
 						idhex + 2) < (int)sizeof buf && is_file(buf))
+				use = buf;
+			else if (fetched(s, f, buf, sizeof buf)) /* the whole file: its unwind tables too */
 				use = buf;
 			else if (snprintf(buf, sizeof buf, "/usr/lib/debug/.build-id/%.2s/%s.debug", idhex, idhex + 2) <
 					 (int)sizeof buf && is_file(buf))

@@ -7,9 +7,11 @@ import json
 import os
 import re
 import shutil
+import socket
 import struct
 import subprocess
 import unittest
+import urllib.request
 
 from plumbtest import (PLUMB, TempDir, env, needs_tool, plumb, read_folded, share_tolerance, shares, target,
                        wait_until)
@@ -156,6 +158,49 @@ class PerfData(TempDir):
         shutil.rmtree(os.path.join(home, ".debug"))
         _, err = hot(data, extra_env={"HOME": home})
         self.assertIn("build ID", err)
+
+    def test_binary_from_debuginfod(self):
+        """A program gone since its recording, in no build-ID cache, is fetched by its build ID from the servers
+        of DEBUGINFOD_URLS (Debian's debuginfod, started here over a directory holding a copy of it)."""
+        server_bin = needs_tool("debuginfod", "Debian package debuginfod")
+        home, served = self.path("home"), self.path("served")
+        os.mkdir(home)
+        os.mkdir(served)
+        prog, data = self.path("prog"), self.path("perf.data")
+        shutil.copy(target("split-nofp"), prog)
+        shutil.copy(prog, os.path.join(served, "prog"))
+        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [prog, "0.5"], {"HOME": home})
+        os.unlink(prog)
+        shutil.rmtree(os.path.join(home, ".debug"))
+        alone, _ = hot(data, extra_env={"HOME": home})
+        self.assertNotIn("path_a", {bare(r["name"]) for r in alone["inclusive"]})
+        note = subprocess.run(["readelf", "-n", os.path.join(served, "prog")], capture_output=True, text=True,
+                              check=True).stdout
+        build_id = re.search(r"Build ID: ([0-9a-f]+)", note).group(1)
+        sock = socket.socket()
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+        sock.close()
+        server = subprocess.Popen([server_bin, "-F", "-p", str(port), "-d", self.path("db.sqlite"), served],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            url = "http://127.0.0.1:%d" % port
+
+            def indexed():
+                try:
+                    with urllib.request.urlopen("%s/buildid/%s/executable" % (url, build_id), timeout=2) as r:
+                        return r.status == 200
+                except OSError:
+                    return False
+            self.assertTrue(wait_until(indexed, timeout=30, step=0.2), "debuginfod never served the program")
+            doc, err = hot(data, extra_env={"HOME": home, "DEBUGINFOD_URLS": url,
+                                            "DEBUGINFOD_CACHE_PATH": self.path("client-cache")})
+        finally:
+            server.kill()
+            server.wait()
+        names = {bare(r["name"]) for r in doc["inclusive"]}
+        for fn in ("main", "path_a", "path_b", "path_c", "burn"):
+            self.assertIn(fn, names, (names, err))
 
     def test_kernel_of_another_build(self):
         """Kernel frames: named from the running kernel when it is the recorded one; of a recording whose kernel
