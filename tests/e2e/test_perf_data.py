@@ -81,7 +81,7 @@ class PerfData(TempDir):
 
     def test_frame_pointers_as_perf_reports(self):
         data = self.path("perf.data")
-        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "1"], {"SPLIT_CLOCK": "cpu"})
+        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "0.8"], {"SPLIT_CLOCK": "cpu"})
         doc, _ = hot(data)
         self_rows = report_rows(self.perf, data, False)
         children = report_rows(self.perf, data, True)
@@ -113,7 +113,7 @@ class PerfData(TempDir):
 
     def test_dwarf_unwound_by_plumb(self):
         data, truth = self.path("perf.data"), self.path("split.report")
-        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [target("split-nofp"), "1.5"],
+        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [target("split-nofp"), "1.2"],
                     {"SPLIT_CLOCK": "cpu", "SPLIT_REPORT": truth})
         folded = self.path("perf.folded")
         r = plumb("convert", data, "-o", folded)
@@ -148,7 +148,7 @@ class PerfData(TempDir):
         os.mkdir(home)
         prog, data = self.path("prog"), self.path("perf.data")
         shutil.copy(target("split"), prog)
-        perf_record(self.perf, data, ["-F", "997", "-g"], [prog, "0.5"], {"HOME": home})
+        perf_record(self.perf, data, ["-F", "997", "-g"], [prog, "0.3"], {"HOME": home})
         shutil.copy(target("threads"), prog + ".new")
         os.replace(prog + ".new", prog)  # another program at the recorded path
         doc, err = hot(data, extra_env={"HOME": home})
@@ -169,7 +169,7 @@ class PerfData(TempDir):
         prog, data = self.path("prog"), self.path("perf.data")
         shutil.copy(target("split-nofp"), prog)
         shutil.copy(prog, os.path.join(served, "prog"))
-        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [prog, "0.5"], {"HOME": home})
+        perf_record(self.perf, data, ["-F", "997", "--call-graph", "dwarf"], [prog, "0.3"], {"HOME": home})
         os.unlink(prog)
         shutil.rmtree(os.path.join(home, ".debug"))
         alone, _ = hot(data, extra_env={"HOME": home})
@@ -215,7 +215,7 @@ class PerfData(TempDir):
         home = self.path("home")
         os.mkdir(home)
         data = self.path("perf.data")
-        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "0.5"], {"HOME": home})
+        perf_record(self.perf, data, ["-F", "997", "-g"], [target("split"), "0.3"], {"HOME": home})
         # the running kernel is the recorded one: named from it when perf's cache has no copy
         empty = self.path("empty")
         os.mkdir(empty)
