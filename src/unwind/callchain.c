@@ -21,7 +21,7 @@ void unwind_sample_stack(struct unwinder *u, const struct unwind_sample *s, uint
 	}
 	if (u && s->regs)
 		nu = unwind_dwarf(u, s->pid, s->regs, s->stack, s->stack ? s->stack_len : 0, user, max);
-	else if (u && nk == 0 && s->ip && nu < max)
+	else if (u && nk == 0 && nu == 0 && s->ip && max)
 		user[nu++] = s->ip; /* no user registers (kernel thread or exiting task): keep the IP */
 	*nkern = nk;
 	*nuser = nu;
