@@ -58,6 +58,10 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	ro.sample_index = lo ? lo->sample_index : NULL;
 	ro.source_path = path;
 	ro.keep_timeline = stages != NULL;
+	if (kind == FMT_PERF_DATA && o) { /* what it skipped: a recording cut short, its other events */
+		ro.warn = o->warn;
+		ro.warn_ctx = o->warn_ctx;
+	}
 	if ((rc = fmt_source_read(&in, kind, &ro, &p, e)))
 		goto out;
 	if ((rc = hot_analyze(p, o, &s, e)))

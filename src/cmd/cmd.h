@@ -78,7 +78,8 @@ struct cmd_collapse {
 	{ "all", 0, OPT_FLAG, &(c).all, NULL, "perf script input: --kernel and --jit", NULL },                       \
 	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }, \
 	{ "sample-index", 0, OPT_STRING, &(c).sample_index, "N|TYPE", "pprof input: the sample type to read, by "      \
-	  "index or name (default: the profile's default, else the last, as go tool pprof)", NULL }
+	  "index or name (default: the profile's default, else the last, as go tool pprof); perf.data input: the "      \
+	  "event (default: the first)", NULL }
 struct fmt_read_opts;
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
 

@@ -49,11 +49,12 @@ int cmd_convert(int argc, char **argv)
 	if (from && ((in_kind = fmt_from_name(from)) == FMT_UNKNOWN || in_kind == FMT_SVG)) {
 		opt_result_release(&res);
 		return plumb_fail(EXIT_USAGE, "convert: unknown input format '%s' (folded, gecko, speedscope, pprof, "
-					      "perf-script)", from);
+					      "perf-script, perf-data)", from);
 	}
 	if (to) {
 		out_kind = fmt_from_name(to);
-		if (out_kind == FMT_UNKNOWN || out_kind == FMT_PERF_SCRIPT || out_kind == FMT_HOT_JSON) {
+		if (out_kind == FMT_UNKNOWN || out_kind == FMT_PERF_SCRIPT || out_kind == FMT_HOT_JSON ||
+		    out_kind == FMT_PERF_DATA) {
 			opt_result_release(&res);
 			return plumb_fail(EXIT_USAGE, "convert: unknown output format '%s' (folded, gecko, speedscope, "
 						      "pprof, svg)", to);

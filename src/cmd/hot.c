@@ -163,8 +163,8 @@ int cmd_hot(int argc, char **argv)
 		{ "syms", 0, OPT_STRING, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)",
 		  NULL },
 		{ "no-lines", 0, OPT_FLAG, &h.no_lines, NULL, "filters see labels without line numbers", NULL },
-		{ "sample-index", 0, OPT_STRING, &h.sample_index, "N|TYPE", "pprof input: the sample type to read "
-		  "(index or name)", NULL },
+		{ "sample-index", 0, OPT_STRING, &h.sample_index, "N|TYPE", "pprof input: the sample type to read; "
+		  "perf.data: the event (index or name)", NULL },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;

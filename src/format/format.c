@@ -17,7 +17,7 @@ static const struct {
 } names[] = {
 	{ FMT_FOLDED, "folded" }, { FMT_GECKO, "gecko" }, { FMT_SPEEDSCOPE, "speedscope" },
 	{ FMT_PPROF, "pprof" }, { FMT_PERF_SCRIPT, "perf-script" }, { FMT_SVG, "svg" },
-	{ FMT_HOT_JSON, "hot-json" },
+	{ FMT_HOT_JSON, "hot-json" }, { FMT_PERF_DATA, "perf-data" },
 };
 
 enum fmt_kind fmt_from_name(const char *name)
@@ -64,6 +64,8 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 {
 	const char *end = buf + len;
 	const char *p = skip_ws(buf, end);
+	if (fmt_perf_data_sniff(buf, len))
+		return FMT_PERF_DATA;
 	if (fmt_pprof_sniff(buf, len))
 		return FMT_PPROF;
 	if (p == end)
@@ -173,6 +175,7 @@ static const struct {
 } readers[] = {
 	{ FMT_FOLDED, fmt_folded_read_stream, NULL },
 	{ FMT_PERF_SCRIPT, fmt_perf_script_read_stream, NULL },
+	{ FMT_PERF_DATA, fmt_perf_data_read_stream, NULL },
 	{ FMT_GECKO, NULL, fmt_gecko_read },
 	{ FMT_SPEEDSCOPE, NULL, fmt_speedscope_read },
 	{ FMT_PPROF, NULL, fmt_pprof_read },

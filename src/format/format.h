@@ -24,6 +24,7 @@ enum fmt_kind {
 	FMT_PERF_SCRIPT, /* `perf script` text (input only) */
 	FMT_SVG,         /* flame graph (output only, drawn one layer up: render/output.h) */
 	FMT_HOT_JSON,    /* plumb.hot.v1 summary (input of diff) */
+	FMT_PERF_DATA,   /* perf.data, file or pipe mode (input only) */
 };
 
 /* Options readers understand (the stackcollapse-perf options for perf script, the samply sidecar). */
@@ -118,6 +119,12 @@ enum plumb_err fmt_pprof_read(const char *buf, size_t len, const struct fmt_read
 			      struct perr *e);
 /* True when the bytes start like a profile.proto message (a sample_type ValueType first). */
 bool fmt_pprof_sniff(const char *buf, size_t len);
+/* perf.data (perf record's file or pipe output), read from the stream and symbolized (format/perf_data.c): the
+ * event opts->sample_index names (number or name; default the first), weighed by its periods. */
+enum plumb_err fmt_perf_data_read_stream(struct fmt_stream *st, const struct fmt_read_opts *opts, struct profile *p,
+					 struct perr *e);
+/* True when the bytes start with perf.data's magic. */
+bool fmt_perf_data_sniff(const char *buf, size_t len);
 enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts,
 				    struct perr *e);
 enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct fmt_write_opts *opts, struct perr *e);

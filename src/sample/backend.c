@@ -244,17 +244,7 @@ const char *backend_unwinder_name(const struct record_opts *opts)
 uint32_t backend_user_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller,
 			    str_id unknown)
 {
-	struct frame f = { 0 };
-	f.kind = FRAME_USER;
-	f.line = caller ? 1 : 0;
-	if (maps_is_image(m)) {
-		f.module = profile_intern_cstr(p, m->path);
-		f.addr = maps_vaddr(m, addr);
-	} else {
-		f.module = m ? profile_intern_cstr(p, m->path) : unknown;
-		f.addr = addr;
-	}
-	return profile_frame(p, &f);
+	return maps_raw_frame(p, m, addr, caller, unknown);
 }
 
 uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t tid)

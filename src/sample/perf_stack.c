@@ -1,6 +1,6 @@
 /* perf_stack.c — a perf sample's stack as raw frames, and the sampling attributes (perf_stack.h). The
- * callchain comes innermost first, [PERF_CONTEXT_KERNEL, k0, ..., PERF_CONTEXT_USER, u0, ...]; the frames go
- * out outermost first, so both parts are walked backwards. */
+ * callchain is split and the user part unwound by unwind_sample_stack (unwind/callchain.c, shared with the perf.data
+ * reader); the frames go out outermost first, so both parts are walked backwards. */
 #include "sample/perf_stack.h"
 
 #include <stdlib.h>
@@ -89,26 +89,21 @@ static uint32_t kernel_frame(struct perf_stacker *s, uint64_t addr)
 
 size_t perf_stacker_build(struct perf_stacker *s, const struct perf_sample *sv)
 {
-	size_t nkernel = 0, nuser = 0;
+	size_t nkernel, nuser;
 	uint64_t *kern = s->ips, *user = s->ips + PERF_STACK_MAX_DEPTH;
-	uint64_t ctx = 0;
-	for (uint64_t i = 0; i < sv->nr; i++) {
-		uint64_t a = sv->chain[i];
-		if (a >= (uint64_t)PERF_CONTEXT_MAX)
-			ctx = a;
-		else if (ctx == (uint64_t)PERF_CONTEXT_KERNEL && nkernel < PERF_STACK_MAX_DEPTH)
-			kern[nkernel++] = a;
-		else if (ctx == (uint64_t)PERF_CONTEXT_USER && nuser < PERF_STACK_MAX_DEPTH)
-			user[nuser++] = a;
-	}
-	if (s->unwinder && sv->regs) {
-		struct unwind_regs regs;
+	struct unwind_regs regs;
+	struct unwind_sample us = { 0 };
+	us.pid = (pid_t)sv->pid;
+	us.ip = sv->ip;
+	us.chain = sv->chain;
+	us.nr = sv->nr;
+	if (sv->regs) {
 		perf_sample_regs(sv, &regs);
-		nuser = unwind_dwarf(s->unwinder, (pid_t)sv->pid, &regs, sv->stack, sv->stack ? sv->stack_dyn : 0,
-				     user, PERF_STACK_MAX_DEPTH);
-	} else if (s->unwinder && nkernel == 0 && sv->ip) {
-		user[nuser++] = sv->ip; /* no user registers (kernel thread or exiting task): keep the IP */
+		us.regs = &regs;
+		us.stack = sv->stack;
+		us.stack_len = sv->stack ? sv->stack_dyn : 0;
 	}
+	unwind_sample_stack(s->unwinder, &us, kern, &nkernel, user, &nuser, PERF_STACK_MAX_DEPTH);
 	size_t n = 0;
 	for (size_t i = nuser; i-- > 0;) {
 		uint32_t f = s->user_frame ? s->user_frame(s->ctx, (pid_t)sv->pid, user[i], i > 0)

@@ -166,3 +166,34 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, D
 		return fd;
 	return find_by_link(mod, file_name, debuglink_file, debuginfo_file_name);
 }
+
+int sym_fetch_executable(const unsigned char *id, size_t len, char **path)
+{
+	*path = NULL;
+	if (!debuginfod_urls_set() || !len || len > 64)
+		return -1;
+	static const Dwfl_Callbacks callbacks = {
+		.find_elf = dwfl_build_id_find_elf,
+		.find_debuginfo = dwfl_standard_find_debuginfo,
+	};
+	Dwfl *dwfl = dwfl_begin(&callbacks); /* only for its client: libdw loads libdebuginfod for it */
+	if (!dwfl)
+		return -1;
+	struct sym_fetch run;
+	sym_fetch_init(&run, NULL, NULL);
+	struct sym_fetch_state st = { &run, "executable", 0, false };
+	sym_fetch_attach(dwfl, &st);
+	debuginfod_client *c = dwfl_get_debuginfod_client(dwfl);
+	int (*find)(debuginfod_client *, const unsigned char *, int, char **) = NULL;
+	void *h = c ? dlopen("libdebuginfod.so.1", RTLD_LAZY | RTLD_NOLOAD) : NULL;
+	if (h)
+		*(void **)&find = dlsym(h, "debuginfod_find_executable");
+	int fd = find ? find(c, id, (int)len, path) : -1;
+	if (fd < 0) {
+		free(*path);
+		*path = NULL;
+		fd = -1;
+	}
+	dwfl_end(dwfl);
+	return fd;
+}

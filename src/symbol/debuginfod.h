@@ -4,6 +4,8 @@
  * one fetch ran out of time, the rest of the run asks no more), a call when a fetch starts (for a progress line),
  * and what happened, for the hint. Nothing is loaded or asked when DEBUGINFOD_URLS is unset.
  *
+ * Inside symbol/ only, but for sym_fetch_executable, which the perf.data reader (format/) calls.
+ *
  * Ownership: the symbolizer owns one sym_fetch per run (sym_fetch_init / no release: it holds no resource). */
 #ifndef PLUMB_SYMBOL_DEBUGINFOD_H
 #define PLUMB_SYMBOL_DEBUGINFOD_H
@@ -43,6 +45,11 @@ void sym_fetch_attach(Dwfl *dwfl, struct sym_fetch_state *st);
  * libdw never loads libdebuginfod (and libcurl with it) for nothing. */
 int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, const char *file_name,
 		       const char *debuglink_file, GElf_Word debuglink_crc, char **debuginfo_file_name);
+
+/* The ELF file (an executable or shared object) whose build ID is id[0..len), from the servers of DEBUGINFOD_URLS
+ * (a file in the client's cache, bounded like every fetch): its descriptor (the caller closes it) and *path
+ * (malloc'd; the caller frees it). -1 when DEBUGINFOD_URLS is unset or no server has it. */
+int sym_fetch_executable(const unsigned char *id, size_t len, char **path);
 
 /* Why a module that was asked for has no names, for the hint ("" when debuginfod was not asked). */
 void sym_fetch_why(const struct sym_fetch_state *st, char *buf, size_t n);

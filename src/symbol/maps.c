@@ -17,6 +17,7 @@
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/procfs.h"
+#include "profile/profile.h"
 #include "symbol/files.h"
 
 struct proc_maps {
@@ -306,4 +307,19 @@ uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr)
 bool maps_is_image(const struct map_entry *e)
 {
 	return e && (e->path[0] == '/' || strcmp(e->path, "[vdso]") == 0);
+}
+
+uint32_t maps_raw_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller, uint32_t unknown)
+{
+	struct frame f = { 0 };
+	f.kind = FRAME_USER;
+	f.line = caller ? 1 : 0;
+	if (maps_is_image(m)) {
+		f.module = profile_intern_cstr(p, m->path);
+		f.addr = maps_vaddr(m, addr);
+	} else {
+		f.module = m ? profile_intern_cstr(p, m->path) : unknown;
+		f.addr = addr;
+	}
+	return profile_frame(p, &f);
 }

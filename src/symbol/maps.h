@@ -24,6 +24,7 @@ struct map_entry {
 
 struct maps;
 struct sym_files;
+struct profile;
 
 struct maps *maps_new(void);
 void maps_free(struct maps *m);
@@ -52,6 +53,12 @@ uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr);
 /* True when frames in entry are kept as ELF vaddrs (maps_vaddr): a mapped file, or the vDSO (whose image is
  * plumb's own copy, so its vaddrs name one frame in every process). NULL gives false. */
 bool maps_is_image(const struct map_entry *e);
+
+/* The raw frame (symbol/symbol.h) of the user-space address addr, found in mapping m (NULL: in none): a mapped
+ * file or the vDSO keeps addr as its ELF vaddr, any other mapping the address itself under its pseudo name,
+ * no mapping the address under `unknown` (a string id of p). caller: addr is a return address. PROFILE_NOMEM
+ * when out of memory. The one way the backends and the perf.data reader make a user frame. */
+uint32_t maps_raw_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller, uint32_t unknown);
 
 /* plumb's own vDSO: the kernel maps the same image into every process, so this copy describes the target's
  * "[vdso]" mapping too. Returns the image (read-only, lives as long as the process) and sets *size (bytes of

@@ -41,6 +41,24 @@ size_t unwind_dwarf(struct unwinder *u, pid_t pid, const struct unwind_regs *reg
 /* The same walk with frame pointers only (the fallback, and --unwind fp over a copied stack). */
 size_t unwind_fp(const struct unwind_regs *regs, const uint8_t *stack, size_t stack_len, uint64_t *ips, size_t max);
 
+/* One sample's stack as perf_event records it (live or in a perf.data file): the callchain, innermost first, with
+ * PERF_CONTEXT_* markers before its kernel and user parts, and for DWARF the user registers and stack copy. */
+struct unwind_sample {
+	pid_t pid;                      /* the process whose maps u looks addresses up in */
+	uint64_t ip;                    /* the sampled IP (kept when there are no user registers) */
+	const uint64_t *chain;          /* nr entries, or NULL */
+	uint64_t nr;
+	const struct unwind_regs *regs; /* NULL: no user registers (kernel thread, exiting task, frame pointers) */
+	const uint8_t *stack;           /* the copied user stack, stack_len valid bytes */
+	size_t stack_len;
+};
+/* Splits s into its kernel addresses (kern, innermost first, *nkern of them) and its user addresses (user,
+ * innermost first, *nuser): the callchain's user part as recorded, or with u (DWARF) the stack unwound from the
+ * registers over the copy; at most max of each. The one place the live backends and the perf.data reader turn
+ * a recorded sample into addresses. */
+void unwind_sample_stack(struct unwinder *u, const struct unwind_sample *s, uint64_t *kern, size_t *nkern,
+			 uint64_t *user, size_t *nuser, size_t max);
+
 /* Counters of one unwinder (for benchmarks and tests). */
 struct unwind_stats {
 	uint64_t samples;       /* unwind_dwarf calls */
