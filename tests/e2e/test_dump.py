@@ -128,7 +128,7 @@ class Dump(TempDir):
         self.addCleanup(lambda: (tr.poll() is None and tr.terminate(), tr.wait()))
         self.assertTrue(wait_until(lambda: f"TracerPid:\t{tr.pid}" in status(p.pid), timeout=10))
         r = plumb("dump", "--pid", str(p.pid))
-        self.assertNotEqual(r.returncode, 0)
+        self.assertEqual(r.returncode, 1, r.stderr)
         self.assertEqual(r.stdout, "")
         err = r.stderr.strip()
         self.assertEqual(len(err.splitlines()), 1, err)
