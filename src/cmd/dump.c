@@ -19,7 +19,8 @@
 
 static const char *const usage_text =
 	"plumb dump [--json] [--nonblocking] --pid PID\n"
-	"       plumb dump [--json] [--nonblocking] --target NAME";
+	"       plumb dump [--json] [--nonblocking] --target NAME\n"
+	"       plumb dump [--json] --core FILE [--exe BINARY]";
 
 static const char *const description =
 	"Shows every thread of a running process now: its name, state (running, sleeping, disk wait, stopped),\n"
@@ -130,7 +131,10 @@ static void text_thread(struct sbuf *out, const struct dump *d, const struct dum
 	}
 	if (t->tid == d->pid)
 		sbuf_addstr(out, " [main]");
-	sbuf_addf(out, ": %s", t->state_text);
+	if (t->state == '?')
+		sbuf_addstr(out, ": state unknown");
+	else
+		sbuf_addf(out, ": %s", t->state_text);
 	if (t->syscall >= 0) {
 		const char *name = syscall_name(t->syscall);
 		if (name)
@@ -167,7 +171,9 @@ static void write_text(struct sbuf *out, const struct dump *d)
 	sbuf_addf(out, ", %zu thread%s", d->nthreads, d->nthreads == 1 ? "" : "s");
 	if (d->python_version[0])
 		sbuf_addf(out, ", CPython %s", d->python_version);
-	if (d->nonblocking)
+	if (d->core)
+		sbuf_addstr(out, "; from a core file");
+	else if (d->nonblocking)
 		sbuf_addstr(out, "; not stopped (--nonblocking)");
 	else
 		sbuf_addf(out, "; stopped for %.1f ms", (double)d->stopped_ns / 1e6);
@@ -287,7 +293,7 @@ static bool choose_pid(const char *pid_arg, const char *target, pid_t *pid, int 
 
 int cmd_dump(int argc, char **argv)
 {
-	const char *pid_arg = NULL, *target = NULL;
+	const char *pid_arg = NULL, *target = NULL, *core = NULL, *exe = NULL;
 	bool json = false, nonblocking = false;
 	long stack_size = 0;
 	bool stack_set = false;
@@ -297,6 +303,10 @@ int cmd_dump(int argc, char **argv)
 		{ "json", 0, OPT_FLAG, &json, NULL, "write plumb.dump.v1 JSON (docs/dump.md) instead of text", NULL },
 		{ "nonblocking", 0, OPT_FLAG, &nonblocking, NULL,
 		  "never stop the target: Python frames, and native frames of blocked threads (may be torn)", NULL },
+		{ "core", 0, OPT_STRING, &core, "FILE", "dump the threads of a core file (gcore, a kernel core dump)",
+		  NULL },
+		{ "exe", 0, OPT_STRING, &exe, "BINARY", "with --core: the program that dumped it (default: as the core "
+		  "names it)", NULL },
 		{ "stack-size", 0, OPT_INT, &stack_size, "BYTES", "stack copied per thread (default 262144)",
 		  &stack_set },
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
@@ -313,8 +323,13 @@ int cmd_dump(int argc, char **argv)
 	opt_result_release(&res);
 	if (stack_set && (stack_size < 4096 || stack_size > (64l << 20)))
 		return plumb_fail(EXIT_USAGE, "dump: --stack-size must be between 4096 and 67108864 bytes");
-	struct dump_opts o = { .nonblocking = nonblocking, .stack_bytes = (size_t)stack_size };
-	if (!choose_pid(pid_arg, target, &o.pid, &code))
+	struct dump_opts o = { .nonblocking = nonblocking, .stack_bytes = (size_t)stack_size, .core = core,
+			       .exe = exe };
+	if (exe && !core)
+		return plumb_fail(EXIT_USAGE, "dump: --exe names the program of a --core file; give --core too");
+	if (core && (pid_arg || target || nonblocking))
+		return plumb_fail(EXIT_USAGE, "dump: --core reads a core file; it takes no --pid, --target or --nonblocking");
+	if (!core && !choose_pid(pid_arg, target, &o.pid, &code))
 		return code;
 	struct dump *d = NULL;
 	struct perr e = PERR_INIT;

@@ -25,6 +25,7 @@
 #include "profile/profile.h"
 #include "python/python.h"
 #include "sample/backend.h"
+#include "sample/dump_core.h"
 #include "sample/python_native.h"
 #include "symbol/files.h"
 #include "symbol/maps.h"
@@ -426,54 +427,48 @@ static int by_main_then_tid(const void *a, const void *b, void *pid)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Unwinds and symbolizes every copy into d->threads. */
+/* Symbolizes the raw profile (one sample per thread, profile thread (d->pid, tid)) into d->threads' frames. */
+static enum plumb_err symbolize(struct dump *d, const struct profile *raw, struct sym_files *files, struct perr *e)
+{
+	struct sym_opts so = { .files = files };
+	struct profile *sym = NULL;
+	enum plumb_err rc = sym_resolve_profile(raw, &so, &sym, e);
+	if (rc)
+		return rc;
+	d->owner = sym;
+	size_t ncounts;
+	const struct profile_count *counts = profile_counts(sym, &ncounts);
+	for (size_t i = 0; i < d->nthreads && !rc; i++) {
+		uint32_t node = PROFILE_ROOT;
+		for (size_t k = 0; k < ncounts; k++)
+			if (profile_thread_get(sym, counts[k].thread)->tid == (uint32_t)d->threads[i].tid)
+				node = counts[k].stack;
+		rc = fill_frames(d, i, sym, node, e);
+	}
+	return rc;
+}
+
+/* Unwinds every copy into the raw profile, then symbolizes it into d->threads. */
 static enum plumb_err build(struct taking *tk, struct maps *maps, struct unwinder *unw, struct sym_files *files,
 			    struct perr *e)
 {
 	struct dump *d = tk->d;
-	uint32_t *threads = calloc(tk->n, sizeof *threads);
-	if (!threads)
-		return perr_set(e, PLUMB_ENOMEM, "dump: out of memory");
 	for (size_t i = 0; i < tk->n; i++) {
 		struct copy *c = &tk->c[i];
 		struct dump_thread *t = &d->threads[i];
 		bool no_native = true;
 		uint32_t node = raw_stack(tk, maps, unw, c, &no_native);
-		threads[i] = profile_thread(tk->raw, (uint32_t)d->pid, (uint32_t)c->tid, t->name);
-		if (node == PROFILE_NOMEM || threads[i] == PROFILE_NOMEM ||
-		    !profile_add_sample(tk->raw, node, threads[i], 0, 1)) {
-			free(threads);
+		uint32_t th = profile_thread(tk->raw, (uint32_t)d->pid, (uint32_t)c->tid, t->name);
+		if (node == PROFILE_NOMEM || th == PROFILE_NOMEM || !profile_add_sample(tk->raw, node, th, 0, 1))
 			return perr_set(e, PLUMB_ENOMEM, "dump: out of memory");
-		}
 		t->python = c->py_read;
 		t->holds_gil = c->holds_gil;
 		t->no_native = no_native;
 		t->torn = d->nonblocking && c->have_regs && !c->stopped;
+		if (c->py_name)
+			t->py_name = profile_str(tk->raw, c->py_name);
 	}
-	struct sym_opts so = { .files = files };
-	struct profile *sym = NULL;
-	enum plumb_err rc = sym_resolve_profile(tk->raw, &so, &sym, e);
-	if (rc) {
-		free(threads);
-		return rc;
-	}
-	size_t ncounts;
-	const struct profile_count *counts = profile_counts(sym, &ncounts);
-	for (size_t i = 0; i < tk->n && !rc; i++) {
-		const struct profile_thread *pt = profile_thread_get(tk->raw, threads[i]);
-		uint32_t node = PROFILE_ROOT;
-		for (size_t k = 0; k < ncounts; k++) {
-			const struct profile_thread *st = profile_thread_get(sym, counts[k].thread);
-			if (st->tid == pt->tid)
-				node = counts[k].stack;
-		}
-		rc = fill_frames(d, i, sym, node, e);
-		if (tk->c[i].py_name)
-			d->threads[i].py_name = profile_str(tk->raw, tk->c[i].py_name);
-	}
-	free(threads);
-	d->owner = sym;
-	return rc;
+	return symbolize(d, tk->raw, files, e);
 }
 
 static void free_taking(struct taking *tk)
@@ -548,10 +543,18 @@ enum plumb_err dump_take(const struct dump_opts *o, struct dump **out, struct pe
 	d->pid = o->pid;
 	d->nonblocking = o->nonblocking;
 	enum plumb_err rc;
-	if (o->pid <= 0 || !procfs_alive(o->pid))
+	if (o->core) {
+		d->core = true;
+		rc = dump_core_read(o->core, o->exe, d, tk.raw, e);
+		for (size_t i = 0; i < d->nthreads; i++)
+			d->threads[i].state_text = dump_state_text(d->threads[i].state);
+		if (!rc)
+			rc = symbolize(d, tk.raw, NULL, e);
+	} else if (o->pid <= 0 || !procfs_alive(o->pid)) {
 		rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist (or has exited)", (int)o->pid);
-	else
+	} else {
 		rc = take_live(&tk, e);
+	}
 	free_taking(&tk);
 	if (!rc && d->nthreads > 1)
 		qsort_r(d->threads, d->nthreads, sizeof *d->threads, by_main_then_tid, &d->pid);

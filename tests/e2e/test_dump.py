@@ -67,7 +67,7 @@ class Dump(TempDir):
         return p
 
     def dump_json(self, pid, *extra):
-        r = plumb("dump", "--json", "--pid", str(pid), *extra)
+        r = plumb("dump", "--json", *(["--pid", str(pid)] if pid else []), *extra)
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = json.loads(r.stdout)
         self.validate(doc)
@@ -182,6 +182,25 @@ class Dump(TempDir):
         if not found:
             skip_missing("CPython 3.12", "pyenv: ~/.pyenv/versions/3.12*")
         self.python_case(found[-1])
+
+    def test_dump__core_file_shows_the_same_stacks(self):
+        gcore = needs_tool("gcore", "gdb")
+        p = self.start([target("deadlock-nofp")], "deadlocked", 3)
+        live = self.dump_json(p.pid)
+        prefix = self.path("core")
+        r = subprocess.run([gcore, "-o", prefix, str(p.pid)], capture_output=True, text=True, timeout=60,
+                           cwd=self.tmp)
+        core = "%s.%d" % (prefix, p.pid)
+        self.assertTrue(os.path.exists(core), r.stdout + r.stderr)
+        for extra in ([], ["--exe", target("deadlock-nofp")]):
+            doc = self.dump_json(None, "--core", core, *extra)
+            self.assertEqual(doc["mode"], "core")
+            self.assertEqual(doc["pid"], p.pid)
+            self.assertEqual(doc["threads"][0]["tid"], p.pid)
+            got = {t["tid"]: funcs(t) for t in doc["threads"]}
+            want = {t["tid"]: funcs(t) for t in live["threads"]}
+            self.assertEqual(got, want)
+        self.assert_left_running(p)
 
     def test_dump__bad_targets(self):
         r = plumb("dump", "--pid", "nope")

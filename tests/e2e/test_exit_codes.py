@@ -133,6 +133,9 @@ class ExitCodes(unittest.TestCase):
             (["dump", "--pid", "999999999"], USAGE),
             (["dump", "--pid", "1", "--target", "x"], USAGE),
             (["dump", "--pid", str(os.getpid()), "--stack-size", "1"], USAGE),
+            (["dump", "--exe", "/bin/true"], USAGE),                      # --exe belongs to --core
+            (["dump", "--core", self.p("absent.core")], MISSING),
+            (["dump", "--core", self.p("junk.bin")], UNUSABLE),
         ])
 
     def test_hot(self):
