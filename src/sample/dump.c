@@ -87,29 +87,29 @@ static struct copy *copy_of(struct taking *tk, pid_t tid)
 	return NULL;
 }
 
-/* "202 0x7f... ... 0xSP 0xPC", "-1 0xSP 0xPC" (blocked outside a system call) or "running". */
-static bool read_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *sp, uint64_t *pc)
+bool dump_parse_syscall(const char *text, long *nr, uint64_t *sp, uint64_t *pc)
 {
-	char buf[512];
 	*nr = -2;
-	if (procfs_read(pid, tid, "syscall", buf, sizeof buf) <= 0)
-		return false;
-	if (strncmp(buf, "running", 7) == 0) {
+	if (strncmp(text, "running", 7) == 0) {
 		*nr = -1;
 		return false;
 	}
 	char *end;
-	*nr = strtol(buf, &end, 10);
+	errno = 0;
+	long v0 = strtol(text, &end, 10);
+	if (end == text || errno)
+		return false;
+	*nr = v0;
 	unsigned long long v[8];
 	int k = 0;
-	for (char *p = end; k < 8;) {
+	for (const char *p = end; k < 8;) {
 		while (*p == ' ')
 			p++;
 		if (*p == '\0' || *p == '\n')
 			break;
 		v[k++] = strtoull(p, &end, 0);
 		if (end == p)
-			break;
+			return false;
 		p = end;
 	}
 	if (k < 2)
@@ -117,6 +117,15 @@ static bool read_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *sp, uint64_t 
 	*sp = v[k - 2];
 	*pc = v[k - 1];
 	return true;
+}
+
+static bool read_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *sp, uint64_t *pc)
+{
+	char buf[512];
+	*nr = -2;
+	if (procfs_read(pid, tid, "syscall", buf, sizeof buf) <= 0)
+		return false;
+	return dump_parse_syscall(buf, nr, sp, pc);
 }
 
 /* The threads and what /proc says of each, before anything is stopped. */

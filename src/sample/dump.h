@@ -75,6 +75,11 @@ struct dump {
 enum plumb_err dump_take(const struct dump_opts *o, struct dump **out, struct perr *e);
 void dump_free(struct dump *d);
 
+/* Parses /proc/PID/task/TID/syscall (NUL-terminated text): "NR ARG1..ARG6 SP PC" in a system call, "-1 SP PC"
+ * blocked outside one, "running". *nr is the call (-1 running or none, -2 unreadable); true with *sp and *pc when
+ * the thread is blocked and they are given. Exposed for tests and the fuzz target. */
+bool dump_parse_syscall(const char *text, long *nr, uint64_t *sp, uint64_t *pc);
+
 /* The word for a /proc state letter ("running", "sleeping", "disk wait", "stopped", "traced", "zombie", "idle"). */
 const char *dump_state_text(char state);
 

@@ -6,6 +6,7 @@ import glob
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -118,6 +119,20 @@ class Dump(TempDir):
             src = [f for f in t["frames"] if f["function"] == "lock_pair"][0]
             self.assertTrue(src["file"].endswith("deadlock.c") and src["line"], src)
         self.assertTrue(in_order(funcs(th["deadlock-nofp"]), ["join_all", "main"]), funcs(th["deadlock-nofp"]))
+        self.assert_left_running(p)
+
+    def test_dump__a_stopped_process_is_left_stopped(self):
+        p = self.start([target("deadlock-nofp")], "deadlocked", 3)
+        os.kill(p.pid, signal.SIGSTOP)
+        self.assertTrue(wait_until(lambda: set(thread_states(p.pid).values()) == {"T"}), thread_states(p.pid))
+        doc = self.dump_json(p.pid)
+        self.assertEqual({t["state_text"] for t in doc["threads"]}, {"stopped"})
+        self.assertIn("take_second", funcs(doc["threads"][1]))
+        time.sleep(0.1)
+        self.assertIn("TracerPid:\t0", status(p.pid))
+        self.assertEqual(set(thread_states(p.pid).values()), {"T"})  # still stopped, as it was
+        os.kill(p.pid, signal.SIGCONT)
+        self.assertTrue(wait_until(lambda: blocked(p.pid, 3)), thread_states(p.pid))
         self.assert_left_running(p)
 
     def test_dump__another_tracer_is_named_and_nonblocking_still_works(self):
