@@ -217,6 +217,24 @@ class Dump(TempDir):
             self.assertEqual(got, want)
         self.assert_left_running(p)
 
+    def test_dump__target_name(self):
+        # an announced target (plumb_announce writes $PLUMB_HOME/targets/NAME.lock holding "PID STARTTIME")
+        p = self.start([target("deadlock-nofp")], "deadlocked", 3)
+        home = self.path("home")
+        os.makedirs(os.path.join(home, "targets"), mode=0o700)
+        with open(f"/proc/{p.pid}/stat") as f:
+            start = f.read().rpartition(")")[2].split()[19]
+        with open(os.path.join(home, "targets", "locks.lock"), "w") as f:
+            f.write(f"{p.pid} {start}\n")
+        r = plumb("dump", "--target", "locks", extra_env={"PLUMB_HOME": home})
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(r.stdout.startswith(f'pid {p.pid} "deadlock-nofp"'), r.stdout)
+        self.assertIn("lock_pair", r.stdout)
+        r = plumb("dump", "--target", "other", extra_env={"PLUMB_HOME": home})
+        self.assertEqual(r.returncode, 2)
+        self.assertIn(f"announced: locks (pid {p.pid})", r.stderr)
+        self.assert_left_running(p)
+
     def test_dump__bad_targets(self):
         r = plumb("dump", "--pid", "nope")
         self.assertEqual(r.returncode, 2)
