@@ -61,6 +61,8 @@ struct taking {
 	size_t stack_bytes;
 	struct py_proc *py;
 	struct profile *raw;
+	struct span { uint64_t start, end; } *spans; /* the writable mappings, where stacks are */
+	size_t nspans, capspans;
 };
 
 const char *dump_state_text(char state)
@@ -166,6 +168,28 @@ static enum plumb_err list_threads(struct taking *tk, struct perr *e)
 	return PLUMB_OK;
 }
 
+/* The writable mappings of the process, read before it is stopped: a stack copy ends where its mapping does. */
+static void read_spans(struct taking *tk)
+{
+	struct procfs_maps m;
+	if (!procfs_maps_open(&m, tk->d->pid))
+		return;
+	struct procfs_map e;
+	while (procfs_maps_next(&m, &e))
+		if (e.perms[1] == 'w' && ALLOC_GROW(tk->spans, tk->nspans + 1, tk->capspans))
+			tk->spans[tk->nspans++] = (struct span){ e.start, e.end };
+	procfs_maps_close(&m);
+}
+
+/* How much of the stack above sp to copy: up to the end of its mapping, at most tk->stack_bytes. */
+static size_t stack_want(const struct taking *tk, uint64_t sp)
+{
+	for (size_t i = 0; i < tk->nspans; i++)
+		if (sp >= tk->spans[i].start && sp < tk->spans[i].end)
+			return tk->spans[i].end - sp < tk->stack_bytes ? (size_t)(tk->spans[i].end - sp) : tk->stack_bytes;
+	return tk->stack_bytes; /* a mapping made since we looked: the page-wise copy stops where memory ends */
+}
+
 /* Copies the stack above sp in pages, so that a read running off the end of the mapping keeps what it got. */
 static size_t copy_stack(pid_t pid, uint64_t sp, uint8_t *buf, size_t want)
 {
@@ -195,6 +219,16 @@ static size_t copy_stack(pid_t pid, uint64_t sp, uint8_t *buf, size_t want)
 	return got;
 }
 
+/* Copies the stack above sp into c->stack (allocated here, as large as the copy can be). */
+static void take_stack(struct taking *tk, struct copy *c, uint64_t sp)
+{
+	size_t want = stack_want(tk, sp);
+	c->stack_len = 0;
+	if (!want || !(c->stack = malloc(want)))
+		return;
+	c->stack_len = copy_stack(tk->d->pid, sp, c->stack, want);
+}
+
 static void take_regs(struct taking *tk, struct copy *c)
 {
 	struct user_regs_struct r;
@@ -207,7 +241,7 @@ static void take_regs(struct taking *tk, struct copy *c)
 	g[UREG_IP] = r.rip, g[UREG_FLAGS] = r.eflags;
 	g[UREG_R8] = r.r8, g[UREG_R9] = r.r9, g[UREG_R10] = r.r10, g[UREG_R11] = r.r11;
 	g[UREG_R12] = r.r12, g[UREG_R13] = r.r13, g[UREG_R14] = r.r14, g[UREG_R15] = r.r15;
-	c->stack_len = copy_stack(tk->d->pid, r.rsp, c->stack, tk->stack_bytes);
+	take_stack(tk, c, r.rsp);
 	c->have_regs = true;
 }
 
@@ -352,7 +386,7 @@ static void copy_nonblocking(struct taking *tk)
 		memset(&c->regs, 0, sizeof c->regs);
 		c->regs.r[UREG_SP] = sp;
 		c->regs.r[UREG_IP] = pc;
-		c->stack_len = copy_stack(pid, sp, c->stack, tk->stack_bytes);
+		take_stack(tk, c, sp);
 		c->have_regs = c->stack_len > 0;
 		long nr2;
 		uint64_t sp2, pc2;
@@ -487,6 +521,7 @@ static void free_taking(struct taking *tk)
 		free(tk->c[i].py);
 	}
 	free(tk->c);
+	free(tk->spans);
 	py_close(tk->py);
 }
 
@@ -507,9 +542,7 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 		return perr_set(e, PLUMB_EPERM, "%s; `plumb dump --nonblocking` still reads the process without attaching",
 				why);
 	}
-	for (size_t i = 0; i < tk->n; i++)
-		if (!(tk->c[i].stack = malloc(tk->stack_bytes)))
-			return perr_set(e, PLUMB_ENOMEM, "dump: out of memory");
+	read_spans(tk);
 	struct perr pe = PERR_INIT;
 	if (py_open(d->pid, &tk->py, &pe) == PLUMB_OK) {
 		snprintf(d->python_version, sizeof d->python_version, "%s", py_version(tk->py));
