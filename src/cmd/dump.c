@@ -178,6 +178,11 @@ static void write_text(struct sbuf *out, const struct dump *d)
 	else
 		sbuf_addf(out, "; stopped for %.1f ms", (double)d->stopped_ns / 1e6);
 	sbuf_addf(out, ", dump took %.1f ms\n", (double)d->total_ns / 1e6);
+	if (d->note[0]) {
+		sbuf_addstr(out, "note: ");
+		add_shown(out, d->note, SHOWN_TEXT, false);
+		sbuf_addch(out, '\n');
+	}
 	for (size_t i = 0; i < d->nthreads; i++)
 		text_thread(out, d, &d->threads[i]);
 }
@@ -246,6 +251,7 @@ static void write_json(struct sbuf *out, const struct dump *d)
 	json_str_or_null(out, "process", d->comm, SHOWN_TEXT);
 	json_str_or_null(out, "exe", d->exe, SHOWN_PATH);
 	json_str_or_null(out, "python_version", d->python_version, SHOWN_TEXT);
+	json_str_or_null(out, "note", d->note, SHOWN_TEXT);
 	sbuf_addf(out, ",\"mode\":\"%s\"", d->core ? "core" : d->nonblocking ? "nonblocking" : "stopped");
 	sbuf_addf(out, ",\"stopped_ns\":%llu,\"took_ns\":%llu,\"threads\":[", (unsigned long long)d->stopped_ns,
 		  (unsigned long long)d->total_ns);

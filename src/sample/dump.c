@@ -544,11 +544,15 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 	}
 	read_spans(tk);
 	struct perr pe = PERR_INIT;
+	struct py_binary_info pi;
 	if (py_open(d->pid, &tk->py, &pe) == PLUMB_OK) {
 		snprintf(d->python_version, sizeof d->python_version, "%s", py_version(tk->py));
 		read_python(tk); /* fills the reader's code cache, so the read while stopped is short */
 	} else {
 		tk->py = NULL;
+		if (py_probe_pid(d->pid, &pi) && pi.is_python)
+			snprintf(d->note, sizeof d->note, "a CPython process whose Python frames cannot be read (%s): "
+				 "native frames only", pe.msg[0] ? pe.msg : plumb_strerror(pe.code));
 	}
 	struct sym_files *files = sym_files_new();
 	struct maps *maps = maps_new();
