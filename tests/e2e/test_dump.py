@@ -235,6 +235,27 @@ class Dump(TempDir):
         self.assertIn(f"announced: locks (pid {p.pid})", r.stderr)
         self.assert_left_running(p)
 
+    def test_dump__hostile_thread_names_are_escaped(self):
+        # a thread's kernel name and its threading name are the target's bytes: the terminal never sees them raw
+        script = self.path("evil.py")
+        with open(script, "w") as f:
+            f.write("import ctypes, threading, time\n"
+                    "libc = ctypes.CDLL(None)\n"
+                    "def f():\n"
+                    "    libc.prctl(15, b'\\x1b[31mev\\x07', 0, 0, 0)\n"
+                    "    time.sleep(60)\n"
+                    "t = threading.Thread(target=f, name='x\\x1b]0;pwned\\x07')\n"
+                    "t.start()\n"
+                    "print('ready', flush=True)\n"
+                    "t.join()\n")
+        p = self.start(["/usr/bin/python3", script], "ready", 2)
+        r = plumb("dump", "--pid", str(p.pid))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("\x1b", r.stdout)
+        self.assertNotIn("\x07", r.stdout)
+        self.assertIn('"\\x1b[31mev\\x07" (Python "x\\x1b]0;pwned\\x07")', r.stdout)
+        self.assert_left_running(p)
+
     def test_dump__bad_targets(self):
         r = plumb("dump", "--pid", "nope")
         self.assertEqual(r.returncode, 2)
