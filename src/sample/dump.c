@@ -99,8 +99,8 @@ bool dump_parse_syscall(const char *text, long *nr, uint64_t *sp, uint64_t *pc)
 	char *end;
 	errno = 0;
 	long v0 = strtol(text, &end, 10);
-	if (end == text || errno)
-		return false;
+	if (end == text || errno || v0 < -1)
+		return false; /* the kernel writes a call's number or -1, nothing else */
 	*nr = v0;
 	unsigned long long v[8];
 	int k = 0;

@@ -32,6 +32,8 @@ static void test_dump__syscall_line_shapes(void **state)
 	assert_int_equal(nr, -2);
 	assert_false(dump_parse_syscall("12 0x1 zz", &nr, &sp, &pc));
 	assert_false(dump_parse_syscall("7", &nr, &sp, &pc));
+	assert_false(dump_parse_syscall("-11 0x7 0x72", &nr, &sp, &pc)); /* found by fuzz_dump */
+	assert_int_equal(nr, -2);
 }
 
 static int fds[2];
