@@ -125,6 +125,12 @@ static void read_prpsinfo(Elf *elf, struct dump *d)
 	}
 }
 
+static const char *dwfl_why(void)
+{
+	const char *m = dwfl_errmsg(-1);
+	return m ? m : "elfutils found nothing it could use";
+}
+
 static const Dwfl_Callbacks core_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
 	.find_debuginfo = dwfl_standard_find_debuginfo,
@@ -165,7 +171,7 @@ enum plumb_err dump_core_read(const char *core, const char *exe, struct dump *d,
 	int mods = dwfl_core_file_report(dwfl, elf, exe);
 	dwfl_report_end(dwfl, NULL, NULL);
 	if (mods < 0 || dwfl_core_file_attach(dwfl, elf) < 0) {
-		rc = perr_set(e, PLUMB_EFORMAT, "cannot read core file %s: %s", core, dwfl_errmsg(-1));
+		rc = perr_set(e, PLUMB_EFORMAT, "cannot read core file %s: %s", core, dwfl_why());
 		dwfl_end(dwfl);
 		goto out;
 	}
@@ -177,7 +183,7 @@ enum plumb_err dump_core_read(const char *core, const char *exe, struct dump *d,
 	if (w.oom)
 		rc = perr_set(e, PLUMB_ENOMEM, "dump: out of memory");
 	else if (d->nthreads == 0)
-		rc = perr_set(e, PLUMB_EFORMAT, "core file %s holds no threads: %s", core, dwfl_errmsg(-1));
+		rc = perr_set(e, PLUMB_EFORMAT, "core file %s holds no threads: %s", core, dwfl_why());
 	dwfl_end(dwfl);
 out:
 	if (elf)
