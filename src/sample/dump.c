@@ -61,6 +61,7 @@ struct taking {
 	size_t stack_bytes;
 	struct py_proc *py;
 	struct profile *raw;
+	pid_t mem_pid;  /* whose memory and maps are read: the process, or a live thread when its main one has exited */
 	struct span { uint64_t start, end; } *spans; /* the writable mappings, where stacks are */
 	size_t nspans, capspans;
 };
@@ -172,7 +173,7 @@ static enum plumb_err list_threads(struct taking *tk, struct perr *e)
 static void read_spans(struct taking *tk)
 {
 	struct procfs_maps m;
-	if (!procfs_maps_open(&m, tk->d->pid))
+	if (!procfs_maps_open(&m, tk->mem_pid))
 		return;
 	struct procfs_map e;
 	while (procfs_maps_next(&m, &e))
@@ -226,7 +227,7 @@ static void take_stack(struct taking *tk, struct copy *c, uint64_t sp)
 	c->stack_len = 0;
 	if (!want || !(c->stack = malloc(want)))
 		return;
-	c->stack_len = copy_stack(tk->d->pid, sp, c->stack, want);
+	c->stack_len = copy_stack(tk->mem_pid, sp, c->stack, want);
 }
 
 static void take_regs(struct taking *tk, struct copy *c)
@@ -323,6 +324,9 @@ static enum plumb_err stop_and_copy(struct taking *tk, struct perr *e)
 	struct dump *d = tk->d;
 	for (size_t i = 0; i < tk->n; i++) {
 		struct copy *c = &tk->c[i];
+		char state = d->threads[i].state;
+		if (state == 'Z' || state == 'X')
+			continue; /* a thread that has exited (a main thread that called pthread_exit): no stack to read */
 		if (ptrace(PTRACE_SEIZE, c->tid, NULL, NULL) == 0) {
 			c->seized = true;
 			continue;
@@ -410,7 +414,7 @@ static uint32_t raw_stack(struct taking *tk, struct maps *maps, struct unwinder 
 	uint64_t eval_start = 0, eval_end = 0;
 	bool has_eval = tk->py && py_eval_range(tk->py, &eval_module, &eval_start, &eval_end);
 	if (c->have_regs) {
-		nips = unwind_dwarf(unw, tk->d->pid, &c->regs, c->stack, c->stack_len, ips, DUMP_MAX_IPS);
+		nips = unwind_dwarf(unw, tk->mem_pid, &c->regs, c->stack, c->stack_len, ips, DUMP_MAX_IPS);
 		if (nips == 0) {
 			ips[0] = c->regs.r[UREG_IP];
 			nips = 1;
@@ -420,7 +424,7 @@ static uint32_t raw_stack(struct taking *tk, struct maps *maps, struct unwinder 
 	str_id unknown = profile_intern_cstr(tk->raw, "[unknown]");
 	for (size_t i = 0; i < nips; i++) {
 		uint64_t look = i > 0 && ips[i] ? ips[i] - 1 : ips[i];
-		const struct map_entry *me = maps_find(maps, tk->d->pid, look);
+		const struct map_entry *me = maps_find(maps, tk->mem_pid, look);
 		uint64_t va = me ? maps_vaddr(me, look) : 0;
 		is_eval[i] = me && has_eval && strcmp(me->path, eval_module) == 0 && va >= eval_start && va < eval_end;
 		raw_ids[i] = backend_user_frame(tk->raw, me, ips[i], i > 0, unknown);
@@ -532,6 +536,15 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 	enum plumb_err rc = list_threads(tk, e);
 	if (rc)
 		return rc;
+	tk->mem_pid = d->pid;
+	bool leader_gone = false;
+	for (size_t i = 0; i < d->nthreads; i++)
+		leader_gone |= d->threads[i].tid == d->pid && (d->threads[i].state == 'Z' || d->threads[i].state == 'X');
+	for (size_t i = 0; i < d->nthreads && leader_gone; i++)
+		if (d->threads[i].state != 'Z' && d->threads[i].state != 'X') {
+			tk->mem_pid = d->threads[i].tid; /* /proc/TID/maps and TID's memory are the process's */
+			break;
+		}
 	procfs_comm(d->pid, 0, d->comm, sizeof d->comm);
 	if (procfs_exe(d->pid, d->exe, sizeof d->exe) < 0)
 		d->exe[0] = '\0';
@@ -561,7 +574,7 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 		rc = perr_set(e, PLUMB_ENOMEM, "dump: out of memory");
 	if (!rc) {
 		maps_use_files(maps, files);
-		maps_load_proc(maps, d->pid);
+		maps_load_proc(maps, tk->mem_pid);
 		rc = d->nonblocking ? (copy_nonblocking(tk), PLUMB_OK) : stop_and_copy(tk, e);
 	}
 	if (!rc && !d->nonblocking)
@@ -574,6 +587,21 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 	maps_free(maps);
 	sym_files_free(files);
 	return rc;
+}
+
+/* A process whose main thread has exited (a zombie) while others run is still there to dump. */
+static bool live_thread(pid_t pid)
+{
+	struct procfs_dir dir;
+	if (!procfs_tasks_open(&dir, pid))
+		return false;
+	bool live = false;
+	for (pid_t tid; !live && (tid = procfs_dir_next(&dir)) > 0;) {
+		struct procfs_stat st;
+		live = procfs_stat_read(pid, tid, &st) && st.state != 'Z' && st.state != 'X';
+	}
+	procfs_dir_close(&dir);
+	return live;
 }
 
 enum plumb_err dump_take(const struct dump_opts *o, struct dump **out, struct perr *e)
@@ -596,7 +624,7 @@ enum plumb_err dump_take(const struct dump_opts *o, struct dump **out, struct pe
 			d->threads[i].state_text = dump_state_text(d->threads[i].state);
 		if (!rc)
 			rc = symbolize(d, tk.raw, NULL, e);
-	} else if (o->pid <= 0 || !procfs_alive(o->pid)) {
+	} else if (o->pid <= 0 || !(procfs_alive(o->pid) || live_thread(o->pid))) {
 		rc = perr_set(e, PLUMB_EINVAL, "process %d does not exist (or has exited)", (int)o->pid);
 	} else {
 		rc = take_live(&tk, e);

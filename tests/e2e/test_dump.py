@@ -256,6 +256,21 @@ class Dump(TempDir):
         self.assertIn('"\\x1b[31mev\\x07" (Python "x\\x1b]0;pwned\\x07")', r.stdout)
         self.assert_left_running(p)
 
+    def test_dump__main_thread_exited(self):
+        p = subprocess.Popen([target("leaderexit-nofp")], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (p.poll() is None and p.kill(), p.communicate()))
+        self.assertEqual(p.stdout.readline().strip(), "ready")
+        self.assertTrue(wait_until(lambda: sorted(thread_states(p.pid).values()) == ["S", "Z"]),
+                        thread_states(p.pid))
+        doc = self.dump_json(p.pid)
+        main_thread, survivor = doc["threads"]
+        self.assertEqual((main_thread["tid"], main_thread["state_text"], main_thread["frames"]),
+                         (p.pid, "zombie", []))
+        self.assertEqual(survivor["name"], "survivor")
+        self.assertTrue(in_order(funcs(survivor), ["survivor_wait", "survivor", "start_thread"]), funcs(survivor))
+        self.assertIn("TracerPid:\t0", status(p.pid))
+        self.assertEqual(sorted(thread_states(p.pid).values()), ["S", "Z"])
+
     def test_dump__bad_targets(self):
         r = plumb("dump", "--pid", "nope")
         self.assertEqual(r.returncode, 2)
