@@ -322,6 +322,11 @@ static void read_python(struct taking *tk)
 static enum plumb_err stop_and_copy(struct taking *tk, struct perr *e)
 {
 	struct dump *d = tk->d;
+	/* SIGCHLD is how a stop is told: blocked, sigtimedwait waits for it (wait_stops) */
+	sigset_t chld, old;
+	sigemptyset(&chld);
+	sigaddset(&chld, SIGCHLD);
+	bool masked = sigprocmask(SIG_BLOCK, &chld, &old) == 0;
 	for (size_t i = 0; i < tk->n; i++) {
 		struct copy *c = &tk->c[i];
 		char state = d->threads[i].state;
@@ -334,18 +339,23 @@ static enum plumb_err stop_and_copy(struct taking *tk, struct perr *e)
 		int err = errno;
 		if (err == ESRCH)
 			continue; /* the thread ended meanwhile */
+		/* the threads seized so far are running: a tracee is detached only from a stop */
 		for (size_t k = 0; k < i; k++)
-			if (tk->c[k].seized)
-				ptrace(PTRACE_DETACH, tk->c[k].tid, NULL, NULL); /* seized, never stopped: nothing to undo */
+			if (tk->c[k].seized && ptrace(PTRACE_INTERRUPT, tk->c[k].tid, NULL, NULL) != 0)
+				tk->c[k].seized = false;
+		wait_stops(tk);
+		for (size_t k = 0; k < i; k++)
+			if (tk->c[k].seized && tk->c[k].stopped &&
+			    ptrace(PTRACE_DETACH, tk->c[k].tid, NULL, (void *)(uintptr_t)tk->c[k].pass_sig) == 0)
+				tk->c[k].seized = false;
+		if (masked)
+			sigprocmask(SIG_SETMASK, &old, NULL);
 		char why[512];
-		describe_attach_refusal(d->pid, "ptrace", err, why, sizeof why);
+		/* the thread's own status names its tracer (one thread may be traced alone: strace -p TID) */
+		describe_attach_refusal(c->tid, "ptrace", err, why, sizeof why);
 		return perr_set(e, err == EPERM || err == EACCES ? PLUMB_EPERM : PLUMB_EUNSUPPORTED,
 				"%s; `plumb dump --nonblocking` still reads the process without attaching", why);
 	}
-	sigset_t chld, old;
-	sigemptyset(&chld);
-	sigaddset(&chld, SIGCHLD);
-	bool masked = sigprocmask(SIG_BLOCK, &chld, &old) == 0;
 	uint64_t t0 = mono_ns();
 	for (size_t i = 0; i < tk->n; i++)
 		if (tk->c[i].seized && ptrace(PTRACE_INTERRUPT, tk->c[i].tid, NULL, NULL) != 0)
@@ -548,10 +558,13 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 	procfs_comm(d->pid, 0, d->comm, sizeof d->comm);
 	if (procfs_exe(d->pid, d->exe, sizeof d->exe) < 0)
 		d->exe[0] = '\0';
-	struct procfs_status st;
-	if (!d->nonblocking && procfs_status_read(d->pid, 0, &st) && st.tracer_pid > 0) {
+	/* another tracer, of the process or of one thread alone (strace -p TID): said before anything is stopped */
+	for (size_t i = 0; i < d->nthreads && !d->nonblocking; i++) {
+		struct procfs_status st;
+		if (!procfs_status_read(d->pid, d->threads[i].tid, &st) || st.tracer_pid <= 0)
+			continue;
 		char why[512];
-		describe_attach_refusal(d->pid, "ptrace", EPERM, why, sizeof why);
+		describe_attach_refusal(d->threads[i].tid, "ptrace", EPERM, why, sizeof why);
 		return perr_set(e, PLUMB_EPERM, "%s; `plumb dump --nonblocking` still reads the process without attaching",
 				why);
 	}

@@ -160,6 +160,22 @@ class Dump(TempDir):
         tr.wait(timeout=10)
         self.assertTrue(wait_until(lambda: "TracerPid:\t0" in status(p.pid), timeout=10))
         self.assert_left_running(p)
+        # a tracer of one thread alone (strace -p TID): the process's own status says nothing, the thread's does
+        tid = max(thread_states(p.pid))
+        tr = subprocess.Popen([strace, "-p", str(tid), "-o", self.path("strace1.out")], stderr=subprocess.DEVNULL)
+        self.addCleanup(lambda: (tr.poll() is None and tr.terminate(), tr.wait()))
+        self.assertTrue(wait_until(lambda: f"TracerPid:\t{tr.pid}" in status(f"{p.pid}/task/{tid}"), timeout=10))
+        r = plumb("dump", "--pid", str(p.pid))
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn(f"pid {tid} refused: it is already traced by pid {tr.pid} (strace)", r.stderr)
+        for t in thread_states(p.pid):
+            if t != tid:
+                self.assertIn("TracerPid:\t0", status(f"{p.pid}/task/{t}"))
+        tr.terminate()
+        tr.wait(timeout=10)
+        self.assertTrue(wait_until(lambda: "TracerPid:\t0" in status(f"{p.pid}/task/{tid}"), timeout=10))
+        self.assertTrue(wait_until(lambda: blocked(p.pid, 3)), thread_states(p.pid))
+        self.assert_left_running(p)
 
     def python_case(self, exe):
         p = self.start([exe, PY_TARGET], "ready", 3)
