@@ -522,9 +522,11 @@ static enum plumb_err build(struct taking *tk, struct maps *maps, struct unwinde
 		t->holds_gil = c->holds_gil;
 		t->no_native = no_native;
 		t->torn = d->nonblocking && c->have_regs && !c->stopped;
-		if (c->py_name)
-			t->py_name = profile_str(tk->raw, c->py_name);
 	}
+	/* only now: a string of the raw profile stays where it is until the next one is added */
+	for (size_t i = 0; i < tk->n; i++)
+		if (tk->c[i].py_name)
+			d->threads[i].py_name = profile_str(tk->raw, tk->c[i].py_name);
 	return symbolize(d, tk->raw, files, e);
 }
 
