@@ -116,10 +116,11 @@ static void read_prpsinfo(Elf *elf, struct dump *d)
 		while ((off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
 			if (nh.n_type != NT_PRPSINFO || nh.n_descsz < sizeof(struct elf_prpsinfo))
 				continue;
-			const struct elf_prpsinfo *ps = (const void *)((const char *)data->d_buf + desc_off);
-			d->pid = ps->pr_pid;
-			size_t n = strnlen(ps->pr_fname, sizeof ps->pr_fname);
-			memcpy(d->comm, ps->pr_fname, n < sizeof d->comm ? n : sizeof d->comm - 1);
+			struct elf_prpsinfo ps; /* copied out: a note's descriptor is 4-byte aligned, the struct wants 8 */
+			memcpy(&ps, (const char *)data->d_buf + desc_off, sizeof ps);
+			d->pid = ps.pr_pid;
+			size_t n = strnlen(ps.pr_fname, sizeof ps.pr_fname);
+			memcpy(d->comm, ps.pr_fname, n < sizeof d->comm ? n : sizeof d->comm - 1);
 			return;
 		}
 	}
