@@ -10,6 +10,15 @@
 
 #include "sample/dump.h"
 
+/* elfutils 0.188 leaks 16 bytes inside dwfl_getthreads for some malformed cores (an allocation of libdw's own,
+ * made and lost in its core-attach code, whatever the caller does). Leaks under libdw are not reported; every
+ * allocation of plumb's own is freed by dump_free (checked by the AddressSanitizer runs of test_dump). */
+const char *__lsan_default_suppressions(void);
+const char *__lsan_default_suppressions(void)
+{
+	return "leak:libdw.so\n";
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *text = malloc(size + 1);
