@@ -20,6 +20,7 @@
 static const struct cmd_sub commands[] = {
 	{ "record", cmd_record, "sample a command, a running process or one function" },
 	{ "top", cmd_top, "a live view of a running process or of the whole machine" },
+	{ "dump", cmd_dump, "every thread of a running process now: state and native and Python stacks" },
 	{ "hot", cmd_hot, "leaf and inclusive hot tables of a profile" },
 	{ "diff", cmd_diff, "what moved between two profiles" },
 	{ "flame", cmd_flame, "draw an interactive flame graph (SVG)" },
@@ -33,7 +34,7 @@ static const struct cmd_sub commands[] = {
 /* The commands that sample or record, which refuse unless PLUMB_DEBUG is on (docs/design.md §3.1). */
 static bool gated(const char *name)
 {
-	static const char *const sampling[] = { "record", "top", "metrics" };
+	static const char *const sampling[] = { "record", "top", "metrics", "dump" };
 	for (size_t i = 0; i < sizeof sampling / sizeof sampling[0]; i++)
 		if (strcmp(name, sampling[i]) == 0)
 			return true;

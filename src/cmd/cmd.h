@@ -17,6 +17,7 @@ int cmd_metrics(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 /* A command's sub-commands (bench, baseline): one table, NULL-terminated, that dispatches, lists itself in
  * --help, and that the man pages and completions are generated from. */

@@ -126,6 +126,19 @@ class ExitCodes(unittest.TestCase):
         ])
         self.check_stdout_full([["top", "--pid", str(os.getpid()), "--iterations", "1", "--refresh", "0.2"]])
 
+    def test_dump(self):
+        # dump reads no input file with --pid: a process that cannot be resolved is a bad argument (§3.2 row 2)
+        self.check([
+            (["dump"], USAGE),
+            (["dump", "--pid", "x"], USAGE),
+            (["dump", "--pid", "999999999"], USAGE),
+            (["dump", "--pid", "1", "--target", "x"], USAGE),
+            (["dump", "--pid", str(os.getpid()), "--stack-size", "1"], USAGE),
+            (["dump", "--exe", "/bin/true"], USAGE),                      # --exe belongs to --core
+            (["dump", "--core", self.p("absent.core")], MISSING),
+            (["dump", "--core", self.p("junk.bin")], UNUSABLE),
+        ])
+
     def test_hot(self):
         self.check([
             (["hot", self.p("absent.folded")], MISSING),
