@@ -53,7 +53,7 @@ struct record_args {
 	const char *pid, *target_name, *call, *output, *format, *mode, *unwind, *backend;
 	const char *summary, *stages, *save_baseline, *comm;
 	double interval, rate, seconds;
-	long stack_size;
+	long stack_size, alloc_interval;
 	bool no_kernel, threads, no_lines, native, idle, force, all;
 	bool interval_set, rate_set, seconds_set, stack_set;
 	struct cmd_summary sum;    /* the summary options, as hot takes them */
@@ -189,8 +189,10 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 		{ "output", 'o', OPT_STRING, &a->output, "PATH", "where to write (default ./plumb-profile.folded)", NULL },
 		{ "format", 0, OPT_STRING, &a->format, "FMT",
 		  "folded, gecko, speedscope, pprof or svg (default: by extension)", NULL },
-		{ "mode", 0, OPT_STRING, &a->mode, "cpu|wall", "on-CPU samples (default) or every thread at every tick",
-		  NULL },
+		{ "mode", 0, OPT_STRING, &a->mode, "cpu|wall|alloc",
+		  "on-CPU samples (default), every thread at every tick, or allocations (docs/alloc.md)", NULL },
+		{ "alloc-interval", 0, OPT_INT, &a->alloc_interval, "BYTES",
+		  "--mode alloc: mean bytes between sampled allocations, 1024-1073741824 (default 524288)", NULL },
 		{ "unwind", 0, OPT_STRING, &a->unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },
 		{ "stack-size", 0, OPT_INT, &a->stack_size, "BYTES",
 		  "user stack copied per sample for dwarf (default 16384)", &a->stack_set },
@@ -258,6 +260,28 @@ static bool record__choose_target(struct record *rec, int *rc)
 	return true;
 }
 
+/* --mode alloc (docs/alloc.md): launched commands only, the alloc backend, --alloc-interval. */
+static bool record__check_alloc(struct record *rec)
+{
+	struct record_args *a = &rec->a;
+	struct record_opts *opts = &rec->opts;
+	if (opts->mode != MODE_ALLOC)
+		return !a->alloc_interval ||
+		       (plumb_fail(EXIT_USAGE, "record: --alloc-interval goes with --mode alloc"), false);
+	if (a->pid || a->call || a->all || a->target_name)
+		return plumb_fail(EXIT_USAGE, "record: --mode alloc profiles launched commands only (-- COMMAND), not "
+					      "--pid, --target, --call or --all"), false;
+	if (a->alloc_interval && (a->alloc_interval < 1024 || a->alloc_interval > (1L << 30)))
+		return plumb_fail(EXIT_USAGE, "record: --alloc-interval must be between 1024 and 1073741824 bytes"), false;
+	if (a->backend && strcmp(a->backend, "alloc") != 0)
+		return plumb_fail(EXIT_USAGE, "record: --mode alloc has its own backend, not --backend %s", a->backend), false;
+	opts->alloc_interval = (uint64_t)(a->alloc_interval ? a->alloc_interval : ALLOC_DEFAULT_INTERVAL);
+	opts->interval_ns = 0;
+	if (!a->stack_set)
+		opts->stack_bytes = 8192;
+	return true;
+}
+
 /* --interval and --rate (one of them), --seconds, --mode, --unwind and --stack-size into rec->opts. */
 static bool record__check_sampling(struct record *rec)
 {
@@ -282,8 +306,12 @@ static bool record__check_sampling(struct record *rec)
 		opts->mode = MODE_CPU;
 	else if (a->mode && strcmp(a->mode, "wall") == 0)
 		opts->mode = MODE_WALL;
+	else if (a->mode && strcmp(a->mode, "alloc") == 0)
+		opts->mode = MODE_ALLOC;
 	else if (a->mode)
-		return plumb_fail(EXIT_USAGE, "record: --mode must be cpu or wall, not '%s'", a->mode), false;
+		return plumb_fail(EXIT_USAGE, "record: --mode must be cpu, wall or alloc, not '%s'", a->mode), false;
+	if (!record__check_alloc(rec))
+		return false;
 	if (a->unwind && strcmp(a->unwind, "dwarf") == 0)
 		opts->unwind = UNWIND_DWARF;
 	else if (a->unwind && strcmp(a->unwind, "fp") == 0)
@@ -356,7 +384,7 @@ static bool record__check_options(struct record *rec, int *rc)
 		sbuf_release(&names);
 		return false;
 	}
-	opts->backend = a->backend;
+	opts->backend = opts->mode == MODE_ALLOC ? "alloc" : a->backend;
 	rec->kind = a->format ? fmt_from_name(a->format) : fmt_from_path(a->output);
 	if (a->format && rec->kind == FMT_UNKNOWN) {
 		plumb_fail(EXIT_USAGE, "record: unknown --format '%s'", a->format);
@@ -545,6 +573,10 @@ static void record__summary_line(struct record *rec)
 		snprintf(fate, sizeof fate, " %s %s.", rec->subject, res->ended);
 	else if (rec->opts.target == TARGET_PID)
 		snprintf(fate, sizeof fate, " %s is still running.", rec->subject);
+	if (res->summary[0]) { /* the backend says what it sampled (--mode alloc) */
+		snprintf(rec->summary, sizeof rec->summary, "%s%s", res->summary, fate);
+		return;
+	}
 	snprintf(rec->summary, sizeof rec->summary,
 		 "Sampled %llu tick%s over %.2fs (%.0f/s effective%s, %gs requested) with %s/%s%s; %llu lost.%s",
 		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs,
@@ -601,7 +633,7 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	meta->clock_origin_ns = res->start_ns;
 	meta->interval_ns = opts->interval_ns;
 	meta->duration_s = res->end_ns > res->start_ns ? (double)(res->end_ns - res->start_ns) / 1e9 : 0;
-	meta->mode = profile_intern_cstr(raw, opts->mode == MODE_WALL ? "wall" : "cpu");
+	meta->mode = profile_intern_cstr(raw, opts->mode == MODE_WALL ? "wall" : opts->mode == MODE_ALLOC ? "alloc" : "cpu");
 	meta->format = profile_intern_cstr(raw, fmt_name(rec->kind)); /* --summary says what the profile was saved as */
 	if (res->ended[0])
 		meta->ended = profile_intern_cstr(raw, res->ended);
