@@ -108,23 +108,20 @@ static void drain_queue(struct queue *q, int all)
 	pthread_mutex_unlock(&q->lock);
 }
 
+/* Each block goes into the next thread's queue; a full queue is drained (freed) by whoever finds it full, so no
+ * thread ever waits for another, and most blocks are freed by a thread that did not allocate them. */
 static void *worker(void *arg)
 {
 	long me = (long)arg;
 	struct queue *mine = &queues[me], *next = &queues[(me + 1) % NTHREADS];
 	for (long done = 0; done < PER_THREAD; done += 8192) {
 		void *p = thread_alloc(8192);
-		for (;;) {
-			pthread_mutex_lock(&next->lock);
-			if (next->n < QLEN) {
-				next->slot[next->n++] = p;
-				pthread_mutex_unlock(&next->lock);
-				break;
-			}
-			pthread_mutex_unlock(&next->lock);
-			drain_queue(mine, 0);
-		}
-		if (mine->n > QLEN / 2)
+		pthread_mutex_lock(&next->lock);
+		while (next->n >= QLEN)
+			free(next->slot[--next->n]);
+		next->slot[next->n++] = p;
+		pthread_mutex_unlock(&next->lock);
+		if ((done >> 13) % 64 == 0)
 			drain_queue(mine, 0);
 	}
 	for (long k = 0; k < 8 * MIB; k += 16384)
