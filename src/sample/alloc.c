@@ -71,6 +71,7 @@ struct al_state {
 	str_id s_unknown;
 	uint32_t f_mmap; /* the leaf frame of an anonymous mapping */
 	uint64_t child_start_ns;
+	uint64_t stack_bytes_seen; /* for PLUMB_ALLOC_DEBUG */
 	bool oom;
 };
 
@@ -102,6 +103,7 @@ static const struct map_entry *find_map(struct al_state *st, pid_t pid, uint64_t
 static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
 {
 	pid_t pid = (pid_t)s->pid;
+	st->stack_bytes_seen += s->stack_len;
 	ensure_maps(st, pid, false);
 	struct unwind_regs regs;
 	memcpy(regs.r, s->regs, sizeof regs.r);
@@ -300,8 +302,10 @@ static void al_loop(struct al_state *st, struct record_result *res)
 			st->stopped = true;
 			break;
 		}
-		if (got < NALLOC_SLOTS / 8) {
-			struct timespec nap = ns_timespec(got ? 500000 : 2000000);
+		/* Wake up rarely: on a loaded machine each wake-up may take the CPU from the target. Drain without a
+		 * pause only while the ring fills faster than that (a producer waits only when it is full). */
+		if (got < NALLOC_SLOTS / 4) {
+			struct timespec nap = ns_timespec(got > NALLOC_SLOTS / 32 ? 2000000 : 10000000);
 			nanosleep(&nap, NULL);
 		}
 	}
@@ -530,6 +534,9 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 		struct profile_meta *m = profile_meta(p);
 		m->weight_unit = profile_intern_cstr(p, "bytes");
 		summarize(&st, &t, res);
+		if (getenv("PLUMB_ALLOC_DEBUG"))
+			fprintf(stderr, "waits %llu, stack bytes per sample %.0f\n", (unsigned long long)atomic_load(&st.h->waits),
+				(double)st.stack_bytes_seen / (double)(st.nrecs ? st.nrecs : 1));
 	}
 	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
 		child_signal(&st.child, SIGKILL);
