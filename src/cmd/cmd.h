@@ -68,6 +68,7 @@ const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *
 struct cmd_collapse {
 	bool pid, tid, kernel, jit, all, addrs;
 	const char *sample_index;
+	const char *weight;
 };
 #define CMD_COLLAPSE_OPTS(c)                                                                                      \
 	{ "pid", 0, OPT_FLAG, &(c).pid, NULL, "perf script input: append -PID to the process name frame", NULL },    \
@@ -77,9 +78,18 @@ struct cmd_collapse {
 	{ "all", 0, OPT_FLAG, &(c).all, NULL, "perf script input: --kernel and --jit", NULL },                       \
 	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }, \
 	{ "sample-index", 0, OPT_STRING, &(c).sample_index, "N|TYPE", "pprof input: the sample type to read, by "      \
-	  "index or name (default: the profile's default, else the last, as go tool pprof)", NULL }
+	  "index or name (default: the profile's default, else the last, as go tool pprof)", NULL },                   \
+	CMD_WEIGHT_OPT((c).weight)
+/* --weight alloc|inuse|peak|freed: which bytes of an allocation profile (record --mode alloc, docs/alloc.md) are
+ * the weight — its pprof sample types alloc_space, inuse_space, peak_space, freed_space. */
+#define CMD_WEIGHT_OPT(var)                                                                                       \
+	{ "weight", 0, OPT_STRING, &(var), "alloc|inuse|peak|freed",                                               \
+	  "allocation profiles: bytes allocated (default), in use at exit, in use at the peak, or freed", NULL }
+/* The sample type --weight names into *sample_index (unchanged when weight is NULL); false with the message
+ * printed and *rc set when it is not one of the four, or --sample-index was given too. */
+bool cmd_weight_apply(const char *who, const char *weight, const char **sample_index, int *rc);
 struct fmt_read_opts;
-void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
+void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);  /* --weight checked already */
 
 /* The summary options of `hot`, declared once and shared with `record --summary` and `baseline save`
  * (docs/design.md §5.7, §6.2): the rows go into the command's option table, cmd_summary_apply() checks them and
