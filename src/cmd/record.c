@@ -260,25 +260,23 @@ static bool record__choose_target(struct record *rec, int *rc)
 	return true;
 }
 
-/* --mode alloc (docs/alloc.md): launched commands only, the alloc backend, --alloc-interval. */
+/* --mode alloc (docs/alloc.md): launched commands only, its own backend (record__check_options), --alloc-interval. */
 static bool record__check_alloc(struct record *rec)
 {
 	struct record_args *a = &rec->a;
-	struct record_opts *opts = &rec->opts;
-	if (opts->mode != MODE_ALLOC)
-		return !a->alloc_interval ||
-		       (plumb_fail(EXIT_USAGE, "record: --alloc-interval goes with --mode alloc"), false);
-	if (a->pid || a->call || a->all || a->target_name)
-		return plumb_fail(EXIT_USAGE, "record: --mode alloc profiles launched commands only (-- COMMAND), not "
-					      "--pid, --target, --call or --all"), false;
-	if (a->alloc_interval && (a->alloc_interval < 1024 || a->alloc_interval > (1L << 30)))
-		return plumb_fail(EXIT_USAGE, "record: --alloc-interval must be between 1024 and 1073741824 bytes"), false;
-	if (a->backend && strcmp(a->backend, "alloc") != 0)
-		return plumb_fail(EXIT_USAGE, "record: --mode alloc has its own backend, not --backend %s", a->backend), false;
-	opts->alloc_interval = (uint64_t)(a->alloc_interval ? a->alloc_interval : ALLOC_DEFAULT_INTERVAL);
-	opts->interval_ns = 0;
-	if (!a->stack_set)
-		opts->stack_bytes = 8192;
+	const char *bad = rec->opts.mode != MODE_ALLOC ? (a->alloc_interval ? "--alloc-interval goes with --mode alloc" : NULL)
+			  : a->pid || a->call || a->all || a->target_name ? "--mode alloc profiles launched commands only "
+			  "(-- COMMAND), not --pid, --target, --call or --all"
+			  : a->alloc_interval && (a->alloc_interval < 1024 || a->alloc_interval > (1L << 30))
+			  ? "--alloc-interval must be between 1024 and 1073741824 bytes"
+			  : a->backend && strcmp(a->backend, "alloc") ? "--mode alloc has its own backend" : NULL;
+	if (bad)
+		return plumb_fail(EXIT_USAGE, "record: %s", bad), false;
+	if (rec->opts.mode == MODE_ALLOC) {
+		rec->opts.alloc_interval = (uint64_t)(a->alloc_interval ? a->alloc_interval : ALLOC_DEFAULT_INTERVAL);
+		rec->opts.interval_ns = 0;
+		rec->opts.stack_bytes = 8192; /* --stack-size, checked after this, may change it */
+	}
 	return true;
 }
 
@@ -573,10 +571,8 @@ static void record__summary_line(struct record *rec)
 		snprintf(fate, sizeof fate, " %s %s.", rec->subject, res->ended);
 	else if (rec->opts.target == TARGET_PID)
 		snprintf(fate, sizeof fate, " %s is still running.", rec->subject);
-	if (res->summary[0]) { /* the backend says what it sampled (--mode alloc) */
-		snprintf(rec->summary, sizeof rec->summary, "%s%s", res->summary, fate);
-		return;
-	}
+	if (res->summary[0]) /* the backend says what it sampled (--mode alloc) */
+		return (void)snprintf(rec->summary, sizeof rec->summary, "%s%s", res->summary, fate);
 	snprintf(rec->summary, sizeof rec->summary,
 		 "Sampled %llu tick%s over %.2fs (%.0f/s effective%s, %gs requested) with %s/%s%s; %llu lost.%s",
 		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs,
