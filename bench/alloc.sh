@@ -9,7 +9,7 @@ BUILD=${BUILD:-build}
 . bench/common.bash
 T="$BUILD/targets/allocs"
 RUNS=${RUNS:-5}
-GIB=${GIB:-5}
+GIB=${GIB:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PLUMB_DEBUG=1

@@ -19,6 +19,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <linux/futex.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -296,6 +297,13 @@ static uint32_t copy_stack(uint8_t *dst, uint64_t sp, uint32_t want)
 	return n > 0 ? (uint32_t)n : 0;
 }
 
+/* Wakes plumb from its nap between drains. */
+static void ring_doorbell(void)
+{
+	atomic_fetch_add_explicit(&ah->doorbell, 1, memory_order_release);
+	syscall(SYS_futex, &ah->doorbell, FUTEX_WAKE, 1, NULL, NULL, 0);
+}
+
 /* Claims a slot of ring r, waiting (bounded, sleeping) while plumb drains a full ring. NULL: dropped. */
 static void *claim_waiting(struct alloc_ring *r, uint64_t *pos)
 {
@@ -303,6 +311,7 @@ static void *claim_waiting(struct alloc_ring *r, uint64_t *pos)
 	if (likely(s != NULL))
 		return s;
 	atomic_fetch_add_explicit(&ah->waits, 1, memory_order_relaxed);
+	ring_doorbell();
 	struct timespec nap = { 0, 50000 };
 	for (int i = 0; i < 40000 && atomic_load_explicit(&ah->enabled, memory_order_relaxed); i++) {
 		nanosleep(&nap, NULL);
@@ -630,11 +639,14 @@ __attribute__((destructor)) static void alloc_stop(void)
 	struct alloc_hdr *h = ah;
 	if (!h)
 		return;
-	struct timespec nap = { 0, 1000000 };
-	for (int i = 0; i < 2000 && atomic_load_explicit(&h->enabled, memory_order_relaxed); i++) {
+	atomic_fetch_add_explicit(&h->exiting, 1, memory_order_release);
+	ring_doorbell();
+	struct timespec nap = { 0, 200000 };
+	for (int i = 0; i < 10000 && atomic_load_explicit(&h->enabled, memory_order_relaxed); i++) {
 		uint64_t head = atomic_load_explicit(&h->allocs.head, memory_order_acquire);
 		if (atomic_load_explicit(&h->allocs_done, memory_order_acquire) >= head)
 			break;
 		nanosleep(&nap, NULL);
 	}
+	/* plumb keeps polling briefly while `exiting` is set: the exit itself follows */
 }

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,8 +32,8 @@
 #include "unwind/unwind.h"
 
 #define MAX_FRAMES 128
-#define NALLOC_SLOTS 2048
-#define NEVENT_SLOTS 65536
+#define NALLOC_SLOTS 1024
+#define NEVENT_SLOTS 16384
 #define DEFAULT_STACK 8192
 
 /* One sampled allocation, as replayed at the end. */
@@ -303,10 +305,13 @@ static void al_loop(struct al_state *st, struct record_result *res)
 			break;
 		}
 		/* Wake up rarely: on a loaded machine each wake-up may take the CPU from the target. Drain without a
-		 * pause only while the ring fills faster than that (a producer waits only when it is full). */
+		 * pause while the ring fills faster than that; a producer that finds it full, or a process waiting at its
+		 * exit for the drain, rings the doorbell; while one is exiting, poll often to see it go. */
 		if (got < NALLOC_SLOTS / 4) {
-			struct timespec nap = ns_timespec(got > NALLOC_SLOTS / 32 ? 2000000 : 10000000);
-			nanosleep(&nap, NULL);
+			uint32_t bell = atomic_load_explicit(&st->h->doorbell, memory_order_acquire);
+			bool exiting = atomic_load_explicit(&st->h->exiting, memory_order_relaxed) != 0;
+			struct timespec nap = ns_timespec(exiting ? 1000000 : got > NALLOC_SLOTS / 32 ? 2000000 : 10000000);
+			syscall(SYS_futex, &st->h->doorbell, FUTEX_WAIT, bell, &nap, NULL, 0);
 		}
 	}
 	res->end_ns = mono_ns();

@@ -59,6 +59,9 @@ struct alloc_hdr {
 	_Atomic uint64_t lost;      /* events dropped: a ring stayed full, or the sampled-address set was full */
 	_Atomic uint64_t waits;     /* times a producer waited for a full ring */
 	_Atomic uint64_t allocs_done; /* allocation slots plumb has consumed (a process waits for it at exit) */
+	_Atomic uint32_t doorbell;  /* a futex plumb sleeps on between drains: bumped and woken by a producer that
+				     * finds a ring full, and by a process that waits at its exit for the drain */
+	_Atomic uint32_t exiting;   /* processes in their exit wait (plumb drains and polls without long naps) */
 	_Atomic uint32_t enabled;   /* plumb clears it to stop sampling */
 	_Atomic uint32_t attached;  /* pid of the first process that mapped the memory (0: none yet) */
 };
