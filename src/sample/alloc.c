@@ -27,6 +27,7 @@
 #include "base/clock.h"
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "sample/alloc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -64,6 +65,9 @@ struct al_state {
 	bool stopped;
 	struct hmap loaded;  /* pids whose maps were read */
 	struct hmap threads; /* (pid << 32 | tid) -> profile thread */
+	struct interner seen; /* (pid, kind, return addresses) of each distinct unwound stack: id -> seen_stack[id] */
+	uint32_t *seen_stack;
+	size_t cap_seen;
 	uint64_t tail_a, tail_e;
 	uint64_t last_reload_ns;
 	struct al_rec *recs;
@@ -101,19 +105,23 @@ static const struct map_entry *find_map(struct al_state *st, pid_t pid, uint64_t
 	return m;
 }
 
-/* Unwinds one sampled allocation into a stack of raw frames (the profiler's own frames trimmed) and keeps it. */
-static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
+/* The profile stack of return addresses ips[0..n) (innermost first) in process pid: a stack seen before (most
+ * samples come from a few call sites) is looked up by its addresses alone; a new one is made of raw frames, the
+ * profiler's own innermost frames trimmed. PROFILE_NOMEM when out of memory. */
+static uint32_t stack_of(struct al_state *st, const struct alloc_slot *s, const uint64_t *ips, size_t n)
 {
+	uint64_t key[MAX_FRAMES + 1];
+	key[0] = (uint64_t)s->pid << 32 | s->kind;
+	memcpy(key + 1, ips + 1, (n ? n - 1 : 0) * sizeof *ips); /* ips[0] is in the profiler: not part of the key */
+	bool added;
+	uint32_t id = intern(&st->seen, (const char *)key, (n ? n : 1) * sizeof *key, &added);
+	if (id == INTERN_NOMEM)
+		return PROFILE_NOMEM;
+	if (!added)
+		return st->seen_stack[id];
+	if (!ALLOC_GROW(st->seen_stack, (size_t)id + 1, st->cap_seen))
+		return PROFILE_NOMEM;
 	pid_t pid = (pid_t)s->pid;
-	st->stack_bytes_seen += s->stack_len;
-	ensure_maps(st, pid, false);
-	struct unwind_regs regs;
-	memcpy(regs.r, s->regs, sizeof regs.r);
-	uint32_t len = s->stack_len <= st->h->stack_bytes ? s->stack_len : st->h->stack_bytes;
-	const uint8_t *stack = (const uint8_t *)(s + 1);
-	uint64_t ips[MAX_FRAMES];
-	size_t n = st->opts->unwind == UNWIND_FP ? unwind_fp(&regs, stack, len, ips, MAX_FRAMES)
-						  : unwind_dwarf(st->unw, pid, &regs, stack, len, ips, MAX_FRAMES);
 	const struct map_entry *ms[MAX_FRAMES];
 	bool reloaded = false;
 	for (size_t i = 0; i < n; i++)
@@ -131,8 +139,26 @@ static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
 		frames[nf++] = st->f_mmap;
 	for (size_t k = 0; k < nf; k++)
 		if (frames[k] == PROFILE_NOMEM)
-			return (void)(st->oom = true);
-	uint32_t sid = profile_stack_from(st->p, frames, nf);
+			return PROFILE_NOMEM;
+	return st->seen_stack[id] = profile_stack_from(st->p, frames, nf);
+}
+
+/* Unwinds one sampled allocation into a stack of raw frames (the profiler's own frames trimmed) and keeps it. */
+static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
+{
+	pid_t pid = (pid_t)s->pid;
+	st->stack_bytes_seen += s->stack_len;
+	ensure_maps(st, pid, false);
+	struct unwind_regs regs;
+	memcpy(regs.r, s->regs, sizeof regs.r);
+	uint32_t len = s->stack_len <= st->h->stack_bytes ? s->stack_len : st->h->stack_bytes;
+	const uint8_t *stack = (const uint8_t *)(s + 1);
+	uint64_t ips[MAX_FRAMES];
+	size_t n = st->opts->unwind == UNWIND_FP ? unwind_fp(&regs, stack, len, ips, MAX_FRAMES)
+						  : unwind_dwarf(st->unw, pid, &regs, stack, len, ips, MAX_FRAMES);
+	uint32_t sid = stack_of(st, s, ips, n);
+	if (sid == PROFILE_NOMEM)
+		return (void)(st->oom = true);
 	uint32_t thread = backend_thread(st->p, &st->threads, pid, (pid_t)s->tid);
 	if (sid == PROFILE_NOMEM || thread == PROFILE_NOMEM || !ALLOC_GROW(st->recs, st->nrecs + 1, st->cap_recs))
 		return (void)(st->oom = true);
@@ -165,10 +191,11 @@ static size_t drain(struct al_state *st)
 		for (int k = 0; k < 64 && (s = alloc_peek(h, &h->allocs, st->tail_a)) != NULL; k++) {
 			consume_alloc(st, s);
 			alloc_release(h, &h->allocs, st->tail_a++);
-			atomic_store_explicit(&h->allocs_done, st->tail_a, memory_order_release);
 			done++;
 			any = true;
 		}
+		if (any) /* once a batch: the line is the producers' to read */
+			atomic_store_explicit(&h->allocs_done, st->tail_a, memory_order_release);
 		if (!any)
 			return done;
 	}
@@ -520,6 +547,7 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 	st.p = p;
 	st.fd = -1;
 	st.child = (struct child)CHILD_INIT;
+	st.seen = (struct interner)INTERNER_INIT;
 	enum plumb_err rc = al_launch(&st, res, e);
 	st.child_start_ns = res->start_ns;
 	if (!rc) {
@@ -551,6 +579,8 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 	maps_free(st.maps);
 	hmap_release(&st.loaded);
 	hmap_release(&st.threads);
+	interner_release(&st.seen);
+	free(st.seen_stack);
 	free(st.recs);
 	free(st.evs);
 	if (st.h)

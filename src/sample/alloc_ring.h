@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 #define ALLOC_MAGIC 0x636f6c6c616d756cULL /* "lumalloc" */
-#define ALLOC_VERSION 1
+#define ALLOC_VERSION 2
 #define ALLOC_ENV_FD "PLUMB_ALLOC_FD"
 #define ALLOC_NREGS 24 /* enum unwind_reg order (unwind/unwind.h) */
 #define ALLOC_HDR_SIZE 4096u
@@ -42,29 +42,35 @@ struct alloc_event_slot {
 	uint32_t pid, type; /* enum alloc_event */
 };
 
-/* One ring: its slots start `off` bytes after the header. */
+/* One ring: its slots start `off` bytes after the header. `head` has a cache line of its own: producers take it
+ * with compare-and-swap, and a line that plumb writes too would cost every sample a transfer. */
 struct alloc_ring {
 	uint32_t off, nslots, slot_size, pad;
-	_Atomic uint64_t head;
+	_Alignas(64) _Atomic uint64_t head;
+	char pad_head[56];
 };
 
+/* Fields in three cache lines by who writes them: plumb once (the layout), the producers (the clock and the
+ * counters), plumb as it drains (allocs_done). */
 struct alloc_hdr {
 	uint64_t magic;
 	uint32_t version;
 	uint32_t stack_bytes;       /* stack copied per sampled allocation, at most */
 	uint64_t interval;          /* mean bytes between samples */
+	_Atomic uint32_t enabled;   /* plumb clears it to stop sampling */
+	_Atomic uint32_t attached;  /* pid of the first process that mapped the memory (0: none yet) */
 	struct alloc_ring allocs;   /* struct alloc_slot + stack_bytes each */
 	struct alloc_ring events;   /* struct alloc_event_slot each */
-	_Atomic uint64_t clock;     /* the next event number (from 1) */
+	_Alignas(64) _Atomic uint64_t clock; /* the next event number (from 1) */
 	_Atomic uint64_t lost;      /* events dropped: a ring stayed full, or the sampled-address set was full */
 	_Atomic uint64_t waits;     /* times a producer waited for a full ring */
-	_Atomic uint64_t allocs_done; /* allocation slots plumb has consumed (a process waits for it at exit) */
 	_Atomic uint32_t doorbell;  /* a futex plumb sleeps on between drains: bumped and woken by a producer that
 				     * finds a ring full, and by a process that waits at its exit for the drain */
 	_Atomic uint32_t exiting;   /* processes in their exit wait (plumb drains and polls without long naps) */
-	_Atomic uint32_t enabled;   /* plumb clears it to stop sampling */
-	_Atomic uint32_t attached;  /* pid of the first process that mapped the memory (0: none yet) */
+	_Alignas(64) _Atomic uint64_t allocs_done; /* allocation slots plumb has consumed (a process waits for it
+						    * at exit) */
 };
+_Static_assert(sizeof(struct alloc_hdr) <= ALLOC_HDR_SIZE, "the header fits before the rings");
 
 static inline void *alloc_slot_at(struct alloc_hdr *h, struct alloc_ring *r, uint64_t pos)
 {
