@@ -575,10 +575,12 @@ EXPORT int munmap(void *addr, size_t len)
 /* A forked child keeps the parent's blocks, which belong to the parent's profile: its set starts empty. */
 static void after_fork_child(void)
 {
+	pid_t parent = my_pid;
 	my_pid = getpid();
 	at.tid = 0;
 	memset(set, 0, (size_t)SET_BUCKETS * SET_WAYS * sizeof *set);
 	memset((void *)filter, 0, SET_BUCKETS * sizeof *filter);
+	put_event(EV_FORK, (uint64_t)parent); /* plumb gives it the parent's maps: it may exec before they are read */
 }
 
 static struct alloc_hdr *map_shared(void)

@@ -167,38 +167,43 @@ static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
 
 static void consume_event(struct al_state *st, const struct alloc_event_slot *s)
 {
-	if (s->type == EV_START) /* a new image in this process (exec): its maps are new */
-		ensure_maps(st, (pid_t)s->pid, true);
+	pid_t pid = (pid_t)s->pid;
+	if (s->type == EV_START) { /* a new image in this process (exec): its maps are new */
+		maps_forget(st->maps, pid);
+		ensure_maps(st, pid, true);
+	} else if (s->type == EV_FORK && s->id > 0 && s->id < (uint64_t)INT32_MAX) {
+		ensure_maps(st, (pid_t)s->id, false);
+		maps_fork(st->maps, (pid_t)s->id, pid);
+		hmap_put(&st->loaded, (uint64_t)pid, 1);
+	}
 	if (!ALLOC_GROW(st->evs, st->nevs + 1, st->cap_evs))
 		return (void)(st->oom = true);
 	st->evs[st->nevs++] = (struct al_event){ s->when, s->id, s->pid, s->type };
 }
 
-/* Consumes what both rings hold; returns how many allocation slots. */
+/* Consumes what both rings hold in the order of the clock (an exec or a fork changes the maps the allocations
+ * after it are unwound with); returns how many allocation slots. */
 static size_t drain(struct al_state *st)
 {
 	struct alloc_hdr *h = st->h;
 	size_t done = 0;
 	for (;;) {
-		bool any = false;
-		const struct alloc_event_slot *ev;
-		while ((ev = alloc_peek(h, &h->events, st->tail_e)) != NULL) {
-			consume_event(st, ev);
-			alloc_release(h, &h->events, st->tail_e++);
-			any = true;
-		}
-		const struct alloc_slot *s;
-		for (int k = 0; k < 64 && (s = alloc_peek(h, &h->allocs, st->tail_a)) != NULL; k++) {
+		const struct alloc_event_slot *ev = alloc_peek(h, &h->events, st->tail_e);
+		const struct alloc_slot *s = alloc_peek(h, &h->allocs, st->tail_a);
+		if (!ev && !s)
+			break;
+		if (s && (!ev || s->id < ev->when)) {
 			consume_alloc(st, s);
 			alloc_release(h, &h->allocs, st->tail_a++);
-			done++;
-			any = true;
+			if (++done % 64 == 0) /* now and then: the line is the producers' to read */
+				atomic_store_explicit(&h->allocs_done, st->tail_a, memory_order_release);
+		} else {
+			consume_event(st, ev);
+			alloc_release(h, &h->events, st->tail_e++);
 		}
-		if (any) /* once a batch: the line is the producers' to read */
-			atomic_store_explicit(&h->allocs_done, st->tail_a, memory_order_release);
-		if (!any)
-			return done;
 	}
+	atomic_store_explicit(&h->allocs_done, st->tail_a, memory_order_release);
+	return done;
 }
 
 /* After the target ended: slots claimed but never published (a process killed mid-sample) are skipped. */

@@ -21,7 +21,7 @@
 /* What an allocation slot holds. */
 enum alloc_kind { ALLOC_HEAP = 0, ALLOC_MMAP = 1 };
 /* What an event slot holds. */
-enum alloc_event { EV_FREE = 1, EV_START = 2 };
+enum alloc_event { EV_FREE = 1, EV_START = 2, EV_FORK = 3 };
 
 struct alloc_slot {
 	_Atomic uint64_t seq;
@@ -37,7 +37,7 @@ struct alloc_slot {
 
 struct alloc_event_slot {
 	_Atomic uint64_t seq;
-	uint64_t id;   /* EV_FREE: the allocation's id; EV_START: 0 */
+	uint64_t id;   /* EV_FREE: the allocation's id; EV_FORK: the parent's pid; EV_START: 0 */
 	uint64_t when; /* the clock's number for this event */
 	uint32_t pid, type; /* enum alloc_event */
 };
