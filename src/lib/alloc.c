@@ -146,8 +146,8 @@ static inline bool ready(void)
  * An address lives in one bucket of SET_WAYS slots (two cache lines), chosen by its hash; a lookup reads the
  * whole bucket, so a removal simply empties its slot (no tombstones, no chains). A bucket whose SET_WAYS slots are
  * all taken refuses the insert (the sample is counted lost): at the table's load (a few thousand sampled blocks
- * in use in 16,384 buckets) that does not happen. Beside it, a dense array counts each bucket's entries: an
- * unsampled free() reads only that (32 KiB, in cache). */
+ * in use in 16,384 buckets) that does not happen. Beside it, a dense array counts each bucket's entries, and a
+ * bitmap (2 KiB, in the first-level cache) says which counts are not 0: an unsampled free() reads one word of it. */
 
 #define SET_BUCKET_BITS 14
 #define SET_BUCKETS (1u << SET_BUCKET_BITS)
@@ -159,6 +159,20 @@ struct set_entry {
 };
 static struct set_entry *set;    /* SET_BUCKETS * SET_WAYS */
 static _Atomic uint16_t *filter; /* entries in each bucket */
+static _Atomic uint64_t *occupied; /* a bit per bucket: set while its count is not 0 (2 KiB: free() reads it) */
+
+static inline void occupied_set(uint32_t b)
+{
+	atomic_fetch_or_explicit(&occupied[b >> 6], 1ull << (b & 63), memory_order_seq_cst);
+}
+
+/* The bucket's count went to 0: clear its bit, and set it again when an insert raced in (it counts, then sets). */
+static inline void occupied_clear(uint32_t b)
+{
+	atomic_fetch_and_explicit(&occupied[b >> 6], ~(1ull << (b & 63)), memory_order_seq_cst);
+	if (atomic_load_explicit(&filter[b], memory_order_seq_cst) != 0)
+		occupied_set(b);
+}
 
 static inline uint32_t set_bucket(uintptr_t a)
 {
@@ -181,7 +195,8 @@ static bool set_insert(uintptr_t a, uint64_t id)
 		if (atomic_load_explicit(&e[i].key, memory_order_relaxed) == 0 &&
 		    atomic_compare_exchange_strong_explicit(&e[i].key, &k, a, memory_order_acq_rel, memory_order_relaxed)) {
 			atomic_store_explicit(&e[i].id, id, memory_order_release);
-			atomic_fetch_add_explicit(&filter[b], 1, memory_order_release);
+			atomic_fetch_add_explicit(&filter[b], 1, memory_order_seq_cst);
+			occupied_set(b);
 			return true;
 		}
 	}
@@ -200,7 +215,8 @@ static uint64_t set_take_slow(uintptr_t a, uint32_t b)
 		uint64_t k = a;
 		if (!atomic_compare_exchange_strong_explicit(&e[i].key, &k, 0, memory_order_acq_rel, memory_order_relaxed))
 			return 0;
-		atomic_fetch_sub_explicit(&filter[b], 1, memory_order_release);
+		if (atomic_fetch_sub_explicit(&filter[b], 1, memory_order_seq_cst) == 1)
+			occupied_clear(b);
 		return id;
 	}
 	return 0;
@@ -209,7 +225,7 @@ static uint64_t set_take_slow(uintptr_t a, uint32_t b)
 static inline uint64_t set_take(const void *p)
 {
 	uint32_t b = set_bucket((uintptr_t)p);
-	if (likely(atomic_load_explicit(&filter[b], memory_order_acquire) == 0))
+	if (likely((atomic_load_explicit(&occupied[b >> 6], memory_order_acquire) & (1ull << (b & 63))) == 0))
 		return 0;
 	return set_take_slow((uintptr_t)p, b);
 }
@@ -437,8 +453,9 @@ EXPORT void free(void *p)
 	if (!p || unlikely(is_boot(p)))
 		return;
 	release(p);
-	if (likely(real.free != NULL) || ready())
-		real.free(p);
+	free_fn f = real.free;
+	if (likely(f != NULL) || (ready() && (f = real.free) != NULL))
+		f(p);
 }
 
 EXPORT void *calloc(size_t nmemb, size_t size)
@@ -580,6 +597,7 @@ static void after_fork_child(void)
 	at.tid = 0;
 	memset(set, 0, (size_t)SET_BUCKETS * SET_WAYS * sizeof *set);
 	memset((void *)filter, 0, SET_BUCKETS * sizeof *filter);
+	memset((void *)occupied, 0, SET_BUCKETS / 8);
 	put_event(EV_FORK, (uint64_t)parent); /* plumb gives it the parent's maps: it may exec before they are read */
 }
 
@@ -620,7 +638,8 @@ __attribute__((constructor)) static void alloc_start(void)
 	struct alloc_hdr *h = map_shared();
 	set = map_anon((size_t)SET_BUCKETS * SET_WAYS * sizeof *set);
 	filter = map_anon(SET_BUCKETS * sizeof *filter);
-	if (!h || !set || !filter) {
+	occupied = map_anon(SET_BUCKETS / 8);
+	if (!h || !set || !filter || !occupied) {
 		at.busy = false;
 		return;
 	}
