@@ -28,6 +28,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
+#include "base/procfs.h"
 #include "sample/alloc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -168,9 +169,13 @@ static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
 static void consume_event(struct al_state *st, const struct alloc_event_slot *s)
 {
 	pid_t pid = (pid_t)s->pid;
-	if (s->type == EV_START) { /* a new image in this process (exec): its maps are new */
+	if (s->type == EV_START) { /* a new image in this process (exec): its maps and its name are new */
 		maps_forget(st->maps, pid);
 		ensure_maps(st, pid, true);
+		char name[PROCFS_COMM_MAX];
+		if (procfs_comm(pid, pid, name, sizeof name) && profile_thread(st->p, (uint32_t)pid, (uint32_t)pid, name) ==
+								     PROFILE_NOMEM)
+			st->oom = true;
 	} else if (s->type == EV_FORK && s->id > 0 && s->id < (uint64_t)INT32_MAX) {
 		ensure_maps(st, (pid_t)s->id, false);
 		maps_fork(st->maps, (pid_t)s->id, pid);
