@@ -77,7 +77,6 @@ struct al_state {
 	size_t nevs, cap_evs;
 	str_id s_unknown;
 	uint32_t f_mmap; /* the leaf frame of an anonymous mapping */
-	uint64_t child_start_ns;
 	uint64_t stack_bytes_seen; /* for PLUMB_ALLOC_DEBUG */
 	bool oom;
 };
@@ -478,8 +477,8 @@ static bool build_profile(struct al_state *st, struct al_totals *t)
 		uint64_t ob = (uint64_t)llround(objs[i]), by = (uint64_t)llround(bytes[i]);
 		uint64_t v[8] = { ob, by, live ? ob : 0, live ? by : 0, at_peak ? ob : 0, at_peak ? by : 0,
 				  live ? 0 : ob, live ? 0 : by };
-		uint64_t tns = r->time_ns > st->child_start_ns ? r->time_ns - st->child_start_ns : 0;
-		ok = profile_add_weighted(st->p, r->stack, r->thread, tns, by, 1) &&
+		/* the profile's clock is CLOCK_MONOTONIC, as the target's (meta.clock_origin_ns is time zero) */
+		ok = profile_add_weighted(st->p, r->stack, r->thread, r->time_ns, by, 1) &&
 		     profile_add_values(st->p, r->stack, r->thread, v);
 		t->sampled++;
 		t->alloc_bytes += bytes[i];
@@ -559,7 +558,6 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 	st.child = (struct child)CHILD_INIT;
 	st.seen = (struct interner)INTERNER_INIT;
 	enum plumb_err rc = al_launch(&st, res, e);
-	st.child_start_ns = res->start_ns;
 	if (!rc) {
 		al_loop(&st, res);
 		if (!atomic_load(&st.h->attached) && !st.stopped)

@@ -4,11 +4,13 @@ threads freeing each other's blocks, fork + exec, realloc growth chains, a progr
 mmap. Shares are read with `go tool pprof` itself. Tolerances are statistical: at --alloc-interval I a site of B
 bytes in blocks of s bytes gets about B / I * (1 - exp(-s / I)) / (s / I) samples, and every bound below is at
 least 2.5 standard errors of its estimate."""
+import json
 import os
 import re
 import subprocess
+import time
 
-from plumbtest import TempDir, main, needs_tool, plumb, read_folded, target
+from plumbtest import ROOT, TempDir, main, needs_tool, plumb, read_folded, skip_missing, target
 
 MIB = 1024 * 1024
 SITES = ("site_once", "site_later", "site_leak")
@@ -45,7 +47,6 @@ class Alloc(TempDir):
         return p
 
     def hot_json(self, path, weight):
-        import json
         p = plumb("hot", "--json", "--weight", weight, path)
         self.assertEqual(p.returncode, 0, p.stderr)
         return json.loads(p.stdout)
@@ -152,6 +153,45 @@ class Alloc(TempDir):
         inuse = self.leaf(self.path("m.pb.gz"), "inuse")
         self.assertLess(abs(alloc["[anonymous"] - t["alloc"]) / t["alloc"], 0.01, alloc)
         self.assertLess(abs(inuse["[anonymous"] - t["inuse"]) / t["inuse"], 0.01, inuse)
+
+    def test_alloc__firefox_profiler_reads_bytes(self):
+        """The Firefox Profiler's own importer loads the JSON output: samples weighted in bytes (its functions'
+        self weights are plumb hot's), and the native allocations table beside them."""
+        exe = os.path.join(ROOT, "tests", "consumers", "node_modules", ".bin", "profiler-cli")
+        if not os.path.exists(exe):
+            skip_missing("@firefox-devtools/profiler-cli (npm)", "scripts/setup installs it into tests/consumers")
+        needs_tool("node", "the Firefox Profiler's importer runs on Node.js")
+        self.record("g.json", "split")
+        with open(self.path("g.json")) as f:
+            thread = json.load(f)["threads"][0]
+        self.assertEqual(thread["samples"]["weightType"], "bytes")
+        native = thread["nativeAllocations"]
+        self.assertEqual(sum(native["weight"]), sum(thread["samples"]["weight"]))
+        self.assertEqual(native["length"], len(native["time"]))
+        env = dict(os.environ, HOME=self.tmp)
+
+        def cli(*args):
+            return subprocess.run([exe, *args, "--session", "alloc"], capture_output=True, text=True, timeout=120,
+                                  env=env)
+        try:
+            # its client gives the daemon 500 ms to start; on a loaded machine the daemon goes on starting and
+            # loads the profile after the client gave up: ask it until it answers (with a deadline)
+            r = cli("load", self.path("g.json"))
+            if r.returncode != 0 and "did not become ready" in r.stdout + r.stderr:
+                deadline = time.time() + 90
+                while time.time() < deadline and cli("thread", "list", "--json").returncode != 0:
+                    time.sleep(0.5)
+            else:
+                self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+            r = cli("thread", "functions", "--thread", "t-0", "--json", "--include-idle")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            doc = json.loads(r.stdout)
+        finally:
+            cli("stop")
+        self.assertEqual(doc["weightType"], "bytes")
+        got = {fn["name"].strip(): fn["selfSamples"] for fn in doc["functions"] if fn["selfSamples"]}
+        want = {r["name"].split(" ")[0]: r["count"] for r in self.hot_json(self.path("g.json"), "alloc")["leaf"]}
+        self.assertEqual(got, want)
 
     def test_alloc__launched_only_and_bad_options(self):
         p = plumb("record", "--mode", "alloc", "--pid", str(os.getpid()), "-o", self.path("x.pb.gz"))
