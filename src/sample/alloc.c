@@ -351,9 +351,10 @@ static void al_loop(struct al_state *st, struct record_result *res)
 		}
 	}
 	res->end_ns = mono_ns();
+	/* sampling ends first: a process ending now must not wait at its exit for a drain that comes after it */
+	atomic_store(&st->h->enabled, 0);
 	if (st->stopped)
 		backend_end_command(opts, &st->child, res);
-	atomic_store(&st->h->enabled, 0);
 	drain_final(st);
 }
 

@@ -193,6 +193,13 @@ class Alloc(TempDir):
         want = {r["name"].split(" ")[0]: r["count"] for r in self.hot_json(self.path("g.json"), "alloc")["leaf"]}
         self.assertEqual(got, want)
 
+    def test_alloc__seconds_window_ends_the_command(self):
+        p = plumb("record", "--mode", "alloc", "--seconds", "1", "-o", self.path("w.pb.gz"), "--", target("allocs"),
+                  "churn", "1000", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("allocs was killed by SIGINT (plumb sent it when the 1s window ended)", p.stderr)
+        self.assertGreater(self.hot_json(self.path("w.pb.gz"), "alloc")["total"], 0)
+
     def test_alloc__launched_only_and_bad_options(self):
         p = plumb("record", "--mode", "alloc", "--pid", str(os.getpid()), "-o", self.path("x.pb.gz"))
         self.assertEqual(p.returncode, 2, p.stderr)
