@@ -77,7 +77,6 @@ struct al_state {
 	size_t nevs, cap_evs;
 	str_id s_unknown;
 	uint32_t f_mmap; /* the leaf frame of an anonymous mapping */
-	uint64_t stack_bytes_seen; /* for PLUMB_ALLOC_DEBUG */
 	bool oom;
 };
 
@@ -147,7 +146,6 @@ static uint32_t stack_of(struct al_state *st, const struct alloc_slot *s, const 
 static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
 {
 	pid_t pid = (pid_t)s->pid;
-	st->stack_bytes_seen += s->stack_len;
 	ensure_maps(st, pid, false);
 	struct unwind_regs regs;
 	memcpy(regs.r, s->regs, sizeof regs.r);
@@ -576,9 +574,6 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 		struct profile_meta *m = profile_meta(p);
 		m->weight_unit = profile_intern_cstr(p, "bytes");
 		summarize(&st, &t, res);
-		if (getenv("PLUMB_ALLOC_DEBUG"))
-			fprintf(stderr, "waits %llu, stack bytes per sample %.0f\n", (unsigned long long)atomic_load(&st.h->waits),
-				(double)st.stack_bytes_seen / (double)(st.nrecs ? st.nrecs : 1));
 	}
 	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
 		child_signal(&st.child, SIGKILL);
