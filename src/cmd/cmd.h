@@ -70,6 +70,7 @@ const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *
 struct cmd_collapse {
 	bool pid, tid, kernel, jit, all, addrs;
 	const char *sample_index;
+	const char *weight;
 };
 #define CMD_COLLAPSE_OPTS(c)                                                                                      \
 	{ "pid", 0, OPT_FLAG, &(c).pid, NULL, "perf script input: append -PID to the process name frame", NULL },    \
@@ -80,9 +81,18 @@ struct cmd_collapse {
 	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }, \
 	{ "sample-index", 0, OPT_STRING, &(c).sample_index, "N|TYPE", "pprof input: the sample type to read, by "      \
 	  "index or name (default: the profile's default, else the last, as go tool pprof); perf.data input: the "      \
-	  "event (default: the first)", NULL }
+	  "event (default: the first)", NULL },                   \
+	CMD_WEIGHT_OPT((c).weight)
+/* --weight alloc|inuse|peak|freed: which bytes of an allocation profile (record --mode alloc, docs/alloc.md) are
+ * the weight — its pprof sample types alloc_space, inuse_space, peak_space, freed_space. */
+#define CMD_WEIGHT_OPT(var)                                                                                       \
+	{ "weight", 0, OPT_STRING, &(var), "alloc|inuse|peak|freed",                                               \
+	  "allocation profiles: bytes allocated (default), in use at exit, in use at the peak, or freed", NULL }
+/* The sample type --weight names into *sample_index (unchanged when weight is NULL); false with the message
+ * printed and *rc set when it is not one of the four, or --sample-index was given too. */
+bool cmd_weight_apply(const char *who, const char *weight, const char **sample_index, int *rc);
 struct fmt_read_opts;
-void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);
+void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro);  /* --weight checked already */
 
 /* The summary options of `hot`, declared once and shared with `record --summary` and `baseline save`
  * (docs/design.md §5.7, §6.2): the rows go into the command's option table, cmd_summary_apply() checks them and
@@ -123,7 +133,7 @@ void cmd_summary_release(struct cmd_summary *c);
 struct cmd_sampling {
 	const char *pid, *target_name, *call, *comm, *mode, *unwind, *backend;
 	double interval, rate, seconds;
-	long stack_size;
+	long stack_size, alloc_interval;
 	bool all, no_kernel, native, idle;
 	bool interval_set, rate_set, seconds_set, stack_set;
 	/* filled by cmd_sampling_apply */
@@ -147,8 +157,11 @@ struct cmd_sampling {
 	{ "seconds", 's', OPT_DOUBLE, &(c).seconds, "N",                                                          \
 	  "how long to sample, 1-86400 (default: a command runs to its end; record attaches for 10)",            \
 	  &(c).seconds_set },                                                                                     \
-	{ "mode", 0, OPT_STRING, &(c).mode, "cpu|wall", "on-CPU samples (default) or every thread at every tick", \
-	  NULL },                                                                                                 \
+	{ "mode", 0, OPT_STRING, &(c).mode, "cpu|wall|alloc",                                                     \
+	  "on-CPU samples (default), every thread at every tick, or allocations (record -- COMMAND; "            \
+	  "docs/alloc.md)", NULL },                                                                               \
+	{ "alloc-interval", 0, OPT_INT, &(c).alloc_interval, "BYTES",                                             \
+	  "--mode alloc: mean bytes between sampled allocations, 1024-1073741824 (default 524288)", NULL },      \
 	{ "unwind", 0, OPT_STRING, &(c).unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },        \
 	{ "stack-size", 0, OPT_INT, &(c).stack_size, "BYTES",                                                     \
 	  "user stack copied per sample for dwarf, 1024-65000 (default 16384)", &(c).stack_set },                \
@@ -161,6 +174,7 @@ struct cmd_sampling_rules {
 	const char *who;           /* "record", "top", "metrics record": names the command in a message */
 	double attach_seconds;     /* --seconds of an attach when not given (0: until stopped) */
 	bool call, all, command;   /* --call, --all, a command after `--` are targets of this command */
+	bool alloc;                /* --mode alloc (a launched command's allocations) is a mode of this command */
 };
 struct opt_result;
 struct record_opts;

@@ -213,6 +213,25 @@ void cmd_summary_release(struct cmd_summary *c)
 	opt_list_release(&c->exclude);
 }
 
+bool cmd_weight_apply(const char *who, const char *weight, const char **sample_index, int *rc)
+{
+	static const char *const names[][2] = { { "alloc", "alloc_space" }, { "inuse", "inuse_space" },
+						{ "peak", "peak_space" }, { "freed", "freed_space" } };
+	if (!weight)
+		return true;
+	if (*sample_index) {
+		*rc = plumb_fail(EXIT_USAGE, "%s: give --weight or --sample-index, not both", who);
+		return false;
+	}
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+		if (strcmp(weight, names[i][0]) == 0) {
+			*sample_index = names[i][1];
+			return true;
+		}
+	*rc = plumb_fail(EXIT_USAGE, "%s: --weight must be alloc, inuse, peak or freed", who);
+	return false;
+}
+
 void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro)
 {
 	ro->pid = c->pid;
@@ -221,4 +240,6 @@ void cmd_collapse_apply(const struct cmd_collapse *c, struct fmt_read_opts *ro)
 	ro->jit = c->jit || c->all;
 	ro->addrs = c->addrs;
 	ro->sample_index = c->sample_index;
+	if (c->weight) /* cmd_weight_apply checked it */
+		cmd_weight_apply("", c->weight, &ro->sample_index, &(int){ 0 });
 }

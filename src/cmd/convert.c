@@ -67,6 +67,11 @@ int cmd_convert(int argc, char **argv)
 					  output);
 		}
 	}
+	int wrc;
+	if (!cmd_weight_apply("convert", collapse.weight, &(const char *){ collapse.sample_index }, &wrc)) {
+		opt_result_release(&res);
+		return wrc;
+	}
 	struct fmt_read_opts ro = { 0 };
 	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = out_kind == FMT_GECKO || out_kind == FMT_SPEEDSCOPE;

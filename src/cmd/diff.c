@@ -108,6 +108,7 @@ struct diff_cmd {
 	char untested[160];            /* why not, for the reader */
 	enum hot_table_kind kind;
 	const char *args[2];           /* BEFORE and AFTER as given */
+	const char *sample_index;      /* --weight: the sample type of allocation profiles */
 	char *paths[2];                /* as resolved (a baseline's file) */
 	struct hot_summary *side[2];
 	const struct hot_table *table[2];
@@ -175,9 +176,10 @@ static int diff_test(struct diff_cmd *d)
 static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
 {
 	struct perr e = PERR_INIT;
+	struct hot_load_opts lo = { NULL, NULL, 0, d->sample_index }; /* --weight */
 	for (int i = 0; i < 2; i++)
 		if (resolve_side(d->args[i], &d->paths[i], &e) ||
-		    hot_summary_from_file(d->paths[i], NULL, o, &d->side[i], &e))
+		    hot_summary_from_file(d->paths[i], d->sample_index ? &lo : NULL, o, &d->side[i], &e))
 			return perr_report(&e);
 	for (int i = 0; i < 2; i++) {
 		d->table[i] = hot_summary_table(d->side[i], NULL, d->kind);
@@ -283,7 +285,7 @@ static void diff_print_table(const struct diff_cmd *d)
 		if (l > wc)
 			wc = l;
 	}
-	printf("\n    change   before    after  %*s  %s\n", wc, "count", "name");
+	printf("\n    change   before    after  %*s  %s\n", wc, strcmp(unit, "samples") == 0 ? "count" : unit, "name");
 	for (size_t i = 0; i < n; i++) {
 		const struct hot_diff_row *r = &d->rows[i];
 		double delta = fabs(r->delta_points) < 0.05 ? 0.0 : r->delta_points;
@@ -303,7 +305,7 @@ int cmd_diff(int argc, char **argv)
 	struct diff_cmd d = { .top = 20, .alpha = HOT_DIFF_ALPHA };
 	long module_depth = 2;
 	bool collapse = false;
-	const char *table = "leaf", *group_by = "function", *thread = NULL;
+	const char *table = "leaf", *group_by = "function", *thread = NULL, *weight = NULL;
 	const struct opt opts[] = {
 		{ "table", 't', OPT_STRING, &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive", NULL },
 		{ "top", 'n', OPT_INT, &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
@@ -318,6 +320,7 @@ int cmd_diff(int argc, char **argv)
 		{ "module-depth", 0, OPT_INT, &module_depth, "N", "module depth for raw profiles (default 2)", NULL },
 		{ "collapse-generics", 0, OPT_FLAG, &collapse, NULL, "fold <...> in raw profiles' names", NULL },
 		{ "thread", 0, OPT_STRING, &thread, "RE", "keep threads of raw profiles whose name matches", NULL },
+		CMD_WEIGHT_OPT(weight),
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;
@@ -336,6 +339,8 @@ int cmd_diff(int argc, char **argv)
 		rc = plumb_fail(EXIT_USAGE, "diff: bad --group-by, --top or --module-depth");
 	else if (!(d.alpha > 0 && d.alpha < 1))
 		rc = plumb_fail(EXIT_USAGE, "diff: --alpha must be between 0 and 1 (exclusive)");
+	else
+		cmd_weight_apply("diff", weight, &d.sample_index, &rc);
 	if (!rc) {
 		o.module_depth = (int)module_depth;
 		o.collapse_generics = collapse;

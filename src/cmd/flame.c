@@ -90,6 +90,8 @@ int cmd_flame(int argc, char **argv)
 		code = plumb_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
 	else if (reverse && flamechart)
 		code = plumb_fail(EXIT_USAGE, "flame: --reverse merges stacks from the leaf; a --flamechart keeps time order");
+	else if (!cmd_weight_apply("flame", collapse.weight, &(const char *){ collapse.sample_index }, &code))
+		;
 	else
 		code = EXIT_DONE;
 	if (code) {

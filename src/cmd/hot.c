@@ -136,7 +136,7 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 struct hot_cmd {
 	struct cmd_summary sum;
 	bool json, no_lines;
-	const char *stages, *syms, *sample_index;
+	const char *stages, *syms, *sample_index, *weight;
 };
 
 /* --json: the plumb.hot.v1 summary on stdout. Returns an exit code. */
@@ -165,6 +165,7 @@ int cmd_hot(int argc, char **argv)
 		{ "no-lines", 0, OPT_FLAG, &h.no_lines, NULL, "filters see labels without line numbers", NULL },
 		{ "sample-index", 0, OPT_STRING, &h.sample_index, "N|TYPE", "pprof input: the sample type to read; "
 		  "perf.data: the event (index or name)", NULL },
+		CMD_WEIGHT_OPT(h.weight),
 		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
 	};
 	struct opt_result res;
@@ -178,6 +179,8 @@ int cmd_hot(int argc, char **argv)
 	const char *input = cmd_profile_arg(&res, "hot", &rc);
 	if (input)
 		rc = cmd_summary_apply(&h.sum, "hot", &o);
+	if (input && !rc)
+		cmd_weight_apply("hot", h.weight, &h.sample_index, &rc);
 	if (!rc) {
 		o.label_flags = h.no_lines ? LABEL_NO_LINES : 0;
 		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.sum.top, h.sample_index };

@@ -111,7 +111,7 @@ static bool record_options(int argc, char **argv, struct record_request *rq, int
 				       "metrics record", argc, argv, &rq->res, rc))
 		return false;
 	rq->every = METRICS_DEFAULT_EVERY;
-	static const struct cmd_sampling_rules rules = { "metrics record", 0, false, false, true };
+	static const struct cmd_sampling_rules rules = { "metrics record", 0, false, false, true, false };
 	const char *stack = stack_option(&rq->samp);
 	if ((*rc = cmd_sampling_apply(&rq->samp, &rules, &rq->res, &rq->s.opts)))
 		return false;

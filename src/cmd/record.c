@@ -210,7 +210,7 @@ static bool record__check_summary(struct record *rec, int *rc)
 static bool record__check_options(struct record *rec, int *rc)
 {
 	struct record_args *a = &rec->a;
-	static const struct cmd_sampling_rules rules = { "record", 10, true, true, true };
+	static const struct cmd_sampling_rules rules = { "record", 10, true, true, true, true };
 	rec->s.opts.stop = &stop_requested;
 	if ((*rc = cmd_sampling_apply(&a->samp, &rules, &rec->r, &rec->s.opts)))
 		return false;
@@ -302,6 +302,8 @@ static void record__summary_line(struct record *rec)
 	session_fate(&rec->s, rec->a.samp.subject, fate + 1, sizeof fate - 1);
 	if (!fate[1])
 		fate[0] = '\0';
+	if (rec->s.res.summary[0]) /* the backend says what it sampled (--mode alloc) */
+		return (void)snprintf(rec->summary, sizeof rec->summary, "%s%s", rec->s.res.summary, fate);
 	snprintf(rec->summary, sizeof rec->summary,
 		 "Sampled %llu tick%s over %.2fs (%.0f/s effective%s, %gs requested) with %s/%s%s; %llu lost.%s",
 		 (unsigned long long)ticks, ticks == 1 ? "" : "s", secs,
@@ -358,7 +360,7 @@ static bool record__finish_meta(struct record *rec, int *rc)
 	meta->clock_origin_ns = res->start_ns;
 	meta->interval_ns = opts->interval_ns;
 	meta->duration_s = res->end_ns > res->start_ns ? (double)(res->end_ns - res->start_ns) / 1e9 : 0;
-	meta->mode = profile_intern_cstr(raw, opts->mode == MODE_WALL ? "wall" : "cpu");
+	meta->mode = profile_intern_cstr(raw, opts->mode == MODE_WALL ? "wall" : opts->mode == MODE_ALLOC ? "alloc" : "cpu");
 	meta->format = profile_intern_cstr(raw, fmt_name(rec->kind)); /* --summary says what the profile was saved as */
 	if (res->ended[0])
 		meta->ended = profile_intern_cstr(raw, res->ended);

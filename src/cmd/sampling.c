@@ -115,8 +115,10 @@ static int check_how(struct cmd_sampling *c, const char *who, struct record_opts
 		o->mode = MODE_CPU;
 	else if (strcmp(c->mode, "wall") == 0)
 		o->mode = MODE_WALL;
+	else if (strcmp(c->mode, "alloc") == 0)
+		o->mode = MODE_ALLOC;
 	else
-		return fail_shown(who, "--mode must be cpu or wall, not '%s'", c->mode);
+		return fail_shown(who, "--mode must be cpu, wall or alloc, not '%s'", c->mode);
 	if (!c->unwind || strcmp(c->unwind, "dwarf") == 0)
 		o->unwind = UNWIND_DWARF;
 	else if (strcmp(c->unwind, "fp") == 0)
@@ -141,6 +143,32 @@ static int check_how(struct cmd_sampling *c, const char *who, struct record_opts
 		return rc;
 	}
 	o->backend = c->backend;
+	return EXIT_DONE;
+}
+
+/* --mode alloc (docs/alloc.md): a mode of record alone, for a launched command, with its own backend and
+ * --alloc-interval; checked once the target is known. */
+static int check_alloc(struct cmd_sampling *c, const struct cmd_sampling_rules *rules, struct record_opts *o)
+{
+	const char *who = rules->who;
+	if (o->mode != MODE_ALLOC)
+		return c->alloc_interval ? plumb_fail(EXIT_USAGE, "%s: --alloc-interval goes with --mode alloc", who)
+					 : EXIT_DONE;
+	if (!rules->alloc)
+		return plumb_fail(EXIT_USAGE, "%s: --mode alloc profiles a launched command's allocations: use plumb "
+					      "record --mode alloc -- COMMAND", who);
+	if (o->target != TARGET_COMMAND)
+		return plumb_fail(EXIT_USAGE, "%s: --mode alloc profiles launched commands only (-- COMMAND), not --pid, "
+					      "--target, --call or --all", who);
+	if (c->alloc_interval && (c->alloc_interval < 1024 || c->alloc_interval > (1L << 30)))
+		return plumb_fail(EXIT_USAGE, "%s: --alloc-interval must be between 1024 and 1073741824 bytes", who);
+	if (c->backend && strcmp(c->backend, "alloc") != 0)
+		return plumb_fail(EXIT_USAGE, "%s: --mode alloc has its own backend", who);
+	o->alloc_interval = (uint64_t)(c->alloc_interval ? c->alloc_interval : ALLOC_DEFAULT_INTERVAL);
+	o->interval_ns = 0;
+	if (!c->stack_set)
+		o->stack_bytes = 8192;
+	o->backend = "alloc";
 	return EXIT_DONE;
 }
 
@@ -252,6 +280,8 @@ int cmd_sampling_apply(struct cmd_sampling *c, const struct cmd_sampling_rules *
 		rc = check_how(c, rules->who, o);
 	if (!rc)
 		rc = set_target(c, rules, r, o);
+	if (!rc)
+		rc = check_alloc(c, rules, o);
 	if (!rc)
 		rc = check_backend_target(c, rules->who, o);
 	return rc;

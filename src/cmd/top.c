@@ -151,7 +151,7 @@ static bool top_check_sampling(struct top *t, int *rc)
 {
 	struct top_args *a = &t->a;
 	struct record_opts *o = &t->s.opts;
-	static const struct cmd_sampling_rules rules = { "top", 0, false, true, true };
+	static const struct cmd_sampling_rules rules = { "top", 0, false, true, true, false };
 	if ((*rc = cmd_sampling_apply(&a->samp, &rules, &t->r, o)))
 		return false;
 	*rc = EXIT_USAGE;

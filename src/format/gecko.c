@@ -288,6 +288,41 @@ static size_t write_samples(struct gk_writer *w, uint32_t th, const struct gk_un
 	return ns;
 }
 
+/* An allocation profile's samples again as the thread's native allocations (the Firefox Profiler's unbalanced
+ * table: time, bytes, stack), which its allocation views and tracks read. The stacks are the samples' rows. */
+static void write_allocations(struct gk_writer *w, uint32_t th)
+{
+	const struct profile *p = w->p;
+	struct fmt_out *o = w->o;
+	size_t nt, n = 0;
+	const struct profile_sample *tl = profile_timeline(p, &nt);
+	uint64_t origin = profile_meta_const(p)->clock_origin_ns;
+	static const char *const keys[] = { "},\"nativeAllocations\":{\"weightType\":\"bytes\",\"time\":[",
+					    "],\"weight\":[", "],\"stack\":[" };
+	for (int pass = 0; pass < 3; pass++) {
+		fmt_out_str(o, keys[pass]);
+		bool first = true;
+		for (size_t i = 0; i < nt; i++) {
+			if (tl[i].thread != th || !tl[i].weight)
+				continue;
+			if (!first)
+				fmt_out_ch(o, ',');
+			first = false;
+			uint64_t t_ns = tl[i].time_ns > origin ? tl[i].time_ns - origin : 0;
+			if (pass == 0)
+				fmt_out_fixed(o, t_ns / 1000000, t_ns % 1000000, 6);
+			else if (pass == 1)
+				fmt_out_u64(o, tl[i].weight);
+			else {
+				fmt_out_u64(o, stack_row(w, tl[i].stack));
+				n++;
+			}
+		}
+	}
+	fmt_out_str(o, "],\"length\":");
+	fmt_out_u64(o, n);
+}
+
 /* One thread, or nothing when it has no samples (returns false then). */
 static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units *u, bool first)
 {
@@ -326,6 +361,8 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 	size_t ns = write_samples(w, th, u);
 	fmt_out_str(o, ",\"length\":");
 	fmt_out_u64(o, ns);
+	if (u->timed && strcmp(u->type, "bytes") == 0)
+		write_allocations(w, th);
 	struct thread_tables *tt = &w->t;
 	size_t nst = tt->st_frame.n, nfr = tt->fr_func.n, nfn = tt->fn_name.n, nrs = tt->rs_lib.n;
 	fmt_out_str(o, "},\"stackTable\":{\"length\":");

@@ -211,9 +211,15 @@ static void pp_samples(struct pp_writer *w)
 			pb_varint(&w->sub, location_of(w, s, &s));
 		pb_msg(&w->m, 1, &w->sub);
 		sbuf_reset(&w->sub);
-		pb_varint(&w->sub, counts[i].samples);
-		if (w->two_values)
-			pb_varint(&w->sub, counts[i].weight * w->factor);
+		const uint64_t *cols = profile_count_values(p, i);
+		if (cols) { /* a profile with value columns: they are the sample types */
+			for (size_t k = 0; k < profile_nvalues(p); k++)
+				pb_varint(&w->sub, cols[k]);
+		} else {
+			pb_varint(&w->sub, counts[i].samples);
+			if (w->two_values)
+				pb_varint(&w->sub, counts[i].weight * w->factor);
+		}
 		pb_msg(&w->m, 2, &w->sub);
 		thread_labels(w, counts[i].thread);
 		pb_msg(&w->body, 2, &w->m);
@@ -397,9 +403,15 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 	pprof_types_of(p, &w.types);
 	w.two_values = w.types.type != NULL;
 	w.factor = w.types.factor;
-	value_type(&w.body, 1, &w.st, w.types.count_type, w.types.count_unit);
-	if (w.two_values)
-		value_type(&w.body, 1, &w.st, w.types.type, w.types.unit);
+	size_t ncols = profile_nvalues(p);
+	if (ncols) { /* value columns (an allocation profile): one sample type each, the first of them the default */
+		for (size_t k = 0; k < ncols; k++)
+			value_type(&w.body, 1, &w.st, profile_value_name(p, k), profile_value_unit(p, k));
+	} else {
+		value_type(&w.body, 1, &w.st, w.types.count_type, w.types.count_unit);
+		if (w.two_values)
+			value_type(&w.body, 1, &w.st, w.types.type, w.types.unit);
+	}
 	pp_samples(&w);
 	pp_mappings(&w);
 	pp_functions(&w);
@@ -407,7 +419,15 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 	/* the string table follows the messages that filled it; period and default type name strings in it */
 	const char *ptype = w.two_values ? w.types.type : w.types.count_type;
 	const char *punit = w.two_values ? w.types.unit : w.types.count_unit;
+	size_t space_col = 0; /* with columns: the first that is not a count gives the period type (space/bytes) */
+	while (ncols && space_col + 1 < ncols && strcmp(profile_value_unit(p, space_col), "count") == 0)
+		space_col++;
+	if (ncols) {
+		ptype = strcmp(profile_value_unit(p, space_col), "bytes") == 0 ? "space" : profile_value_name(p, space_col);
+		punit = profile_value_unit(p, space_col);
+	}
 	uint64_t ptype_id = st_cstr(&w.st, ptype), punit_id = st_cstr(&w.st, punit);
+	uint64_t default_id = ncols ? st_cstr(&w.st, profile_value_name(p, space_col)) : 0;
 	sbuf_add(&w.body, w.st.out.buf, w.st.out.len);
 	if (meta->start_unix > 0)
 		pb_uint(&w.body, 9, (uint64_t)(meta->start_unix * 1e9));
@@ -419,13 +439,17 @@ enum plumb_err fmt_pprof_write(const struct profile *p, FILE *out, const struct 
 	pb_msg(&w.body, 11, &w.m);
 	/* the period in the period type's unit: the sampling period for time, one sample for counts */
 	bool time_period = w.two_values && strcmp(punit, "nanoseconds") == 0;
-	if (time_period && meta->interval_ns)
+	if (ncols) {
+		if (profile_values_period(p))
+			pb_uint(&w.body, 12, profile_values_period(p));
+		pb_uint(&w.body, 14, default_id);
+	} else if (time_period && meta->interval_ns)
 		pb_uint(&w.body, 12, meta->interval_ns);
 	else if (!w.two_values)
 		pb_uint(&w.body, 12, 1);
 	/* default_sample_type: the type that holds the profile's own weight (its count of samples, when it counts
 	 * samples: the time is there too, as -sample_index=cpu) */
-	if (w.two_values)
+	if (w.two_values && !ncols)
 		pb_uint(&w.body, 14, w.types.factor == 1 ? ptype_id : st_cstr(&w.st, w.types.count_type));
 	enum plumb_err rc;
 	if (w.oom || w.body.oom || w.st.out.oom || w.m.oom || w.sub.oom)

@@ -41,6 +41,12 @@ struct profile {
 	bool overflow;
 	uint64_t total_weight, total_samples;
 	struct profile_meta meta;
+	/* value columns: nvalues per count, row i at values + i * nvalues */
+	size_t nvalues;
+	str_id value_name[PROFILE_MAX_VALUES], value_unit[PROFILE_MAX_VALUES];
+	uint64_t values_period;
+	uint64_t *values;
+	size_t cap_values; /* rows */
 };
 
 struct profile *profile_new(void)
@@ -85,6 +91,7 @@ void profile_free(struct profile *p)
 	free(p->counts);
 	hmap_release(&p->count_index);
 	free(p->timeline);
+	free(p->values);
 	free(p);
 }
 
@@ -377,6 +384,118 @@ bool profile_has_times(const struct profile *p)
 	return p->keep_timeline && !p->untimed;
 }
 
+/* The index of the count of (stack, thread), made (zero, with zero columns) when there is none. */
+static uint32_t count_of(struct profile *p, uint32_t stack, uint32_t thread)
+{
+	uint64_t key = ((uint64_t)stack << 32) | thread;
+	uint32_t idx;
+	if (hmap_get(&p->count_index, key, &idx))
+		return idx;
+	if (!ALLOC_GROW(p->counts, p->ncounts + 1, p->cap_counts))
+		return PROFILE_NOMEM;
+	if (p->nvalues) {
+		size_t old = p->cap_values;
+		if (p->ncounts + 1 > old) {
+			size_t cap = old ? old * 2 : 64;
+			uint64_t *v = realloc(p->values, cap * p->nvalues * sizeof *v);
+			if (!v)
+				return PROFILE_NOMEM;
+			memset(v + old * p->nvalues, 0, (cap - old) * p->nvalues * sizeof *v);
+			p->values = v;
+			p->cap_values = cap;
+		}
+	}
+	idx = (uint32_t)p->ncounts;
+	if (!hmap_put(&p->count_index, key, idx))
+		return PROFILE_NOMEM;
+	p->counts[p->ncounts++] = (struct profile_count){ stack, thread, 0, 0 };
+	return idx;
+}
+
+bool profile_set_values(struct profile *p, size_t n, const char *const *names, const char *const *units,
+			uint64_t period)
+{
+	if (p->nvalues || p->ncounts || n == 0 || n > PROFILE_MAX_VALUES)
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		p->value_name[i] = profile_intern_cstr(p, names[i]);
+		p->value_unit[i] = profile_intern_cstr(p, units[i]);
+		if (p->value_name[i] == PROFILE_NOMEM || p->value_unit[i] == PROFILE_NOMEM)
+			return false;
+	}
+	p->nvalues = n;
+	p->values_period = period;
+	return true;
+}
+
+size_t profile_nvalues(const struct profile *p)
+{
+	return p->nvalues;
+}
+
+const char *profile_value_name(const struct profile *p, size_t col)
+{
+	return col < p->nvalues ? profile_str(p, p->value_name[col]) : "";
+}
+
+const char *profile_value_unit(const struct profile *p, size_t col)
+{
+	return col < p->nvalues ? profile_str(p, p->value_unit[col]) : "";
+}
+
+uint64_t profile_values_period(const struct profile *p)
+{
+	return p->values_period;
+}
+
+bool profile_add_values(struct profile *p, uint32_t stack, uint32_t thread, const uint64_t *vals)
+{
+	if (!p->nvalues || stack >= p->nstacks || thread >= p->nthreads)
+		return false;
+	uint32_t idx = count_of(p, stack, thread);
+	if (idx == PROFILE_NOMEM)
+		return false;
+	uint64_t *row = p->values + (size_t)idx * p->nvalues;
+	for (size_t i = 0; i < p->nvalues; i++) {
+		if (vals[i] > PROFILE_MAX_WEIGHT - row[i]) {
+			p->overflow = true;
+			return false;
+		}
+		row[i] += vals[i];
+	}
+	return true;
+}
+
+const uint64_t *profile_count_values(const struct profile *p, size_t i)
+{
+	return p->nvalues && i < p->ncounts ? p->values + i * p->nvalues : NULL;
+}
+
+bool profile_use_value(struct profile *p, const char *name)
+{
+	size_t col = p->nvalues;
+	for (size_t i = 0; i < p->nvalues; i++)
+		if (strcmp(profile_str(p, p->value_name[i]), name) == 0)
+			col = i;
+	char *end;
+	unsigned long v = strtoul(name, &end, 10);
+	if (col == p->nvalues && *name && !*end && v < p->nvalues)
+		col = (size_t)v;
+	if (col == p->nvalues)
+		return false;
+	uint64_t total = 0;
+	for (size_t i = 0; i < p->ncounts; i++) {
+		p->counts[i].weight = p->values[i * p->nvalues + col];
+		total += p->counts[i].weight;
+	}
+	p->total_weight = total;
+	p->ntimeline = 0;
+	p->keep_timeline = false;
+	const char *unit = profile_str(p, p->value_unit[col]);
+	p->meta.weight_unit = profile_intern_cstr(p, strcmp(unit, "count") == 0 ? "samples" : unit);
+	return true;
+}
+
 bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight,
 			  uint64_t samples)
 {
@@ -387,19 +506,11 @@ bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, ui
 		p->overflow = true;
 		return false;
 	}
-	uint64_t key = ((uint64_t)stack << 32) | thread;
-	uint32_t idx;
-	if (hmap_get(&p->count_index, key, &idx)) {
-		p->counts[idx].weight += weight;
-		p->counts[idx].samples += samples;
-	} else {
-		if (!ALLOC_GROW(p->counts, p->ncounts + 1, p->cap_counts))
-			return false;
-		idx = (uint32_t)p->ncounts;
-		if (!hmap_put(&p->count_index, key, idx))
-			return false;
-		p->counts[p->ncounts++] = (struct profile_count){ stack, thread, weight, samples };
-	}
+	uint32_t idx = count_of(p, stack, thread);
+	if (idx == PROFILE_NOMEM)
+		return false;
+	p->counts[idx].weight += weight;
+	p->counts[idx].samples += samples;
 	if (p->keep_timeline) {
 		if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
 			return false;

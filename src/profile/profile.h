@@ -153,6 +153,27 @@ const struct profile_sample *profile_timeline(const struct profile *p, size_t *n
 uint64_t profile_total_weight(const struct profile *p);
 uint64_t profile_total_samples(const struct profile *p);
 
+/* Value columns: profiles that measure several things per (stack, thread) — an allocation profile's objects and
+ * bytes allocated, in use at exit, at the peak, freed — keep them as named columns beside the weight (which stays
+ * what every analysis reads; profile_use_value makes a column the weight). At most PROFILE_MAX_VALUES columns,
+ * declared once before any is added; `period` is what one sample stands for in the first unit that is not a count
+ * (pprof's period), 0 when unknown. */
+#define PROFILE_MAX_VALUES 8
+bool profile_set_values(struct profile *p, size_t n, const char *const *names, const char *const *units,
+			uint64_t period);
+size_t profile_nvalues(const struct profile *p);
+const char *profile_value_name(const struct profile *p, size_t col);
+const char *profile_value_unit(const struct profile *p, size_t col);
+uint64_t profile_values_period(const struct profile *p);
+/* Adds vals (profile_nvalues of them) to the columns of (stack, thread), making its count (weight 0) when there
+ * is none. False when out of memory or when no columns were declared. */
+bool profile_add_values(struct profile *p, uint32_t stack, uint32_t thread, const uint64_t *vals);
+/* The columns of count i (the index into profile_counts), or NULL when the profile has none. */
+const uint64_t *profile_count_values(const struct profile *p, size_t i);
+/* The column named `name` (or whose index it is, "3") as the weight of every count and the weight unit; the
+ * timeline is dropped (it holds the old weight). False when there is no such column. */
+bool profile_use_value(struct profile *p, const char *name);
+
 struct profile_meta *profile_meta(struct profile *p);
 const struct profile_meta *profile_meta_const(const struct profile *p);
 /* Copies src's metadata into dst, its strings interned in dst. False when out of memory. */

@@ -25,6 +25,7 @@ static const struct backend *const backends[] = {
 	&backend_ptrace,
 	&backend_pyspy,
 	&backend_system,
+	&backend_alloc,
 };
 
 const struct backend *const *backend_list(size_t *n)

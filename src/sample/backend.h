@@ -23,7 +23,7 @@
 #include "symbol/maps.h"
 
 enum record_target { TARGET_COMMAND, TARGET_PID, TARGET_CALL, TARGET_ALL /* every process (system.c) */ };
-enum record_mode { MODE_CPU, MODE_WALL };
+enum record_mode { MODE_CPU, MODE_WALL, MODE_ALLOC /* allocations, sampled by bytes (sample/alloc.c) */ };
 enum record_unwind { UNWIND_DWARF, UNWIND_FP };
 
 /* How far sampling has come, for the live views' hook (record_opts.on_poll). */
@@ -64,6 +64,7 @@ struct record_opts {
 	const sigset_t *command_sigmask; /* a launched command's signal mask, NULL: that of the thread starting it */
 	pid_t *launched;           /* where the pid of the launched command goes once it started (atomic), or NULL */
 	const struct keeper *keeper; /* told of every process a backend launches (sample/session.c), or NULL */
+	uint64_t alloc_interval;   /* MODE_ALLOC: mean bytes between sampled allocations (0: ALLOC_DEFAULT_INTERVAL) */
 	struct sym_files *files;   /* where backends open the target's files as it sees them (symbol/files.h), kept
 				    * for the symbolizer; NULL: by their names */
 };
@@ -80,7 +81,9 @@ struct record_result {
 	uint64_t start_ns;         /* CLOCK_MONOTONIC when sampling began (profile_start) */
 	uint64_t end_ns;           /* CLOCK_MONOTONIC when sampling ended */
 	char limits[256];          /* what this backend cannot see (printed in the summary), may be empty */
+	char summary[256];         /* the backend's own summary line instead of "Sampled N ticks ..." (alloc), or empty */
 };
+#define ALLOC_DEFAULT_INTERVAL (512 * 1024) /* jemalloc's lg_prof_sample = 19 */
 
 struct backend {
 	const char *name;
@@ -135,6 +138,10 @@ extern const struct backend backend_inprocess; /* libplumb preloaded: signal + t
 extern const struct backend backend_python;    /* CPython frames read from outside (sample/python.c) */
 extern const struct backend backend_pyspy;     /* py-spy, only when forced (sample/pyspy.c) */
 extern const struct backend backend_system;    /* every process, per-CPU events (system.c); TARGET_ALL only */
+extern const struct backend backend_alloc;     /* --mode alloc: the preloaded allocation profiler (alloc.c) */
+/* The preloaded library (libplumb-preload.so): PLUMB_PRELOAD, beside plumb, or under its prefix; on failure
+ * `looked` says where it looked (inprocess.c). */
+bool inprocess_find_preload(char *out, size_t n, char *looked, size_t looked_n);
 
 /* Helpers shared by backends. */
 /* The environment a recorded command gets on top of plumb's (PLUMB_STAGES when --stages is given). */

@@ -62,7 +62,7 @@ struct ip_state {
 
 /* The sampler library (PRELOAD_NAME): PLUMB_PRELOAD when set, else beside the plumb binary (the build tree), else
  * in the library directory of its install prefix. On failure `looked` lists every place tried. */
-static bool find_preload(char *out, size_t n, char *looked, size_t looked_n)
+bool inprocess_find_preload(char *out, size_t n, char *looked, size_t looked_n)
 {
 	looked[0] = 0;
 	const char *env = getenv("PLUMB_PRELOAD");
@@ -399,7 +399,7 @@ static enum plumb_err ip_check(struct ip_state *st, struct perr *e)
 {
 	const struct record_opts *opts = st->opts;
 	char looked[PERR_MSG_MAX / 2];
-	if (!find_preload(st->lib_path, sizeof st->lib_path, looked, sizeof looked))
+	if (!inprocess_find_preload(st->lib_path, sizeof st->lib_path, looked, sizeof looked))
 		return perr_set(e, PLUMB_ENOENT, "inprocess: " PRELOAD_NAME " not found: %s", looked);
 	if (procfs_exe(PROCFS_SELF, st->self, sizeof st->self) <= 0)
 		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: cannot read /proc/self/exe: %s", strerror(errno));

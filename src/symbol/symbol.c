@@ -327,6 +327,31 @@ static void leaf_stats(struct symbolizer *s, const struct profile *raw)
 	}
 }
 
+/* Declares raw's value columns (an allocation profile's) in out, which has no counts yet. */
+static bool declare_values(struct profile *out, const struct profile *raw)
+{
+	size_t nv = profile_nvalues(raw);
+	if (!nv)
+		return true;
+	const char *names[PROFILE_MAX_VALUES], *units[PROFILE_MAX_VALUES];
+	for (size_t i = 0; i < nv; i++) {
+		names[i] = profile_value_name(raw, i);
+		units[i] = profile_value_unit(raw, i);
+	}
+	return profile_set_values(out, nv, names, units, profile_values_period(raw));
+}
+
+/* raw's value columns, onto the symbolized stacks. False when out of memory. */
+static bool copy_values(struct profile *out, const struct profile *raw, const uint32_t *stack_map)
+{
+	size_t n;
+	const struct profile_count *c = profile_counts(raw, &n);
+	for (size_t i = 0; profile_nvalues(raw) && i < n; i++)
+		if (!profile_add_values(out, stack_map[c[i].stack], c[i].thread, profile_count_values(raw, i)))
+			return false;
+	return true;
+}
+
 enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_opts *opts, struct profile **outp,
 				   struct perr *e)
 {
@@ -349,6 +374,10 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 		goto done;
 	}
 	profile_keep_timeline(out, profile_has_timeline(raw));
+	if (!declare_values(out, raw)) {
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
+		goto done;
+	}
 	for (size_t i = 0; i < nframes; i++) {
 		if (!ALLOC_GROW(frame_ids, nids + SYM_MAX_INLINE, cap_ids)) {
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory while symbolizing");
@@ -387,7 +416,7 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 		for (size_t i = 0; i < n; i++)
 			profile_add_weighted(out, stack_map[c[i].stack], c[i].thread, 0, c[i].weight, c[i].samples);
 	}
-	if (!profile_meta_copy(out, raw)) {
+	if (!profile_meta_copy(out, raw) || !copy_values(out, raw, stack_map)) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}

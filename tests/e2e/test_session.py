@@ -218,7 +218,7 @@ class SameFate(TempDir):
 
 
 # The rows of CMD_SAMPLING_OPTS (src/cmd/cmd.h): what every sampling command accepts.
-SAMPLING = ["--pid", "--target", "--all", "--comm", "--interval", "--rate", "--seconds", "--mode", "--unwind",
+SAMPLING = ["--pid", "--target", "--all", "--comm", "--interval", "--rate", "--seconds", "--mode", "--alloc-interval", "--unwind",
             "--stack-size", "--no-kernel", "--backend", "--native", "--idle"]
 # record's options that are about its output, not about sampling.
 RECORD_OUTPUT = ["--call", "--output", "--format", "--threads", "--no-lines", "--summary", "--stages",
@@ -256,7 +256,7 @@ class OneOptionTable(TempDir):
         for args, word in ((["--rate", "0"], "--rate must be between 1 and 10000 Hz"),
                            (["--interval", "2"], "--interval must be between 0.0001 and 1.0 seconds"),
                            (["--stack-size", "10"], "--stack-size must be between 1024 and 65000 bytes"),
-                           (["--mode", "sideways"], "--mode must be cpu or wall, not 'sideways'"),
+                           (["--mode", "sideways"], "--mode must be cpu, wall or alloc, not 'sideways'"),
                            (["--unwind", "guess"], "--unwind must be dwarf or fp, not 'guess'"),
                            (["--pid", "x"], "--pid needs a process id, not 'x'")):
             for command in (["record"], ["top"], ["metrics", "record"]):

@@ -244,6 +244,42 @@ static void test_profile__folded_roundtrip(void **state)
 	assert_non_null(strstr(e.msg, "line 2"));
 }
 
+/* Value columns (an allocation profile's): kept per (stack, thread) beside the weight, written as pprof sample
+ * types, and one of them made the weight by name or index. */
+static void test_profile__value_columns(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	const char *names[] = { "alloc_space", "inuse_space" }, *units[] = { "bytes", "bytes" };
+	assert_true(profile_set_values(p, 2, names, units, 4096));
+	assert_false(profile_set_values(p, 2, names, units, 4096)); /* once */
+	uint32_t a = profile_stack(p, PROFILE_ROOT, user_frame(p, "a", "", 0, "m"));
+	uint32_t b = profile_stack(p, PROFILE_ROOT, user_frame(p, "b", "", 0, "m"));
+	uint32_t t = profile_thread(p, 1, 1, "t");
+	assert_true(profile_add_weighted(p, a, t, 0, 300, 1));
+	assert_true(profile_add_values(p, a, t, (const uint64_t[]){ 300, 0 }));
+	assert_true(profile_add_values(p, a, t, (const uint64_t[]){ 100, 100 }));
+	assert_true(profile_add_values(p, b, t, (const uint64_t[]){ 50, 50 })); /* makes its count, weight 0 */
+	size_t n;
+	const struct profile_count *c = profile_counts(p, &n);
+	assert_int_equal(n, 2);
+	assert_int_equal(profile_count_values(p, 0)[0], 400);
+	assert_int_equal(profile_count_values(p, 0)[1], 100);
+	assert_int_equal(c[1].weight, 0);
+	assert_int_equal(profile_values_period(p), 4096);
+	assert_string_equal(profile_value_name(p, 1), "inuse_space");
+	assert_false(profile_use_value(p, "peak_space"));
+	assert_true(profile_use_value(p, "inuse_space"));
+	c = profile_counts(p, &n);
+	assert_int_equal(c[0].weight, 100);
+	assert_int_equal(c[1].weight, 50);
+	assert_int_equal(profile_total_weight(p), 150);
+	assert_string_equal(profile_str(p, profile_meta(p)->weight_unit), "bytes");
+	assert_true(profile_use_value(p, "0"));
+	assert_int_equal(profile_total_weight(p), 450);
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -254,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_profile__folded_order_and_merge),
 		cmocka_unit_test(test_profile__folded_ties_in_byte_order),
 		cmocka_unit_test(test_profile__folded_roundtrip),
+		cmocka_unit_test(test_profile__value_columns),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
