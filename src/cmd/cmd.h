@@ -14,6 +14,7 @@ int cmd_diff(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
+int cmd_metrics_record(int argc, char **argv);  /* `metrics record` (metrics_record.c), under cmd_metrics */
 int cmd_bench(int argc, char **argv);
 int cmd_baseline(int argc, char **argv);
 int cmd_top(int argc, char **argv);
