@@ -3,8 +3,8 @@ reading folded profiles. Tests use Python's unittest so each file runs on its ow
 
 tests/run-all runs each file through this module (python3 plumbtest.py FILE), whose result hook writes one line
 per test case to $PLUMB_TEST_RESULTS so the runner counts cases and prints every skip with its reason. A test may
-skip only when an optional tool is missing, through needs_tool() or skip_missing() (docs/design.md §12); the
-runner counts any other skip as a failure."""
+skip only when an optional tool is missing, through needs_tool() or skip_missing(), or when it needs root and is
+not run as root, through needs_root() (docs/design.md §12); the runner counts any other skip as a failure."""
 import importlib.util
 import os
 import shutil
@@ -103,6 +103,7 @@ class TempDir(unittest.TestCase):
     def run_unprivileged(self, *args):
         """Runs a copy of plumb with args as user nobody (setpriv), in self.tmp, with the kernel's
         perf_event_paranoid deciding what it may sample; returns (completed process, perf_event_paranoid)."""
+        needs_root("runs plumb as user nobody through setpriv")
         tool = shutil.which("setpriv")
         self.assertIsNotNone(tool, "setpriv (util-linux) is part of every Debian system")
         exe = self.path("plumb")
@@ -126,6 +127,14 @@ def needs_tool(name, detail=""):
     if not path:
         skip_missing(name, detail)
     return path
+
+
+def needs_root(why):
+    """Skips the running test, visibly, when plumb's tests do not run as root: the reason says "prereq: root" and
+    why (what the test must do that only root may). The runner lists such skips and allows them, except in CI
+    (PLUMB_TEST_REQUIRE_ROOT=1), which runs as root, where one is a failure."""
+    if os.geteuid() != 0:
+        raise unittest.SkipTest("prereq: root (%s)" % why)
 
 
 def skip_installed(tool, where):
