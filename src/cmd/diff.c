@@ -34,27 +34,17 @@ static enum plumb_err diff_folded_write(const struct diff_folded_opts *dopt, con
 					const char *output, struct perr *e)
 {
 	struct fmt_source in[2];
-	const char *text[2];
-	size_t len[2];
 	enum plumb_err rc = fmt_source_open(&in[0], paths[0], e);
-	if (!rc)
-		rc = fmt_source_document(&in[0], &text[0], &len[0], e);
-	if (rc) {
+	if (rc)
+		return rc;
+	if ((rc = fmt_source_open(&in[1], paths[1], e))) {
 		fmt_source_close(&in[0]);
 		return rc;
 	}
-	rc = fmt_source_open(&in[1], paths[1], e);
-	if (!rc)
-		rc = fmt_source_document(&in[1], &text[1], &len[1], e);
-	if (rc) {
-		fmt_source_close(&in[0]);
-		fmt_source_close(&in[1]);
-		return rc;
-	}
-	const struct diff_folded_input side[2] = { { paths[0], text[0], len[0] }, { paths[1], text[1], len[1] } };
+	const struct diff_folded_input side[2] = { { paths[0], in[0].st }, { paths[1], in[1].st } };
 	struct atomic_file af = ATOMIC_FILE_INIT;
 	rc = atomic_open(&af, output, e);
-	if (!rc && (rc = diff_folded_from_buffers(dopt, &side[0], &side[1], af.fp, e)))
+	if (!rc && (rc = diff_folded_from_readers(dopt, &side[0], &side[1], af.fp, e)))
 		atomic_abort(&af);
 	else if (!rc && ferror(af.fp)) {
 		atomic_abort(&af);

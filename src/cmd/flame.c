@@ -18,14 +18,13 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 {
 	struct fmt_source in;
 	struct perr e = PERR_INIT;
-	const char *head, *text;
-	size_t hlen, len;
+	const char *head;
+	size_t hlen;
 	enum plumb_err rc = fmt_source_open(&in, path, &e);
 	if (!rc)
 		rc = fmt_stream_head(in.st, 4096, &head, &hlen, &e);
 	if (!rc && in.kind == FMT_FOLDED && fmt_diff_folded_is_two_column(head, hlen)) {
-		if (!(rc = fmt_source_document(&in, &text, &len, &e)))
-			rc = fmt_diff_folded_read(text, len, ro, before, after, &e);
+		rc = fmt_diff_folded_read_stream(in.st, ro, before, after, &e);
 	} else if (!rc) {
 		rc = fmt_source_read(&in, FMT_UNKNOWN, ro, after, &e);
 	}
