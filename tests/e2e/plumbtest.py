@@ -150,13 +150,19 @@ def skip_sanitized(why):
 
 
 class CaseResult(unittest.TextTestResult):
-    """Also appends "OUTCOME<TAB>TEST ID<TAB>REASON" (pass, fail or skip) per test case to $PLUMB_TEST_RESULTS."""
+    """Also appends "OUTCOME<TAB>TEST ID<TAB>REASON<TAB>SECONDS" (pass, fail or skip) per test case to
+    $PLUMB_TEST_RESULTS."""
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
 
     def _record(self, outcome, test, reason=""):
         path = os.environ.get("PLUMB_TEST_RESULTS")
         if not path:
             return
-        line = "%s\t%s\t%s\n" % (outcome, test.id(), " ".join(str(reason).split())[:300])
+        took = time.monotonic() - getattr(self, "_started", time.monotonic())
+        line = "%s\t%s\t%s\t%.2f\n" % (outcome, test.id(), " ".join(str(reason).split())[:300], took)
         with open(path, "a") as f:
             f.write(line)
 
