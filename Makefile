@@ -167,12 +167,14 @@ $(BUILD)/examples/%: examples/%.c
 # `make -j2 check` runs them side by side and `make tests/e2e/test_flame.py` runs one (a unit test by its source
 # without .c: `make tests/unit/test_base`). Each prints its line with the seconds it took; `check` then prints the
 # slowest files and the closing "N passed, N failed, N skipped" over exactly these files (tests/run-all
-# --summary). A file that samples CPU-bound targets and checks shares says `# plumbtest: alone` on a line of its
-# own: those run one after another (never two of them together) beside the rest. A new tests/e2e/test_*.py is
-# picked up by the wildcard.
+# --summary). A new tests/e2e/test_*.py is picked up by the wildcard. Two marks, each a line of its own in a file:
+#   # plumbtest: alone   it samples CPU-bound targets and checks their shares: such files run one after another
+#                        (never two together), beside the other files
+#   # plumbtest: slow    it takes long (tens of seconds): started first, so it does not end the run alone
 TESTS_UNIT  := $(UNIT_SRC:%.c=%)
 TESTS_PY    := $(sort $(wildcard tests/tools/test_*.py tests/e2e/test_*.py))
 TESTS_ALONE := $(sort $(shell grep -l '^\# plumbtest: alone$$' $(TESTS_PY) /dev/null))
+TESTS_SLOW  := $(filter-out $(TESTS_ALONE),$(sort $(shell grep -l '^\# plumbtest: slow$$' $(TESTS_PY) /dev/null)))
 TESTS       := $(TESTS_UNIT) $(TESTS_PY)
 # each file marked alone waits for the one before it (order-only: it runs after it, whatever its outcome)
 $(foreach i,$(shell seq 2 $(words $(TESTS_ALONE))),\
@@ -189,8 +191,8 @@ $(TESTS_UNIT): test-build
 $(TESTS_PY): test-build
 	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
 
-# the CPU-heavy files first, so the chain of them starts at once and the light files fill the other slot
-check: check-layers $(TESTS_ALONE) $(filter-out $(TESTS_ALONE),$(TESTS))
+# the chain of CPU-heavy files starts at once, the slow files fill the other slots first, then the rest
+check: check-layers $(TESTS_ALONE) $(TESTS_SLOW) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
 	@BUILD=$(BUILD) tests/run-all --summary $(TESTS)
 
 unit: $(UNIT_BIN)

@@ -271,3 +271,4 @@ class PySpyBackend(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

@@ -395,3 +395,4 @@ class TopAll(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow
