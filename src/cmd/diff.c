@@ -64,11 +64,11 @@ static int diff_folded(int argc, char **argv)
 	struct diff_folded_opts dopt = DIFF_FOLDED_OPTS_INIT;
 	const char *output = "-";
 	const struct opt opts[] = {
-		{ "folded", 0, OPT_FLAG, &folded, NULL, "write the differential folded format", NULL },
-		{ "normalize", 0, OPT_FLAG, &dopt.normalize, NULL, "scale BEFORE's counts to AFTER's total", NULL },
-		{ "strip-hex", 0, OPT_FLAG, &dopt.strip_hex, NULL, "replace hex addresses (0x45ef2173) with 0x...", NULL },
-		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (default: stdout)", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_BOOL("folded", 0, &folded, "write the differential folded format"),
+		OPT_BOOL("normalize", 0, &dopt.normalize, "scale BEFORE's counts to AFTER's total"),
+		OPT_BOOL("strip-hex", 0, &dopt.strip_hex, "replace hex addresses (0x45ef2173) with 0x..."),
+		OPT_STRING("output", 'o', &output, "PATH", "where to write (default: stdout)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int code;
@@ -295,20 +295,20 @@ int cmd_diff(int argc, char **argv)
 	bool collapse = false;
 	const char *table = "leaf", *group_by = "function", *thread = NULL;
 	const struct opt opts[] = {
-		{ "table", 't', OPT_STRING, &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive", NULL },
-		{ "top", 'n', OPT_INT, &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
-		  &d.top_seen },
-		{ "json", 0, OPT_FLAG, &d.json, NULL, "write the diff as JSON (plumb.hot-diff.v1) to stdout", NULL },
-		{ "significant", 0, OPT_FLAG, &d.significant_only, NULL,
-		  "keep only rows whose change is beyond sampling noise (marked *)", NULL },
-		{ "alpha", 0, OPT_DOUBLE, &d.alpha, "A",
-		  "family-wise error rate of the marks (default 0.01; Holm over all rows)", NULL },
-		{ "folded", 0, OPT_FLAG, NULL, NULL, "differential folded output (for flame --diff)", NULL },
-		{ "group-by", 'g', OPT_STRING, &group_by, "KEY", "grouping for raw profiles' grouped tables", NULL },
-		{ "module-depth", 0, OPT_INT, &module_depth, "N", "module depth for raw profiles (default 2)", NULL },
-		{ "collapse-generics", 0, OPT_FLAG, &collapse, NULL, "fold <...> in raw profiles' names", NULL },
-		{ "thread", 0, OPT_STRING, &thread, "RE", "keep threads of raw profiles whose name matches", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_STRING("table", 't', &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive"),
+		OPT_LONG_SEEN("top", 'n', &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
+			      &d.top_seen),
+		OPT_BOOL("json", 0, &d.json, "write the diff as JSON (plumb.hot-diff.v1) to stdout"),
+		OPT_BOOL("significant", 0, &d.significant_only,
+			 "keep only rows whose change is beyond sampling noise (marked *)"),
+		OPT_DOUBLE("alpha", 0, &d.alpha, "A",
+			   "family-wise error rate of the marks (default 0.01; Holm over all rows)"),
+		OPT_DISPATCH("folded", "differential folded output (for flame --diff)"),
+		OPT_STRING("group-by", 'g', &group_by, "KEY", "grouping for raw profiles' grouped tables"),
+		OPT_LONG("module-depth", 0, &module_depth, "N", "module depth for raw profiles (default 2)"),
+		OPT_BOOL("collapse-generics", 0, &collapse, "fold <...> in raw profiles' names"),
+		OPT_STRING("thread", 0, &thread, "RE", "keep threads of raw profiles whose name matches"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
