@@ -157,15 +157,43 @@ $(BUILD)/targets/%: tests/targets/api/%.c $(BUILD)/libplumb.so
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -O2 $< -o $@ -L$(BUILD) -lplumb -Wl,-rpath,'$$ORIGIN/..'
 
-check bench: $(TESTLIB_SO) $(API_BIN)
+bench: $(TESTLIB_SO) $(API_BIN)
 
 $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall $< -o $@ -lm
 
-check: all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP)
+# The test suite, as git's t/Makefile runs it: every test file is a target of its own, named by its path, so
+# `make -j2 check` runs them side by side and `make tests/e2e/test_flame.py` runs one (a unit test by its source
+# without .c: `make tests/unit/test_base`). Each prints its line with the seconds it took; `check` then prints the
+# slowest files and the closing "N passed, N failed, N skipped" over exactly these files (tests/run-all
+# --summary). A new tests/e2e/test_*.py is picked up by the wildcard. Two marks, each a line of its own in a file:
+#   # plumbtest: alone   it samples CPU-bound targets and checks their shares: such files run one after another
+#                        (never two together), beside the other files
+#   # plumbtest: slow    it takes long (tens of seconds): started first, so it does not end the run alone
+TESTS_UNIT  := $(UNIT_SRC:%.c=%)
+TESTS_PY    := $(sort $(wildcard tests/tools/test_*.py tests/e2e/test_*.py))
+TESTS_ALONE := $(sort $(shell grep -l '^\# plumbtest: alone$$' $(TESTS_PY) /dev/null))
+TESTS_SLOW  := $(filter-out $(TESTS_ALONE),$(sort $(shell grep -l '^\# plumbtest: slow$$' $(TESTS_PY) /dev/null)))
+TESTS       := $(TESTS_UNIT) $(TESTS_PY)
+# each file marked alone waits for the one before it (order-only: it runs after it, whatever its outcome)
+$(foreach i,$(shell seq 2 $(words $(TESTS_ALONE))),\
+	$(eval $(word $(i),$(TESTS_ALONE)): | $(word $(shell expr $(i) - 1),$(TESTS_ALONE))))
+TEST_BUILD  := all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP) $(TESTLIB_SO) $(API_BIN)
+.PHONY: test-build check-layers $(TESTS)
+test-build: $(TEST_BUILD)
+check-layers:
 	@scripts/check-layers
-	@BUILD=$(BUILD) tests/run-all
+# a file run by `check` keeps going (its outcome is in its tally, the closing line says it); run alone it fails
+check: RUN_ONE = --keep-going
+$(TESTS_UNIT): test-build
+	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
+$(TESTS_PY): test-build
+	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
+
+# the chain of CPU-heavy files starts at once, the slow files fill the other slots first, then the rest
+check: check-layers $(TESTS_ALONE) $(TESTS_SLOW) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
+	@BUILD=$(BUILD) tests/run-all --summary $(TESTS)
 
 unit: $(UNIT_BIN)
 	@BUILD=$(BUILD) tests/run-all --unit-only

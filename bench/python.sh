@@ -2,7 +2,9 @@
 # Overhead of attaching plumb's Python reader at 100 Hz to a CPU-bound Python loop, against `perf record -g`
 # attached at the same rate, in one run: the service's own progress rate (loop iterations per wall second)
 # in alternating windows — bare, plumb attached, perf attached — as medians, printed as ratios to bare.
-# issue 9: plumb attached must keep >= 0.97 of the bare rate.
+# issue 9: plumb attached must keep >= 0.97 of the bare rate. Also attached at 500 Hz (plumb500, per CPU second of
+# the service, what other load on a shared machine does not change): >= 0.95 of bare, else this benchmark fails
+# (the figure test_python once asserted inside make check).
 set -eu
 # (then the cost per sample of 3.8 and 3.13 beside 3.11, below)
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is missing (Debian: time); skipping"; exit 0; }
@@ -28,6 +30,9 @@ for i in $(seq "$RUNS"); do
 	PLUMB_DEBUG=1 /usr/bin/time -f "%U %S" -a -o "$tmp/cpu" \
 		"$BUILD/plumb" record --pid "$svc" --interval 0.01 --seconds "$SECS" -o "$tmp/p.folded" 2>/dev/null
 	t1=$(mono); echo "plumb $t0 $t1" >>"$tmp/windows"
+	t0=$(mono)
+	PLUMB_DEBUG=1 "$BUILD/plumb" record --pid "$svc" --interval 0.002 --seconds "$SECS" -o "$tmp/p500.folded" 2>/dev/null
+	t1=$(mono); echo "plumb500 $t0 $t1" >>"$tmp/windows"
 	if [ $have_perf = 1 ]; then
 		t0=$(mono)
 		perf record -q -g -F 100 -p "$svc" -o "$tmp/perf.data" -- sleep "$SECS" >/dev/null 2>&1 || true
@@ -47,6 +52,7 @@ for line in open(sys.argv[2]):
         if w[-1][1] > w[0][1]:
             cpu_rates.setdefault(kind, []).append((w[-1][2] - w[0][2]) / (w[-1][1] - w[0][1]))
 load = open("/proc/loadavg").read().split()[0]
+failed = False
 for label, table in (("wall second", rates), ("CPU second of the service", cpu_rates)):
     med = {k: statistics.median(v) for k, v in table.items()}
     bare = med.get("bare", 0)
@@ -58,10 +64,17 @@ for label, table in (("wall second", rates), ("CPU second of the service", cpu_r
     if "perf" in med:
         parts.append("perf record -g %.3f" % (med["perf"] / bare))
     print("  attached at 100 Hz, ratio to bare (1.0 = no slowdown; plumb >= 0.97 required): " + ", ".join(parts))
+    if "plumb500" in med:
+        print("  attached at 500 Hz, ratio to bare: plumb %.3f" % (med["plumb500"] / bare))
+    if label.startswith("CPU") and "plumb500" in med and med["plumb500"] / bare < 0.95:
+        print("FAILED: attached at 500 Hz, the service keeps %.3f of its progress per CPU second (>= 0.95 required)"
+              % (med["plumb500"] / bare))
+        failed = True
 cpu = [sum(map(float, l.split())) for l in open(sys.argv[3]) if len(l.split()) == 2]
 if cpu:
     print("plumb's own CPU while attached at 100 Hz: %.2f%% of one core (median)" %
           (100 * statistics.median(cpu) / float(sys.argv[4])))
+sys.exit(1 if failed else 0)
 PYEOF
 
 # The Python sampler's cost per sample on CPython 3.8 (PyFrameObject chains) and 3.13 (_PyInterpreterFrame,

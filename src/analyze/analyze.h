@@ -14,9 +14,9 @@
 #include "base/err.h"
 #include "base/progress.h"
 #include "base/sbuf.h"
-#include "format/hot_json.h"
 #include "format/stages.h"
 #include "profile/profile.h"
+#include "profile/summary.h"
 
 struct hot_opts {
 	enum hot_group group_by;

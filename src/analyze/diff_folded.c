@@ -1,6 +1,7 @@
-/* diff_folded.c — differential folded stacks (inferno's diff-folded semantics): each input line is
- * "stack COUNT" split at its last space; a fractional count is truncated (with one warning); a line that does
- * not parse is skipped (one warning per input); normalize scales the first profile's counts by
+/* diff_folded.c — differential folded stacks (inferno's diff-folded semantics): each input is read as a stream,
+ * its lines split by the one folded splitter (format/folded_line.h: "stack COUNT", blank lines and '#' comments
+ * passed over, a count past 64 bits refused); a fractional count is truncated (with one warning); a line that
+ * does not parse is skipped (one warning per input); normalize scales the first profile's counts by
  * total2 / total1; strip_hex turns every "0x<hex>" into "0x...". Output lines are sorted by stack. */
 #include "analyze/diff_folded.h"
 
@@ -12,6 +13,8 @@
 #include "base/idtab.h"
 #include "base/sbuf.h"
 #include "format/diff_folded.h"
+#include "format/folded_line.h"
+#include "format/stream.h"
 
 struct dstack {
 	size_t off, len; /* the stack text in dtable.all */
@@ -64,42 +67,6 @@ static bool dt_add(struct dtable *t, const char *s, size_t len, uint64_t count, 
 	return true;
 }
 
-/* Splits "stack COUNT" at the last space. Returns false when the count is not a whole or decimal number;
- * *fraction is set when a non-zero fractional part was dropped. */
-static bool parse_line(const char *line, size_t n, size_t *stack_len, uint64_t *count, bool *fraction)
-{
-	const char *sp = memrchr(line, ' ', n);
-	if (!sp)
-		return false;
-	const char *c = sp + 1, *ce = line + n;
-	while (ce > c && (ce[-1] == ' ' || ce[-1] == '\t' || ce[-1] == '\r' || ce[-1] == '\n'))
-		ce--;
-	const char *dot = memchr(c, '.', (size_t)(ce - c));
-	const char *ie = dot ? dot : ce;
-	if (dot) {
-		for (const char *q = dot + 1; q < ce; q++)
-			if (*q < '0' || *q > '9')
-				return false;
-		for (const char *q = dot + 1; q < ce; q++)
-			if (*q != '0')
-				*fraction = true;
-	}
-	if (ie == c)
-		return false;
-	uint64_t v = 0;
-	for (const char *q = c; q < ie; q++) {
-		if (*q < '0' || *q > '9' || v > (UINT64_MAX - 9) / 10)
-			return false;
-		v = v * 10 + (uint64_t)(*q - '0');
-	}
-	const char *se = sp;
-	while (se > line && (se[-1] == ' ' || se[-1] == '\t' || se[-1] == '\r' || se[-1] == '\n'))
-		se--;
-	*stack_len = (size_t)(se - line);
-	*count = v;
-	return true;
-}
-
 static void strip_hex(struct sbuf *out, const char *s, size_t n)
 {
 	sbuf_reset(out);
@@ -145,34 +112,54 @@ static enum plumb_err read_side(const struct diff_folded_opts *opt, const struct
 	size_t bad = 0, lineno = 0, first_bad = 0;
 	char bad_text[120] = "";
 	bool fraction = false;
-	const char *end = in->data + in->len;
+	const char *block;
+	size_t blen;
+	int got;
 	*total = 0;
-	for (const char *line = in->data; line < end;) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		size_t n = (size_t)((nl ? nl : end) - line);
-		lineno++;
-		size_t sl;
-		uint64_t count;
-		if (!parse_line(line, n, &sl, &count, &fraction)) {
-			if (!bad++) {
-				first_bad = lineno;
-				snprintf(bad_text, sizeof bad_text, "%.*s", (int)(n > 100 ? 100 : n), line);
+	in->st->text = true;
+	while (!rc && (got = fmt_stream_lines(in->st, &block, &blen, e)) == 1) {
+		const char *pos = block, *line, *le;
+		while (fmt_folded_next_line(&pos, block + blen, &line, &le)) {
+			lineno++;
+			struct fmt_folded_line fl;
+			enum fmt_folded_kind k = fmt_folded_split(line, le, &fl);
+			if (k == FOLDED_NONE)
+				continue;
+			if (k == FOLDED_OVERFLOW) {
+				rc = perr_set(e, PLUMB_EFORMAT, "%s: line %zu: a count past %llu, more than a profile can "
+					      "count", in->name, lineno, (unsigned long long)UINT64_MAX);
+				break;
 			}
-		} else {
-			const char *s = line;
+			if (k == FOLDED_BAD) {
+				if (!bad++) {
+					size_t n = (size_t)(le - line);
+					first_bad = lineno;
+					snprintf(bad_text, sizeof bad_text, "%.*s", (int)(n > 100 ? 100 : n), line);
+				}
+				continue;
+			}
+			fraction |= fl.fraction;
+			const char *s = fl.stack;
+			size_t sl = fl.stack_len;
 			if (opt->strip_hex) {
-				strip_hex(&tmp, line, sl);
+				strip_hex(&tmp, s, sl);
 				s = tmp.buf;
 				sl = tmp.len;
 			}
-			if (!dt_add(t, s, sl, count, first)) {
+			if (*total > UINT64_MAX - fl.count) {
+				rc = perr_set(e, PLUMB_EFORMAT, "%s: line %zu: the counts add up past %llu", in->name, lineno,
+					      (unsigned long long)UINT64_MAX);
+				break;
+			}
+			if (!dt_add(t, s, sl, fl.count, first)) {
 				rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 				break;
 			}
-			*total += count;
+			*total += fl.count;
 		}
-		line = nl ? nl + 1 : end;
 	}
+	if (!rc && got < 0)
+		rc = e->code ? e->code : PLUMB_EFORMAT;
 	if (!rc && fraction)
 		warnf(opt, "%s: the input data has fractional sample counts that will be truncated to integers", in->name);
 	if (!rc && bad)
@@ -192,7 +179,7 @@ static int cmp_dstack(const void *x, const void *y, void *ctx)
 	return c ? c : (a->len < b->len ? -1 : a->len > b->len);
 }
 
-enum plumb_err diff_folded_from_buffers(const struct diff_folded_opts *opt, const struct diff_folded_input *before,
+enum plumb_err diff_folded_from_readers(const struct diff_folded_opts *opt, const struct diff_folded_input *before,
 					const struct diff_folded_input *after, FILE *out, struct perr *e)
 {
 	static const struct diff_folded_opts defaults = DIFF_FOLDED_OPTS_INIT;

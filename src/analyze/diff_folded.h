@@ -19,18 +19,19 @@ struct diff_folded_opts {
 };
 #define DIFF_FOLDED_OPTS_INIT { false, false, NULL, NULL }
 
-/* One folded input: its name (for warnings) and its text, borrowed. */
+struct fmt_stream;
+/* One folded input: its name (for messages) and the stream it is read from (format/stream.h), the caller's. */
 struct diff_folded_input {
 	const char *name;
-	const char *data;
-	size_t len;
+	struct fmt_stream *st;
 };
 
-/* Reads both inputs ("stack COUNT" lines split at the last space; a fractional count is truncated with one
+/* Reads both inputs to their end (lines split by format/folded_line.h; a fractional count is truncated with one
  * warning per input; a line that does not parse is skipped with one warning per input) and writes one
  * "stack BEFORE AFTER" line per stack seen in either, sorted by stack bytes. The caller owns `out` and checks it
- * (ferror) afterwards. Returns PLUMB_ENOMEM when memory runs out (nothing written then). */
-enum plumb_err diff_folded_from_buffers(const struct diff_folded_opts *opt, const struct diff_folded_input *before,
+ * (ferror) afterwards. Returns PLUMB_ENOMEM when memory runs out, PLUMB_EFORMAT for a count past 64 bits or an
+ * input the stream refuses (nothing written then). */
+enum plumb_err diff_folded_from_readers(const struct diff_folded_opts *opt, const struct diff_folded_input *before,
 					const struct diff_folded_input *after, FILE *out, struct perr *e);
 
 #endif

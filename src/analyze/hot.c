@@ -233,7 +233,7 @@ enum plumb_err hot_analyze_counts(const struct profile *p, const struct hot_opts
 	static const struct hot_opts defaults = HOT_OPTS_INIT;
 	if (!o)
 		o = &defaults;
-	struct hot_summary *s = calloc(1, sizeof *s);
+	struct hot_summary *s = hot_summary_new();
 	if (!s)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	s->group_by = o->group_by;
@@ -291,10 +291,10 @@ enum plumb_err hot_analyze_stages(const struct profile *p, const struct hot_opts
 	size_t nstacks = profile_nstacks(p);
 	struct hmap index = HMAP_INIT;
 	if (!rc) {
-		s->stages = calloc(n + 1, sizeof *s->stages);
+		bool room = hot_summary_alloc_stages(s, n);
 		agg = malloc((nt + 1) * sizeof *agg);
 		by_stack = malloc((nstacks + 1) * sizeof *by_stack);
-		if (!s->stages || !agg || !by_stack)
+		if (!room || !agg || !by_stack)
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
 	for (size_t k = 0; !rc && k < n; k++) {

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/redact.h"
 #include "format/format.h"
 #include "format/hot_json.h"
 
@@ -74,10 +73,7 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 		if ((rc = hot_analyze_stages(p, o, stages, nstages, s, e)))
 			goto out;
 	}
-	free(s->format);
-	s->format = strdup(fmt_name(kind));
-	s->source = strcmp(path, "-") == 0 ? strdup("-") : redact_dup(path);
-	if (!s->format || !s->source)
+	if (!hot_summary_set_origin(s, path, fmt_name(kind)))
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 out:
 	if (rc && e->msg[0] && !strstr(e->msg, path)) {

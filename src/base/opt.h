@@ -32,6 +32,27 @@ struct opt {
 	bool *seen;             /* optional: set when the option was given */
 };
 
+/* Rows of an option table, each checking its target's type at compile time (git's parse-options.h): pointing
+ * OPT_LONG at an int, or OPT_STRING at a char *, is an error, not a silent overwrite. The function-like macros
+ * share their names with the enum opt_type values they use; a bare OPT_STRING is still the enum value.
+ *   OPT_BOOL(long, short, bool *, help)
+ *   OPT_STRING(long, short, const char **, argname, help)
+ *   OPT_LONG(long, short, long *, argname, help)         OPT_LONG_SEEN(..., help, bool *seen)
+ *   OPT_DOUBLE(long, short, double *, argname, help)
+ *   OPT_LIST(long, short, struct opt_list *, argname, help)
+ *   OPT_DISPATCH(long, help)   a flag the command acts on before its table is parsed (no target)
+ *   OPT_END()                  the end of the table */
+#define OPT_TARGET_(type, v) _Generic((v), type *: (void *)(v))
+#define OPT_BOOL(l, s, v, h) { (l), (s), OPT_FLAG, OPT_TARGET_(bool, v), NULL, (h), NULL }
+#define OPT_STRING(l, s, v, a, h) { (l), (s), OPT_STRING, OPT_TARGET_(const char *, v), (a), (h), NULL }
+#define OPT_LONG(l, s, v, a, h) { (l), (s), OPT_INT, OPT_TARGET_(long, v), (a), (h), NULL }
+#define OPT_LONG_SEEN(l, s, v, a, h, seen) \
+	{ (l), (s), OPT_INT, OPT_TARGET_(long, v), (a), (h), _Generic((seen), bool *: (seen)) }
+#define OPT_DOUBLE(l, s, v, a, h) { (l), (s), OPT_DOUBLE, OPT_TARGET_(double, v), (a), (h), NULL }
+#define OPT_LIST(l, s, v, a, h) { (l), (s), OPT_LIST, OPT_TARGET_(struct opt_list, v), (a), (h), NULL }
+#define OPT_DISPATCH(l, h) { (l), 0, OPT_FLAG, NULL, NULL, (h), NULL }
+#define OPT_END() { NULL, 0, OPT_END, NULL, NULL, NULL, NULL }
+
 struct opt_result {
 	const char **pos;    /* positional arguments (owned array; elements point into argv) */
 	int npos;

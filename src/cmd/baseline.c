@@ -96,9 +96,9 @@ static int baseline_show(int argc, char **argv)
 	long top = 20;
 	bool top_seen = false;
 	const struct opt opts[] = {
-		{ "json", 0, OPT_FLAG, &json, NULL, "print the saved plumb.hot.v1 document", NULL },
-		{ "top", 'n', OPT_INT, &top, "N", "rows per table (default 20)", &top_seen },
-		{ 0 },
+		OPT_BOOL("json", 0, &json, "print the saved plumb.hot.v1 document"),
+		OPT_LONG_SEEN("top", 'n', &top, "N", "rows per table (default 20)", &top_seen),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
@@ -193,11 +193,11 @@ static int baseline_save(int argc, char **argv)
 	bool force = false;
 	struct cmd_summary sum = CMD_SUMMARY_INIT;
 	const struct opt opts[] = {
-		{ "name", 0, OPT_STRING, &name, "NAME", "the baseline's name (letters, digits, '.', '_', '-')", NULL },
-		{ "force", 'f', OPT_FLAG, &force, NULL, "replace a baseline of that name", NULL },
+		OPT_STRING("name", 0, &name, "NAME", "the baseline's name (letters, digits, '.', '_', '-')"),
+		OPT_BOOL("force", 'f', &force, "replace a baseline of that name"),
 		CMD_SUMMARY_OPTS(sum),
-		{ "stages", 0, OPT_STRING, &stages, "FILE", "one table per stage (plumb.stages.v1)", NULL },
-		{ 0 },
+		OPT_STRING("stages", 0, &stages, "FILE", "one table per stage (plumb.stages.v1)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

@@ -20,15 +20,15 @@ int cmd_convert(int argc, char **argv)
 	bool no_lines = false;
 	bool threads = false;
 	const struct opt opts[] = {
-		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (`-` for stdout)", NULL },
-		{ "from", 0, OPT_STRING, &from, "FMT", "input format: folded, gecko, speedscope, pprof, perf-script "
-						       "(default: sniffed from the content)", NULL },
-		{ "to", 0, OPT_STRING, &to, "FMT", "output format: folded, gecko, speedscope, pprof, svg "
-						   "(default: from the output's extension)", NULL },
+		OPT_STRING("output", 'o', &output, "PATH", "where to write (`-` for stdout)"),
+		OPT_STRING("from", 0, &from, "FMT", "input format: folded, gecko, speedscope, pprof, perf-script "
+			   "(default: sniffed from the content)"),
+		OPT_STRING("to", 0, &to, "FMT", "output format: folded, gecko, speedscope, pprof, svg "
+			   "(default: from the output's extension)"),
 		CMD_COLLAPSE_OPTS(collapse),
-		{ "threads", 0, OPT_FLAG, &threads, NULL, "folded output: a root frame per thread", NULL },
-		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers from labels", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_BOOL("threads", 0, &threads, "folded output: a root frame per thread"),
+		OPT_BOOL("no-lines", 0, &no_lines, "drop line numbers from labels"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int code;

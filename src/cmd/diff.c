@@ -34,27 +34,17 @@ static enum plumb_err diff_folded_write(const struct diff_folded_opts *dopt, con
 					const char *output, struct perr *e)
 {
 	struct fmt_source in[2];
-	const char *text[2];
-	size_t len[2];
 	enum plumb_err rc = fmt_source_open(&in[0], paths[0], e);
-	if (!rc)
-		rc = fmt_source_document(&in[0], &text[0], &len[0], e);
-	if (rc) {
+	if (rc)
+		return rc;
+	if ((rc = fmt_source_open(&in[1], paths[1], e))) {
 		fmt_source_close(&in[0]);
 		return rc;
 	}
-	rc = fmt_source_open(&in[1], paths[1], e);
-	if (!rc)
-		rc = fmt_source_document(&in[1], &text[1], &len[1], e);
-	if (rc) {
-		fmt_source_close(&in[0]);
-		fmt_source_close(&in[1]);
-		return rc;
-	}
-	const struct diff_folded_input side[2] = { { paths[0], text[0], len[0] }, { paths[1], text[1], len[1] } };
+	const struct diff_folded_input side[2] = { { paths[0], in[0].st }, { paths[1], in[1].st } };
 	struct atomic_file af = ATOMIC_FILE_INIT;
 	rc = atomic_open(&af, output, e);
-	if (!rc && (rc = diff_folded_from_buffers(dopt, &side[0], &side[1], af.fp, e)))
+	if (!rc && (rc = diff_folded_from_readers(dopt, &side[0], &side[1], af.fp, e)))
 		atomic_abort(&af);
 	else if (!rc && ferror(af.fp)) {
 		atomic_abort(&af);
@@ -74,11 +64,11 @@ static int diff_folded(int argc, char **argv)
 	struct diff_folded_opts dopt = DIFF_FOLDED_OPTS_INIT;
 	const char *output = "-";
 	const struct opt opts[] = {
-		{ "folded", 0, OPT_FLAG, &folded, NULL, "write the differential folded format", NULL },
-		{ "normalize", 0, OPT_FLAG, &dopt.normalize, NULL, "scale BEFORE's counts to AFTER's total", NULL },
-		{ "strip-hex", 0, OPT_FLAG, &dopt.strip_hex, NULL, "replace hex addresses (0x45ef2173) with 0x...", NULL },
-		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write (default: stdout)", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_BOOL("folded", 0, &folded, "write the differential folded format"),
+		OPT_BOOL("normalize", 0, &dopt.normalize, "scale BEFORE's counts to AFTER's total"),
+		OPT_BOOL("strip-hex", 0, &dopt.strip_hex, "replace hex addresses (0x45ef2173) with 0x..."),
+		OPT_STRING("output", 'o', &output, "PATH", "where to write (default: stdout)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int code;
@@ -307,21 +297,21 @@ int cmd_diff(int argc, char **argv)
 	bool collapse = false;
 	const char *table = "leaf", *group_by = "function", *thread = NULL, *weight = NULL;
 	const struct opt opts[] = {
-		{ "table", 't', OPT_STRING, &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive", NULL },
-		{ "top", 'n', OPT_INT, &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
-		  &d.top_seen },
-		{ "json", 0, OPT_FLAG, &d.json, NULL, "write the diff as JSON (plumb.hot-diff.v1) to stdout", NULL },
-		{ "significant", 0, OPT_FLAG, &d.significant_only, NULL,
-		  "keep only rows whose change is beyond sampling noise (marked *)", NULL },
-		{ "alpha", 0, OPT_DOUBLE, &d.alpha, "A",
-		  "family-wise error rate of the marks (default 0.01; Holm over all rows)", NULL },
-		{ "folded", 0, OPT_FLAG, NULL, NULL, "differential folded output (for flame --diff)", NULL },
-		{ "group-by", 'g', OPT_STRING, &group_by, "KEY", "grouping for raw profiles' grouped tables", NULL },
-		{ "module-depth", 0, OPT_INT, &module_depth, "N", "module depth for raw profiles (default 2)", NULL },
-		{ "collapse-generics", 0, OPT_FLAG, &collapse, NULL, "fold <...> in raw profiles' names", NULL },
-		{ "thread", 0, OPT_STRING, &thread, "RE", "keep threads of raw profiles whose name matches", NULL },
+		OPT_STRING("table", 't', &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive"),
+		OPT_LONG_SEEN("top", 'n', &d.top, "N", "rows shown (default 20; --json keeps every row unless given)",
+			      &d.top_seen),
+		OPT_BOOL("json", 0, &d.json, "write the diff as JSON (plumb.hot-diff.v1) to stdout"),
+		OPT_BOOL("significant", 0, &d.significant_only,
+			 "keep only rows whose change is beyond sampling noise (marked *)"),
+		OPT_DOUBLE("alpha", 0, &d.alpha, "A",
+			   "family-wise error rate of the marks (default 0.01; Holm over all rows)"),
+		OPT_DISPATCH("folded", "differential folded output (for flame --diff)"),
+		OPT_STRING("group-by", 'g', &group_by, "KEY", "grouping for raw profiles' grouped tables"),
+		OPT_LONG("module-depth", 0, &module_depth, "N", "module depth for raw profiles (default 2)"),
+		OPT_BOOL("collapse-generics", 0, &collapse, "fold <...> in raw profiles' names"),
+		OPT_STRING("thread", 0, &thread, "RE", "keep threads of raw profiles whose name matches"),
 		CMD_WEIGHT_OPT(weight),
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

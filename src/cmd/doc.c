@@ -500,10 +500,10 @@ int cmd_help(const struct cmd_help_ctx *h, int argc, char **argv)
 	const char *man_dir = NULL, *shell = NULL;
 	bool man = false;
 	const struct opt opts[] = {
-		{ "man", 0, OPT_FLAG, &man, NULL, "print the man page of plumb, or of COMMAND (roff)", NULL },
-		{ "man-pages", 0, OPT_STRING, &man_dir, "DIR", "write every man page into DIR (make does)", NULL },
-		{ "completion", 0, OPT_STRING, &shell, "SHELL", "print the bash or zsh completion script", NULL },
-		{ 0 },
+		OPT_BOOL("man", 0, &man, "print the man page of plumb, or of COMMAND (roff)"),
+		OPT_STRING("man-pages", 0, &man_dir, "DIR", "write every man page into DIR (make does)"),
+		OPT_STRING("completion", 0, &shell, "SHELL", "print the bash or zsh completion script"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

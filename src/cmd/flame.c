@@ -18,14 +18,13 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 {
 	struct fmt_source in;
 	struct perr e = PERR_INIT;
-	const char *head, *text;
-	size_t hlen, len;
+	const char *head;
+	size_t hlen;
 	enum plumb_err rc = fmt_source_open(&in, path, &e);
 	if (!rc)
 		rc = fmt_stream_head(in.st, 4096, &head, &hlen, &e);
 	if (!rc && in.kind == FMT_FOLDED && fmt_diff_folded_is_two_column(head, hlen)) {
-		if (!(rc = fmt_source_document(&in, &text, &len, &e)))
-			rc = fmt_diff_folded_read(text, len, ro, before, after, &e);
+		rc = fmt_diff_folded_read_stream(in.st, ro, before, after, &e);
 	} else if (!rc) {
 		rc = fmt_source_read(&in, FMT_UNKNOWN, ro, after, &e);
 	}
@@ -49,22 +48,21 @@ int cmd_flame(int argc, char **argv)
 	long width = 1200;
 	double min_width = 0.1;
 	const struct opt opts[] = {
-		{ "output", 'o', OPT_STRING, &output, "PATH", "where to write the SVG (default: stdout)", NULL },
-		{ "title", 0, OPT_STRING, &title, "TEXT", "the graph's title", NULL },
-		{ "diff", 0, OPT_STRING, &diff, "BEFORE", "differential: colour by the change from BEFORE (red grew, "
-							   "blue shrank); widths are PROFILE's", NULL },
-		{ "inverted", 0, OPT_FLAG, &inverted, NULL, "icicle graph: the root at the top, callees below", NULL },
-		{ "reverse", 0, OPT_FLAG, &reverse, NULL,
-		  "reverse the stacks and merge them from the leaf: each leaf at the base, its callers above", NULL },
-		{ "flamechart", 0, OPT_FLAG, &flamechart, NULL, "time order instead of merged, sorted stacks", NULL },
-		{ "width", 0, OPT_INT, &width, "PX", "image width in pixels (default 1200)", NULL },
-		{ "min-width", 0, OPT_DOUBLE, &min_width, "PX", "leave out boxes narrower than this (default 0.1)",
-		  NULL },
-		{ "colors", 0, OPT_STRING, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, perl, "
-							       "red, green, blue, aqua, yellow, purple, orange", NULL },
-		{ "no-lines", 0, OPT_FLAG, &no_lines, NULL, "drop line numbers so one function is one frame", NULL },
+		OPT_STRING("output", 'o', &output, "PATH", "where to write the SVG (default: stdout)"),
+		OPT_STRING("title", 0, &title, "TEXT", "the graph's title"),
+		OPT_STRING("diff", 0, &diff, "BEFORE", "differential: colour by the change from BEFORE (red grew, "
+			   "blue shrank); widths are PROFILE's"),
+		OPT_BOOL("inverted", 0, &inverted, "icicle graph: the root at the top, callees below"),
+		OPT_BOOL("reverse", 0, &reverse,
+			 "reverse the stacks and merge them from the leaf: each leaf at the base, its callers above"),
+		OPT_BOOL("flamechart", 0, &flamechart, "time order instead of merged, sorted stacks"),
+		OPT_LONG("width", 0, &width, "PX", "image width in pixels (default 1200)"),
+		OPT_DOUBLE("min-width", 0, &min_width, "PX", "leave out boxes narrower than this (default 0.1)"),
+		OPT_STRING("colors", 0, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, perl, "
+			   "red, green, blue, aqua, yellow, purple, orange"),
+		OPT_BOOL("no-lines", 0, &no_lines, "drop line numbers so one function is one frame"),
 		CMD_COLLAPSE_OPTS(collapse),
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_END(),
 	};
 	struct opt_result res;
 	int code;

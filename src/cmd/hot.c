@@ -158,15 +158,14 @@ int cmd_hot(int argc, char **argv)
 	struct hot_cmd h = { .sum = CMD_SUMMARY_INIT };
 	const struct opt opts[] = {
 		CMD_SUMMARY_OPTS(h.sum),
-		{ "json", 0, OPT_FLAG, &h.json, NULL, "write the plumb.hot.v1 summary to stdout", NULL },
-		{ "stages", 0, OPT_STRING, &h.stages, "FILE", "one table per stage (plumb.stages.v1)", NULL },
-		{ "syms", 0, OPT_STRING, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)",
-		  NULL },
-		{ "no-lines", 0, OPT_FLAG, &h.no_lines, NULL, "filters see labels without line numbers", NULL },
-		{ "sample-index", 0, OPT_STRING, &h.sample_index, "N|TYPE", "pprof input: the sample type to read; "
-		  "perf.data: the event (index or name)", NULL },
+		OPT_BOOL("json", 0, &h.json, "write the plumb.hot.v1 summary to stdout"),
+		OPT_STRING("stages", 0, &h.stages, "FILE", "one table per stage (plumb.stages.v1)"),
+		OPT_STRING("syms", 0, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)"),
+		OPT_BOOL("no-lines", 0, &h.no_lines, "filters see labels without line numbers"),
+		OPT_STRING("sample-index", 0, &h.sample_index, "N|TYPE", "pprof input: the sample type to read; "
+			   "perf.data: the event (index or name)"),
 		CMD_WEIGHT_OPT(h.weight),
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

@@ -127,10 +127,10 @@ static enum plumb_err summary_json(const struct record *rec, const struct profil
 		hot_summary_free(s);
 		return rc;
 	}
-	free(s->source);
-	free(s->format);
-	s->source = redact_dup(a->output);
-	s->format = strdup(fmt_name(rec->kind));
+	if (!hot_summary_set_origin(s, a->output, fmt_name(rec->kind))) {
+		hot_summary_free(s);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
 	fmt_hot_json_write(json, s, a->sum.top_seen ? (size_t)a->sum.top : 0);
 	hot_summary_free(s);
 	return json->oom ? perr_set(e, PLUMB_ENOMEM, "out of memory writing the summary") : PLUMB_OK;

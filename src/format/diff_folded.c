@@ -1,10 +1,13 @@
-/* diff_folded.c — reads and writes differential folded lines ("stack BEFORE AFTER"). A line is taken as
- * differential when its last two white-space separated tokens are counts; a fractional count keeps its whole
- * part. Reading builds the BEFORE and AFTER profiles with the same stacks. */
+/* diff_folded.c — reads and writes differential folded lines ("stack BEFORE AFTER"). Lines are split by the
+ * one folded splitter (format/folded_line.h): differential when its last two tokens are counts, a fractional
+ * count keeps its whole part, a count past 64 bits is refused. Reading builds the BEFORE and AFTER profiles with
+ * the same stacks. */
 #include "format/diff_folded.h"
 
 #include <string.h>
 
+#include "format/folded_line.h"
+#include "format/stream.h"
 #include "profile/label.h"
 
 void fmt_diff_folded_write_line(FILE *out, const char *stack, size_t len, uint64_t before, uint64_t after)
@@ -13,53 +16,17 @@ void fmt_diff_folded_write_line(FILE *out, const char *stack, size_t len, uint64
 	fprintf(out, " %llu %llu\n", (unsigned long long)before, (unsigned long long)after);
 }
 
-/* The last two whitespace-separated tokens of [s, e) as numbers; *stack_end is where the stack text ends. */
-static bool two_counts(const char *s, const char *e, uint64_t *a, uint64_t *b, const char **stack_end)
-{
-	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r'))
-		e--;
-	uint64_t v[2];
-	for (int k = 1; k >= 0; k--) {
-		const char *ne = e;
-		while (e > s && ((e[-1] >= '0' && e[-1] <= '9') || e[-1] == '.'))
-			e--;
-		if (e == ne || e == s || (e[-1] != ' ' && e[-1] != '\t') || *e == '.')
-			return false;
-		uint64_t x = 0;
-		for (const char *q = e; q < ne && *q != '.'; q++)
-			x = x * 10 + (uint64_t)(*q - '0');
-		v[k] = x;
-		while (e > s && (e[-1] == ' ' || e[-1] == '\t'))
-			e--;
-	}
-	*a = v[0];
-	*b = v[1];
-	*stack_end = e;
-	return e > s;
-}
-
-/* The next data line of [*line, end): its first non-blank byte in *s and its end in *le; blank lines and '#'
- * comments are passed over. Returns false at the end of the text. */
-static bool next_data_line(const char **line, const char *end, const char **s, const char **le)
-{
-	while (*line < end) {
-		const char *nl = memchr(*line, '\n', (size_t)(end - *line));
-		*le = nl ? nl : end;
-		*s = *line;
-		*line = nl ? nl + 1 : end;
-		while (*s < *le && (**s == ' ' || **s == '\t' || **s == '\r'))
-			(*s)++;
-		if (*s < *le && **s != '#')
-			return true;
-	}
-	return false;
-}
-
 bool fmt_diff_folded_is_two_column(const char *buf, size_t len)
 {
-	const char *line = buf, *s, *le, *se;
-	uint64_t a, b;
-	return next_data_line(&line, buf + len, &s, &le) && two_counts(s, le, &a, &b, &se);
+	const char *pos = buf, *end = buf + len, *s, *le;
+	while (fmt_folded_next_line(&pos, end, &s, &le)) {
+		struct fmt_folded_line fl;
+		enum fmt_folded_kind k = fmt_folded_split(s, le, &fl);
+		if (k == FOLDED_NONE)
+			continue;
+		return k == FOLDED_DATA && fl.two;
+	}
+	return false;
 }
 
 static uint32_t add_stack(struct profile *p, const char *s, const char *se)
@@ -78,27 +45,55 @@ static uint32_t add_stack(struct profile *p, const char *s, const char *se)
 	return node;
 }
 
-enum plumb_err fmt_diff_folded_read(const char *buf, size_t len, const struct fmt_read_opts *ro,
-				    struct profile **before, struct profile **after, struct perr *e)
+enum plumb_err fmt_diff_folded_read_stream(struct fmt_stream *st, const struct fmt_read_opts *ro,
+					   struct profile **before, struct profile **after, struct perr *e)
 {
 	struct profile *pa = profile_new(), *pb = profile_new();
 	uint32_t ta = pa ? profile_thread(pa, 0, 0, "all") : PROFILE_NOMEM;
 	uint32_t tb = pb ? profile_thread(pb, 0, 0, "all") : PROFILE_NOMEM;
 	size_t bad = 0;
+	uint64_t lineno = 0;
+	enum plumb_err rc = PLUMB_OK;
 	if (ta == PROFILE_NOMEM || tb == PROFILE_NOMEM)
 		goto oom;
-	const char *line = buf, *s, *le;
-	while (next_data_line(&line, buf + len, &s, &le)) {
-		uint64_t a, b;
-		const char *se;
-		if (!two_counts(s, le, &a, &b, &se)) {
-			bad++;
-			continue;
+	st->text = true;
+	const char *block;
+	size_t blen;
+	int got;
+	while ((got = fmt_stream_lines(st, &block, &blen, e)) == 1) {
+		const char *pos = block, *s, *le;
+		while (fmt_folded_next_line(&pos, block + blen, &s, &le)) {
+			lineno++;
+			struct fmt_folded_line fl;
+			enum fmt_folded_kind k = fmt_folded_split(s, le, &fl);
+			if (k == FOLDED_NONE)
+				continue;
+			if (k == FOLDED_OVERFLOW) {
+				rc = perr_set(e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can "
+					      "count", (unsigned long long)lineno, (unsigned long long)UINT64_MAX);
+				goto fail;
+			}
+			if (k != FOLDED_DATA || !fl.two) {
+				bad++;
+				continue;
+			}
+			const char *se = fl.stack + fl.stack2_len;
+			uint32_t sa = add_stack(pa, fl.stack, se), sb = add_stack(pb, fl.stack, se);
+			if (sa == PROFILE_NOMEM || sb == PROFILE_NOMEM || !profile_add_sample(pa, sa, ta, 0, fl.count) ||
+			    !profile_add_sample(pb, sb, tb, 0, fl.count2)) {
+				if (profile_overflowed(pa) || profile_overflowed(pb)) {
+					rc = perr_set(e, PLUMB_EFORMAT, "line %llu: the counts add up past %llu, more than "
+						      "a profile can count", (unsigned long long)lineno,
+						      (unsigned long long)PROFILE_MAX_WEIGHT);
+					goto fail;
+				}
+				goto oom;
+			}
 		}
-		uint32_t sa = add_stack(pa, s, se), sb = add_stack(pb, s, se);
-		if (sa == PROFILE_NOMEM || sb == PROFILE_NOMEM || !profile_add_sample(pa, sa, ta, 0, b) ||
-		    !profile_add_sample(pb, sb, tb, 0, a))
-			goto oom;
+	}
+	if (got < 0) {
+		rc = e->code ? e->code : PLUMB_EFORMAT;
+		goto fail;
 	}
 	if (bad && ro && ro->warn) {
 		char msg[160];
@@ -110,7 +105,20 @@ enum plumb_err fmt_diff_folded_read(const char *buf, size_t len, const struct fm
 	*after = pa;
 	return PLUMB_OK;
 oom:
+	rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+fail:
 	profile_free(pa);
 	profile_free(pb);
-	return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	return rc;
+}
+
+enum plumb_err fmt_diff_folded_read(const char *buf, size_t len, const struct fmt_read_opts *ro,
+				    struct profile **before, struct profile **after, struct perr *e)
+{
+	struct fmt_stream st;
+	enum plumb_err rc = fmt_stream_mem(&st, buf, len, "differential folded text", e);
+	if (!rc)
+		rc = fmt_diff_folded_read_stream(&st, ro, before, after, e);
+	fmt_stream_close(&st);
+	return rc;
 }

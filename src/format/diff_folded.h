@@ -21,8 +21,13 @@ void fmt_diff_folded_write_line(FILE *out, const char *stack, size_t len, uint64
  * ("stack 12 34"). */
 bool fmt_diff_folded_is_two_column(const char *buf, size_t len);
 
-/* Reads a two-column text into two new profiles, one thread "all" each, every frame a finished label (the
- * caller frees both). Lines that do not parse are skipped with one warning through ro->warn (ro may be NULL). */
+/* Reads a two-column stream into two new profiles, one thread "all" each, every frame a finished label (the
+ * caller frees both). Lines that do not parse are skipped with one warning through ro->warn (ro may be NULL); a
+ * count past 64 bits, or counts that add up past a profile's, is PLUMB_EFORMAT. */
+struct fmt_stream;
+enum plumb_err fmt_diff_folded_read_stream(struct fmt_stream *st, const struct fmt_read_opts *ro,
+					   struct profile **before, struct profile **after, struct perr *e);
+/* The same over a buffer (borrowed). */
 enum plumb_err fmt_diff_folded_read(const char *buf, size_t len, const struct fmt_read_opts *ro,
 				    struct profile **before, struct profile **after, struct perr *e);
 

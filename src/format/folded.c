@@ -11,36 +11,10 @@
 #include "base/hashmap.h"
 #include "base/sbuf.h"
 #include "base/u32vec.h"
+#include "format/folded_line.h"
 #include "format/stream.h"
 #include "format/textcache.h"
 #include "profile/label.h"
-
-/* Parses the trailing count of a folded line. Accepts integers and decimals (truncated toward zero, as the
- * FlameGraph tools do). Returns the start of the count, or NULL when the line has none. */
-static const char *parse_count(const char *line, const char *end, uint64_t *count)
-{
-	const char *p = end;
-	while (p > line && (p[-1] == ' ' || p[-1] == '\t' || p[-1] == '\r'))
-		p--;
-	const char *num_end = p;
-	while (p > line && ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.'))
-		p--;
-	if (p == num_end || p == line || (p[-1] != ' ' && p[-1] != '\t'))
-		return NULL;
-	uint64_t v = 0;
-	const char *q = p;
-	if (*q == '.')
-		return NULL;
-	for (; q < num_end && *q != '.'; q++) {
-		if (v > (UINT64_MAX - 9) / 10)
-			return NULL;
-		v = v * 10 + (uint64_t)(*q - '0');
-	}
-	if (q < num_end && memchr(q + 1, '.', (size_t)(num_end - q - 1)))
-		return NULL;
-	*count = v;
-	return p;
-}
 
 /* A folded reader: what one line leaves for the next (the stack it reached, frame by frame, for prefix sharing)
  * and what the whole read counts. Lines are read in blocks from a stream; prefix sharing starts over at each
@@ -174,19 +148,22 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 	const char *end = buf + len, *line = buf;
 	r->prev = NULL; /* the previous block's text is gone */
 	r->depth = 0;
-	while (line < end) {
-		const char *nl = memchr(line, '\n', (size_t)(end - line));
-		const char *le = nl ? nl : end;
-		const char *s = line;
-		line = nl ? nl + 1 : end;
+	const char *s, *le;
+	while (fmt_folded_next_line(&line, end, &s, &le)) {
 		r->lineno++;
+		struct fmt_folded_line fl;
+		enum fmt_folded_kind kind = fmt_folded_split(s, le, &fl);
+		if (kind == FOLDED_NONE)
+			continue;
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
-		if (s == le || *s == '#')
-			continue;
-		uint64_t count;
-		const char *cstart = parse_count(s, le, &count);
-		if (!cstart) {
+		if (kind == FOLDED_OVERFLOW) {
+			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %.*s",
+				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX,
+				 (int)(le - s > 60 ? 60 : le - s), s);
+			return false;
+		}
+		if (kind == FOLDED_BAD) {
 			if (!r->o->lenient) {
 				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %.*s",
 					 (unsigned long long)r->lineno, (int)(le - s > 60 ? 60 : le - s), s);
@@ -198,10 +175,7 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 			}
 			continue;
 		}
-		const char *stack_end = cstart;
-		while (stack_end > s && (stack_end[-1] == ' ' || stack_end[-1] == '\t'))
-			stack_end--;
-		if (!folded_line(r, s, stack_end, count))
+		if (!folded_line(r, fl.stack, fl.stack + fl.stack_len, fl.count))
 			return false;
 	}
 	return true;

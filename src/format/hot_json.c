@@ -1,5 +1,5 @@
-/* hot_json.c — the plumb.hot.v1 document model (names of groupings and tables, freeing, table lookup) and its
- * writer and reader. Written by hand into an sbuf (key order fixed, so equal summaries are equal bytes); read
+/* hot_json.c — the plumb.hot.v1 document: the summary model's (profile/summary.h) writer and reader. Written by
+ * hand into an sbuf (key order fixed, so equal summaries are equal bytes); read
  * with jansson (summaries are small). */
 #include "format/hot_json.h"
 
@@ -7,92 +7,6 @@
 #include <string.h>
 
 #include "base/json_tree.h"
-
-static const char *const group_names[] = { "function", "file", "module", "library" };
-
-bool hot_group_from_name(const char *name, enum hot_group *out)
-{
-	for (size_t i = 0; i < sizeof group_names / sizeof group_names[0]; i++)
-		if (strcmp(name, group_names[i]) == 0) {
-			*out = (enum hot_group)i;
-			return true;
-		}
-	return false;
-}
-
-const char *hot_group_name(enum hot_group g)
-{
-	return (unsigned)g < 4 ? group_names[g] : "function";
-}
-
-static const char *const table_names[] = { "leaf", "inclusive", "grouped_leaf", "grouped_inclusive" };
-
-bool hot_table_from_name(const char *name, enum hot_table_kind *out)
-{
-	char tmp[32];
-	size_t n = strlen(name);
-	if (n >= sizeof tmp)
-		return false;
-	for (size_t i = 0; i <= n; i++)
-		tmp[i] = name[i] == '-' ? '_' : name[i];
-	for (size_t i = 0; i < HOT_NTABLES; i++)
-		if (strcmp(tmp, table_names[i]) == 0) {
-			*out = (enum hot_table_kind)i;
-			return true;
-		}
-	return false;
-}
-
-const char *hot_table_name(enum hot_table_kind k)
-{
-	return (unsigned)k < HOT_NTABLES ? table_names[k] : "leaf";
-}
-
-static void table_release(struct hot_table *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->rows[i].name);
-	free(t->rows);
-	t->rows = NULL;
-	t->n = 0;
-}
-
-static void slice_release(struct hot_slice *sl)
-{
-	free(sl->name);
-	for (int k = 0; k < HOT_NTABLES; k++)
-		table_release(&sl->tables[k]);
-}
-
-void hot_summary_free(struct hot_summary *s)
-{
-	if (!s)
-		return;
-	free(s->source);
-	free(s->format);
-	free(s->weight_unit);
-	for (size_t i = 0; i < s->nthreads; i++)
-		free(s->threads[i].name);
-	free(s->threads);
-	slice_release(&s->all);
-	for (size_t i = 0; i < s->nstages; i++)
-		slice_release(&s->stages[i]);
-	free(s->stages);
-	free(s);
-}
-
-const struct hot_table *hot_summary_table(const struct hot_summary *s, const struct hot_slice *slice,
-					  enum hot_table_kind k)
-{
-	if (!slice)
-		slice = &s->all;
-	if ((k == HOT_GROUPED_LEAF || k == HOT_GROUPED_INCLUSIVE) && !s->has_grouped) {
-		if (s->group_by != HOT_GROUP_FUNCTION)
-			return NULL;
-		k = k == HOT_GROUPED_LEAF ? HOT_LEAF : HOT_INCLUSIVE;
-	}
-	return &slice->tables[k];
-}
 
 /* ---- writing and reading ---------------------------------------------------------------------------- */
 
@@ -318,7 +232,7 @@ enum plumb_err fmt_hot_json_read(const char *buf, size_t len, struct hot_summary
 		return perr_set(e, PLUMB_EFORMAT, "summary is not valid JSON: %s (line %zu, byte %zu)", je.text, je.line,
 				je.offset);
 	enum plumb_err rc;
-	struct hot_summary *s = calloc(1, sizeof *s);
+	struct hot_summary *s = hot_summary_new();
 	if (!s)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 	else if (!(rc = read_head(root, s, e)) && !(rc = read_threads(root, s, e)) &&

@@ -3,8 +3,8 @@ reading folded profiles. Tests use Python's unittest so each file runs on its ow
 
 tests/run-all runs each file through this module (python3 plumbtest.py FILE), whose result hook writes one line
 per test case to $PLUMB_TEST_RESULTS so the runner counts cases and prints every skip with its reason. A test may
-skip only when an optional tool is missing, through needs_tool() or skip_missing() (docs/design.md §12); the
-runner counts any other skip as a failure."""
+skip only when an optional tool is missing, through needs_tool() or skip_missing(), or when it needs root and is
+not run as root, through needs_root() (docs/design.md §12); the runner counts any other skip as a failure."""
 import importlib.util
 import os
 import shutil
@@ -103,6 +103,7 @@ class TempDir(unittest.TestCase):
     def run_unprivileged(self, *args):
         """Runs a copy of plumb with args as user nobody (setpriv), in self.tmp, with the kernel's
         perf_event_paranoid deciding what it may sample; returns (completed process, perf_event_paranoid)."""
+        needs_root("runs plumb as user nobody through setpriv")
         tool = shutil.which("setpriv")
         self.assertIsNotNone(tool, "setpriv (util-linux) is part of every Debian system")
         exe = self.path("plumb")
@@ -128,6 +129,14 @@ def needs_tool(name, detail=""):
     return path
 
 
+def needs_root(why):
+    """Skips the running test, visibly, when plumb's tests do not run as root: the reason says "prereq: root" and
+    why (what the test must do that only root may). The runner lists such skips and allows them, except in CI
+    (PLUMB_TEST_REQUIRE_ROOT=1), which runs as root, where one is a failure."""
+    if os.geteuid() != 0:
+        raise unittest.SkipTest("prereq: root (%s)" % why)
+
+
 def skip_installed(tool, where):
     """Skips a test of what plumb does when tool is missing, on a machine where it is installed (in where, a
     place plumb searches that the test cannot hide)."""
@@ -141,13 +150,19 @@ def skip_sanitized(why):
 
 
 class CaseResult(unittest.TextTestResult):
-    """Also appends "OUTCOME<TAB>TEST ID<TAB>REASON" (pass, fail or skip) per test case to $PLUMB_TEST_RESULTS."""
+    """Also appends "OUTCOME<TAB>TEST ID<TAB>REASON<TAB>SECONDS" (pass, fail or skip) per test case to
+    $PLUMB_TEST_RESULTS."""
+
+    def startTest(self, test):
+        self._started = time.monotonic()
+        super().startTest(test)
 
     def _record(self, outcome, test, reason=""):
         path = os.environ.get("PLUMB_TEST_RESULTS")
         if not path:
             return
-        line = "%s\t%s\t%s\n" % (outcome, test.id(), " ".join(str(reason).split())[:300])
+        took = time.monotonic() - getattr(self, "_started", time.monotonic())
+        line = "%s\t%s\t%s\t%.2f\n" % (outcome, test.id(), " ".join(str(reason).split())[:300], took)
         with open(path, "a") as f:
             f.write(line)
 

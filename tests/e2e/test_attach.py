@@ -47,3 +47,4 @@ class AttachThreads(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

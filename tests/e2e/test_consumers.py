@@ -60,7 +60,10 @@ class GoPprof(Sources):
                 want = hot(src)
                 pb = self.path(os.path.basename(src) + ".pb.gz")
                 self.assertEqual(plumb("convert", src, "-o", pb).returncode, 0)
-                top = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=100000", "-sample_index=samples", pb],
+                # every node and edge, however small (-top hides those under 0.5% by default: a one-sample
+                # kernel row of a long recording went missing from the self counts)
+                top = subprocess.run([go, "tool", "pprof", "-top", "-nodecount=100000", "-nodefraction=0",
+                                      "-edgefraction=0", "-sample_index=samples", pb],
                                      capture_output=True, text=True, timeout=120)
                 self.assertEqual(top.returncode, 0, top.stderr)
                 total = re.search(r"accounting for (\d+), [\d.]+% of (\d+) total", top.stdout)
@@ -86,8 +89,8 @@ class GoPprof(Sources):
         self.assertEqual(raw.returncode, 0, raw.stderr)
         self.assertIn("samples/count cpu/nanoseconds", raw.stdout)
         self.assertRegex(raw.stdout, r"PeriodType: cpu nanoseconds\nPeriod: %d\n" % want["interval_ns"])
-        top = subprocess.run([go, "tool", "pprof", "-top", "-unit=ns", "-sample_index=cpu", pb], capture_output=True,
-                             text=True, timeout=120)
+        top = subprocess.run([go, "tool", "pprof", "-top", "-nodefraction=0", "-edgefraction=0", "-unit=ns",
+                              "-sample_index=cpu", pb], capture_output=True, text=True, timeout=120)
         total = re.search(r"of (\d+)ns total", top.stdout)
         self.assertIsNotNone(total, top.stdout[:500])
         self.assertEqual(int(total.group(1)), want["total"])

@@ -134,3 +134,4 @@ class DebuginfodTest(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

@@ -56,6 +56,31 @@ class DiffFolded(TempDir):
         with open(self.path("d.svg")) as f:
             self.assertIn("Differential", f.read())
 
+    def test_a_count_past_64_bits_is_refused_by_every_reader(self):
+        """One folded splitter under every reader (format/folded_line.h): `flame`, `hot`, `diff` and `diff
+        --folded` refuse a count past 2^64 - 1, whether it is the line's only count or the first of two, with exit
+        5 and the line's number; none wraps it, none reads it as part of a frame's name."""
+        ok = self.path("ok.folded")
+        with open(ok, "w") as f:
+            f.write("# a comment\r\nmain;a 5\r\n\nmain;b 2\n")
+        for text in ("main;a 18446744073709551617 1\n", "main;a 1 18446744073709551616\n",
+                     "main;b 1\nmain;a 99999999999999999999\n"):
+            bad = self.path("bad.folded")
+            with open(bad, "w") as f:
+                f.write(text)
+            line = text.count("\n")
+            for args in (["flame", bad, "-o", self.path("x.svg")], ["hot", bad], ["diff", bad, ok], ["diff", ok, bad],
+                         ["diff", bad, ok, "--folded"], ["diff", ok, bad, "--folded"]):
+                with self.subTest(text=text, args=args[:1] + args[3:]):
+                    r = plumb(*args)
+                    self.assertEqual(r.returncode, 5, r.stderr)
+                    self.assertIn("bad.folded: line %d: a count past 18446744073709551615" % line, r.stderr)
+                    self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+                    self.assertEqual(r.stdout, "")
+        self.assertFalse(os.path.exists(self.path("x.svg")))
+        r = plumb("diff", ok, ok, "--folded")  # the same comment, CR and blank-line rules as the other readers
+        self.assertEqual((r.returncode, r.stderr, lines(r.stdout)), (0, "", ["main;a 5 5", "main;b 2 2"]))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -105,3 +105,4 @@ class Marks(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow

@@ -76,3 +76,4 @@ class DwarfUnwindTest(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

@@ -63,3 +63,4 @@ class Frames(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

@@ -165,3 +165,4 @@ class InProcess(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

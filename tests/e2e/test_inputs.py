@@ -355,3 +355,4 @@ class Defects(TempDir):
 
 if __name__ == "__main__":
     unittest.main()
+# plumbtest: slow

@@ -51,3 +51,4 @@ class KernelShare(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

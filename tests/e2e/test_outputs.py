@@ -27,8 +27,8 @@ from plumbtest import FIXTURES, PLUMB, ROOT, SANITIZED, TempDir, env, main, plum
 SMALL = os.path.join(FIXTURES, "flamegraph", "test", "perf-vertx-stacks-01.txt")
 OLD = b"the old output, which must survive whole\n"
 SIGNALS = [signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGPIPE]
-RUNS_PER_SIGNAL = 20
-BIG_MB = 25 if SANITIZED else 110  # a sanitized plumb is several times slower; the count of runs stays
+RUNS_PER_SIGNAL = 8  # half at a random moment, half while the temp file is written: 32 signals a command
+BIG_MB = 25 if SANITIZED else 40  # a sanitized plumb is several times slower; the count of runs stays
 
 
 def default_signals():
@@ -546,3 +546,4 @@ class Signals(unittest.TestCase):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow

@@ -93,3 +93,4 @@ class Ptrace(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

@@ -202,3 +202,4 @@ class PythonSubprocesses(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow

@@ -189,3 +189,4 @@ class RecordRules(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

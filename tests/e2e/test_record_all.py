@@ -144,3 +144,4 @@ class RecordAll(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow

@@ -250,3 +250,4 @@ class FateByBackend(Marked):
 
 if __name__ == "__main__":
     unittest.main()
+# plumbtest: slow

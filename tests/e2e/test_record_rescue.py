@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, TempDir, env, main, plumb, target, wait_until  # noqa: E402
+from plumbtest import PLUMB, TempDir, env, main, needs_root, plumb, target, wait_until  # noqa: E402
 
 
 def children(pid):
@@ -78,20 +78,22 @@ class Rescue(TempDir):
         self.assertEqual(left, [], "the failed write left something behind")
 
     def test_full_disk_at_the_end(self):
-        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", self.out_dir], capture_output=True)
-        if r.returncode != 0:  # no mount privilege here: the read-only case below still covers the rescue
-            self.test_read_only_directory_at_the_end()
-            return
+        needs_root("mounts a small tmpfs to fill")
+        r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", self.out_dir], capture_output=True,
+                           text=True)
+        self.assertEqual(r.returncode, 0, "mount of a tmpfs as root: %s" % r.stderr)
         self.mounted = True
         rc, err = self.record_then(self.fill, "p.json")
         self.assertIn("No space left on device", err)
         self.assert_rescued(rc, err, ".json")
 
     def test_read_only_directory_at_the_end(self):
+        needs_root("chattr +i needs CAP_LINUX_IMMUTABLE")
         rc, err = self.record_then(self.make_immutable, "p.speedscope.json")
         self.assert_rescued(rc, err, ".speedscope.json")
 
     def test_rescue_that_fails_too_says_so(self):
+        needs_root("chattr +i needs CAP_LINUX_IMMUTABLE")
         os.mkdir(self.home, 0o777)
         os.chmod(self.home, 0o777)  # a home others can write: the rescue refuses it
         rc, err = self.record_then(self.make_immutable, "p.folded")

@@ -218,3 +218,4 @@ class PerfMapTest(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow

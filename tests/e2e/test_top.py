@@ -397,3 +397,4 @@ class TopAll(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: slow

@@ -121,3 +121,4 @@ class WallModeTest(TempDir):
 
 if __name__ == "__main__":
     main()
+# plumbtest: alone

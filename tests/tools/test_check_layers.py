@@ -93,6 +93,15 @@ class CheckLayers(unittest.TestCase):
                    "int get(struct s *p)\n{\n\treturn p->sample_a;\n}\n")
         self.assertEqual(self.run_check().returncode, 0, self.run_check().stdout)
 
+    def test_a_function_used_by_another_module_carries_its_modules_prefix(self):
+        self.write("src/format/folded.c", function("fmt_folded_read", 2) + function("split_line", 2))
+        self.write("src/format/other.c", "int f(void)\n{\n\treturn split_line(1);\n}\n")
+        self.assertEqual(self.run_check().returncode, 0, "inside its module a name needs no prefix")
+        self.write("src/analyze/hot.c", "int g(void)\n{\n\treturn fmt_folded_read(1) + split_line(2);\n}\n")
+        r = self.assert_fails("src/format/folded.c:", "prefix: split_line() is used outside format/",
+                              "prefix src/format/folded.c:split_line")
+        self.assertNotIn("fmt_folded_read() is used", r.stdout)
+
     def test_long_file_fails(self):
         self.write("src/base/big.c", "/* filler */\n" * 800)
         self.assertEqual(self.run_check().returncode, 0, "800 lines is the limit, not over it")

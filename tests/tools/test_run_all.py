@@ -81,6 +81,45 @@ class RunAll(unittest.TestCase):
         self.assertFalse(run_all.skip_allowed("plumb record has no --stages in this build yet"))
         self.assertEqual(run_all.skip_allowed("sanitizer build: ASan owns SIGSEGV"), run_all.SANITIZED)
 
+    def test_a_root_skip_is_allowed_and_listed_unless_ci_requires_root(self):
+        reason = "prereq: root (mounts a small tmpfs to fill)"
+        saved = run_all.REQUIRE_ROOT
+        try:
+            run_all.REQUIRE_ROOT = False
+            tally = run_all.Tally()
+            self.assertEqual(tally.add("t.py", {"a": ("skip", reason), "b": ("pass", "")}), (1, 0, 1))
+            self.assertEqual(tally.skipped, [("a", reason)])
+            run_all.REQUIRE_ROOT = True
+            tally = run_all.Tally()
+            self.assertEqual(tally.add("t.py", {"a": ("skip", reason)}), (0, 1, 0))
+            self.assertIn("PLUMB_TEST_REQUIRE_ROOT=1", tally.failed[0][2])
+        finally:
+            run_all.REQUIRE_ROOT = saved
+        self.assertFalse(run_all.skip_allowed("needs root"))  # only the prefix plumbtest.needs_root writes
+
+    def test_one_file_then_the_summary(self):
+        """--one runs a file and keeps its tally; --summary adds the tallies up, names the slowest files, ends with
+        the closing line, and counts a file that left no result as a failure."""
+        path = os.path.join(self.tmp, "test_two.py")
+        with open(path, "w") as f:
+            f.write("import unittest\n\nclass T(unittest.TestCase):\n    def test_a(self):\n        pass\n\n"
+                    "    def test_b(self):\n        self.assertEqual(1, 2)\n")
+        build = os.path.join(self.tmp, "build")
+        run = lambda *args: subprocess.run([sys.executable, os.path.join(ROOT, "tests", "run-all"), *args],
+                                           env=dict(os.environ, BUILD=build), capture_output=True, text=True,
+                                           timeout=60)
+        r = run("--one", path)
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        self.assertRegex(r.stdout, r"^FAIL .*test_two.py: 1 passed, 1 failed, 0 skipped \(\d+\.\d s\)\n")
+        self.assertEqual(run("--one", path, "--keep-going").returncode, 0)
+        r = run("--summary", path, os.path.join(self.tmp, "test_never_ran.py"))
+        self.assertEqual(r.returncode, 1)
+        lines = r.stdout.splitlines()
+        self.assertIn("1 passed, 2 failed, 0 skipped", lines)
+        self.assertTrue(any(l.startswith("slowest 2 of 2 files") for l in lines), r.stdout)
+        self.assertTrue(any("test_never_ran.py: (the whole file) — left no result" in l for l in lines), r.stdout)
+        self.assertEqual(lines[-1], "1 passed, 2 failed, 0 skipped")
+
     def test_python_hook_writes_one_line_per_case(self):
         path = os.path.join(self.tmp, "test_sample.py")
         with open(path, "w") as f:

@@ -15,6 +15,8 @@
 #include "analyze/diff_folded.h"
 #include "base/sbuf.h"
 #include "format/diff_folded.h"
+#include "format/folded_line.h"
+#include "format/stream.h"
 
 #define DIR "tests/fixtures/inferno/diff-folded/"
 
@@ -69,17 +71,22 @@ static enum plumb_err run(const char *before, struct diff_folded_opts opt, char 
 	char *text[2] = { slurp(before), slurp(DIR "after.txt") };
 	assert_non_null(text[0]);
 	assert_non_null(text[1]);
-	struct diff_folded_input in[2] = { { before, text[0], strlen(text[0]) }, { "after", text[1], strlen(text[1]) } };
+	struct fmt_stream st[2];
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_stream_mem(&st[0], text[0], strlen(text[0]), before, &e), PLUMB_OK);
+	assert_int_equal(fmt_stream_mem(&st[1], text[1], strlen(text[1]), "after", &e), PLUMB_OK);
+	struct diff_folded_input in[2] = { { before, &st[0] }, { "after", &st[1] } };
 	struct sbuf warn = SBUF_INIT;
 	opt.warn = collect;
 	opt.warn_ctx = &warn;
 	size_t len = 0;
 	FILE *out = open_memstream(output, &len);
 	assert_non_null(out);
-	struct perr e = PERR_INIT;
-	enum plumb_err rc = diff_folded_from_buffers(&opt, &in[0], &in[1], out, &e);
+	enum plumb_err rc = diff_folded_from_readers(&opt, &in[0], &in[1], out, &e);
 	assert_false(ferror(out));
 	fclose(out);
+	fmt_stream_close(&st[0]);
+	fmt_stream_close(&st[1]);
 	*warnings = strdup(warn.buf);
 	sbuf_release(&warn);
 	free(text[0]);
@@ -161,14 +168,19 @@ static void test_diff_folded__bad_line_warns_once(void **state)
 static void test_diff_folded__empty_inputs(void **state)
 {
 	(void)state;
-	const struct diff_folded_input none = { "empty", "", 0 };
+	struct fmt_stream st[2];
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_stream_mem(&st[0], "", 0, "empty", &e), PLUMB_OK);
+	assert_int_equal(fmt_stream_mem(&st[1], "", 0, "empty", &e), PLUMB_OK);
+	const struct diff_folded_input none[2] = { { "empty", &st[0] }, { "empty", &st[1] } };
 	char *text = NULL;
 	size_t len = 0;
 	FILE *out = open_memstream(&text, &len);
 	assert_non_null(out);
-	struct perr e = PERR_INIT;
-	assert_int_equal(diff_folded_from_buffers(NULL, &none, &none, out, &e), PLUMB_OK);
+	assert_int_equal(diff_folded_from_readers(NULL, &none[0], &none[1], out, &e), PLUMB_OK);
 	fclose(out);
+	fmt_stream_close(&st[0]);
+	fmt_stream_close(&st[1]);
 	assert_int_equal(len, 0);
 	free(text);
 }
@@ -202,6 +214,68 @@ static void test_diff_folded__two_column_read_back(void **state)
 	profile_free(after);
 }
 
+/* The one folded splitter: one or two counts, blanks and CR, comments, fractions, and a count past 64 bits. */
+static void test_diff_folded__splitter(void **state)
+{
+	(void)state;
+	struct fmt_folded_line fl;
+#define SPLIT(text) fmt_folded_split(text, text + strlen(text), &fl)
+	assert_int_equal(SPLIT("  main;a b 12\r"), FOLDED_DATA);
+	assert_int_equal(fl.stack_len, 8);
+	assert_memory_equal(fl.stack, "main;a b", 8);
+	assert_int_equal(fl.count, 12);
+	assert_false(fl.two);
+	assert_int_equal(SPLIT("main;a 3\t 18446744073709551615"), FOLDED_DATA);
+	assert_true(fl.two);
+	assert_int_equal(fl.stack2_len, 6);
+	assert_int_equal(fl.count2, 3);
+	assert_int_equal(fl.count, UINT64_MAX);
+	assert_int_equal(fl.stack_len, 8); /* the one-column view keeps "3" in its stack */
+	assert_int_equal(SPLIT("main;a 2.50"), FOLDED_DATA);
+	assert_int_equal(fl.count, 2);
+	assert_true(fl.fraction);
+	assert_int_equal(SPLIT("main;a 18446744073709551616"), FOLDED_OVERFLOW);
+	assert_int_equal(SPLIT("main;a 18446744073709551617 1"), FOLDED_OVERFLOW);
+	assert_int_equal(SPLIT("main;a 1 99999999999999999999"), FOLDED_OVERFLOW);
+	assert_int_equal(SPLIT("# main;a 1"), FOLDED_NONE);
+	assert_int_equal(SPLIT(" \t\r"), FOLDED_NONE);
+	assert_int_equal(SPLIT("main;a"), FOLDED_BAD);
+	assert_int_equal(SPLIT("12"), FOLDED_BAD);
+	assert_int_equal(SPLIT("main;a .5"), FOLDED_BAD);
+	assert_int_equal(SPLIT("main;a 1.2.3"), FOLDED_BAD);
+	assert_int_equal(SPLIT("main;a1"), FOLDED_BAD);
+	assert_int_equal(SPLIT("3 4"), FOLDED_DATA); /* the stack "3", one count */
+	assert_false(fl.two);
+#undef SPLIT
+}
+
+/* Every reader refuses an overflowing count (exit 5), in the one-column view (the diff library) too. */
+static void test_diff_folded__overflow_refused(void **state)
+{
+	(void)state;
+	const char text[] = "main;a 18446744073709551617 1\n";
+	struct profile *before = NULL, *after = NULL;
+	struct perr e = PERR_INIT;
+	assert_int_equal(fmt_diff_folded_read(text, sizeof text - 1, NULL, &before, &after, &e), PLUMB_EFORMAT);
+	struct profile *p = profile_new();
+	static const struct fmt_read_opts lenient = { .lenient = true };
+	assert_int_equal(fmt_folded_read_opts(text, sizeof text - 1, &lenient, p, &e), PLUMB_EFORMAT);
+	profile_free(p);
+	struct fmt_stream st[2];
+	assert_int_equal(fmt_stream_mem(&st[0], text, sizeof text - 1, "a", &e), PLUMB_OK);
+	assert_int_equal(fmt_stream_mem(&st[1], "main;a 1\n", 9, "b", &e), PLUMB_OK);
+	const struct diff_folded_input in[2] = { { "a", &st[0] }, { "b", &st[1] } };
+	char *out_text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&out_text, &len);
+	assert_int_equal(diff_folded_from_readers(NULL, &in[0], &in[1], out, &e), PLUMB_EFORMAT);
+	fclose(out);
+	assert_int_equal(len, 0);
+	free(out_text);
+	fmt_stream_close(&st[0]);
+	fmt_stream_close(&st[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +287,8 @@ int main(void)
 		cmocka_unit_test(test_diff_folded__write_line),
 		cmocka_unit_test(test_diff_folded__empty_inputs),
 		cmocka_unit_test(test_diff_folded__two_column_read_back),
+		cmocka_unit_test(test_diff_folded__splitter),
+		cmocka_unit_test(test_diff_folded__overflow_refused),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
