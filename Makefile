@@ -168,17 +168,18 @@ $(BUILD)/examples/%: examples/%.c
 # without .c: `make tests/unit/test_base`). Each prints its line with the seconds it took; `check` then prints the
 # slowest files and the closing "N passed, N failed, N skipped" over exactly these files (tests/run-all
 # --summary). A new tests/e2e/test_*.py is picked up by the wildcard. Two marks, each a line of its own in a file:
-#   # plumbtest: alone   it samples CPU-bound targets and checks their shares: such files run one after another
-#                        (never two together), beside the other files
+#   # plumbtest: alone   it samples CPU-bound targets and checks their shares: such files never run two at a time
+#                        (tests/run-all holds a lock for them), and they are spread among the slow files, so
+#                        each runs beside one of those rather than waiting for another
 #   # plumbtest: slow    it takes long (tens of seconds): started first, so it does not end the run alone
 TESTS_UNIT  := $(UNIT_SRC:%.c=%)
 TESTS_PY    := $(sort $(wildcard tests/tools/test_*.py tests/e2e/test_*.py))
 TESTS_ALONE := $(sort $(shell grep -l '^\# plumbtest: alone$$' $(TESTS_PY) /dev/null))
 TESTS_SLOW  := $(filter-out $(TESTS_ALONE),$(sort $(shell grep -l '^\# plumbtest: slow$$' $(TESTS_PY) /dev/null)))
 TESTS       := $(TESTS_UNIT) $(TESTS_PY)
-# each file marked alone waits for the one before it (order-only: it runs after it, whatever its outcome)
-$(foreach i,$(shell seq 2 $(words $(TESTS_ALONE))),\
-	$(eval $(word $(i),$(TESTS_ALONE)): | $(word $(shell expr $(i) - 1),$(TESTS_ALONE))))
+# a b c, 1 2 3 4 -> a 1 b 2 c 3 4
+rest_of = $(wordlist 2,$(words $(1)),$(1))
+interleave = $(if $(strip $(1)$(2)),$(firstword $(1)) $(firstword $(2)) $(call interleave,$(call rest_of,$(1)),$(call rest_of,$(2))))
 TEST_BUILD  := all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP) $(TESTLIB_SO) $(API_BIN)
 .PHONY: test-build check-layers $(TESTS)
 test-build: $(TEST_BUILD)
@@ -191,8 +192,8 @@ $(TESTS_UNIT): test-build
 $(TESTS_PY): test-build
 	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
 
-# the chain of CPU-heavy files starts at once, the slow files fill the other slots first, then the rest
-check: check-layers $(TESTS_ALONE) $(TESTS_SLOW) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
+# the slow files first, each CPU-heavy one between two of them, then the rest
+check: check-layers $(call interleave,$(TESTS_ALONE),$(TESTS_SLOW)) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
 	@BUILD=$(BUILD) tests/run-all --summary $(TESTS)
 
 unit: $(UNIT_BIN)
