@@ -192,8 +192,8 @@ $(TESTS_UNIT): test-build
 $(TESTS_PY): test-build
 	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
 
-# the slow files first, each CPU-heavy one between two of them, then the rest
-check: check-layers $(call interleave,$(TESTS_ALONE),$(TESTS_SLOW)) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
+# the slow files first, a CPU-heavy one after each, then the rest
+check: check-layers $(call interleave,$(TESTS_SLOW),$(TESTS_ALONE)) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
 	@BUILD=$(BUILD) tests/run-all --summary $(TESTS)
 
 unit: $(UNIT_BIN)

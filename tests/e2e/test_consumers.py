@@ -200,3 +200,4 @@ class FirefoxProfiler(Sources):
 
 if __name__ == "__main__":
     unittest.main()
+# plumbtest: slow
