@@ -87,6 +87,118 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	return strcmp(a->metric, b->metric);
 }
 
+bool bench_metric_is_core_in(const struct bench_catalog *cat, const struct bench_evidence *base,
+			     const struct bench_evidence *cur, const char *metric)
+{
+	const struct bench_metric_def *d = bench_catalog_find(cat, metric);
+	if (d)
+		return d->core;
+	const char *dot = strchr(metric, '.');
+	if (!dot)
+		return false;
+	const struct bench_evidence *sides[2] = { base, cur };
+	for (int i = 0; i < 2; i++) {
+		const struct bench_case_result *c = sides[i] ? bench_evidence_case_of(sides[i], metric) : NULL;
+		if (c && c->core_metric)
+			return strcmp(dot + 1, c->core_metric) == 0;
+	}
+	return strcmp(dot + 1, "wall_ms") == 0;
+}
+
+/* Whether contention moves a metric: everything measured in time passing (wall time, a program's own latency
+ * samples), not CPU time nor memory. */
+static bool contention_sensitive(const struct bench_sample *first)
+{
+	return !first || (strcmp(first->kind, "cpu") != 0 && strcmp(first->kind, "memory") != 0);
+}
+
+/* The reason contention makes a metric's verdict untrustworthy, into why; false when it does not: more than
+ * BENCH_CONTENDED_SHARE_MAX of the case's repeats on one side ran contended. */
+static bool contention_reason(const struct bench_evidence *ev, const char *side, const char *metric, char *why,
+			      size_t len)
+{
+	const struct bench_case_result *c = bench_evidence_case_of(ev, metric);
+	size_t with = 0, n = c ? bench_case_contended(c, &with) : 0;
+	if (!c || with == 0 || (double)n <= BENCH_CONTENDED_SHARE_MAX * (double)with)
+		return false;
+	double other = 0, wait = 0;
+	size_t nw = 0;
+	for (size_t i = 0; i < c->nruns; i++)
+		if (c->runs[i].has_contention && c->runs[i].contended) {
+			other += isfinite(c->runs[i].other_cpu_pct) ? c->runs[i].other_cpu_pct : 0;
+			if (isfinite(c->runs[i].wait_pct)) {
+				wait += c->runs[i].wait_pct;
+				nw++;
+			}
+		}
+	char waited[64] = "";
+	if (nw)
+		snprintf(waited, sizeof waited, ", waiting for a CPU %.0f%% of their time", wait / (double)nw);
+	snprintf(why, len, "%zu of %zu repeats of the %s run ran while other processes used %.0f%% of the CPUs%s", n, with,
+		 side, other / (double)n, waited);
+	return true;
+}
+
+/* A seed for the bootstrap from the metric's name (FNV-1a): the same comparison reads the same every time. */
+static unsigned long long name_seed(const char *s)
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The statistics and verdict of a metric both sides have: the change of the median, its bootstrap interval, the
+ * U test, the noise floor, and what contention does to the verdict. False when out of memory. */
+static bool judge(struct bench_cmp_row *r, const struct bench_evidence *base, const struct bench_evidence *cur,
+		  const double *vb, size_t kb, const double *vc, size_t kc, double threshold_pct, double alpha)
+{
+	if (r->base.p50 != 0)
+		r->change_pct = (r->cur.p50 - r->base.p50) / fabs(r->base.p50) * 100;
+	else
+		r->change_pct = r->cur.p50 == 0 ? 0 : r->cur.p50 > 0 ? INFINITY : -INFINITY;
+	r->time_added_ms = (r->cur.p50 - r->base.p50) * bench_unit_ms(r->unit);
+	struct bench_utest t;
+	if (!bench_mann_whitney(vb, kb, vc, kc, &t))
+		return false;
+	r->p = t.p;
+	r->u = t.u;
+	r->exact = t.exact;
+	size_t rounds = BENCH_BOOTSTRAP_ROUNDS;
+	if ((kb + kc) * rounds > 4000000)
+		rounds = 4000000 / (kb + kc) < 200 ? 200 : 4000000 / (kb + kc);
+	double sd;
+	if (!bench_bootstrap_median_change(vb, kb, vc, kc, 0.95, rounds, name_seed(r->metric), &r->ci_lo, &r->ci_hi) ||
+	    !bench_robust_sd(vb, kb, &sd))
+		return false;
+	if (r->base.p50 == 0)
+		r->ci_lo = r->ci_hi = NAN; /* a change from a median of 0 has no percentage to bound */
+	r->noise_pct = threshold_pct;
+	if (r->base.p50 != 0 && sd / fabs(r->base.p50) * 100 > r->noise_pct)
+		r->noise_pct = sd / fabs(r->base.p50) * 100;
+	bool higher_better = r->def && r->def->better == BENCH_HIGHER_IS_BETTER;
+	bool worse = higher_better ? r->change_pct < 0 : r->change_pct > 0;
+	/* the interval must leave 0 on the side of the change: one shifted block of repeats moves the median little
+	 * and widens the interval, where it would move a mean */
+	bool clear = r->change_pct > 0 ? r->ci_lo > 0 : r->change_pct < 0 ? r->ci_hi < 0 : false;
+	if (isnan(r->ci_lo))
+		clear = true; /* a side too small to resample: the U test and the floor decide */
+	if (bench_utest_min_p(kb, kc) > alpha)
+		r->verdict = BENCH_VERDICT_INCONCLUSIVE;
+	else if (r->p < alpha && fabs(r->change_pct) >= r->noise_pct && clear)
+		r->verdict = worse ? BENCH_VERDICT_SLOWER : BENCH_VERDICT_FASTER;
+	else
+		r->verdict = BENCH_VERDICT_SAME;
+	const struct bench_sample *first = bench_evidence_first(cur, r->metric);
+	if (strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) != 0 && contention_sensitive(first) &&
+	    (contention_reason(base, "baseline", r->metric, r->why, sizeof r->why) ||
+	     contention_reason(cur, "current", r->metric, r->why, sizeof r->why)))
+		r->verdict = BENCH_VERDICT_INCONCLUSIVE;
+	else if (strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) == 0 && !r->why[0])
+		snprintf(r->why, sizeof r->why, "%zu vs %zu samples: no p-value could fall below %g", kb, kc, alpha);
+	return true;
+}
+
 bool bench_compare(const struct bench_evidence *base, const struct bench_evidence *cur, const struct bench_catalog *cat,
 		   double threshold_pct, double alpha, enum bench_rank rank, struct bench_cmp *out)
 {
@@ -117,7 +229,7 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 			struct bench_cmp_row *r = &out->rows[out->n++];
 			r->metric = m;
 			r->def = bench_catalog_find(cat, m);
-			r->core = bench_metric_is_core(cat, m);
+			r->core = bench_metric_is_core_in(cat, base, cur, m);
 			const struct bench_sample *first = bench_evidence_first(cur, m);
 			if (!first)
 				first = bench_evidence_first(base, m);
@@ -125,32 +237,12 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 			size_t kb, kc;
 			double *vb = bench_evidence_values(base, m, &kb);
 			double *vc = bench_evidence_values(cur, m, &kc);
-			r->p = r->u = r->change_pct = r->time_added_ms = NAN;
+			r->p = r->u = r->change_pct = r->time_added_ms = r->ci_lo = r->ci_hi = r->noise_pct = NAN;
 			if (!bench_summarize(vb, kb, &r->base) || !bench_summarize(vc, kc, &r->cur) ||
 			    ((kb && !vb) || (kc && !vc)))
 				ok = false;
 			if (ok && kb && kc) {
-				if (r->base.p50 != 0)
-					r->change_pct = (r->cur.p50 - r->base.p50) / fabs(r->base.p50) * 100;
-				else
-					r->change_pct = r->cur.p50 == 0 ? 0 : r->cur.p50 > 0 ? INFINITY : -INFINITY;
-				r->time_added_ms = (r->cur.p50 - r->base.p50) * bench_unit_ms(r->unit);
-				struct bench_utest t;
-				if (!bench_mann_whitney(vb, kb, vc, kc, &t)) {
-					ok = false;
-				} else {
-					r->p = t.p;
-					r->u = t.u;
-					r->exact = t.exact;
-				}
-				bool higher_better = r->def && r->def->better == BENCH_HIGHER_IS_BETTER;
-				bool worse = higher_better ? r->change_pct < 0 : r->change_pct > 0;
-				if (bench_utest_min_p(kb, kc) > alpha)
-					r->verdict = BENCH_VERDICT_INCONCLUSIVE;
-				else if (r->p < alpha && fabs(r->change_pct) >= threshold_pct)
-					r->verdict = worse ? BENCH_VERDICT_SLOWER : BENCH_VERDICT_FASTER;
-				else
-					r->verdict = BENCH_VERDICT_SAME;
+				ok = judge(r, base, cur, vb, kb, vc, kc, threshold_pct, alpha);
 			} else if (ok) {
 				r->verdict = kc ? BENCH_VERDICT_NEW : BENCH_VERDICT_GONE;
 			}
@@ -169,6 +261,8 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 		if (out->rows[i].core && strcmp(out->rows[i].verdict, BENCH_VERDICT_SLOWER) == 0) {
 			if (!out->regressions++)
 				out->first_regression = &out->rows[i];
+		} else if (out->rows[i].core && strcmp(out->rows[i].verdict, BENCH_VERDICT_INCONCLUSIVE) == 0) {
+			out->inconclusive_core++;
 		}
 	return true;
 }

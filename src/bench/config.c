@@ -168,6 +168,18 @@ static bool valid_case_name(const char *s)
 	return true;
 }
 
+/* A case name with {PARAM} placeholders (expanded later, and checked again then). */
+static bool valid_template_name(const char *s)
+{
+	if (!strchr(s, '{') || strlen(s) > 200)
+		return false;
+	for (; *s; s++)
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
+		      *s == '-' || *s == '{' || *s == '}'))
+			return false;
+	return true;
+}
+
 static bool valid_env_key(const char *s, size_t n)
 {
 	if (n == 0 || (s[0] >= '0' && s[0] <= '9'))
@@ -258,7 +270,52 @@ static int suite_key(struct parse_ctx *cx, struct bench_suite *s, const char *ke
 	}
 	if (strcmp(key, "catalog") == 0)
 		return set_path(cx, &s->catalog, "suite", key, cx->dir, value);
-	return fail(cx, "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog)", key);
+	if (strcmp(key, "order") == 0) {
+		if (s->order != BENCH_ORDER_UNSET)
+			return fail(cx, "[suite] sets 'order' twice");
+		if (!bench_order_parse(value, &s->order))
+			return fail(cx, "[suite] order is shuffle or round-robin, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "seed") == 0) {
+		if (s->seed >= 0)
+			return fail(cx, "[suite] sets 'seed' twice");
+		if (!parse_long(value, 0, 999999999L, &s->seed))
+			return fail(cx, "[suite] seed must be a whole number from 0 to 999999999, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "retries") == 0) {
+		if (s->retries >= 0)
+			return fail(cx, "[suite] sets 'retries' twice");
+		if (!parse_long(value, 0, 10, &s->retries))
+			return fail(cx, "[suite] retries must be a whole number from 0 to 10, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "prepare") == 0) {
+		if (!*value)
+			return fail(cx, "[suite] prepare is empty");
+		return set_str(cx, &s->prepare, "suite", key, value);
+	}
+	return fail(cx,
+		    "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog, order, seed, retries, "
+		    "prepare)",
+		    key);
+}
+
+bool bench_order_parse(const char *name, enum bench_order *order)
+{
+	if (strcmp(name, "shuffle") == 0)
+		*order = BENCH_ORDER_SHUFFLE;
+	else if (strcmp(name, "round-robin") == 0)
+		*order = BENCH_ORDER_ROUND_ROBIN;
+	else
+		return false;
+	return true;
+}
+
+const char *bench_order_name(enum bench_order order)
+{
+	return order == BENCH_ORDER_ROUND_ROBIN ? "round-robin" : "shuffle";
 }
 
 /* `env = KEY=VALUE ...`: one or more words; the key may repeat. */
@@ -274,6 +331,44 @@ static int case_env(struct parse_ctx *cx, struct bench_case *c, const char *sect
 			return oom(cx);
 		c->nenv++;
 	}
+	return 1;
+}
+
+/* A parameter value: what may stand in a case name, and '.' (the expanded name is checked on its own). */
+static bool valid_param_value(const char *s, size_t n)
+{
+	if (n == 0 || n > 100)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-' || s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* `params = NAME=V1,V2,...`: a parameter list (hyperfine's --parameter-list); the key may repeat for another
+ * parameter, and the case expands into one case per combination once the file is read (expand_params). */
+static int case_params(struct parse_ctx *cx, struct bench_case *c, const char *section, const char *value)
+{
+	const char *eq = strchr(value, '=');
+	if (!eq || !valid_env_key(value, (size_t)(eq - value)))
+		return fail(cx, "[%s] params wants NAME=V1,V2,... , not '%s'", section, value);
+	for (size_t i = 0; i < c->nparams; i++)
+		if (strncmp(c->params[i], value, (size_t)(eq - value) + 1) == 0)
+			return fail(cx, "[%s] sets parameter '%.*s' twice", section, (int)(eq - value), value);
+	const char *p = eq + 1, *w;
+	size_t n, count = 0;
+	while ((w = next_word(&p, ", \t", &n)) != NULL) {
+		if (!valid_param_value(w, n))
+			return fail(cx, "[%s] parameter value '%.*s' is not letters, digits, '_', '-' or '.'", section,
+				    (int)n, w);
+		count++;
+	}
+	if (count == 0)
+		return fail(cx, "[%s] params '%.*s' has no values", section, (int)(eq - value), value);
+	if (!REALLOC_ARRAY(c->params, c->nparams + 1) || !(c->params[c->nparams] = strdup(value)))
+		return oom(cx);
+	c->nparams++;
 	return 1;
 }
 
@@ -302,7 +397,20 @@ static int case_key(struct parse_ctx *cx, struct bench_case *c, const char *sect
 			return fail(cx, "[%s] binary is empty", section);
 		return set_path(cx, &c->binary, section, key, c->cwd ? c->cwd : cx->dir, value);
 	}
-	return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary)", key, section);
+	if (strcmp(key, "prepare") == 0) {
+		if (!*value)
+			return fail(cx, "[%s] prepare is empty", section);
+		return set_str(cx, &c->prepare, section, key, value);
+	}
+	if (strcmp(key, "core") == 0) {
+		if (strcmp(value, "cpu_ms") != 0 && strcmp(value, "wall_ms") != 0 && strcmp(value, "auto") != 0)
+			return fail(cx, "[%s] core is cpu_ms, wall_ms or auto, not '%s'", section, value);
+		return set_str(cx, &c->core, section, key, value);
+	}
+	if (strcmp(key, "params") == 0)
+		return case_params(cx, c, section, value);
+	return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary, prepare, core, params)", key,
+		    section);
 }
 
 static int suite_handler(void *user, const char *section, const char *key, const char *value)
@@ -313,7 +421,7 @@ static int suite_handler(void *user, const char *section, const char *key, const
 		return suite_key(cx, sc->s, key, value);
 	const char *name = section_name(section, "case ");
 	if (name) {
-		if (!valid_case_name(name))
+		if (!valid_case_name(name) && !valid_template_name(name))
 			return fail(cx, "[%s]: a case name is letters, digits, '_' and '-' (metric names are CASE.METRIC)",
 				    section);
 		struct bench_case *c = find_or_add_case(sc, name);
@@ -324,6 +432,166 @@ static int suite_handler(void *user, const char *section, const char *key, const
 	if (!*section)
 		return fail(cx, "'%s' is outside any section (start with [suite] or [case NAME])", key);
 	return fail(cx, "unknown section [%s] (a suite has [suite] and [case NAME] sections)", section);
+}
+
+/* text with every {NAME} of the parameters replaced by its value (malloc'd; NULL for NULL text or no memory). */
+static char *subst(const char *text, char *const *names, char *const *values, size_t n, bool *oomp)
+{
+	if (!text)
+		return NULL;
+	struct sbuf sb = SBUF_INIT;
+	for (const char *p = text; *p;) {
+		bool done = false;
+		if (*p == '{')
+			for (size_t i = 0; i < n && !done; i++) {
+				size_t k = strlen(names[i]);
+				if (strncmp(p + 1, names[i], k) == 0 && p[1 + k] == '}') {
+					sbuf_addstr(&sb, values[i]);
+					p += k + 2;
+					done = true;
+				}
+			}
+		if (!done)
+			sbuf_addch(&sb, *p++);
+	}
+	char *out = sbuf_detach(&sb, NULL);
+	if (!out)
+		*oomp = true;
+	return out;
+}
+
+/* One case of a parameter combination: every text of t with the values put in; the name gets "-VALUE" for a
+ * parameter it does not name. */
+static bool expand_one(const struct bench_case *t, char *const *names, char *const *values, size_t n,
+		       struct bench_case *c)
+{
+	bool oomv = false;
+	memset(c, 0, sizeof *c);
+	struct sbuf name = SBUF_INIT;
+	char *base = subst(t->name, names, values, n, &oomv);
+	sbuf_addstr(&name, base ? base : "");
+	free(base);
+	for (size_t i = 0; i < n; i++) {
+		struct sbuf ph = SBUF_INIT;
+		sbuf_addf(&ph, "{%s}", names[i]);
+		if (!ph.oom && !strstr(t->name, ph.buf))
+			sbuf_addf(&name, "-%s", values[i]);
+		sbuf_release(&ph);
+	}
+	c->name = sbuf_detach(&name, NULL);
+	c->run = subst(t->run, names, values, n, &oomv);
+	c->cwd = subst(t->cwd, names, values, n, &oomv);
+	c->binary = subst(t->binary, names, values, n, &oomv);
+	c->prepare = subst(t->prepare, names, values, n, &oomv);
+	c->core = t->core ? strdup(t->core) : NULL;
+	c->timeout_s = t->timeout_s;
+	if (t->nenv && !(c->env = calloc(t->nenv, sizeof *c->env)))
+		oomv = true;
+	for (size_t i = 0; c->env && i < t->nenv; i++)
+		if ((c->env[c->nenv] = subst(t->env[i], names, values, n, &oomv)) != NULL)
+			c->nenv++;
+	return c->name && !oomv && (!t->core || c->core);
+}
+
+/* The values of a `params` line: pointers to malloc'd words in *vals (n of them). */
+static bool param_values(const char *line, char **name, char ***vals, size_t *n)
+{
+	const char *eq = strchr(line, '=');
+	const char *p = eq + 1, *w;
+	size_t len;
+	*n = 0;
+	*vals = NULL;
+	if (!(*name = strndup(line, (size_t)(eq - line))))
+		return false;
+	while ((w = next_word(&p, ", \t", &len)) != NULL) {
+		if (!REALLOC_ARRAY(*vals, *n + 1) || !((*vals)[*n] = strndup(w, len)))
+			return false;
+		(*n)++;
+	}
+	return true;
+}
+
+/* Expands each case that has parameter lists into one case per combination of their values (in the order the
+ * lists were given, the last one varying fastest), and checks every name: a {NAME} left without a parameter,
+ * an expanded name that is not a case name, two cases of one name. */
+static enum plumb_err expand_params(struct bench_suite *s, struct perr *e)
+{
+	struct bench_case *out = NULL;
+	size_t nout = 0;
+	enum plumb_err rc = PLUMB_OK;
+	for (size_t i = 0; i < s->ncases && !rc; i++) {
+		struct bench_case *t = &s->cases[i];
+		if (t->nparams == 0) {
+			if (!valid_case_name(t->name))
+				rc = perr_set(e, PLUMB_EFORMAT, "%s: [case %s] names a parameter but has no params = line",
+					      s->path, t->name);
+			else if (!REALLOC_ARRAY(out, nout + 1))
+				rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+			else {
+				out[nout++] = *t;
+				memset(t, 0, sizeof *t);
+			}
+			continue;
+		}
+		size_t np = t->nparams, combos = 1;
+		char **names = calloc(np, sizeof *names), ***vals = calloc(np, sizeof *vals);
+		size_t *nv = calloc(np, sizeof *nv), *at = calloc(np, sizeof *at);
+		bool ok = names && vals && nv && at;
+		for (size_t k = 0; ok && k < np; k++) {
+			ok = param_values(t->params[k], &names[k], &vals[k], &nv[k]);
+			combos *= nv[k];
+		}
+		if (ok && combos > 10000)
+			rc = perr_set(e, PLUMB_EFORMAT, "%s: [case %s] params make %zu cases (at most 10000)", s->path,
+				      t->name, combos);
+		for (size_t m = 0; ok && !rc && m < combos; m++) {
+			char **v = calloc(np, sizeof *v);
+			ok = v != NULL;
+			for (size_t k = 0; ok && k < np; k++)
+				v[k] = vals[k][at[k]];
+			ok = ok && REALLOC_ARRAY(out, nout + 1);
+			if (ok) {
+				ok = expand_one(t, names, v, np, &out[nout]);
+				nout++;
+			}
+			free(v);
+			for (size_t k = np; k-- > 0;) { /* the last list varies fastest */
+				if (++at[k] < nv[k])
+					break;
+				at[k] = 0;
+			}
+			if (ok && !valid_case_name(out[nout - 1].name))
+				rc = perr_set(e, PLUMB_EFORMAT,
+					      "%s: [case %s] expands to case name '%s', which is not letters, digits, '_' and "
+					      "'-'",
+					      s->path, t->name, out[nout - 1].name);
+		}
+		if (!ok && !rc)
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		for (size_t k = 0; k < np; k++) {
+			if (names)
+				free(names[k]);
+			for (size_t j = 0; vals && j < nv[k]; j++)
+				free(vals[k][j]);
+			if (vals)
+				free(vals[k]);
+		}
+		free(names);
+		free(vals);
+		free(nv);
+		free(at);
+	}
+	for (size_t i = 0; !rc && i < nout; i++)
+		for (size_t j = 0; j < i && !rc; j++)
+			if (strcmp(out[i].name, out[j].name) == 0)
+				rc = perr_set(e, PLUMB_EFORMAT, "%s: two cases are named '%s' (after the params are expanded)",
+					      s->path, out[i].name);
+	/* the templates go; the expanded cases take their place (released with the suite either way) */
+	struct bench_suite old = { .cases = s->cases, .ncases = s->ncases };
+	s->cases = out;
+	s->ncases = nout;
+	bench_suite_release(&old);
+	return rc;
 }
 
 void bench_suite_release(struct bench_suite *s)
@@ -339,14 +607,21 @@ void bench_suite_release(struct bench_suite *s)
 		free(c->env);
 		free(c->cwd);
 		free(c->binary);
+		free(c->prepare);
+		free(c->core);
+		for (size_t j = 0; j < c->nparams; j++)
+			free(c->params[j]);
+		free(c->params);
 	}
 	free(s->cases);
+	free(s->prepare);
 	free(s->path);
 	free(s->dir);
 	free(s->name);
 	free(s->catalog);
 	memset(s, 0, sizeof *s);
 	s->warmup = -1;
+	s->seed = s->retries = -1;
 }
 
 static enum plumb_err finish_error(struct parse_ctx *cx, int rc, struct perr *e)
@@ -362,6 +637,7 @@ enum plumb_err bench_suite_parse(const char *text, const char *path, struct benc
 {
 	memset(s, 0, sizeof *s);
 	s->warmup = -1;
+	s->seed = s->retries = -1;
 	s->path = strdup(path);
 	s->dir = abs_dir_of(path);
 	if (!s->path || !s->dir) {
@@ -395,6 +671,15 @@ enum plumb_err bench_suite_parse(const char *text, const char *path, struct benc
 			bench_suite_release(s);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
+		if (!c->prepare && s->prepare && !(c->prepare = strdup(s->prepare))) {
+			bench_suite_release(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+	}
+	enum plumb_err xrc = expand_params(s, e);
+	if (xrc) {
+		bench_suite_release(s);
+		return xrc;
 	}
 	if (!s->name) {
 		const char *base = strrchr(path, '/');
@@ -415,6 +700,7 @@ enum plumb_err bench_suite_load(const char *path, struct bench_suite *s, struct 
 {
 	memset(s, 0, sizeof *s);
 	s->warmup = -1;
+	s->seed = s->retries = -1;
 	char *text;
 	enum plumb_err rc = read_text(path, "suite", &text, e);
 	if (rc)

@@ -66,6 +66,10 @@ void bench_run_policy(const struct bench_suite *s, const struct bench_policy_req
 		}
 	}
 	o->warmup = rq->warmup >= 0 ? rq->warmup : s->warmup >= 0 ? s->warmup : BENCH_DEFAULT_WARMUP;
+	o->order = rq->order != BENCH_ORDER_UNSET ? rq->order : s->order != BENCH_ORDER_UNSET ? s->order : BENCH_ORDER_SHUFFLE;
+	/* without a seed, one from the clock, recorded in the artifact so the order can be run again */
+	o->seed = rq->seed >= 0 ? rq->seed : s->seed >= 0 ? s->seed : (long)(mono_ns() % 1000000000ull);
+	o->retries = rq->retries >= 0 ? rq->retries : s->retries >= 0 ? s->retries : BENCH_DEFAULT_RETRIES;
 }
 
 /* Whether a case's result holds a sample of the program's own (CASE.NAME beyond the runner's five). */
@@ -208,13 +212,43 @@ static long collect_samples(struct bench_evidence *ev, const char *case_name, lo
 	return sl.bad + (long)st.too_long + (st.truncated || err); /* each at most the cap's bytes: no wrap */
 }
 
+/* The machine's CPU time so far (the first line of /proc/stat), in clock ticks. */
+struct cpu_times {
+	bool ok;
+	unsigned long long busy, idle, steal, total;
+};
+
+static void cpu_times_read(struct cpu_times *t)
+{
+	char buf[512];
+	memset(t, 0, sizeof *t);
+	ssize_t n = procfs_read_path("/proc/stat", buf, sizeof buf);
+	if (n <= 0)
+		return;
+	buf[n < (ssize_t)sizeof buf ? n : (ssize_t)sizeof buf - 1] = '\0';
+	unsigned long long v[8] = { 0 }; /* user nice system idle iowait irq softirq steal */
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		   &v[7]) < 4)
+		return;
+	t->busy = v[0] + v[1] + v[2] + v[5] + v[6];
+	t->idle = v[3] + v[4];
+	t->steal = v[7];
+	t->total = t->busy + t->idle + t->steal;
+	t->ok = true;
+}
+
 struct one_run {
 	bool started;
 	bool timed_out;
+	bool prepare_failed; /* the prepare command exited non-zero: status is its status */
 	int status;
 	double wall_ms;
 	struct rusage ru;
-	char err[512];      /* why it could not start */
+	struct cpu_times before, after; /* the machine around the run */
+	bool sched_known;    /* the main process's schedstat was read before it was reaped */
+	uint64_t exec_ns, delay_ns; /* its time on a CPU and waiting on a runqueue */
+	double runnable;     /* runnable tasks when it ended (/proc/loadavg), NAN when unknown */
+	char err[512];       /* why it could not start */
 	char stderr_tail[256];
 };
 
@@ -252,6 +286,7 @@ static int enter_cwd(void *arg)
 static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, struct one_run *r)
 {
 	int pidfd = procfs_pidfd(ch->pid);
+	bool ended = false;
 	for (;;) {
 		double left = c->timeout_s > 0 ? c->timeout_s - (double)(mono_ns() - t0) / 1e9 : -1;
 		if (c->timeout_s > 0 && left <= 0) {
@@ -262,8 +297,10 @@ static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, 
 			break;
 		if (pidfd >= 0) {
 			struct pollfd pfd = { pidfd, POLLIN, 0 };
-			if (poll(&pfd, 1, c->timeout_s > 0 ? (int)ceil(left * 1000) : -1) > 0)
+			if (poll(&pfd, 1, c->timeout_s > 0 ? (int)ceil(left * 1000) : -1) > 0) {
+				ended = true;
 				break;
+			}
 		} else {
 			int got = child_poll(ch, &r->status, &r->ru);
 			if (got != 0)
@@ -272,10 +309,41 @@ static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, 
 			nanosleep(&nap, NULL);
 		}
 	}
+	if (ended) {
+		/* the main process is a zombie until it is reaped: its schedstat still reads (docs/bench.md) */
+		char text[128];
+		ssize_t n = procfs_read(ch->pid, 0, "schedstat", text, sizeof text - 1);
+		unsigned long long run_ns, wait_ns;
+		if (n > 0) {
+			text[n] = '\0';
+			if (sscanf(text, "%llu %llu", &run_ns, &wait_ns) == 2) {
+				r->sched_known = true;
+				r->exec_ns = run_ns;
+				r->delay_ns = wait_ns;
+			}
+		}
+	}
 	if (pidfd >= 0)
 		close(pidfd);
 	if (ch->pid > 0 && (r->timed_out || interrupted))
 		child_signal(ch, SIGKILL); /* the whole group */
+}
+
+/* Whether the shell may exec a case's command in place of itself: one simple command (no ; & | < > ( ) ` or
+ * newline) whose first word is a program (not an assignment, a builtin or `exec` already). Then the run's main
+ * process is the program, and its schedstat (its wait for a CPU) speaks for the run. */
+static bool may_exec(const char *run, const char *cwd)
+{
+	if (strpbrk(run, ";&|<>()`\n"))
+		return false;
+	const char *w = run + strspn(run, " \t");
+	size_t n = strcspn(w, " \t");
+	if (n == 0 || memchr(w, '=', n) || (n == 4 && strncmp(w, "exec", 4) == 0) || w[0] == '\'' || w[0] == '"')
+		return false;
+	char *prog = bench_command_program(run, cwd);
+	bool ok = prog != NULL;
+	free(prog);
+	return ok;
 }
 
 static void run_once(const struct bench_case *c, const char *samples_path, int stderr_fd, struct one_run *r)
@@ -295,7 +363,10 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 	for (size_t i = 0; i < c->nenv; i++)
 		env[i] = c->env[i];
 	env[c->nenv] = samples;
-	const char *argv[] = { "sh", "-c", c->run, NULL };
+	char *direct = NULL;
+	if (may_exec(c->run, c->cwd) && asprintf(&direct, "exec %s", c->run) < 0)
+		direct = NULL;
+	const char *argv[] = { "sh", "-c", direct ? direct : c->run, NULL };
 	struct child ch = CHILD_INIT;
 	struct perr e = PERR_INIT;
 	ch.path = "/bin/sh";
@@ -307,10 +378,47 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 	ch.err = (struct child_stream){ CHILD_IO_FD, stderr_fd };
 	ch.hook = enter_cwd;
 	ch.hook_arg = c->cwd;
+	if (c->prepare) {
+		/* the prepare command: the same environment, directory and streams, before the clock starts */
+		const char *pargv[] = { "sh", "-c", c->prepare, NULL };
+		struct child pc = ch;
+		pc.argv = pargv;
+		enum plumb_err prc = child_start(&pc, &e);
+		if (prc) {
+			free(samples);
+			free(env);
+			free(direct);
+			snprintf(r->err, sizeof r->err, "prepare: %s", e.msg);
+			return;
+		}
+		struct one_run pr = { 0 };
+		wait_run(c, &pc, mono_ns(), &pr);
+		int st = pc.pid > 0 ? child_finish(&pc) : -1;
+		if (pr.timed_out || interrupted || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+			free(samples);
+			free(env);
+			free(direct);
+			r->started = true;
+			r->prepare_failed = true;
+			r->timed_out = pr.timed_out;
+			r->status = st;
+			last_line(stderr_fd, r->stderr_tail, sizeof r->stderr_tail);
+			return;
+		}
+		if (ftruncate(stderr_fd, 0) != 0 || lseek(stderr_fd, 0, SEEK_SET) < 0) {
+			free(samples);
+			free(env);
+			free(direct);
+			snprintf(r->err, sizeof r->err, "cannot reset the stderr file: %s", strerror(errno));
+			return;
+		}
+	}
+	cpu_times_read(&r->before);
 	uint64_t t0 = mono_ns();
 	enum plumb_err rc = child_start(&ch, &e);
 	free(samples);
 	free(env);
+	free(direct);
 	if (rc) {
 		snprintf(r->err, sizeof r->err, "%s", e.msg);
 		return;
@@ -320,6 +428,16 @@ static void run_once(const struct bench_case *c, const char *samples_path, int s
 	if (ch.pid > 0)
 		r->status = child_finish_rusage(&ch, &r->ru);
 	r->wall_ms = (double)(mono_ns() - t0) / 1e6;
+	cpu_times_read(&r->after);
+	r->runnable = NAN;
+	char la[128];
+	ssize_t ln = procfs_read_path("/proc/loadavg", la, sizeof la - 1);
+	int running = 0;
+	if (ln > 0) {
+		la[ln] = '\0';
+		if (sscanf(la, "%*s %*s %*s %d/", &running) == 1)
+			r->runnable = running > 0 ? running - 1 : 0; /* not counting the launcher reading it */
+	}
 	if (r->status < 0)
 		snprintf(r->err, sizeof r->err, "cannot wait for the command: %s", strerror(errno));
 	last_line(stderr_fd, r->stderr_tail, sizeof r->stderr_tail);
@@ -483,6 +601,8 @@ static bool describe_case(const struct bench_case *c, struct bench_case_result *
 	}
 	cr->trust = strdup(bench_build_trust(b));
 	cr->status = strdup("ok");
+	if (c->prepare && !(cr->prepare = redact_dup(c->prepare)))
+		return false;
 	return cr->name && cr->command && cr->cwd && cr->trust && cr->status;
 }
 
@@ -541,6 +661,9 @@ static enum plumb_err describe_run(const struct bench_suite *s, const struct ben
 	ev->duration_s = o->duration_s;
 	ev->policy_source = o->policy_source ? strdup(o->policy_source) : NULL;
 	ev->case_filter = o->case_filter ? strdup(o->case_filter) : NULL;
+	ev->order = strdup(bench_order_name(o->order));
+	ev->seed = o->order == BENCH_ORDER_SHUFFLE ? o->seed : -1;
+	ev->retries = o->retries;
 	bench_machine_fill(ev);
 	bench_git_fill(ev, s->dir);
 	ev->cases = calloc(nsel, sizeof *ev->cases);
@@ -617,9 +740,10 @@ static void run_close(struct suite_run *sr)
 	sigaction(SIGTERM, &sr->old_term, NULL);
 }
 
-/* A measured run that exited 0: the five figures the runner takes itself, then the samples it wrote. */
-static void keep_measures(struct suite_run *sr, const struct bench_case *c, struct bench_run *run,
-			  const struct one_run *r, const char *samples_path)
+/* A measured run that exited 0: the five figures the runner takes itself, then the samples it wrote, into dst
+ * (the attempt's own evidence: it joins the artifact only if it is kept). */
+static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, const struct bench_case *c,
+			  struct bench_run *run, const struct one_run *r, const char *samples_path)
 {
 	static const struct {
 		const char *metric, *kind, *unit;
@@ -637,12 +761,50 @@ static void keep_measures(struct suite_run *sr, const struct bench_case *c, stru
 	for (int m = 0; m < 5; m++) {
 		sbuf_reset(&name);
 		sbuf_addf(&name, "%s.%s", c->name, own[m].metric);
-		if (name.oom ||
-		    !bench_evidence_add_sample(sr->ev, name.buf, own[m].kind, own[m].unit, vals[m], run->index, NULL))
+		if (name.oom || !bench_evidence_add_sample(dst, name.buf, own[m].kind, own[m].unit, vals[m], run->index, NULL))
 			sr->oom = true;
 	}
 	sbuf_release(&name);
-	run->bad_sample_lines = collect_samples(sr->ev, c->name, run->index, samples_path);
+	run->bad_sample_lines = collect_samples(dst, c->name, run->index, samples_path);
+}
+
+/* The machine while the run went (docs/bench.md "Contention"): other processes' share of the CPUs (the busy
+ * time /proc/stat counted minus the run's own CPU time), steal and idle, the run's own wait on a runqueue (when
+ * its main process did most of its CPU work, so its schedstat speaks for the run), and whether it was
+ * contended. */
+static void note_contention(struct bench_run *run, const struct one_run *r)
+{
+	run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->load = NAN;
+	run->has_contention = true;
+	run->load = r->runnable;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long tick = sysconf(_SC_CLK_TCK);
+	double own_ms = tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime);
+	if (r->before.ok && r->after.ok && r->after.total > r->before.total && tick > 0 && ncpu > 0) {
+		double ms_per_tick = 1000.0 / (double)tick;
+		double total = (double)(r->after.total - r->before.total);
+		double busy_ms = (double)(r->after.busy - r->before.busy) * ms_per_tick;
+		double cap_ms = r->wall_ms * (double)ncpu;
+		double other = busy_ms - own_ms;
+		run->other_cpu_pct = cap_ms > 0 ? fmin(100, fmax(0, other) / cap_ms * 100) : NAN;
+		run->steal_pct = (double)(r->after.steal - r->before.steal) / total * 100;
+		run->idle_pct = (double)(r->after.idle - r->before.idle) / total * 100;
+	}
+	/* the main process's schedstat speaks for the run when it did most of the run's CPU work (a shell that
+	 * exec'd the program; not a shell that waited for a pipeline) */
+	if (r->sched_known && r->wall_ms > 0 && (double)r->exec_ns / 1e6 >= 0.5 * own_ms)
+		run->wait_pct = fmin(100, (double)r->delay_ns / 1e6 / r->wall_ms * 100);
+	bool stolen = isfinite(run->steal_pct) && run->steal_pct >= BENCH_CONTENDED_STEAL_PCT;
+	bool waited = isfinite(run->wait_pct) && run->wait_pct >= BENCH_CONTENDED_WAIT_PCT;
+	bool saturated = !isfinite(run->wait_pct) && isfinite(run->idle_pct) && run->idle_pct < BENCH_CONTENDED_IDLE_PCT &&
+			 run->other_cpu_pct >= BENCH_CONTENDED_OTHER_PCT;
+	run->contended = stolen || waited || saturated;
+}
+
+/* How contended a kept attempt was, to choose between two (lower is better). */
+static double contention_score(const struct bench_run *run)
+{
+	return isfinite(run->wait_pct) ? run->wait_pct : isfinite(run->other_cpu_pct) ? run->other_cpu_pct : 100;
 }
 
 /* A run that did not exit 0: the case's status, the outcome's counts and, for the first, one line on why. */
@@ -650,13 +812,14 @@ static void note_failure(struct suite_run *sr, const struct bench_case *c, struc
 			 const struct one_run *r, bool warm, long nth)
 {
 	char what[160];
+	const char *which = r->prepare_failed ? "'s prepare command" : "";
 	if (r->timed_out)
-		snprintf(what, sizeof what, "timed out after %gs", c->timeout_s);
+		snprintf(what, sizeof what, "%s timed out after %gs", which, c->timeout_s);
 	else if (WIFSIGNALED(r->status))
-		snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(r->status),
+		snprintf(what, sizeof what, "%s was killed by signal %d (%s)", which, WTERMSIG(r->status),
 			 strsignal(WTERMSIG(r->status)));
 	else
-		snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(r->status));
+		snprintf(what, sizeof what, "%s exited with status %d", which, WEXITSTATUS(r->status));
 	if (!set_status(cr, r->timed_out ? "timed-out" : "failed"))
 		sr->oom = true;
 	if (r->timed_out)
@@ -666,23 +829,31 @@ static void note_failure(struct suite_run *sr, const struct bench_case *c, struc
 	if (sr->out->first_problem[0])
 		return;
 	char *tail = redact_dup(r->stderr_tail);
-	snprintf(sr->out->first_problem, sizeof sr->out->first_problem, "case %s %s in %s run %ld%s%s", c->name, what,
+	snprintf(sr->out->first_problem, sizeof sr->out->first_problem, "case %s%s in %s run %ld%s%s", c->name, what,
 		 warm ? "warm-up" : "measured", nth + 1, tail && *tail ? ": " : "", tail ? tail : "");
 	free(tail);
 }
 
-/* Run k of case ci (the warm-up runs first). *go_on turns false when the case stops here: it failed (the rest
- * of its runs would fail the same way) or plumb was interrupted. */
-static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size_t nsel, struct bench_case_result *cr,
-			       long k, bool *go_on, struct perr *e)
+/* One measured repeat as it may join the artifact: its record, its samples, and the figures that choose the
+ * case's core metric. */
+struct attempt {
+	struct bench_run run;
+	struct bench_evidence samples;
+	bool filled, ok;
+	double wall_ms, cpu_ms, delay_ms; /* delay_ms NAN when unknown */
+};
+
+/* One attempt of case ci: a warm-up (into nothing) or repeat run_index (into *at). *go_on turns false when the
+ * case stops here: it failed (the rest of its runs would fail the same way) or plumb was interrupted. */
+static enum plumb_err run_attempt(struct suite_run *sr, size_t ci, size_t idx, size_t nsel,
+				  struct bench_case_result *cr, bool warm, long nth, struct attempt *at, bool *go_on,
+				  struct perr *e)
 {
 	const struct bench_case *c = &sr->s->cases[ci];
 	const struct bench_run_opts *o = sr->o;
-	bool warm = k < o->warmup;
-	long run_index = k - o->warmup;
 	*go_on = false;
 	if (o->progress)
-		o->progress(o->progress_ctx, c->name, idx, nsel, warm ? k : run_index, warm ? o->warmup : o->repeats, warm);
+		o->progress(o->progress_ctx, c->name, idx, nsel, nth, warm ? o->warmup : o->repeats, warm);
 	/* a fresh scratch file per run, beside the artifact: removed on any signal plumb can catch, and swept by the
 	 * next run after one it cannot (SIGKILL) */
 	if (atomic_scratch_open(&sr->samples, o->output ? o->output : "-", e))
@@ -691,44 +862,228 @@ static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size
 	struct one_run r;
 	launcher_run(&sr->launcher, ci, samples_path, &r);
 	enum plumb_err rc = PLUMB_OK;
-	bool exited_ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
+	bool exited_ok = !r.prepare_failed && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
 	if (!r.started || r.err[0]) {
 		rc = perr_set(e, PLUMB_EIO, "case %s: %s", c->name, r.err);
 	} else if (interrupted && !r.timed_out) {
 		/* the run was cut short: nothing of it is kept */
 	} else {
 		if (!warm) {
-			struct bench_run *run = &cr->runs[cr->nruns++];
-			run->index = run_index;
+			bench_evidence_init(&at->samples);
+			memset(&at->run, 0, sizeof at->run);
+			struct bench_run *run = &at->run;
+			run->index = nth;
+			run->attempts = 1;
 			run->timed_out = r.timed_out;
 			run->signal = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
 			run->exit_code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+			note_contention(run, &r);
+			at->filled = true;
+			at->ok = exited_ok;
+			at->wall_ms = r.wall_ms;
+			at->cpu_ms = tv_ms(r.ru.ru_utime) + tv_ms(r.ru.ru_stime);
+			at->delay_ms = r.sched_known && isfinite(run->wait_pct) ? (double)r.delay_ns / 1e6 : NAN;
 			if (exited_ok)
-				keep_measures(sr, c, run, &r, samples_path);
+				keep_measures(sr, &at->samples, c, run, &r, samples_path);
 		}
 		if (!exited_ok)
-			note_failure(sr, c, cr, &r, warm, warm ? k : run_index);
+			note_failure(sr, c, cr, &r, warm, nth);
 		*go_on = exited_ok;
 	}
 	atomic_abort(&sr->samples);
 	return rc;
 }
 
-/* Case ci: its record, then its warm-up and measured runs until one fails or plumb is interrupted. */
-static enum plumb_err run_case(struct suite_run *sr, size_t ci, size_t idx, size_t nsel, struct perr *e)
+/* A small deterministic generator for the shuffle (splitmix64): the artifact records the seed, so an order can
+ * be run again. */
+static uint64_t mix_next(uint64_t *state)
 {
-	struct bench_case_result *cr = &sr->ev->cases[sr->ev->ncases++];
-	if (!describe_case(&sr->s->cases[ci], cr) || !(cr->runs = calloc((size_t)sr->o->repeats, sizeof *cr->runs)))
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	sr->out->cases_run++;
-	long total = sr->o->warmup + sr->o->repeats;
-	bool go_on = true;
-	for (long k = 0; k < total && go_on && !interrupted; k++) {
-		enum plumb_err rc = run_step(sr, ci, idx, nsel, cr, k, &go_on, e);
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void shuffle(size_t *v, size_t n, uint64_t *state)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(mix_next(state) % i);
+		size_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+/* The selected cases' state through the interleaved rounds. */
+struct sched {
+	size_t nsel;
+	size_t *ci;             /* the suite's case index of each selected case */
+	bool *alive;            /* it has not failed */
+	bool *rerun;            /* its contended repeats are re-run (its core metric is its wall time) */
+	struct attempt *at;     /* nsel * repeats: the kept attempt of each repeat */
+};
+
+/* Moves a kept attempt's samples into the artifact (in case, then repeat order). */
+static void commit_samples(struct suite_run *sr, struct attempt *at)
+{
+	for (size_t i = 0; i < at->samples.nsamples; i++) {
+		const struct bench_sample *x = &at->samples.samples[i];
+		if (!bench_evidence_add_sample(sr->ev, x->name, x->kind, x->unit, x->value, x->run, x->tags))
+			sr->oom = true;
+	}
+	bench_evidence_release(&at->samples);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof *v, cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The case's core metric: the suite's word, else cpu_ms when its CPU time is at least BENCH_CPU_BOUND_RATIO of
+ * the time it did not spend waiting for a CPU (median over its kept repeats), else wall_ms. */
+static bool choose_core(const struct bench_case *c, struct bench_case_result *cr, const struct attempt *ats, size_t n)
+{
+	double *cpu = calloc(n + 1, sizeof *cpu), *busy = calloc(n + 1, sizeof *busy);
+	size_t k = 0;
+	for (size_t i = 0; cpu && busy && i < n; i++)
+		if (ats[i].filled && ats[i].ok) {
+			cpu[k] = ats[i].cpu_ms;
+			busy[k] = ats[i].wall_ms - (isfinite(ats[i].delay_ms) ? ats[i].delay_ms : 0);
+			k++;
+		}
+	double mc = median_of(cpu, k), mb = median_of(busy, k);
+	free(cpu);
+	free(busy);
+	cr->cpu_wall_ratio = mb > 0 ? mc / mb : NAN;
+	const char *core, *source;
+	if (c->core && strcmp(c->core, "auto") != 0) {
+		core = c->core;
+		source = "suite";
+	} else if (isfinite(cr->cpu_wall_ratio)) {
+		core = cr->cpu_wall_ratio >= BENCH_CPU_BOUND_RATIO ? "cpu_ms" : "wall_ms";
+		source = "cpu/wall ratio";
+	} else {
+		return true; /* no kept repeat: nothing to decide from */
+	}
+	cr->core_metric = strdup(core);
+	cr->core_source = strdup(source);
+	return cr->core_metric && cr->core_source;
+}
+
+/* Repeat k of every live case, in the round's order. */
+static enum plumb_err run_round(struct suite_run *sr, struct sched *sc, long k, bool warm, const size_t *order,
+				struct perr *e)
+{
+	for (size_t j = 0; j < sc->nsel && !interrupted; j++) {
+		size_t i = order[j];
+		if (!sc->alive[i])
+			continue;
+		struct bench_case_result *cr = &sr->ev->cases[i];
+		struct attempt *at = warm ? NULL : &sc->at[i * (size_t)sr->o->repeats + (size_t)k];
+		struct attempt scratch = { 0 };
+		bool go_on;
+		enum plumb_err rc = run_attempt(sr, sc->ci[i], i, sc->nsel, cr, warm, k, at ? at : &scratch, &go_on, e);
 		if (rc)
 			return rc;
+		if (at && at->filled)
+			cr->runs[cr->nruns++] = at->run;
+		sc->alive[i] = go_on;
 	}
 	return PLUMB_OK;
+}
+
+/* Re-runs each contended repeat of the live cases once more (in a shuffled order, so a burst that made them
+ * contended is not met again in the same place); a re-run is kept when it ran uncontended or less contended. */
+static enum plumb_err rerun_contended(struct suite_run *sr, struct sched *sc, uint64_t *rng, bool *any,
+				      struct perr *e)
+{
+	size_t reps = (size_t)sr->o->repeats, n = 0;
+	size_t *todo = malloc((sc->nsel * reps + 1) * sizeof *todo);
+	if (!todo)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < sc->nsel; i++)
+		for (size_t k = 0; sc->alive[i] && sc->rerun[i] && k < sr->ev->cases[i].nruns; k++)
+			if (sr->ev->cases[i].runs[k].contended)
+				todo[n++] = i * reps + k;
+	*any = n > 0;
+	shuffle(todo, n, rng);
+	enum plumb_err rc = PLUMB_OK;
+	for (size_t t = 0; t < n && !rc && !interrupted; t++) {
+		size_t i = todo[t] / reps, k = todo[t] % reps;
+		if (!sc->alive[i])
+			continue;
+		struct bench_case_result *cr = &sr->ev->cases[i];
+		struct attempt fresh = { 0 };
+		bool go_on;
+		rc = run_attempt(sr, sc->ci[i], i, sc->nsel, cr, false, (long)k, &fresh, &go_on, e);
+		if (rc || !fresh.filled)
+			break;
+		cr->reruns++;
+		struct attempt *kept = &sc->at[todo[t]];
+		long attempts = kept->run.attempts + 1;
+		if (!fresh.ok) { /* it failed this time: the case ends as failed, the repeat keeps its good attempt */
+			sc->alive[i] = false;
+			bench_evidence_release(&fresh.samples);
+		} else if (!fresh.run.contended || contention_score(&fresh.run) < contention_score(&kept->run)) {
+			bench_evidence_release(&kept->samples);
+			*kept = fresh;
+		} else {
+			bench_evidence_release(&fresh.samples);
+		}
+		kept->run.attempts = attempts;
+		cr->runs[k] = kept->run;
+	}
+	free(todo);
+	return rc;
+}
+
+/* The interleaved schedule (docs/bench.md "The model"): the warm-ups of every case, then round after round one
+ * repeat of each live case (in a fresh shuffled order each round, or round-robin), then up to `retries` passes
+ * over the repeats that ran contended; then the kept attempts' samples join the artifact. */
+static enum plumb_err run_schedule(struct suite_run *sr, struct sched *sc, struct perr *e)
+{
+	const struct bench_run_opts *o = sr->o;
+	size_t *order = malloc((sc->nsel + 1) * sizeof *order);
+	if (!order)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	uint64_t rng = (uint64_t)o->seed;
+	enum plumb_err rc = PLUMB_OK;
+	for (long k = 0; k < o->warmup + o->repeats && !rc && !interrupted; k++) {
+		bool warm = k < o->warmup;
+		for (size_t j = 0; j < sc->nsel; j++)
+			order[j] = j;
+		if (o->order == BENCH_ORDER_SHUFFLE)
+			shuffle(order, sc->nsel, &rng);
+		rc = run_round(sr, sc, warm ? k : k - o->warmup, warm, order, e);
+	}
+	free(order);
+	/* the core metric is chosen from the rounds' repeats: only a case gated on its wall time is re-run when a
+	 * repeat was contended (its CPU time is what it used, whoever else ran) */
+	for (size_t i = 0; !rc && !interrupted && i < sc->nsel; i++) {
+		struct bench_case_result *cr = &sr->ev->cases[i];
+		if (!choose_core(&sr->s->cases[sc->ci[i]], cr, &sc->at[i * (size_t)o->repeats], cr->nruns))
+			sr->oom = true;
+		sc->rerun[i] = sc->alive[i] && (!cr->core_metric || strcmp(cr->core_metric, "cpu_ms") != 0);
+	}
+	bool any = true;
+	for (long pass = 0; pass < o->retries && any && !rc && !interrupted; pass++)
+		rc = rerun_contended(sr, sc, &rng, &any, e);
+	for (size_t i = 0; i < sc->nsel; i++) {
+		struct attempt *ats = &sc->at[i * (size_t)o->repeats];
+		for (size_t k = 0; k < (size_t)o->repeats; k++)
+			if (ats[k].filled)
+				commit_samples(sr, &ats[k]);
+	}
+	return rc;
 }
 
 /* The artifact's trust is its weakest case's. */
@@ -756,17 +1111,39 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 	if (rc)
 		return rc;
 	struct suite_run sr = { .s = s, .o = o, .ev = ev, .out = out };
+	struct sched sc = { .nsel = nsel };
+	sc.ci = calloc(nsel, sizeof *sc.ci);
+	sc.alive = calloc(nsel, sizeof *sc.alive);
+	sc.rerun = calloc(nsel, sizeof *sc.rerun);
+	sc.at = calloc(nsel * (size_t)o->repeats, sizeof *sc.at);
 	rc = describe_run(s, o, nsel, ev, e);
+	if (!rc && (!sc.ci || !sc.alive || !sc.rerun || !sc.at))
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	/* every selected case's record first: the rounds visit them all */
+	for (size_t ci = 0; !rc && ci < s->ncases; ci++) {
+		if (!sel[ci])
+			continue;
+		struct bench_case_result *cr = &ev->cases[ev->ncases];
+		sc.ci[ev->ncases] = ci;
+		sc.alive[ev->ncases] = true;
+		ev->ncases++;
+		cr->cpu_wall_ratio = NAN;
+		if (!describe_case(&s->cases[ci], cr) || !(cr->runs = calloc((size_t)o->repeats, sizeof *cr->runs)))
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		out->cases_run++;
+	}
 	if (!rc)
 		rc = run_open(&sr, e);
-	if (rc) {
-		free(sel);
-		return rc;
+	if (!rc) {
+		rc = run_schedule(&sr, &sc, e);
+		run_close(&sr);
 	}
-	for (size_t ci = 0, idx = 0; ci < s->ncases && !interrupted && rc == PLUMB_OK; ci++)
-		if (sel[ci])
-			rc = run_case(&sr, ci, idx++, nsel, e);
-	run_close(&sr);
+	for (size_t i = 0; sc.at && i < nsel * (size_t)o->repeats; i++)
+		bench_evidence_release(&sc.at[i].samples);
+	free(sc.ci);
+	free(sc.alive);
+	free(sc.rerun);
+	free(sc.at);
 	out->interrupted = interrupted;
 	free(sel);
 	if (rc == PLUMB_OK && sr.oom)
