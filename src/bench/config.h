@@ -50,6 +50,12 @@ enum plumb_err bench_suite_load(const char *path, struct bench_suite *s, struct 
 enum plumb_err bench_suite_parse(const char *text, const char *path, struct bench_suite *s, struct perr *e);
 void bench_suite_release(struct bench_suite *s);
 
+/* Whether s is a case name: letters, digits, '_' and '-', at most 100 bytes (no '.': metric names are CASE.METRIC). */
+bool bench_case_name_valid(const char *s);
+/* Expands the cases with `params` lines into one case per combination (suite_params.c; bench_suite_parse calls
+ * it): PLUMB_EFORMAT naming the case for a {NAME} without a parameter, a bad expanded name or a repeated name. */
+enum plumb_err bench_suite_expand_params(struct bench_suite *s, struct perr *e);
+
 /* "shuffle" or "round-robin" into *order; false for anything else. */
 bool bench_order_parse(const char *name, enum bench_order *order);
 const char *bench_order_name(enum bench_order order);
