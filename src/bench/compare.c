@@ -112,31 +112,79 @@ static bool contention_sensitive(const struct bench_sample *first)
 	return !first || (strcmp(first->kind, "cpu") != 0 && strcmp(first->kind, "memory") != 0);
 }
 
-/* The reason contention makes a metric's verdict untrustworthy, into why; false when it does not: more than
- * BENCH_CONTENDED_SHARE_MAX of the case's repeats on one side ran contended. */
-static bool contention_reason(const struct bench_evidence *ev, const char *side, const char *metric, char *why,
-			      size_t len)
+/* What one side's repeats of a case ran under: how many have contention figures, how many ran contended, the
+ * mean share of the CPUs other processes used in those, and the median wait for a CPU (ms; NAN unless every
+ * repeat knows it). */
+struct side_contention {
+	size_t with, contended;
+	double other_pct, wait_ms;
+};
+
+static struct side_contention side_of(const struct bench_evidence *ev, const char *metric)
 {
+	struct side_contention sc = { 0, 0, 0, NAN };
 	const struct bench_case_result *c = bench_evidence_case_of(ev, metric);
-	size_t with = 0, n = c ? bench_case_contended(c, &with) : 0;
-	if (!c || with == 0 || (double)n <= BENCH_CONTENDED_SHARE_MAX * (double)with)
-		return false;
-	double other = 0, wait = 0;
+	if (!c)
+		return sc;
+	double *w = calloc(c->nruns + 1, sizeof *w);
 	size_t nw = 0;
-	for (size_t i = 0; i < c->nruns; i++)
-		if (c->runs[i].has_contention && c->runs[i].contended) {
-			other += isfinite(c->runs[i].other_cpu_pct) ? c->runs[i].other_cpu_pct : 0;
-			if (isfinite(c->runs[i].wait_pct)) {
-				wait += c->runs[i].wait_pct;
-				nw++;
-			}
+	for (size_t i = 0; i < c->nruns; i++) {
+		const struct bench_run *r = &c->runs[i];
+		if (!r->has_contention)
+			continue;
+		sc.with++;
+		if (r->contended) {
+			sc.contended++;
+			sc.other_pct += isfinite(r->other_cpu_pct) ? r->other_cpu_pct : 0;
 		}
-	char waited[64] = "";
-	if (nw)
-		snprintf(waited, sizeof waited, ", waiting for a CPU %.0f%% of their time", wait / (double)nw);
-	snprintf(why, len, "%zu of %zu repeats of the %s run ran while other processes used %.0f%% of the CPUs%s", n, with,
-		 side, other / (double)n, waited);
-	return true;
+		if (w && isfinite(r->wait_ms))
+			w[nw++] = r->wait_ms;
+	}
+	if (sc.contended)
+		sc.other_pct /= (double)sc.contended;
+	if (w && nw && nw == sc.with)
+		sc.wait_ms = bench_median_inplace(w, nw);
+	free(w);
+	return sc;
+}
+
+/* Whether contention makes a tested verdict of a wall-time metric untrustworthy, with the reason in r->why
+ * (docs/bench.md "Contention"). When both sides know their repeats' wait for a CPU, the question is whether the
+ * difference of the median waits explains the change: half of a slower or faster change, or, for `~`, a shift as
+ * large as the noise floor (it could hide a change). Otherwise: more than BENCH_CONTENDED_SHARE_MAX of the
+ * repeats of one side ran contended. */
+static bool contention_explains(struct bench_cmp_row *r, const struct bench_evidence *base,
+				const struct bench_evidence *cur)
+{
+	struct side_contention sb = side_of(base, r->metric), sc = side_of(cur, r->metric);
+	if (!sb.with && !sc.with)
+		return false; /* neither artifact recorded contention */
+	bool cur_worse = (double)sc.contended / (double)(sc.with ? sc.with : 1) >=
+			 (double)sb.contended / (double)(sb.with ? sb.with : 1);
+	const struct side_contention *w = cur_worse ? &sc : &sb;
+	const char *side = cur_worse ? "current" : "baseline";
+	double to_ms = bench_unit_ms(r->unit);
+	bool untrusted;
+	char how[120] = "";
+	if (isfinite(sb.wait_ms) && isfinite(sc.wait_ms) && isfinite(to_ms) && isfinite(r->time_added_ms)) {
+		double dwait = sc.wait_ms - sb.wait_ms, change = r->time_added_ms;
+		if (strcmp(r->verdict, BENCH_VERDICT_SAME) == 0)
+			untrusted = fabs(dwait) >= r->noise_pct / 100 * fabs(r->base.p50) * to_ms;
+		else
+			untrusted = dwait * (change > 0 ? 1 : -1) >= 0.5 * fabs(change);
+		snprintf(how, sizeof how, "; the current run's repeats waited for a CPU %+.1f ms (median) against the "
+			 "baseline's, beside a change of %+.1f ms", dwait, change);
+		if (untrusted && w->contended == 0) { /* the waits differ though neither side crossed the mark */
+			snprintf(r->why, sizeof r->why, "%s", how + 2);
+			return true;
+		}
+	} else {
+		untrusted = (double)w->contended > BENCH_CONTENDED_SHARE_MAX * (double)w->with;
+	}
+	if (untrusted)
+		snprintf(r->why, sizeof r->why, "%zu of %zu repeats of the %s run ran while other processes used %.0f%% of "
+			 "the CPUs%s", w->contended, w->with, side, w->other_pct, how);
+	return untrusted;
 }
 
 /* A seed for the bootstrap from the metric's name (FNV-1a): the same comparison reads the same every time. */
@@ -191,8 +239,7 @@ static bool judge(struct bench_cmp_row *r, const struct bench_evidence *base, co
 		r->verdict = BENCH_VERDICT_SAME;
 	const struct bench_sample *first = bench_evidence_first(cur, r->metric);
 	if (strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) != 0 && contention_sensitive(first) &&
-	    (contention_reason(base, "baseline", r->metric, r->why, sizeof r->why) ||
-	     contention_reason(cur, "current", r->metric, r->why, sizeof r->why)))
+	    contention_explains(r, base, cur))
 		r->verdict = BENCH_VERDICT_INCONCLUSIVE;
 	else if (strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) == 0 && !r->why[0])
 		snprintf(r->why, sizeof r->why, "%zu vs %zu samples: no p-value could fall below %g", kb, kc, alpha);

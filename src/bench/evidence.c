@@ -313,6 +313,7 @@ static json_t *to_json(const struct bench_evidence *ev)
 						  "steal_pct", num_or_null(r->steal_pct), "idle_pct", num_or_null(r->idle_pct),
 						  "wait_pct", num_or_null(r->wait_pct), "load", num_or_null(r->load), "contended",
 						  r->contended));
+				ok &= !json_object_set_new(json_object_get(ro, "contention"), "wait_ms", num_or_null(r->wait_ms));
 			}
 		}
 		ok &= !json_array_append_new(

@@ -44,6 +44,7 @@ struct bench_run {
 	double steal_pct;     /* steal time, % of all CPUs' time */
 	double idle_pct;      /* idle time, % of all CPUs' time */
 	double wait_pct;      /* the run's main process waited on a runqueue, % of its wall time; NAN when unknown */
+	double wait_ms;       /* the same in milliseconds */
 	double load;          /* runnable tasks on the machine when it ended (/proc/stat procs_running) */
 	bool contended;       /* the repeat ran under contention (BENCH_CONTENDED_*) */
 	long attempts;        /* 1, plus the re-runs of this repeat the contention caused */

@@ -201,7 +201,7 @@ static enum plumb_err read_runs(struct rd *r, json_t *runs, struct bench_case_re
 		run->signal = (int)sig;
 		run->timed_out = json_is_true(json_object_get(ro, "timed_out"));
 		run->attempts = 1;
-		run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->load = NAN;
+		run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->wait_ms = run->load = NAN;
 		if (!get_int(ro, "attempts", &run->attempts, 1))
 			return bad(r, field, "has a run whose attempts is not a whole number >= 1");
 		json_t *ct = json_object_get(ro, "contention");
@@ -210,7 +210,8 @@ static enum plumb_err read_runs(struct rd *r, json_t *runs, struct bench_case_re
 		json_t *cd = json_object_get(ct, "contended");
 		if (!json_is_object(ct) || !json_is_boolean(cd) || !get_num(ct, "other_cpu_pct", &run->other_cpu_pct) ||
 		    !get_num(ct, "steal_pct", &run->steal_pct) || !get_num(ct, "idle_pct", &run->idle_pct) ||
-		    !get_num(ct, "wait_pct", &run->wait_pct) || !get_num(ct, "load", &run->load))
+		    !get_num(ct, "wait_pct", &run->wait_pct) || !get_num(ct, "wait_ms", &run->wait_ms) ||
+		    !get_num(ct, "load", &run->load))
 			return bad(r, field, "has a run whose contention is not {other_cpu_pct, steal_pct, idle_pct, "
 					     "wait_pct, load, contended}");
 		run->has_contention = true;

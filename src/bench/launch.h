@@ -34,6 +34,7 @@ struct one_run {
 	struct cpu_times before, after; /* the machine around the run */
 	bool sched_known;    /* the main process's schedstat was read before it was reaped */
 	uint64_t exec_ns, delay_ns; /* its time on a CPU and waiting on a runqueue */
+	uint64_t launcher_delay_ns; /* the launcher's own wait on a runqueue while it started and reaped the run */
 	double runnable;     /* runnable tasks when it ended (/proc/loadavg), NAN when unknown */
 	char err[512];       /* why it could not start */
 	char stderr_tail[256];

@@ -324,11 +324,11 @@ static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, cons
 
 /* The machine while the run went (docs/bench.md "Contention"): other processes' share of the CPUs (the busy
  * time /proc/stat counted minus the run's own CPU time), steal and idle, the run's own wait on a runqueue (when
- * its main process did most of its CPU work, so its schedstat speaks for the run), and whether it was
- * contended. */
+ * its main process did most of its CPU work, so its schedstat speaks for the run; with the launcher's wait to
+ * start and reap it, which the wall time holds too), and whether it was contended. */
 static void note_contention(struct bench_run *run, const struct one_run *r)
 {
-	run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->load = NAN;
+	run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->wait_ms = run->load = NAN;
 	run->has_contention = true;
 	run->load = r->runnable;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -346,8 +346,10 @@ static void note_contention(struct bench_run *run, const struct one_run *r)
 	}
 	/* the main process's schedstat speaks for the run when it did most of the run's CPU work (a shell that
 	 * exec'd the program; not a shell that waited for a pipeline) */
-	if (r->sched_known && r->wall_ms > 0 && (double)r->exec_ns / 1e6 >= 0.5 * own_ms)
-		run->wait_pct = fmin(100, (double)r->delay_ns / 1e6 / r->wall_ms * 100);
+	if (r->sched_known && r->wall_ms > 0 && (double)r->exec_ns / 1e6 >= 0.5 * own_ms) {
+		run->wait_ms = (double)(r->delay_ns + r->launcher_delay_ns) / 1e6;
+		run->wait_pct = fmin(100, run->wait_ms / r->wall_ms * 100);
+	}
 	bool stolen = isfinite(run->steal_pct) && run->steal_pct >= BENCH_CONTENDED_STEAL_PCT;
 	bool waited = isfinite(run->wait_pct) && run->wait_pct >= BENCH_CONTENDED_WAIT_PCT;
 	bool saturated = !isfinite(run->wait_pct) && isfinite(run->idle_pct) && run->idle_pct < BENCH_CONTENDED_IDLE_PCT &&
@@ -436,7 +438,7 @@ static enum plumb_err run_attempt(struct suite_run *sr, size_t ci, size_t idx, s
 			at->ok = exited_ok;
 			at->wall_ms = r.wall_ms;
 			at->cpu_ms = tv_ms(r.ru.ru_utime) + tv_ms(r.ru.ru_stime);
-			at->delay_ms = r.sched_known && isfinite(run->wait_pct) ? (double)r.delay_ns / 1e6 : NAN;
+			at->delay_ms = isfinite(run->wait_ms) ? run->wait_ms : NAN;
 			if (exited_ok)
 				keep_measures(sr, &at->samples, c, run, &r, samples_path);
 		}
