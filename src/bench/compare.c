@@ -106,9 +106,12 @@ bool bench_metric_is_core_in(const struct bench_catalog *cat, const struct bench
 }
 
 /* Whether contention moves a metric: everything measured in time passing (wall time, a program's own latency
- * samples), not CPU time nor memory. */
+ * samples), not CPU time, memory, nor the runner's unqueued time (the wall time less the waits). */
 static bool contention_sensitive(const struct bench_sample *first)
 {
+	const char *dot = first ? strchr(first->name, '.') : NULL;
+	if (dot && strcmp(dot + 1, "unqueued_ms") == 0)
+		return false; /* the wall time with the waits for a CPU taken out */
 	return !first || (strcmp(first->kind, "cpu") != 0 && strcmp(first->kind, "memory") != 0);
 }
 

@@ -44,8 +44,9 @@ struct bench_cmp_row {
 #define BENCH_BOOTSTRAP_ROUNDS 2000
 
 /* Whether a metric is core: the catalog's tier when it lists the metric; else the core metric the artifact
- * recorded for its case (the baseline's, else the current's: cpu_ms or wall_ms, from the runs' CPU/wall ratio or
- * the suite); else, for an artifact that recorded none, CASE.wall_ms. cat, base and cur may be NULL. */
+ * recorded for its case (the baseline's, else the current's: cpu_ms, unqueued_ms or wall_ms, from the runs'
+ * CPU/wall ratio or the suite); else, for an artifact that recorded none, CASE.wall_ms. cat, base and cur may be
+ * NULL. */
 bool bench_metric_is_core_in(const struct bench_catalog *cat, const struct bench_evidence *base,
 			     const struct bench_evidence *cur, const char *metric);
 

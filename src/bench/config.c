@@ -393,8 +393,9 @@ static int case_key(struct parse_ctx *cx, struct bench_case *c, const char *sect
 		return set_str(cx, &c->prepare, section, key, value);
 	}
 	if (strcmp(key, "core") == 0) {
-		if (strcmp(value, "cpu_ms") != 0 && strcmp(value, "wall_ms") != 0 && strcmp(value, "auto") != 0)
-			return fail(cx, "[%s] core is cpu_ms, wall_ms or auto, not '%s'", section, value);
+		if (strcmp(value, "cpu_ms") != 0 && strcmp(value, "wall_ms") != 0 && strcmp(value, "unqueued_ms") != 0 &&
+		    strcmp(value, "auto") != 0)
+			return fail(cx, "[%s] core is cpu_ms, wall_ms, unqueued_ms or auto, not '%s'", section, value);
 		return set_str(cx, &c->core, section, key, value);
 	}
 	if (strcmp(key, "params") == 0)

@@ -69,7 +69,8 @@ struct bench_case_result {
 	char *trust;         /* BENCH_TRUST_* */
 	char *status;        /* "ok", "failed", "timed-out" */
 	char *prepare;       /* the prepare command (redacted), or NULL */
-	char *core_metric;   /* "cpu_ms" or "wall_ms": the case's core metric, or NULL (an older artifact: wall_ms) */
+	char *core_metric;   /* "cpu_ms", "unqueued_ms" or "wall_ms": the case's core metric, or NULL (an older
+			      * artifact: wall_ms) */
 	char *core_source;   /* why: "suite", or "cpu/wall ratio" */
 	double cpu_wall_ratio; /* median cpu_ms / median (wall_ms - runqueue wait); NAN when unknown */
 	long reruns;         /* attempts re-run because of contention */

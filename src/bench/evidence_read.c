@@ -243,7 +243,7 @@ static enum plumb_err read_case(struct rd *r, json_t *c, size_t i, struct bench_
 	    !get_int(c, "reruns", &cr->reruns, 0))
 		return bad(r, field, "has a prepare, core_metric, core_source, cpu_wall_ratio or reruns of the wrong type");
 	if (cr->core_metric && (!*cr->core_metric || strchr(cr->core_metric, '.')))
-		return bad(r, field, "has a core_metric that is not a metric of the case (cpu_ms, wall_ms)");
+		return bad(r, field, "has a core_metric that is not a metric of the case (cpu_ms, unqueued_ms, wall_ms)");
 	enum plumb_err rc = read_env(r, json_object_get(c, "env"), cr, field);
 	return rc ? rc : read_runs(r, json_object_get(c, "runs"), cr, field);
 }

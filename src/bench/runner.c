@@ -77,7 +77,7 @@ void bench_run_policy(const struct bench_suite *s, const struct bench_policy_req
 /* Whether a case's result holds a sample of the program's own (CASE.NAME beyond the runner's five). */
 static bool has_own_sample(const struct bench_evidence *ev, const char *case_name)
 {
-	static const char *const runners[] = { "wall_ms", "user_ms", "sys_ms", "cpu_ms", "max_rss_bytes" };
+	static const char *const runners[] = { "wall_ms", "user_ms", "sys_ms", "cpu_ms", "max_rss_bytes", "unqueued_ms" };
 	size_t prefix = strlen(case_name);
 	for (size_t k = 0; k < ev->nsamples; k++) {
 		const char *n = ev->samples[k].name;
@@ -294,7 +294,7 @@ static void run_close(struct suite_run *sr)
 	sigaction(SIGTERM, &sr->old_term, NULL);
 }
 
-/* A measured run that exited 0: the five figures the runner takes itself, then the samples it wrote, into dst
+/* A measured run that exited 0: the figures the runner takes itself, then the samples it wrote, into dst
  * (the attempt's own evidence: it joins the artifact only if it is kept). */
 static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, const struct bench_case *c,
 			  struct bench_run *run, const struct one_run *r, const char *samples_path)
@@ -305,14 +305,20 @@ static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, cons
 		    { "user_ms", "cpu", "ms" },
 		    { "sys_ms", "cpu", "ms" },
 		    { "cpu_ms", "cpu", "ms" },
-		    { "max_rss_bytes", "memory", "bytes" } };
+		    { "max_rss_bytes", "memory", "bytes" },
+		    { "unqueued_ms", "latency", "ms" } };
 	/* cpu_ms = user + sys: the kernel splits a task's exact run time into user and sys by tick samples
 	 * (cputime_adjust), so each part is off by up to a tick (4 ms at HZ=250) while their sum is exact — the
 	 * steadiest CPU figure of a short run */
-	double vals[5] = { r->wall_ms, tv_ms(r->ru.ru_utime), tv_ms(r->ru.ru_stime),
-			   tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime), (double)r->ru.ru_maxrss * 1024.0 };
+	/* unqueued_ms: the wall time less the run's (and the launcher's) wait on a runqueue — what an idle machine
+	 * would have shown; only when that wait is known (note_contention) */
+	double vals[6] = { r->wall_ms, tv_ms(r->ru.ru_utime), tv_ms(r->ru.ru_stime),
+			   tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime), (double)r->ru.ru_maxrss * 1024.0,
+			   isfinite(run->wait_ms) ? fmax(0, r->wall_ms - run->wait_ms) : NAN };
 	struct sbuf name = SBUF_INIT;
-	for (int m = 0; m < 5; m++) {
+	for (int m = 0; m < 6; m++) {
+		if (isnan(vals[m]))
+			continue;
 		sbuf_reset(&name);
 		sbuf_addf(&name, "%s.%s", c->name, own[m].metric);
 		if (name.oom || !bench_evidence_add_sample(dst, name.buf, own[m].kind, own[m].unit, vals[m], run->index, NULL))
@@ -519,7 +525,12 @@ static bool choose_core(const struct bench_case *c, struct bench_case_result *cr
 		core = c->core;
 		source = "suite";
 	} else if (isfinite(cr->cpu_wall_ratio)) {
-		core = cr->cpu_wall_ratio >= BENCH_CPU_BOUND_RATIO ? "cpu_ms" : "wall_ms";
+		/* a wall-bound case is gated on its unqueued time when every repeat knows its wait for a CPU */
+		bool unqueued = true;
+		for (size_t i = 0; i < n; i++)
+			if (ats[i].filled && ats[i].ok && !isfinite(ats[i].delay_ms))
+				unqueued = false;
+		core = cr->cpu_wall_ratio >= BENCH_CPU_BOUND_RATIO ? "cpu_ms" : unqueued ? "unqueued_ms" : "wall_ms";
 		source = "cpu/wall ratio";
 	} else {
 		return true; /* no kept repeat: nothing to decide from */

@@ -1,7 +1,8 @@
 /* runner.h — runs a suite's cases and fills a plumb.evidence.v1 artifact (docs/design.md §8.1): warm-up runs, then
- * measured runs, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and total CPU time and peak RSS
- * (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
- * wait4 on that child alone (its own peak, not the largest child so far), plus the samples it wrote as JSON
+ * measured runs interleaved across the cases, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and
+ * total CPU time and peak RSS (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
+ * wait4 on that child alone (its own peak, not the largest child so far), its wall time less its wait for a CPU
+ * (CASE.unqueued_ms, when known), the machine's contention while it ran, plus the samples it wrote as JSON
  * lines to the file named by PLUMB_SAMPLES (a fresh scratch file per run, beside the artifact). */
 #ifndef PLUMB_BENCH_RUNNER_H
 #define PLUMB_BENCH_RUNNER_H

@@ -369,13 +369,13 @@ static int compare_args(const struct opt_result *res, const char *catalog, struc
 static int sub_compare(int argc, char **argv)
 {
 	const char *rank_s = "bottlenecks", *catalog = NULL;
-	double threshold = 5, alpha = 0.05;
+	double threshold = 10, alpha = 0.05;
 	bool json = false;
 	struct opt_list allow_missing = { 0 };
 	struct compare_gate gate = { 0 };
 	const struct opt opts[] = {
 		{ "rank", 0, OPT_STRING, &rank_s, "HOW", "bottlenecks (time added), regressions or name", NULL },
-		{ "threshold", 0, OPT_DOUBLE, &threshold, "PCT", "noise threshold on the median's change (default 5)", NULL },
+		{ "threshold", 0, OPT_DOUBLE, &threshold, "PCT", "the least median change a verdict needs (default 10)", NULL },
 		{ "alpha", 0, OPT_DOUBLE, &alpha, "P", "significance level of the U test (default 0.05)", NULL },
 		{ "fail-on-regression", 0, OPT_FLAG, &gate.on, NULL,
 		  "exit 1 when a core metric regressed significantly or is missing from CURRENT (a CI gate)", NULL },

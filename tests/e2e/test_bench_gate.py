@@ -2,7 +2,7 @@
 run as a baseline, then
   - unchanged, with a burst of load (two busy loops the test starts during the run and kills): the gate passes;
   - with one CPU-bound case doing 25% more work: the gate fails, naming that case and no other;
-  - with the sleeping case sleeping 25% longer: the gate fails on its wall time.
+  - with the sleeping case sleeping 25% longer: the gate fails on its wall time (less its waits for a CPU).
 PLUMB_GATE_PAIRS (default 2) says how many times; `make bench` (bench/gate.sh) runs 20 and counts. Also: the
 artifact's per-repeat contention figures, the "inconclusive: ..." reason compare prints, interleaved repeats,
 prepare commands, parameter lists, and an artifact from before all this still read."""
@@ -22,7 +22,8 @@ BENCHWORK = target("benchwork")
 PAIRS = int(os.environ.get("PLUMB_GATE_PAIRS", "2"))
 
 # spin 20: ~20 ms of CPU; sleep 0.03: 30 ms asleep, ~1 ms of CPU. No catalog: each case's core metric is the
-# one its runs' CPU/wall ratio chose (cpu_ms for hot and steady, wall_ms for nap).
+# one its runs' CPU/wall ratio chose (cpu_ms for hot and steady; for nap, which sleeps, unqueued_ms: its wall
+# time less its waits for a CPU).
 SUITE = """[suite]
 name = gate
 repeats = 10
@@ -116,12 +117,12 @@ class BenchGate(GateHarness):
             self.assertIn("first: hot.cpu_ms +", r.stderr)
             (r, slower) = nap
             self.assertEqual(r.returncode, 1, "a 25%% longer sleep passed the gate (trial %d):\n%s" % (i, r.stdout))
-            self.assertEqual(slower, ["nap.wall_ms"], r.stdout)
+            self.assertEqual(slower, ["nap.unqueued_ms"], r.stdout)  # its wall time less its waits for a CPU
         # the baseline chose each case's core metric from its own runs
         cases = {c["name"]: c for c in json.load(open(base))["cases"]}
         self.assertEqual(cases["hot"]["core_metric"], "cpu_ms", cases["hot"])
         self.assertEqual(cases["steady"]["core_metric"], "cpu_ms", cases["steady"])
-        self.assertEqual(cases["nap"]["core_metric"], "wall_ms", cases["nap"])
+        self.assertEqual(cases["nap"]["core_metric"], "unqueued_ms", cases["nap"])
         self.assertGreater(cases["hot"]["cpu_wall_ratio"], 0.5)
         self.assertLess(cases["nap"]["cpu_wall_ratio"], 0.5)
 
@@ -130,6 +131,10 @@ class BenchContention(GateHarness):
     def test_repeats_record_contention_and_compare_says_inconclusive(self):
         base = self.run_suite("base.json")
         cur = self.run_suite("busy.json", burst=True)
+        self.check_contention(base, cur)
+        self.check_old_artifact(base)
+
+    def check_contention(self, base, cur):
         doc = json.load(open(cur))
         self.assertEqual(doc["policy"]["order"], "shuffle")
         self.assertIsInstance(doc["policy"]["seed"], int)
@@ -165,7 +170,9 @@ class BenchContention(GateHarness):
         row = [ln for ln in r.stdout.splitlines() if ln.startswith("hot.wall_ms ")][0]
         self.assertIn("inconclusive", row)
         self.assertRegex(r.stdout, r"hot\.wall_ms inconclusive: \d+ of 10 repeats of the (baseline|current) run ran "
-                                   r"while other processes used \d+% of the CPUs, waiting for a CPU \d+% of their time")
+                                   r"while other processes used \d+% of the CPUs; the current run's repeats waited "
+                                   r"for a CPU [-+][0-9.]+ ms \(median\) against the baseline's, beside a change of "
+                                   r"[-+][0-9.]+ ms")
         # CPU time is not judged by contention: its verdict stands, with the interval and the floor beside p
         row = [ln for ln in r.stdout.splitlines() if ln.startswith("hot.cpu_ms ")][0]
         self.assertRegex(row, r"\[[-+][0-9.]+, [-+][0-9.]+\] +[0-9.]+% ")
@@ -178,8 +185,8 @@ class BenchContention(GateHarness):
         self.assertGreaterEqual(m["hot.cpu_ms"]["ci_high_pct"], m["hot.cpu_ms"]["change_pct"])
         self.assertGreaterEqual(m["hot.cpu_ms"]["noise_floor_pct"], 5)
 
-    def test_an_artifact_from_before_reads_and_gates_on_wall_time(self):
-        base = self.run_suite("base.json")
+    def check_old_artifact(self, base):
+        """An artifact from before issue 26 (without the new fields) reads, and gates on wall time as it did."""
         doc = json.load(open(base))
         for key in ("order", "seed", "retries"):
             del doc["policy"][key]
@@ -271,5 +278,34 @@ class BenchSchedule(TempDir):
             self.assertIn(why, r.stderr)
 
 
+def count(pairs):
+    """`make bench` (bench/gate.sh): `pairs` trials, each outcome counted instead of stopping at the first; exit 0
+    when the gate passed the A/A pair and failed both slowed pairs, naming the right metric, in at least 19 of 20."""
+    t = BenchGate("test_gate_passes_unchanged_under_load_and_fails_real_slowdowns")
+    t.setUp()
+    ok = {"aa": 0, "hot": 0, "nap": 0}
+    try:
+        for i in range(pairs):
+            _, aa, hot, nap = gate_trial(t, i)
+            got = {"aa": aa[0].returncode == 0 and aa[1] == [],
+                   "hot": hot[0].returncode == 1 and hot[1] == ["hot.cpu_ms"],
+                   "nap": nap[0].returncode == 1 and nap[1] == ["nap.unqueued_ms"]}
+            for k in ok:
+                ok[k] += got[k]
+            print("trial %2d: A/A with a burst %s; hot +25%% CPU %s; nap +25%% sleep %s"
+                  % (i + 1, "passed" if got["aa"] else "FAILED (%s)" % (aa[1] or aa[0].stderr.strip()),
+                     "caught" if got["hot"] else "MISSED (%s)" % hot[1],
+                     "caught" if got["nap"] else "MISSED (%s)" % nap[1]), flush=True)
+    finally:
+        t.tearDown()
+    need = -(-19 * pairs // 20)
+    print("A/A with a burst passed the gate in %d of %d pairs; hot +25%% failed it in %d of %d naming hot.cpu_ms; "
+          "nap +25%% failed it in %d of %d naming nap.unqueued_ms (need %d of %d each)"
+          % (ok["aa"], pairs, ok["hot"], pairs, ok["nap"], pairs, need, pairs))
+    return 0 if min(ok.values()) >= need else 1
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--count":
+        sys.exit(count(int(sys.argv[2])))
     unittest.main()
