@@ -209,11 +209,11 @@ static json_t *report_json(const struct bench_evidence *ev, const struct bench_c
 }
 
 /* One line on a case's core metric and the contention its repeats ran under. */
-static void case_contention_line(FILE *out, const struct bench_case_result *c, bool markdown)
+static bool case_contention_line(FILE *out, const struct bench_case_result *c, bool markdown)
 {
 	size_t with, n = bench_case_contended(c, &with);
 	if (!c->core_metric && !with)
-		return;
+		return false;
 	fprintf(out, "%scase %s: core %s", markdown ? "- " : "  ", c->name, c->core_metric ? c->core_metric : "wall_ms");
 	if (c->core_source && strcmp(c->core_source, "suite") == 0)
 		fputs(" (the suite's choice)", out);
@@ -242,6 +242,7 @@ static void case_contention_line(FILE *out, const struct bench_case_result *c, b
 		fputs(" (mean per repeat)", out);
 	}
 	fputc('\n', out);
+	return true;
 }
 
 /* The header line, and a line for each case that did not run fine or is harness-only. */
@@ -261,15 +262,22 @@ static void report_header(FILE *out, const struct bench_evidence *ev, const char
 		fprintf(out, ", up to %ld re-run%s of a contended repeat", ev->retries, ev->retries == 1 ? "" : "s");
 	}
 	fputs(markdown ? "**\n\n" : "\n", out);
+	bool listed = false;
 	for (size_t i = 0; i < ev->ncases; i++) {
 		const struct bench_case_result *c = &ev->cases[i];
-		if (c->status && strcmp(c->status, "ok") != 0)
+		if (c->status && strcmp(c->status, "ok") != 0) {
 			fprintf(out, "%scase %s %s\n", markdown ? "- " : "  ", c->name, c->status);
-		if (c->trust && strcmp(c->trust, BENCH_TRUST_HARNESS) == 0)
+			listed = true;
+		}
+		if (c->trust && strcmp(c->trust, BENCH_TRUST_HARNESS) == 0) {
 			fprintf(out, "%scase %s is harness-only: %s is an unoptimized build\n", markdown ? "- " : "  ", c->name,
 				c->binary ? c->binary : "its program");
-		case_contention_line(out, c, markdown);
+			listed = true;
+		}
+		listed |= case_contention_line(out, c, markdown);
 	}
+	if (markdown && listed)
+		fputc('\n', out); /* the list ends before the table starts */
 }
 
 static void report_table(FILE *out, const struct bench_evidence *ev, const char *shown, const struct bench_catalog *cat,

@@ -163,6 +163,10 @@ class BenchContention(GateHarness):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertRegex(r.stdout, r"case hot: core cpu_ms \(cpu/wall ratio [0-9.]+\); \d+ of 10 repeats contended, "
                                    r"0 re-runs; other processes used \d+% of the CPUs")
+        md = plumb("bench", "report", cur, "--markdown", debug=False).stdout.splitlines()
+        table = md.index("| metric | n | min | p50 | p95 | max | mean | CV | unit | SLO |")
+        self.assertTrue(md[table - 2].startswith("- case "), md[:table])  # the case lines are a list ...
+        self.assertEqual(md[table - 1], "")  # ... that ends before the table
         r = plumb("bench", "report", cur, "--json", debug=False)
         rep = {c["name"]: c for c in json.loads(r.stdout)["cases"]}
         self.assertEqual(rep["hot"]["contended_runs"], hot["contended_runs"])
