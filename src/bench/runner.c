@@ -294,6 +294,14 @@ static void run_close(struct suite_run *sr)
 	sigaction(SIGTERM, &sr->old_term, NULL);
 }
 
+/* The wall time less the wait for a CPU, never below the CPU time the run used within its wall time: the run's
+ * and the launcher's waits can overlap (both runnable at the fork while others hold the CPUs), so their sum can
+ * overstate the wait of a short run. */
+static double unqueued(double wall_ms, double wait_ms, double cpu_ms)
+{
+	return fmax(wall_ms - wait_ms, fmin(cpu_ms, wall_ms));
+}
+
 /* A measured run that exited 0: the figures the runner takes itself, then the samples it wrote, into dst
  * (the attempt's own evidence: it joins the artifact only if it is kept). */
 static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, const struct bench_case *c,
@@ -314,7 +322,8 @@ static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, cons
 	 * would have shown; only when that wait is known (note_contention) */
 	double vals[6] = { r->wall_ms, tv_ms(r->ru.ru_utime), tv_ms(r->ru.ru_stime),
 			   tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime), (double)r->ru.ru_maxrss * 1024.0,
-			   isfinite(run->wait_ms) ? fmax(0, r->wall_ms - run->wait_ms) : NAN };
+			   isfinite(run->wait_ms) ? unqueued(r->wall_ms, run->wait_ms, tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime))
+						  : NAN };
 	struct sbuf name = SBUF_INIT;
 	for (int m = 0; m < 6; m++) {
 		if (isnan(vals[m]))
@@ -511,7 +520,8 @@ static bool choose_core(const struct bench_case *c, struct bench_case_result *cr
 	double *ratio = calloc(n + 1, sizeof *ratio);
 	size_t k = 0;
 	for (size_t i = 0; ratio && i < n; i++) {
-		double busy = ats[i].wall_ms - (isfinite(ats[i].delay_ms) ? ats[i].delay_ms : 0);
+		double busy = isfinite(ats[i].delay_ms) ? unqueued(ats[i].wall_ms, ats[i].delay_ms, ats[i].cpu_ms)
+							: ats[i].wall_ms;
 		if (ats[i].filled && ats[i].ok && busy > 0)
 			ratio[k++] = ats[i].cpu_ms / busy;
 	}
@@ -562,8 +572,33 @@ static enum plumb_err run_round(struct suite_run *sr, struct sched *sc, long k, 
 	return PLUMB_OK;
 }
 
-/* Re-runs each contended repeat of the live cases once more (in a shuffled order, so a burst that made them
- * contended is not met again in the same place); a re-run is kept when it ran uncontended or less contended. */
+/* A kept attempt's figure of its case's core metric (wall-gated cases: unqueued_ms or wall_ms). */
+static double core_value(const struct bench_case_result *cr, const struct attempt *at)
+{
+	bool unq = cr->core_metric && strcmp(cr->core_metric, "unqueued_ms") == 0 && isfinite(at->delay_ms);
+	return unq ? unqueued(at->wall_ms, at->delay_ms, at->cpu_ms) : at->wall_ms;
+}
+
+/* The figure above which a repeat of a wall-gated case looks odd: more than 3 robust standard deviations and 5%
+ * above the median of the case's kept repeats (INFINITY when there are too few to tell). */
+static double odd_above(const struct bench_case_result *cr, const struct attempt *ats, size_t n)
+{
+	double *v = calloc(n + 1, sizeof *v), sd = 0;
+	size_t k = 0;
+	for (size_t i = 0; v && i < n; i++)
+		if (ats[i].filled && ats[i].ok)
+			v[k++] = core_value(cr, &ats[i]);
+	double med = k >= 5 ? bench_median_inplace(v, k) : NAN;
+	bool ok = v && isfinite(med) && bench_robust_sd(v, k, &sd);
+	free(v);
+	return ok ? fmax(med + 3 * sd, med * 1.05) : INFINITY;
+}
+
+/* Re-runs, once more, each repeat of a live wall-gated case that ran contended or looks odd (its core figure
+ * beyond odd_above: a delay no counter saw, such as a page read from disk — the seeds' practice of running again
+ * a result that looks odd), in a shuffled order so a burst that caused them is not met again in the same place.
+ * A contended repeat's re-run is kept when it ran uncontended or less contended; an odd one's when its figure is
+ * lower. */
 static enum plumb_err rerun_contended(struct suite_run *sr, struct sched *sc, uint64_t *rng, bool *any,
 				      struct perr *e)
 {
@@ -571,10 +606,17 @@ static enum plumb_err rerun_contended(struct suite_run *sr, struct sched *sc, ui
 	size_t *todo = malloc((sc->nsel * reps + 1) * sizeof *todo);
 	if (!todo)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	for (size_t i = 0; i < sc->nsel; i++)
-		for (size_t k = 0; sc->alive[i] && sc->rerun[i] && k < sr->ev->cases[i].nruns; k++)
-			if (sr->ev->cases[i].runs[k].contended)
+	for (size_t i = 0; i < sc->nsel; i++) {
+		const struct bench_case_result *cr = &sr->ev->cases[i];
+		if (!sc->alive[i] || !sc->rerun[i])
+			continue;
+		double above = odd_above(cr, &sc->at[i * reps], cr->nruns);
+		for (size_t k = 0; k < cr->nruns; k++) {
+			const struct attempt *at = &sc->at[i * reps + k];
+			if (cr->runs[k].contended || (at->filled && at->ok && core_value(cr, at) > above))
 				todo[n++] = i * reps + k;
+		}
+	}
 	*any = n > 0;
 	shuffle(todo, n, rng);
 	enum plumb_err rc = PLUMB_OK;
@@ -591,10 +633,13 @@ static enum plumb_err rerun_contended(struct suite_run *sr, struct sched *sc, ui
 		cr->reruns++;
 		struct attempt *kept = &sc->at[todo[t]];
 		long attempts = kept->run.attempts + 1;
+		bool better = kept->run.contended ? !fresh.run.contended || contention_score(&fresh.run) <
+										 contention_score(&kept->run)
+						  : core_value(cr, &fresh) < core_value(cr, kept);
 		if (!fresh.ok) { /* it failed this time: the case ends as failed, the repeat keeps its good attempt */
 			sc->alive[i] = false;
 			bench_evidence_release(&fresh.samples);
-		} else if (!fresh.run.contended || contention_score(&fresh.run) < contention_score(&kept->run)) {
+		} else if (better) {
 			bench_evidence_release(&kept->samples);
 			*kept = fresh;
 		} else {
