@@ -57,7 +57,7 @@ const char *plumb_exit_text(int exit_code)
 	return exit_code >= 0 && exit_code < (int)(sizeof text / sizeof text[0]) ? text[exit_code] : NULL;
 }
 
-const char *plumb_strerror(enum plumb_err code)
+const char *perr_strerror(enum plumb_err code)
 {
 	for (size_t i = 0; i < sizeof err_table / sizeof err_table[0]; i++)
 		if (err_table[i].code == code)
@@ -76,7 +76,7 @@ int plumb_exit_code(enum plumb_err code)
 int perr_report(const struct perr *e)
 {
 	progress_clear();
-	fprintf(stderr, "plumb: %s\n", e->msg[0] ? e->msg : plumb_strerror(e->code));
+	fprintf(stderr, "plumb: %s\n", e->msg[0] ? e->msg : perr_strerror(e->code));
 	return plumb_exit_code(e->code);
 }
 

@@ -46,7 +46,7 @@ enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 
 /* Short fixed text for a code ("out of memory", ...). */
-const char *plumb_strerror(enum plumb_err code);
+const char *perr_strerror(enum plumb_err code);
 
 /* What an exit code means, one line (the table of docs/design.md §3.2, for the man pages); NULL past 6. */
 const char *plumb_exit_text(int exit_code);

@@ -87,6 +87,168 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	return strcmp(a->metric, b->metric);
 }
 
+bool bench_metric_is_core_in(const struct bench_catalog *cat, const struct bench_evidence *base,
+			     const struct bench_evidence *cur, const char *metric)
+{
+	const struct bench_metric_def *d = bench_catalog_find(cat, metric);
+	if (d)
+		return d->core;
+	const char *dot = strchr(metric, '.');
+	if (!dot)
+		return false;
+	const struct bench_evidence *sides[2] = { base, cur };
+	for (int i = 0; i < 2; i++) {
+		const struct bench_case_result *c = sides[i] ? bench_evidence_case_of(sides[i], metric) : NULL;
+		if (c && c->core_metric)
+			return strcmp(dot + 1, c->core_metric) == 0;
+	}
+	return strcmp(dot + 1, "wall_ms") == 0;
+}
+
+/* Whether contention moves a metric: everything measured in time passing (wall time, a program's own latency
+ * samples), not CPU time, memory, nor the runner's unqueued time (the wall time less the waits). */
+static bool contention_sensitive(const struct bench_sample *first)
+{
+	const char *dot = first ? strchr(first->name, '.') : NULL;
+	if (dot && strcmp(dot + 1, "unqueued_ms") == 0)
+		return false; /* the wall time with the waits for a CPU taken out */
+	return !first || (strcmp(first->kind, "cpu") != 0 && strcmp(first->kind, "memory") != 0);
+}
+
+/* What one side's repeats of a case ran under: how many have contention figures, how many ran contended, the
+ * mean share of the CPUs other processes used in those, and the median wait for a CPU (ms; NAN unless every
+ * repeat knows it). */
+struct side_contention {
+	size_t with, contended;
+	double other_pct, wait_ms;
+};
+
+static struct side_contention side_of(const struct bench_evidence *ev, const char *metric)
+{
+	struct side_contention sc = { 0, 0, 0, NAN };
+	const struct bench_case_result *c = bench_evidence_case_of(ev, metric);
+	if (!c)
+		return sc;
+	double *w = calloc(c->nruns + 1, sizeof *w);
+	size_t nw = 0;
+	for (size_t i = 0; i < c->nruns; i++) {
+		const struct bench_run *r = &c->runs[i];
+		if (!r->has_contention)
+			continue;
+		sc.with++;
+		if (r->contended) {
+			sc.contended++;
+			sc.other_pct += isfinite(r->other_cpu_pct) ? r->other_cpu_pct : 0;
+		}
+		if (w && isfinite(r->wait_ms))
+			w[nw++] = r->wait_ms;
+	}
+	if (sc.contended)
+		sc.other_pct /= (double)sc.contended;
+	if (w && nw && nw == sc.with)
+		sc.wait_ms = bench_median_inplace(w, nw);
+	free(w);
+	return sc;
+}
+
+/* Whether contention makes a tested verdict of a wall-time metric untrustworthy, with the reason in r->why
+ * (docs/bench.md "Contention"). When both sides know their repeats' wait for a CPU, the question is whether the
+ * difference of the median waits explains the change: half of a slower or faster change, or, for `~`, a shift as
+ * large as the noise floor (it could hide a change). Otherwise: more than BENCH_CONTENDED_SHARE_MAX of the
+ * repeats of one side ran contended. */
+static bool contention_explains(struct bench_cmp_row *r, const struct bench_evidence *base,
+				const struct bench_evidence *cur)
+{
+	struct side_contention sb = side_of(base, r->metric), sc = side_of(cur, r->metric);
+	if (!sb.with && !sc.with)
+		return false; /* neither artifact recorded contention */
+	bool cur_worse = (double)sc.contended / (double)(sc.with ? sc.with : 1) >=
+			 (double)sb.contended / (double)(sb.with ? sb.with : 1);
+	const struct side_contention *w = cur_worse ? &sc : &sb;
+	const char *side = cur_worse ? "current" : "baseline";
+	double to_ms = bench_unit_ms(r->unit);
+	bool untrusted;
+	char how[120] = "";
+	if (isfinite(sb.wait_ms) && isfinite(sc.wait_ms) && isfinite(to_ms) && isfinite(r->time_added_ms)) {
+		double dwait = sc.wait_ms - sb.wait_ms, change = r->time_added_ms;
+		if (strcmp(r->verdict, BENCH_VERDICT_SAME) == 0)
+			untrusted = fabs(dwait) >= r->noise_pct / 100 * fabs(r->base.p50) * to_ms;
+		else
+			untrusted = dwait * (change > 0 ? 1 : -1) >= 0.5 * fabs(change);
+		snprintf(how, sizeof how, "; the current run's repeats waited for a CPU %+.1f ms (median) against the "
+			 "baseline's, beside a change of %+.1f ms", dwait, change);
+		if (untrusted && w->contended == 0) { /* the waits differ though neither side crossed the mark */
+			snprintf(r->why, sizeof r->why, "%s", how + 2);
+			return true;
+		}
+	} else {
+		untrusted = (double)w->contended > BENCH_CONTENDED_SHARE_MAX * (double)w->with;
+	}
+	if (untrusted)
+		snprintf(r->why, sizeof r->why, "%zu of %zu repeats of the %s run ran while other processes used %.0f%% of "
+			 "the CPUs%s", w->contended, w->with, side, w->other_pct, how);
+	return untrusted;
+}
+
+/* A seed for the bootstrap from the metric's name (FNV-1a): the same comparison reads the same every time. */
+static unsigned long long name_seed(const char *s)
+{
+	unsigned long long h = 1469598103934665603ull;
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The statistics and verdict of a metric both sides have: the change of the median, its bootstrap interval, the
+ * U test, the noise floor, and what contention does to the verdict. False when out of memory. */
+static bool judge(struct bench_cmp_row *r, const struct bench_evidence *base, const struct bench_evidence *cur,
+		  const double *vb, size_t kb, const double *vc, size_t kc, double threshold_pct, double alpha)
+{
+	if (r->base.p50 != 0)
+		r->change_pct = (r->cur.p50 - r->base.p50) / fabs(r->base.p50) * 100;
+	else
+		r->change_pct = r->cur.p50 == 0 ? 0 : r->cur.p50 > 0 ? INFINITY : -INFINITY;
+	r->time_added_ms = (r->cur.p50 - r->base.p50) * bench_unit_ms(r->unit);
+	struct bench_utest t;
+	if (!bench_mann_whitney(vb, kb, vc, kc, &t))
+		return false;
+	r->p = t.p;
+	r->u = t.u;
+	r->exact = t.exact;
+	size_t rounds = BENCH_BOOTSTRAP_ROUNDS;
+	if ((kb + kc) * rounds > 4000000)
+		rounds = 4000000 / (kb + kc) < 200 ? 200 : 4000000 / (kb + kc);
+	double sd;
+	if (!bench_bootstrap_median_change(vb, kb, vc, kc, 0.95, rounds, name_seed(r->metric), &r->ci_lo, &r->ci_hi) ||
+	    !bench_robust_sd(vb, kb, &sd))
+		return false;
+	if (r->base.p50 == 0)
+		r->ci_lo = r->ci_hi = NAN; /* a change from a median of 0 has no percentage to bound */
+	r->noise_pct = threshold_pct;
+	if (r->base.p50 != 0 && sd / fabs(r->base.p50) * 100 > r->noise_pct)
+		r->noise_pct = sd / fabs(r->base.p50) * 100;
+	bool higher_better = r->def && r->def->better == BENCH_HIGHER_IS_BETTER;
+	bool worse = higher_better ? r->change_pct < 0 : r->change_pct > 0;
+	/* the interval must leave 0 on the side of the change: one shifted block of repeats moves the median little
+	 * and widens the interval, where it would move a mean */
+	bool clear = r->change_pct > 0 ? r->ci_lo > 0 : r->change_pct < 0 ? r->ci_hi < 0 : false;
+	if (isnan(r->ci_lo))
+		clear = true; /* a side too small to resample: the U test and the floor decide */
+	if (bench_utest_min_p(kb, kc) > alpha)
+		r->verdict = BENCH_VERDICT_INCONCLUSIVE;
+	else if (r->p < alpha && fabs(r->change_pct) >= r->noise_pct && clear)
+		r->verdict = worse ? BENCH_VERDICT_SLOWER : BENCH_VERDICT_FASTER;
+	else
+		r->verdict = BENCH_VERDICT_SAME;
+	const struct bench_sample *first = bench_evidence_first(cur, r->metric);
+	if (strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) != 0 && contention_sensitive(first) &&
+	    contention_explains(r, base, cur))
+		r->verdict = BENCH_VERDICT_INCONCLUSIVE;
+	else if (strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) == 0 && !r->why[0])
+		snprintf(r->why, sizeof r->why, "%zu vs %zu samples: no p-value could fall below %g", kb, kc, alpha);
+	return true;
+}
+
 bool bench_compare(const struct bench_evidence *base, const struct bench_evidence *cur, const struct bench_catalog *cat,
 		   double threshold_pct, double alpha, enum bench_rank rank, struct bench_cmp *out)
 {
@@ -117,7 +279,7 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 			struct bench_cmp_row *r = &out->rows[out->n++];
 			r->metric = m;
 			r->def = bench_catalog_find(cat, m);
-			r->core = bench_metric_is_core(cat, m);
+			r->core = bench_metric_is_core_in(cat, base, cur, m);
 			const struct bench_sample *first = bench_evidence_first(cur, m);
 			if (!first)
 				first = bench_evidence_first(base, m);
@@ -125,32 +287,12 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 			size_t kb, kc;
 			double *vb = bench_evidence_values(base, m, &kb);
 			double *vc = bench_evidence_values(cur, m, &kc);
-			r->p = r->u = r->change_pct = r->time_added_ms = NAN;
+			r->p = r->u = r->change_pct = r->time_added_ms = r->ci_lo = r->ci_hi = r->noise_pct = NAN;
 			if (!bench_summarize(vb, kb, &r->base) || !bench_summarize(vc, kc, &r->cur) ||
 			    ((kb && !vb) || (kc && !vc)))
 				ok = false;
 			if (ok && kb && kc) {
-				if (r->base.p50 != 0)
-					r->change_pct = (r->cur.p50 - r->base.p50) / fabs(r->base.p50) * 100;
-				else
-					r->change_pct = r->cur.p50 == 0 ? 0 : r->cur.p50 > 0 ? INFINITY : -INFINITY;
-				r->time_added_ms = (r->cur.p50 - r->base.p50) * bench_unit_ms(r->unit);
-				struct bench_utest t;
-				if (!bench_mann_whitney(vb, kb, vc, kc, &t)) {
-					ok = false;
-				} else {
-					r->p = t.p;
-					r->u = t.u;
-					r->exact = t.exact;
-				}
-				bool higher_better = r->def && r->def->better == BENCH_HIGHER_IS_BETTER;
-				bool worse = higher_better ? r->change_pct < 0 : r->change_pct > 0;
-				if (bench_utest_min_p(kb, kc) > alpha)
-					r->verdict = BENCH_VERDICT_INCONCLUSIVE;
-				else if (r->p < alpha && fabs(r->change_pct) >= threshold_pct)
-					r->verdict = worse ? BENCH_VERDICT_SLOWER : BENCH_VERDICT_FASTER;
-				else
-					r->verdict = BENCH_VERDICT_SAME;
+				ok = judge(r, base, cur, vb, kb, vc, kc, threshold_pct, alpha);
 			} else if (ok) {
 				r->verdict = kc ? BENCH_VERDICT_NEW : BENCH_VERDICT_GONE;
 			}
@@ -169,6 +311,8 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 		if (out->rows[i].core && strcmp(out->rows[i].verdict, BENCH_VERDICT_SLOWER) == 0) {
 			if (!out->regressions++)
 				out->first_regression = &out->rows[i];
+		} else if (out->rows[i].core && strcmp(out->rows[i].verdict, BENCH_VERDICT_INCONCLUSIVE) == 0) {
+			out->inconclusive_core++;
 		}
 	return true;
 }

@@ -27,10 +27,28 @@ struct bench_cmp_row {
 	double p;                 /* two-sided U-test p-value; NAN when not tested */
 	double u;
 	bool exact;
+	double ci_lo, ci_hi;      /* the bootstrap 95% interval of change_pct; NAN when not computed */
+	double noise_pct;         /* the noise floor the change had to pass: max(threshold, the baseline's robust
+				   * spread in % of its median) */
 	const char *verdict;      /* BENCH_VERDICT_* */
+	char why[200];            /* for an inconclusive verdict: the reason ("4 of 8 repeats of the current run ran
+				   * while ..."); "" otherwise */
 	bool core;                /* counts for --fail-on-regression */
 	const struct bench_metric_def *def; /* catalog entry or NULL */
 };
+
+/* A case's contended repeats make its wall-time metrics (every metric but those of kind cpu and memory)
+ * untrustworthy when they are more than this share of its repeats on either side. */
+#define BENCH_CONTENDED_SHARE_MAX 0.25
+/* Resamples of the bootstrap interval (fewer for very large samples: at most ~4e6 values drawn per metric). */
+#define BENCH_BOOTSTRAP_ROUNDS 2000
+
+/* Whether a metric is core: the catalog's tier when it lists the metric; else the core metric the artifact
+ * recorded for its case (the baseline's, else the current's: cpu_ms, unqueued_ms or wall_ms, from the runs'
+ * CPU/wall ratio or the suite); else, for an artifact that recorded none, CASE.wall_ms. cat, base and cur may be
+ * NULL. */
+bool bench_metric_is_core_in(const struct bench_catalog *cat, const struct bench_evidence *base,
+			     const struct bench_evidence *cur, const char *metric);
 
 enum bench_rank { BENCH_RANK_BOTTLENECKS, BENCH_RANK_REGRESSIONS, BENCH_RANK_NAME };
 
@@ -43,6 +61,7 @@ struct bench_cmp {
 	struct bench_cmp_row *rows;
 	size_t n;
 	size_t regressions;                         /* core metrics whose verdict is slower: the gate's count */
+	size_t inconclusive_core;                   /* core metrics whose verdict contention made inconclusive */
 	const struct bench_cmp_row *first_regression; /* the first of them in rank order, or NULL */
 };
 

@@ -157,13 +157,15 @@ static bool parse_num(const char *v, double *out)
 	return true;
 }
 
-static bool valid_case_name(const char *s)
+
+/* A case name with {PARAM} placeholders (expanded later, and checked again then). */
+static bool valid_template_name(const char *s)
 {
-	if (!*s || strlen(s) > 100)
+	if (!strchr(s, '{') || strlen(s) > 200)
 		return false;
 	for (; *s; s++)
 		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_' ||
-		      *s == '-'))
+		      *s == '-' || *s == '{' || *s == '}'))
 			return false;
 	return true;
 }
@@ -258,7 +260,52 @@ static int suite_key(struct parse_ctx *cx, struct bench_suite *s, const char *ke
 	}
 	if (strcmp(key, "catalog") == 0)
 		return set_path(cx, &s->catalog, "suite", key, cx->dir, value);
-	return fail(cx, "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog)", key);
+	if (strcmp(key, "order") == 0) {
+		if (s->order != BENCH_ORDER_UNSET)
+			return fail(cx, "[suite] sets 'order' twice");
+		if (!bench_order_parse(value, &s->order))
+			return fail(cx, "[suite] order is shuffle or round-robin, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "seed") == 0) {
+		if (s->seed >= 0)
+			return fail(cx, "[suite] sets 'seed' twice");
+		if (!parse_long(value, 0, 999999999L, &s->seed))
+			return fail(cx, "[suite] seed must be a whole number from 0 to 999999999, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "retries") == 0) {
+		if (s->retries >= 0)
+			return fail(cx, "[suite] sets 'retries' twice");
+		if (!parse_long(value, 0, 10, &s->retries))
+			return fail(cx, "[suite] retries must be a whole number from 0 to 10, not '%s'", value);
+		return 1;
+	}
+	if (strcmp(key, "prepare") == 0) {
+		if (!*value)
+			return fail(cx, "[suite] prepare is empty");
+		return set_str(cx, &s->prepare, "suite", key, value);
+	}
+	return fail(cx,
+		    "unknown key '%s' in [suite] (known: name, repeats, duration, warmup, catalog, order, seed, retries, "
+		    "prepare)",
+		    key);
+}
+
+bool bench_order_parse(const char *name, enum bench_order *order)
+{
+	if (strcmp(name, "shuffle") == 0)
+		*order = BENCH_ORDER_SHUFFLE;
+	else if (strcmp(name, "round-robin") == 0)
+		*order = BENCH_ORDER_ROUND_ROBIN;
+	else
+		return false;
+	return true;
+}
+
+const char *bench_order_name(enum bench_order order)
+{
+	return order == BENCH_ORDER_ROUND_ROBIN ? "round-robin" : "shuffle";
 }
 
 /* `env = KEY=VALUE ...`: one or more words; the key may repeat. */
@@ -274,6 +321,44 @@ static int case_env(struct parse_ctx *cx, struct bench_case *c, const char *sect
 			return oom(cx);
 		c->nenv++;
 	}
+	return 1;
+}
+
+/* A parameter value: what may stand in a case name, and '.' (the expanded name is checked on its own). */
+static bool valid_param_value(const char *s, size_t n)
+{
+	if (n == 0 || n > 100)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= 'A' && s[i] <= 'Z') || (s[i] >= '0' && s[i] <= '9') ||
+		      s[i] == '_' || s[i] == '-' || s[i] == '.'))
+			return false;
+	return true;
+}
+
+/* `params = NAME=V1,V2,...`: a parameter list (hyperfine's --parameter-list); the key may repeat for another
+ * parameter, and the case expands into one case per combination once the file is read (expand_params). */
+static int case_params(struct parse_ctx *cx, struct bench_case *c, const char *section, const char *value)
+{
+	const char *eq = strchr(value, '=');
+	if (!eq || !valid_env_key(value, (size_t)(eq - value)))
+		return fail(cx, "[%s] params wants NAME=V1,V2,... , not '%s'", section, value);
+	for (size_t i = 0; i < c->nparams; i++)
+		if (strncmp(c->params[i], value, (size_t)(eq - value) + 1) == 0)
+			return fail(cx, "[%s] sets parameter '%.*s' twice", section, (int)(eq - value), value);
+	const char *p = eq + 1, *w;
+	size_t n, count = 0;
+	while ((w = next_word(&p, ", \t", &n)) != NULL) {
+		if (!valid_param_value(w, n))
+			return fail(cx, "[%s] parameter value '%.*s' is not letters, digits, '_', '-' or '.'", section,
+				    (int)n, w);
+		count++;
+	}
+	if (count == 0)
+		return fail(cx, "[%s] params '%.*s' has no values", section, (int)(eq - value), value);
+	if (!REALLOC_ARRAY(c->params, c->nparams + 1) || !(c->params[c->nparams] = strdup(value)))
+		return oom(cx);
+	c->nparams++;
 	return 1;
 }
 
@@ -302,7 +387,21 @@ static int case_key(struct parse_ctx *cx, struct bench_case *c, const char *sect
 			return fail(cx, "[%s] binary is empty", section);
 		return set_path(cx, &c->binary, section, key, c->cwd ? c->cwd : cx->dir, value);
 	}
-	return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary)", key, section);
+	if (strcmp(key, "prepare") == 0) {
+		if (!*value)
+			return fail(cx, "[%s] prepare is empty", section);
+		return set_str(cx, &c->prepare, section, key, value);
+	}
+	if (strcmp(key, "core") == 0) {
+		if (strcmp(value, "cpu_ms") != 0 && strcmp(value, "wall_ms") != 0 && strcmp(value, "unqueued_ms") != 0 &&
+		    strcmp(value, "auto") != 0)
+			return fail(cx, "[%s] core is cpu_ms, wall_ms, unqueued_ms or auto, not '%s'", section, value);
+		return set_str(cx, &c->core, section, key, value);
+	}
+	if (strcmp(key, "params") == 0)
+		return case_params(cx, c, section, value);
+	return fail(cx, "unknown key '%s' in [%s] (known: run, env, cwd, timeout, binary, prepare, core, params)", key,
+		    section);
 }
 
 static int suite_handler(void *user, const char *section, const char *key, const char *value)
@@ -313,7 +412,7 @@ static int suite_handler(void *user, const char *section, const char *key, const
 		return suite_key(cx, sc->s, key, value);
 	const char *name = section_name(section, "case ");
 	if (name) {
-		if (!valid_case_name(name))
+		if (!bench_case_name_valid(name) && !valid_template_name(name))
 			return fail(cx, "[%s]: a case name is letters, digits, '_' and '-' (metric names are CASE.METRIC)",
 				    section);
 		struct bench_case *c = find_or_add_case(sc, name);
@@ -339,14 +438,21 @@ void bench_suite_release(struct bench_suite *s)
 		free(c->env);
 		free(c->cwd);
 		free(c->binary);
+		free(c->prepare);
+		free(c->core);
+		for (size_t j = 0; j < c->nparams; j++)
+			free(c->params[j]);
+		free(c->params);
 	}
 	free(s->cases);
+	free(s->prepare);
 	free(s->path);
 	free(s->dir);
 	free(s->name);
 	free(s->catalog);
 	memset(s, 0, sizeof *s);
 	s->warmup = -1;
+	s->seed = s->retries = -1;
 }
 
 static enum plumb_err finish_error(struct parse_ctx *cx, int rc, struct perr *e)
@@ -362,6 +468,7 @@ enum plumb_err bench_suite_parse(const char *text, const char *path, struct benc
 {
 	memset(s, 0, sizeof *s);
 	s->warmup = -1;
+	s->seed = s->retries = -1;
 	s->path = strdup(path);
 	s->dir = abs_dir_of(path);
 	if (!s->path || !s->dir) {
@@ -395,6 +502,15 @@ enum plumb_err bench_suite_parse(const char *text, const char *path, struct benc
 			bench_suite_release(s);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
+		if (!c->prepare && s->prepare && !(c->prepare = strdup(s->prepare))) {
+			bench_suite_release(s);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory");
+		}
+	}
+	enum plumb_err xrc = bench_suite_expand_params(s, e);
+	if (xrc) {
+		bench_suite_release(s);
+		return xrc;
 	}
 	if (!s->name) {
 		const char *base = strrchr(path, '/');
@@ -415,6 +531,7 @@ enum plumb_err bench_suite_load(const char *path, struct bench_suite *s, struct 
 {
 	memset(s, 0, sizeof *s);
 	s->warmup = -1;
+	s->seed = s->retries = -1;
 	char *text;
 	enum plumb_err rc = read_text(path, "suite", &text, e);
 	if (rc)

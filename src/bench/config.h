@@ -17,7 +17,16 @@ struct bench_case {
 	char *cwd;         /* absolute (resolved against the suite's directory); the suite's directory by default */
 	double timeout_s;  /* 0: none */
 	char *binary;      /* the program under test when it is not the command's first word; NULL otherwise */
+	char *prepare;     /* a command run before every repeat, unmeasured (/bin/sh -c), or NULL */
+	char *core;        /* the core metric the suite names for the case ("cpu_ms", "wall_ms"), or NULL: decided from
+			    * the runs' CPU/wall ratio */
+	char **params;     /* while the file is read: its `params = NAME=V1,V2` lines (none once it is loaded: the
+			    * case was expanded into one case per combination) */
+	size_t nparams;
 };
+
+/* How the runner orders the repeats of the cases (docs/bench.md "The model"). */
+enum bench_order { BENCH_ORDER_UNSET = 0, BENCH_ORDER_SHUFFLE, BENCH_ORDER_ROUND_ROBIN };
 
 struct bench_suite {
 	char *path;        /* as given */
@@ -27,6 +36,10 @@ struct bench_suite {
 	double duration_s; /* 0 when unset */
 	long warmup;       /* -1 when unset */
 	char *catalog;     /* absolute path, or NULL */
+	enum bench_order order; /* BENCH_ORDER_UNSET when the suite does not say */
+	long seed;         /* the shuffle's seed, -1 when unset */
+	long retries;      /* re-runs of a contended repeat, -1 when unset */
+	char *prepare;     /* the prepare command of every case that sets none, or NULL */
 	struct bench_case *cases;
 	size_t ncases;
 };
@@ -36,6 +49,16 @@ enum plumb_err bench_suite_load(const char *path, struct bench_suite *s, struct 
 /* The same from text in memory; `path` names it in messages and anchors relative paths. */
 enum plumb_err bench_suite_parse(const char *text, const char *path, struct bench_suite *s, struct perr *e);
 void bench_suite_release(struct bench_suite *s);
+
+/* Whether s is a case name: letters, digits, '_' and '-', at most 100 bytes (no '.': metric names are CASE.METRIC). */
+bool bench_case_name_valid(const char *s);
+/* Expands the cases with `params` lines into one case per combination (suite_params.c; bench_suite_parse calls
+ * it): PLUMB_EFORMAT naming the case for a {NAME} without a parameter, a bad expanded name or a repeated name. */
+enum plumb_err bench_suite_expand_params(struct bench_suite *s, struct perr *e);
+
+/* "shuffle" or "round-robin" into *order; false for anything else. */
+bool bench_order_parse(const char *name, enum bench_order *order);
+const char *bench_order_name(enum bench_order order);
 
 enum bench_better { BENCH_LOWER_IS_BETTER = 0, BENCH_HIGHER_IS_BETTER = 1 };
 

@@ -24,6 +24,20 @@ void bench_evidence_init(struct bench_evidence *ev)
 	memset(ev, 0, sizeof *ev);
 	ev->git_dirty = -1;
 	ev->load[0] = ev->load[1] = ev->load[2] = NAN;
+	ev->seed = ev->retries = -1;
+}
+
+size_t bench_case_contended(const struct bench_case_result *c, size_t *with)
+{
+	size_t n = 0, w = 0;
+	for (size_t i = 0; i < c->nruns; i++)
+		if (c->runs[i].has_contention) {
+			w++;
+			n += c->runs[i].contended;
+		}
+	if (with)
+		*with = w;
+	return n;
 }
 
 static void case_release(struct bench_case_result *c)
@@ -38,6 +52,9 @@ static void case_release(struct bench_case_result *c)
 	free(c->producer);
 	free(c->trust);
 	free(c->status);
+	free(c->prepare);
+	free(c->core_metric);
+	free(c->core_source);
 	free(c->runs);
 }
 
@@ -56,6 +73,7 @@ void bench_evidence_release(struct bench_evidence *ev)
 	free(ev->git_commit);
 	free(ev->policy_source);
 	free(ev->case_filter);
+	free(ev->order);
 	free(ev->trust);
 	for (size_t i = 0; i < ev->ncases; i++)
 		case_release(&ev->cases[i]);
@@ -266,6 +284,12 @@ static json_t *to_json(const struct bench_evidence *ev)
 				      (json_int_t)ev->warmup, "duration_s",
 				      ev->duration_s > 0 ? json_real(ev->duration_s) : json_null(), "source",
 				      str_or_null(ev->policy_source), "case_filter", str_or_null(ev->case_filter)));
+	json_t *policy = json_object_get(root, "policy");
+	if (policy && ev->order) {
+		ok &= !json_object_set_new(policy, "order", str_or_null(ev->order));
+		ok &= !json_object_set_new(policy, "seed", ev->seed >= 0 ? json_integer(ev->seed) : json_null());
+		ok &= !json_object_set_new(policy, "retries", ev->retries >= 0 ? json_integer(ev->retries) : json_null());
+	}
 	ok &= !json_object_set_new(root, "trust", str_or_null(ev->trust));
 	json_t *cases = json_array();
 	for (size_t i = 0; i < ev->ncases; i++) {
@@ -281,6 +305,17 @@ static json_t *to_json(const struct bench_evidence *ev)
 							      "signal", r->signal ? json_integer(r->signal) : json_null(),
 							      "timed_out", r->timed_out, "bad_sample_lines",
 							      (json_int_t)r->bad_sample_lines));
+			json_t *ro = json_array_get(runs, json_array_size(runs) - 1);
+			if (ro && r->has_contention) {
+				ok &= !json_object_set_new(ro, "attempts", json_integer(r->attempts));
+				ok &= !json_object_set_new(
+					ro, "contention",
+					json_pack("{s:o, s:o, s:o, s:o, s:o, s:b}", "other_cpu_pct", num_or_null(r->other_cpu_pct),
+						  "steal_pct", num_or_null(r->steal_pct), "idle_pct", num_or_null(r->idle_pct),
+						  "wait_pct", num_or_null(r->wait_pct), "load", num_or_null(r->load), "contended",
+						  r->contended));
+				ok &= !json_object_set_new(json_object_get(ro, "contention"), "wait_ms", num_or_null(r->wait_ms));
+			}
 		}
 		ok &= !json_array_append_new(
 			cases, json_pack("{s:s, s:o, s:o, s:o, s:o, s:o, s:o, s:s, s:s, s:o}", "name", c->name, "command",
@@ -289,6 +324,19 @@ static json_t *to_json(const struct bench_evidence *ev)
 					 str_or_null(c->binary), "producer", str_or_null(c->producer), "trust",
 					 c->trust ? c->trust : BENCH_TRUST_UNKNOWN, "status", c->status ? c->status : "ok",
 					 "runs", runs));
+		json_t *co = json_array_get(cases, json_array_size(cases) - 1);
+		if (co && c->prepare)
+			ok &= !json_object_set_new(co, "prepare", str_or_null(c->prepare));
+		if (co && c->core_metric) {
+			ok &= !json_object_set_new(co, "core_metric", str_or_null(c->core_metric));
+			ok &= !json_object_set_new(co, "core_source", str_or_null(c->core_source));
+			ok &= !json_object_set_new(co, "cpu_wall_ratio", num_or_null(c->cpu_wall_ratio));
+		}
+		if (co && ev->order) {
+			size_t with, n = bench_case_contended(c, &with);
+			ok &= !json_object_set_new(co, "reruns", json_integer(c->reruns));
+			ok &= !json_object_set_new(co, "contended_runs", json_integer((json_int_t)n));
+		}
 	}
 	ok &= !json_object_set_new(root, "cases", cases);
 	if (!ok) {

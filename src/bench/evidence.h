@@ -37,7 +37,25 @@ struct bench_run {
 	int signal;          /* 0 when it exited */
 	bool timed_out;
 	long bad_sample_lines; /* lines of PLUMB_SAMPLES that were not sample objects */
+	/* the machine while the kept attempt ran (docs/bench.md "Contention"); all NAN in artifacts made before the
+	 * runner recorded it (has_contention false) */
+	bool has_contention;
+	double other_cpu_pct; /* CPU time of other processes (/proc/stat busy time minus the run's own), % of all CPUs */
+	double steal_pct;     /* steal time, % of all CPUs' time */
+	double idle_pct;      /* idle time, % of all CPUs' time */
+	double wait_pct;      /* the run's main process waited on a runqueue, % of its wall time; NAN when unknown */
+	double wait_ms;       /* the same in milliseconds */
+	double load;          /* runnable tasks on the machine when it ended (/proc/stat procs_running) */
+	bool contended;       /* the repeat ran under contention (BENCH_CONTENDED_*) */
+	long attempts;        /* 1, plus the re-runs of this repeat the contention caused */
 };
+
+/* A repeat is contended when its main process waited for a CPU this share of its wall time, or the hypervisor
+ * stole this share of the CPUs, or (its wait unknown) the CPUs were this close to saturated by others. */
+#define BENCH_CONTENDED_WAIT_PCT 10.0
+#define BENCH_CONTENDED_STEAL_PCT 10.0
+#define BENCH_CONTENDED_IDLE_PCT 5.0
+#define BENCH_CONTENDED_OTHER_PCT 20.0
 
 struct bench_case_result {
 	char *name;
@@ -50,9 +68,23 @@ struct bench_case_result {
 	char *producer;      /* one DWARF producer string of it, or NULL */
 	char *trust;         /* BENCH_TRUST_* */
 	char *status;        /* "ok", "failed", "timed-out" */
+	char *prepare;       /* the prepare command (redacted), or NULL */
+	char *core_metric;   /* "cpu_ms", "unqueued_ms" or "wall_ms": the case's core metric, or NULL (an older
+			      * artifact: wall_ms) */
+	char *core_source;   /* why: "suite", or "cpu/wall ratio" */
+	double cpu_wall_ratio; /* median cpu_ms / median (wall_ms - runqueue wait); NAN when unknown */
+	long reruns;         /* attempts re-run because of contention */
 	struct bench_run *runs;
 	size_t nruns;
 };
+
+/* A case is CPU-bound, its core metric cpu_ms, when its CPU time is at least this share of the time it was not
+ * waiting for a CPU; else wall-bound (it sleeps, waits for I/O or a child), its core metric wall_ms. */
+#define BENCH_CPU_BOUND_RATIO 0.5
+
+/* How many of a case's kept repeats ran contended (runs with contention figures only); *with gets how many
+ * have them. */
+size_t bench_case_contended(const struct bench_case_result *c, size_t *with);
 
 struct bench_evidence {
 	char *suite;
@@ -72,6 +104,9 @@ struct bench_evidence {
 	double duration_s;   /* 0 unless --duration/duration chose the repeats */
 	char *policy_source; /* "--repeats", "--duration", "suite repeats", "suite duration", "default" */
 	char *case_filter;   /* --case RE, or NULL */
+	char *order;         /* "shuffle" or "round-robin" (NULL in older artifacts: each case's repeats in a row) */
+	long seed;           /* the shuffle's seed, -1 when none */
+	long retries;        /* re-runs allowed per contended repeat, -1 when unknown */
 	/* trust */
 	char *trust;         /* the weakest case's label */
 	struct bench_case_result *cases;

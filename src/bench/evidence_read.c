@@ -154,8 +154,11 @@ static enum plumb_err read_git_policy(struct rd *r, json_t *g, json_t *p, struct
 		return bad(r, "policy", "has repeats or warmup that is not a whole number");
 	if (!get_num(p, "duration_s", &ev->duration_s))
 		return bad(r, "policy.duration_s", "is not a number");
-	if (!get_str(r, p, "source", &ev->policy_source, false) || !get_str(r, p, "case_filter", &ev->case_filter, false))
+	if (!get_str(r, p, "source", &ev->policy_source, false) || !get_str(r, p, "case_filter", &ev->case_filter, false) ||
+	    !get_str(r, p, "order", &ev->order, false))
 		return bad(r, "policy", "has a field that is not a string");
+	if (!get_int(p, "seed", &ev->seed, 0) || !get_int(p, "retries", &ev->retries, 0))
+		return bad(r, "policy", "has a seed or retries that is not a whole number");
 	return PLUMB_OK;
 }
 
@@ -197,6 +200,22 @@ static enum plumb_err read_runs(struct rd *r, json_t *runs, struct bench_case_re
 		run->exit_code = sig ? -1 : (int)code;
 		run->signal = (int)sig;
 		run->timed_out = json_is_true(json_object_get(ro, "timed_out"));
+		run->attempts = 1;
+		run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->wait_ms = run->load = NAN;
+		if (!get_int(ro, "attempts", &run->attempts, 1))
+			return bad(r, field, "has a run whose attempts is not a whole number >= 1");
+		json_t *ct = json_object_get(ro, "contention");
+		if (!ct || json_is_null(ct))
+			continue;
+		json_t *cd = json_object_get(ct, "contended");
+		if (!json_is_object(ct) || !json_is_boolean(cd) || !get_num(ct, "other_cpu_pct", &run->other_cpu_pct) ||
+		    !get_num(ct, "steal_pct", &run->steal_pct) || !get_num(ct, "idle_pct", &run->idle_pct) ||
+		    !get_num(ct, "wait_pct", &run->wait_pct) || !get_num(ct, "wait_ms", &run->wait_ms) ||
+		    !get_num(ct, "load", &run->load))
+			return bad(r, field, "has a run whose contention is not {other_cpu_pct, steal_pct, idle_pct, "
+					     "wait_pct, load, contended}");
+		run->has_contention = true;
+		run->contended = json_is_true(cd);
 	}
 	return PLUMB_OK;
 }
@@ -218,6 +237,13 @@ static enum plumb_err read_case(struct rd *r, json_t *c, size_t i, struct bench_
 		return bad(r, field, "has a trust that is not optimized, harness-only or unknown");
 	if (!get_num(c, "timeout_s", &cr->timeout_s))
 		return bad(r, field, "has a timeout_s that is not a number");
+	cr->cpu_wall_ratio = NAN;
+	if (!get_str(r, c, "prepare", &cr->prepare, false) || !get_str(r, c, "core_metric", &cr->core_metric, false) ||
+	    !get_str(r, c, "core_source", &cr->core_source, false) || !get_num(c, "cpu_wall_ratio", &cr->cpu_wall_ratio) ||
+	    !get_int(c, "reruns", &cr->reruns, 0))
+		return bad(r, field, "has a prepare, core_metric, core_source, cpu_wall_ratio or reruns of the wrong type");
+	if (cr->core_metric && (!*cr->core_metric || strchr(cr->core_metric, '.')))
+		return bad(r, field, "has a core_metric that is not a metric of the case (cpu_ms, unqueued_ms, wall_ms)");
 	enum plumb_err rc = read_env(r, json_object_get(c, "env"), cr, field);
 	return rc ? rc : read_runs(r, json_object_get(c, "runs"), cr, field);
 }

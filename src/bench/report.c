@@ -180,7 +180,7 @@ static json_t *report_json(const struct bench_evidence *ev, const struct bench_c
 		json_t *o = json_pack("{s:s, s:s, s:s, s:I, s:f, s:f, s:f, s:f, s:f, s:f, s:s?, s:b}", "name", m, "kind",
 				      f->kind, "unit", f->unit, "count", (json_int_t)s->n, "min", s->min, "p50", s->p50, "p95",
 				      s->p95, "max", s->max, "mean", s->mean, "cv", s->cv, "trust", c ? c->trust : NULL,
-				      "core", bench_metric_is_core(cat, m));
+				      "core", bench_metric_is_core_in(cat, ev, NULL, m));
 		struct bench_slo_check sc[3];
 		size_t ns = bench_slo_checks(d, s, sc);
 		json_t *slos = json_array();
@@ -193,7 +193,56 @@ static json_t *report_json(const struct bench_evidence *ev, const struct bench_c
 		json_array_append_new(arr, o);
 	}
 	json_object_set_new(root, "metrics", arr);
+	json_t *cases = json_array();
+	for (size_t i = 0; i < ev->ncases; i++) {
+		const struct bench_case_result *c = &ev->cases[i];
+		size_t with, n = bench_case_contended(c, &with);
+		json_t *o = json_pack("{s:s, s:s?, s:s?, s:s?, s:I, s:I}", "name", c->name, "status", c->status,
+				      "core_metric", c->core_metric, "core_source", c->core_source, "repeats",
+				      (json_int_t)c->nruns, "reruns", (json_int_t)c->reruns);
+		json_object_set_new(o, "cpu_wall_ratio", isfinite(c->cpu_wall_ratio) ? json_real(c->cpu_wall_ratio) : json_null());
+		json_object_set_new(o, "contended_runs", with ? json_integer((json_int_t)n) : json_null());
+		json_array_append_new(cases, o);
+	}
+	json_object_set_new(root, "cases", cases);
 	return root;
+}
+
+/* One line on a case's core metric and the contention its repeats ran under. */
+static bool case_contention_line(FILE *out, const struct bench_case_result *c, bool markdown)
+{
+	size_t with, n = bench_case_contended(c, &with);
+	if (!c->core_metric && !with)
+		return false;
+	fprintf(out, "%scase %s: core %s", markdown ? "- " : "  ", c->name, c->core_metric ? c->core_metric : "wall_ms");
+	if (c->core_source && strcmp(c->core_source, "suite") == 0)
+		fputs(" (the suite's choice)", out);
+	else if (isfinite(c->cpu_wall_ratio))
+		fprintf(out, " (cpu/wall ratio %.2f)", c->cpu_wall_ratio);
+	if (with) {
+		double other = 0, wait = 0, steal = 0;
+		size_t nw = 0;
+		for (size_t i = 0; i < c->nruns; i++) {
+			const struct bench_run *r = &c->runs[i];
+			if (!r->has_contention)
+				continue;
+			other += isfinite(r->other_cpu_pct) ? r->other_cpu_pct : 0;
+			steal += isfinite(r->steal_pct) ? r->steal_pct : 0;
+			if (isfinite(r->wait_pct)) {
+				wait += r->wait_pct;
+				nw++;
+			}
+		}
+		fprintf(out, "; %zu of %zu repeats contended, %ld re-run%s; other processes used %.0f%% of the CPUs", n, with,
+			c->reruns, c->reruns == 1 ? "" : "s", other / (double)with);
+		if (nw)
+			fprintf(out, ", it waited for a CPU %.0f%% of its time", wait / (double)nw);
+		if (steal > 0)
+			fprintf(out, ", steal %.0f%%", steal / (double)with);
+		fputs(" (mean per repeat)", out);
+	}
+	fputc('\n', out);
+	return true;
 }
 
 /* The header line, and a line for each case that did not run fine or is harness-only. */
@@ -203,18 +252,32 @@ static void report_header(FILE *out, const struct bench_evidence *ev, const char
 	if (ev->git_commit)
 		snprintf(commit, sizeof commit, "%.12s", ev->git_commit);
 	/* the header is one line, so Markdown's bold closes on it: **TEXT** */
-	fprintf(out, "%s%s: suite %s, %s, commit %s%s, trust %s, %ld repeat%s + %ld warm-up%s\n", markdown ? "**" : "",
-		shown, ev->suite ? ev->suite : "?", ev->created ? ev->created : "?", commit,
-		ev->git_dirty == 1 ? " (dirty)" : "", ev->trust ? ev->trust : "?", ev->repeats, ev->repeats == 1 ? "" : "s",
-		ev->warmup, markdown ? "**\n" : "");
+	fprintf(out, "%s%s: suite %s, %s, commit %s%s, trust %s, %ld repeat%s + %ld warm-up", markdown ? "**" : "", shown,
+		ev->suite ? ev->suite : "?", ev->created ? ev->created : "?", commit, ev->git_dirty == 1 ? " (dirty)" : "",
+		ev->trust ? ev->trust : "?", ev->repeats, ev->repeats == 1 ? "" : "s", ev->warmup);
+	if (ev->order) {
+		fprintf(out, ", %s", ev->order);
+		if (ev->seed >= 0)
+			fprintf(out, " (seed %ld)", ev->seed);
+		fprintf(out, ", up to %ld re-run%s of a contended repeat", ev->retries, ev->retries == 1 ? "" : "s");
+	}
+	fputs(markdown ? "**\n\n" : "\n", out);
+	bool listed = false;
 	for (size_t i = 0; i < ev->ncases; i++) {
 		const struct bench_case_result *c = &ev->cases[i];
-		if (c->status && strcmp(c->status, "ok") != 0)
+		if (c->status && strcmp(c->status, "ok") != 0) {
 			fprintf(out, "%scase %s %s\n", markdown ? "- " : "  ", c->name, c->status);
-		if (c->trust && strcmp(c->trust, BENCH_TRUST_HARNESS) == 0)
+			listed = true;
+		}
+		if (c->trust && strcmp(c->trust, BENCH_TRUST_HARNESS) == 0) {
 			fprintf(out, "%scase %s is harness-only: %s is an unoptimized build\n", markdown ? "- " : "  ", c->name,
 				c->binary ? c->binary : "its program");
+			listed = true;
+		}
+		listed |= case_contention_line(out, c, markdown);
 	}
+	if (markdown && listed)
+		fputc('\n', out); /* the list ends before the table starts */
 }
 
 static void report_table(FILE *out, const struct bench_evidence *ev, const char *shown, const struct bench_catalog *cat,
@@ -293,16 +356,20 @@ static json_t *compare_json(const struct bench_cmp *cmp, const struct bench_comp
 		} nums[] = { { "baseline_p50", r->base.p50 }, { "baseline_p95", r->base.p95 },
 			     { "current_p50", r->cur.p50 },   { "current_p95", r->cur.p95 },
 			     { "change_pct", r->change_pct }, { "time_added_ms", r->time_added_ms },
-			     { "p", r->p },                   { "u", r->u } };
+			     { "p", r->p },                   { "u", r->u },
+			     { "ci_low_pct", r->ci_lo },      { "ci_high_pct", r->ci_hi },
+			     { "noise_floor_pct", r->noise_pct } };
 		for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
 			json_object_set_new(o, nums[k].key, isfinite(nums[k].v) ? json_real(nums[k].v) : json_null());
 		json_object_set_new(o, "exact", json_boolean(r->exact));
+		json_object_set_new(o, "why", r->why[0] ? json_string(r->why) : json_null());
 		if (r->def)
 			json_object_set_new(o, "owner", owner_json(r->def));
 		json_array_append_new(rows, o);
 	}
 	json_object_set_new(root, "metrics", rows);
 	json_object_set_new(root, "regressions", json_integer((json_int_t)cmp->regressions));
+	json_object_set_new(root, "inconclusive_core", json_integer((json_int_t)cmp->inconclusive_core));
 	return root;
 }
 
@@ -319,8 +386,10 @@ static void compare_header(FILE *out, const struct bench_evidence *base, const s
 		fprintf(out, "%s %s (%s, %s%s, trust %s)\n", label[i], name[i], side[i]->created ? side[i]->created : "?",
 			commit, side[i]->git_dirty == 1 ? " dirty" : "", side[i]->trust ? side[i]->trust : "?");
 	}
-	fprintf(out, "ranked by %s; verdicts need p < %g and a median change beyond %g%%\n\n", bench_rank_name(v->rank),
-		v->alpha, v->threshold_pct);
+	fprintf(out,
+		"ranked by %s; a verdict needs p < %g, a median change beyond the noise floor (%g%% or the baseline's own "
+		"spread) and its 95%% interval clear of 0\n\n",
+		bench_rank_name(v->rank), v->alpha, v->threshold_pct);
 }
 
 static void compare_row(FILE *out, const struct bench_cmp_row *r, int w)
@@ -352,9 +421,18 @@ static void compare_row(FILE *out, const struct bench_cmp_row *r, int w)
 	char metric[256];
 	snprintf(metric, sizeof metric, "%s%s%s%s", r->metric, rs.div > 1 ? " (" : "", rs.div > 1 ? rs.unit : "",
 		 rs.div > 1 ? ")" : "");
-	fprintf(out, "%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", w, metric, fmt_fig(a, 32, r->base.p50, &rs),
-		fmt_fig(b, 32, r->cur.p50, &rs), fmt_fig(c, 32, r->base.p95, &rs), fmt_fig(d, 32, r->cur.p95, &rs), ch, p,
-		r->verdict, own.buf);
+	char ci[48], fl[16];
+	if (isfinite(r->ci_lo) && isfinite(r->ci_hi))
+		snprintf(ci, sizeof ci, "[%+.1f, %+.1f]", r->ci_lo, r->ci_hi);
+	else
+		snprintf(ci, sizeof ci, "-");
+	if (isfinite(r->noise_pct))
+		snprintf(fl, sizeof fl, "%.1f%%", r->noise_pct);
+	else
+		snprintf(fl, sizeof fl, "-");
+	fprintf(out, "%-*s %10s %10s %10s %10s %8s %16s %6s %8s  %-12s %s\n", w, metric, fmt_fig(a, 32, r->base.p50, &rs),
+		fmt_fig(b, 32, r->cur.p50, &rs), fmt_fig(c, 32, r->base.p95, &rs), fmt_fig(d, 32, r->cur.p95, &rs), ch, ci,
+		fl, p, r->verdict, own.buf);
 	sbuf_release(&own);
 }
 
@@ -369,10 +447,20 @@ enum plumb_err bench_compare_write(FILE *out, const struct bench_cmp *cmp, const
 	for (size_t i = 0; i < cmp->n; i++)
 		if (strlen(cmp->rows[i].metric) + 6 > w) /* room for " (MiB)" */
 			w = strlen(cmp->rows[i].metric) + 6;
-	fprintf(out, "%-*s %10s %10s %10s %10s %8s %8s  %-12s %s\n", (int)w, "metric", "base p50", "cur p50", "base p95",
-		"cur p95", "change", "p", "verdict", "owner / next action");
+	fprintf(out, "%-*s %10s %10s %10s %10s %8s %16s %6s %8s  %-12s %s\n", (int)w, "metric", "base p50", "cur p50",
+		"base p95", "cur p95", "change", "95% CI", "floor", "p", "verdict", "owner / next action");
 	for (size_t i = 0; i < cmp->n; i++)
 		compare_row(out, &cmp->rows[i], (int)w);
+	/* why each core metric, then each other one, is inconclusive */
+	bool said = false;
+	for (int core = 1; core >= 0; core--)
+		for (size_t i = 0; i < cmp->n; i++) {
+			const struct bench_cmp_row *r = &cmp->rows[i];
+			if (r->core != (bool)core || strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) != 0 || !r->why[0])
+				continue;
+			fprintf(out, "%s%s inconclusive: %s\n", said ? "" : "\n", r->metric, r->why);
+			said = true;
+		}
 	return PLUMB_OK;
 }
 

@@ -32,7 +32,9 @@
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "base/spawn.h"
+#include "bench/launch.h"
 #include "bench/machine.h"
+#include "bench/stats.h"
 
 long bench_repeats_for_duration(double duration_s)
 {
@@ -66,12 +68,16 @@ void bench_run_policy(const struct bench_suite *s, const struct bench_policy_req
 		}
 	}
 	o->warmup = rq->warmup >= 0 ? rq->warmup : s->warmup >= 0 ? s->warmup : BENCH_DEFAULT_WARMUP;
+	o->order = rq->order != BENCH_ORDER_UNSET ? rq->order : s->order != BENCH_ORDER_UNSET ? s->order : BENCH_ORDER_SHUFFLE;
+	/* without a seed, one from the clock, recorded in the artifact so the order can be run again */
+	o->seed = rq->seed >= 0 ? rq->seed : s->seed >= 0 ? s->seed : (long)(mono_ns() % 1000000000ull);
+	o->retries = rq->retries >= 0 ? rq->retries : s->retries >= 0 ? s->retries : BENCH_DEFAULT_RETRIES;
 }
 
 /* Whether a case's result holds a sample of the program's own (CASE.NAME beyond the runner's five). */
 static bool has_own_sample(const struct bench_evidence *ev, const char *case_name)
 {
-	static const char *const runners[] = { "wall_ms", "user_ms", "sys_ms", "cpu_ms", "max_rss_bytes" };
+	static const char *const runners[] = { "wall_ms", "user_ms", "sys_ms", "cpu_ms", "max_rss_bytes", "unqueued_ms" };
 	size_t prefix = strlen(case_name);
 	for (size_t k = 0; k < ev->nsamples; k++) {
 		const char *n = ev->samples[k].name;
@@ -108,340 +114,6 @@ void bench_find_silent_libplumb(const struct bench_suite *s, const struct bench_
 			silent(ctx, c);
 		free(bin);
 	}
-}
-
-static volatile sig_atomic_t interrupted;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	interrupted = 1;
-}
-
-/* Redacts every string inside a tags value in place (tags are free text a program attaches to a sample: a URL,
- * a path, an input file's name). Returns false when out of memory. */
-static bool redact_tags(json_t *v)
-{
-	if (json_is_string(v)) {
-		char *red = redact_dup(json_string_value(v));
-		bool ok = red && json_string_set(v, red) == 0;
-		free(red);
-		return ok;
-	}
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *x;
-		json_object_foreach(v, k, x)
-			if (!redact_tags(x))
-				return false;
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x)
-			if (!redact_tags(x))
-				return false;
-	}
-	return true;
-}
-
-bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, long run, const char *line, size_t len)
-{
-	json_t *o = jr_parse(line, len, 0, NULL);
-	if (!o)
-		return false;
-	bool ok = false;
-	json_t *name = json_object_get(o, "name"), *value = json_object_get(o, "value");
-	json_t *kind = json_object_get(o, "kind"), *unit = json_object_get(o, "unit"), *tags = json_object_get(o, "tags");
-	if (json_is_object(o) && json_is_string(name) && json_string_length(name) > 0 &&
-	    json_string_length(name) < 256 && !memchr(json_string_value(name), '\0', json_string_length(name)) &&
-	    json_is_number(value) && isfinite(json_number_value(value)) && (!kind || json_is_string(kind)) &&
-	    (!unit || json_is_string(unit)) && (!tags || json_is_null(tags) || json_is_object(tags))) {
-		struct sbuf full = SBUF_INIT;
-		sbuf_addf(&full, "%s.%s", case_name, json_string_value(name));
-		/* the tags are redacted here, where the sample is captured: the artifact holds only that form */
-		bool tags_ok = !json_is_object(tags) || redact_tags(tags);
-		char *tag_text = tags_ok && json_is_object(tags) && json_object_size(tags)
-					 ? json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS)
-					 : NULL;
-		ok = tags_ok && !full.oom && bench_evidence_add_sample(ev, full.buf, kind ? json_string_value(kind) : "",
-							    unit ? json_string_value(unit) : "", json_number_value(value),
-							    run, tag_text);
-		free(tag_text);
-		sbuf_release(&full);
-	}
-	json_decref(o);
-	return ok;
-}
-
-/* What collect_samples passes along each line. */
-struct sample_lines {
-	struct bench_evidence *ev;
-	const char *case_name;
-	long run;
-	long bad;
-};
-
-static bool take_line(void *ctx, const char *line, size_t n)
-{
-	struct sample_lines *sl = ctx;
-	while (n > 0 && (line[n - 1] == '\r' || line[n - 1] == ' '))
-		n--;
-	if (n > 0 && !bench_parse_sample_line(sl->ev, sl->case_name, sl->run, line, n))
-		sl->bad++;
-	return true;
-}
-
-/* Reads every line of the samples file (the run's scratch file, reopened by path under the trust rule: the case
- * could have replaced it) into ev, within the caps (base/lines.h): a line longer than BENCH_SAMPLE_LINE_MAX is
- * a bad line, and past BENCH_SAMPLES_FILE_MAX bytes the rest is one more. Returns the number of lines that were
- * not samples. */
-static long collect_samples(struct bench_evidence *ev, const char *case_name, long run, const char *path)
-{
-	struct perr e = PERR_INIT;
-	int fd = fs_open_trusted(AT_FDCWD, path, geteuid(), NULL, &e);
-	if (fd < 0)
-		return e.code == PLUMB_ENOENT ? 0 : 1; /* removed by the case: no samples; replaced by a link: refused */
-	struct sample_lines sl = { ev, case_name, run, 0 };
-	struct lines_stats st;
-	int err = lines_read_fd(fd, BENCH_SAMPLE_LINE_MAX, BENCH_SAMPLES_FILE_MAX, take_line, &sl, &st);
-	close(fd);
-	return sl.bad + (long)st.too_long + (st.truncated || err); /* each at most the cap's bytes: no wrap */
-}
-
-struct one_run {
-	bool started;
-	bool timed_out;
-	int status;
-	double wall_ms;
-	struct rusage ru;
-	char err[512];      /* why it could not start */
-	char stderr_tail[256];
-};
-
-static void last_line(int fd, char *out, size_t len)
-{
-	out[0] = '\0';
-	off_t end = lseek(fd, 0, SEEK_END);
-	if (end <= 0)
-		return;
-	off_t start = end > 4096 ? end - 4096 : 0;
-	char buf[4097];
-	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
-	if (n <= 0)
-		return;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		n--;
-	buf[n] = '\0';
-	char *nl = strrchr(buf, '\n');
-	snprintf(out, len, "%s", nl ? nl + 1 : buf);
-}
-
-/* In the run's child, after its streams are set: a directory that cannot be entered fails the run (status 126,
- * the reason on the run's stderr), as a shell would. */
-static int enter_cwd(void *arg)
-{
-	const char *dir = arg;
-	if (!dir || chdir(dir) == 0)
-		return 0;
-	dprintf(2, "plumb: cannot enter %s: %s\n", dir, strerror(errno));
-	return 126;
-}
-
-/* Waits for the run, killing its process group at the timeout or on an interruption. A pidfd lets poll() wait
- * with a timeout; without one (Linux < 5.3) the run is polled every 5 ms. */
-static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, struct one_run *r)
-{
-	int pidfd = procfs_pidfd(ch->pid);
-	for (;;) {
-		double left = c->timeout_s > 0 ? c->timeout_s - (double)(mono_ns() - t0) / 1e9 : -1;
-		if (c->timeout_s > 0 && left <= 0) {
-			r->timed_out = true;
-			break;
-		}
-		if (interrupted)
-			break;
-		if (pidfd >= 0) {
-			struct pollfd pfd = { pidfd, POLLIN, 0 };
-			if (poll(&pfd, 1, c->timeout_s > 0 ? (int)ceil(left * 1000) : -1) > 0)
-				break;
-		} else {
-			int got = child_poll(ch, &r->status, &r->ru);
-			if (got != 0)
-				break;
-			struct timespec nap = { 0, 5000000 };
-			nanosleep(&nap, NULL);
-		}
-	}
-	if (pidfd >= 0)
-		close(pidfd);
-	if (ch->pid > 0 && (r->timed_out || interrupted))
-		child_signal(ch, SIGKILL); /* the whole group */
-}
-
-static void run_once(const struct bench_case *c, const char *samples_path, int stderr_fd, struct one_run *r)
-{
-	memset(r, 0, sizeof *r);
-	if (ftruncate(stderr_fd, 0) != 0 || lseek(stderr_fd, 0, SEEK_SET) < 0) {
-		snprintf(r->err, sizeof r->err, "cannot reset the stderr file: %s", strerror(errno));
-		return;
-	}
-	const char **env = calloc(c->nenv + 2, sizeof *env);
-	char *samples = NULL;
-	if (!env || asprintf(&samples, "PLUMB_SAMPLES=%s", samples_path) < 0) {
-		free(env);
-		snprintf(r->err, sizeof r->err, "out of memory");
-		return;
-	}
-	for (size_t i = 0; i < c->nenv; i++)
-		env[i] = c->env[i];
-	env[c->nenv] = samples;
-	const char *argv[] = { "sh", "-c", c->run, NULL };
-	struct child ch = CHILD_INIT;
-	struct perr e = PERR_INIT;
-	ch.path = "/bin/sh";
-	ch.argv = argv;
-	ch.env = env;
-	ch.new_pgrp = true; /* a timeout kills the whole command */
-	ch.pdeathsig = SIGKILL; /* the launcher gone (plumb killed): the run goes too */
-	ch.in.how = ch.out.how = CHILD_IO_NULL;
-	ch.err = (struct child_stream){ CHILD_IO_FD, stderr_fd };
-	ch.hook = enter_cwd;
-	ch.hook_arg = c->cwd;
-	uint64_t t0 = mono_ns();
-	enum plumb_err rc = child_start(&ch, &e);
-	free(samples);
-	free(env);
-	if (rc) {
-		snprintf(r->err, sizeof r->err, "%s", e.msg);
-		return;
-	}
-	r->started = true;
-	wait_run(c, &ch, t0, r);
-	if (ch.pid > 0)
-		r->status = child_finish_rusage(&ch, &r->ru);
-	r->wall_ms = (double)(mono_ns() - t0) / 1e6;
-	if (r->status < 0)
-		snprintf(r->err, sizeof r->err, "cannot wait for the command: %s", strerror(errno));
-	last_line(stderr_fd, r->stderr_tail, sizeof r->stderr_tail);
-}
-
-/* The launcher: a small process forked before any sample is kept, which forks every run. A forked child's
- * peak RSS starts at its parent's resident size (fork copies the page tables of anonymous memory and exec keeps
- * the old peak), so forking runs from plumb itself would lift every run's max_rss_bytes to plumb's own size,
- * which grows with the samples it holds (measured: /bin/true at 84 MiB after 600k samples). The launcher stays
- * at its start-up size. Requests and replies are fixed-size records over a socketpair. */
-struct launch_request {
-	size_t case_index;
-	char samples_path[4096];
-};
-
-struct launcher {
-	struct child c;
-	int fd;
-};
-
-static bool full_io(int fd, void *buf, size_t len, bool write_it)
-{
-	char *p = buf;
-	while (len) {
-		ssize_t n = write_it ? write(fd, p, len) : read(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return false;
-		p += n;
-		len -= (size_t)n;
-	}
-	return true;
-}
-
-/* What the launcher process works with (it is a fork: these are its copies). */
-struct launcher_ctx {
-	const struct bench_suite *s;
-	int stderr_fd;
-	int sv[2];
-};
-
-/* The launcher's loop: one run per request, until plumb closes its end. */
-static int launcher_main(void *arg)
-{
-	const struct launcher_ctx *x = arg;
-	close(x->sv[0]);
-	struct launch_request rq;
-	while (full_io(x->sv[1], &rq, sizeof rq, false)) {
-		struct one_run r;
-		rq.samples_path[sizeof rq.samples_path - 1] = '\0';
-		if (rq.case_index < x->s->ncases)
-			run_once(&x->s->cases[rq.case_index], rq.samples_path, x->stderr_fd, &r);
-		else {
-			memset(&r, 0, sizeof r);
-			snprintf(r.err, sizeof r.err, "no such case");
-		}
-		if (!full_io(x->sv[1], &r, sizeof r, true))
-			break;
-	}
-	return 0;
-}
-
-static bool launcher_start(struct launcher *l, const struct bench_suite *s, int stderr_fd)
-{
-	struct launcher_ctx x = { s, stderr_fd, { -1, -1 } };
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, x.sv) != 0)
-		return false;
-	l->c = (struct child)CHILD_INIT;
-	l->c.fn = launcher_main;
-	/* plumb killed (SIGKILL cannot be caught): the launcher gets SIGTERM, which its copy of on_signal turns into
-	 * killing the running case's whole process group, as for a Ctrl-C */
-	l->c.pdeathsig = SIGTERM;
-	l->c.fn_arg = &x; /* read by the fork, which has its own copy */
-	struct perr e = PERR_INIT;
-	enum plumb_err rc = child_start(&l->c, &e);
-	int err = errno;
-	close(x.sv[1]);
-	if (rc) {
-		close(x.sv[0]);
-		errno = err;
-		return false;
-	}
-	l->fd = x.sv[0];
-	return true;
-}
-
-/* Runs one case through the launcher. A SIGINT/SIGTERM sent to plumb alone (not to its process group, as a
- * terminal's Ctrl-C is) is passed on, so the launcher stops the run instead of letting it finish. */
-static void launcher_run(struct launcher *l, size_t case_index, const char *samples_path, struct one_run *r)
-{
-	struct launch_request rq = { .case_index = case_index };
-	snprintf(rq.samples_path, sizeof rq.samples_path, "%s", samples_path);
-	bool ok = full_io(l->fd, &rq, sizeof rq, true), forwarded = false;
-	char *p = (char *)r;
-	size_t left = sizeof *r;
-	while (ok && left) {
-		ssize_t n = read(l->fd, p, left);
-		if (n < 0 && errno == EINTR) {
-			if (interrupted && !forwarded) {
-				child_signal(&l->c, SIGTERM);
-				forwarded = true;
-			}
-			continue;
-		}
-		if (n <= 0)
-			ok = false;
-		else {
-			p += n;
-			left -= (size_t)n;
-		}
-	}
-	if (!ok) {
-		memset(r, 0, sizeof *r);
-		snprintf(r->err, sizeof r->err, "the launcher process is gone");
-	}
-}
-
-static void launcher_stop(struct launcher *l)
-{
-	close(l->fd);
-	child_finish(&l->c);
 }
 
 static double tv_ms(struct timeval tv)
@@ -483,6 +155,8 @@ static bool describe_case(const struct bench_case *c, struct bench_case_result *
 	}
 	cr->trust = strdup(bench_build_trust(b));
 	cr->status = strdup("ok");
+	if (c->prepare && !(cr->prepare = redact_dup(c->prepare)))
+		return false;
 	return cr->name && cr->command && cr->cwd && cr->trust && cr->status;
 }
 
@@ -541,6 +215,9 @@ static enum plumb_err describe_run(const struct bench_suite *s, const struct ben
 	ev->duration_s = o->duration_s;
 	ev->policy_source = o->policy_source ? strdup(o->policy_source) : NULL;
 	ev->case_filter = o->case_filter ? strdup(o->case_filter) : NULL;
+	ev->order = strdup(bench_order_name(o->order));
+	ev->seed = o->order == BENCH_ORDER_SHUFFLE ? o->seed : -1;
+	ev->retries = o->retries;
 	bench_machine_fill(ev);
 	bench_git_fill(ev, s->dir);
 	ev->cases = calloc(nsel, sizeof *ev->cases);
@@ -594,12 +271,12 @@ static enum plumb_err run_open(struct suite_run *sr, struct perr *e)
 	if (sr->stderr_fd < 0)
 		return e->code;
 	struct sigaction sa = { 0 };
-	sa.sa_handler = on_signal;
+	sa.sa_handler = bench_on_signal;
 	sigemptyset(&sa.sa_mask);
-	interrupted = 0;
+	bench_interrupted = 0;
 	sigaction(SIGINT, &sa, &sr->old_int); /* before the launcher forks: it kills a run's group on Ctrl-C too */
 	sigaction(SIGTERM, &sa, &sr->old_term);
-	if (!launcher_start(&sr->launcher, sr->s, sr->stderr_fd)) {
+	if (!bench_launcher_start(&sr->launcher, sr->s, sr->stderr_fd)) {
 		int err = errno;
 		close(sr->stderr_fd);
 		sigaction(SIGINT, &sr->old_int, NULL);
@@ -611,15 +288,24 @@ static enum plumb_err run_open(struct suite_run *sr, struct perr *e)
 
 static void run_close(struct suite_run *sr)
 {
-	launcher_stop(&sr->launcher);
+	bench_launcher_stop(&sr->launcher);
 	close(sr->stderr_fd);
 	sigaction(SIGINT, &sr->old_int, NULL);
 	sigaction(SIGTERM, &sr->old_term, NULL);
 }
 
-/* A measured run that exited 0: the five figures the runner takes itself, then the samples it wrote. */
-static void keep_measures(struct suite_run *sr, const struct bench_case *c, struct bench_run *run,
-			  const struct one_run *r, const char *samples_path)
+/* The wall time less the wait for a CPU, never below the CPU time the run used within its wall time: the run's
+ * and the launcher's waits can overlap (both runnable at the fork while others hold the CPUs), so their sum can
+ * overstate the wait of a short run. */
+static double unqueued(double wall_ms, double wait_ms, double cpu_ms)
+{
+	return fmax(wall_ms - wait_ms, fmin(cpu_ms, wall_ms));
+}
+
+/* A measured run that exited 0: the figures the runner takes itself, then the samples it wrote, into dst
+ * (the attempt's own evidence: it joins the artifact only if it is kept). */
+static void keep_measures(struct suite_run *sr, struct bench_evidence *dst, const struct bench_case *c,
+			  struct bench_run *run, const struct one_run *r, const char *samples_path)
 {
 	static const struct {
 		const char *metric, *kind, *unit;
@@ -627,22 +313,69 @@ static void keep_measures(struct suite_run *sr, const struct bench_case *c, stru
 		    { "user_ms", "cpu", "ms" },
 		    { "sys_ms", "cpu", "ms" },
 		    { "cpu_ms", "cpu", "ms" },
-		    { "max_rss_bytes", "memory", "bytes" } };
+		    { "max_rss_bytes", "memory", "bytes" },
+		    { "unqueued_ms", "latency", "ms" } };
 	/* cpu_ms = user + sys: the kernel splits a task's exact run time into user and sys by tick samples
 	 * (cputime_adjust), so each part is off by up to a tick (4 ms at HZ=250) while their sum is exact — the
 	 * steadiest CPU figure of a short run */
-	double vals[5] = { r->wall_ms, tv_ms(r->ru.ru_utime), tv_ms(r->ru.ru_stime),
-			   tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime), (double)r->ru.ru_maxrss * 1024.0 };
+	/* unqueued_ms: the wall time less the run's (and the launcher's) wait on a runqueue — what an idle machine
+	 * would have shown; only when that wait is known (note_contention) */
+	double vals[6] = { r->wall_ms, tv_ms(r->ru.ru_utime), tv_ms(r->ru.ru_stime),
+			   tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime), (double)r->ru.ru_maxrss * 1024.0,
+			   isfinite(run->wait_ms) ? unqueued(r->wall_ms, run->wait_ms, tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime))
+						  : NAN };
 	struct sbuf name = SBUF_INIT;
-	for (int m = 0; m < 5; m++) {
+	for (int m = 0; m < 6; m++) {
+		if (isnan(vals[m]))
+			continue;
 		sbuf_reset(&name);
 		sbuf_addf(&name, "%s.%s", c->name, own[m].metric);
-		if (name.oom ||
-		    !bench_evidence_add_sample(sr->ev, name.buf, own[m].kind, own[m].unit, vals[m], run->index, NULL))
+		if (name.oom || !bench_evidence_add_sample(dst, name.buf, own[m].kind, own[m].unit, vals[m], run->index, NULL))
 			sr->oom = true;
 	}
 	sbuf_release(&name);
-	run->bad_sample_lines = collect_samples(sr->ev, c->name, run->index, samples_path);
+	run->bad_sample_lines = bench_collect_samples(dst, c->name, run->index, samples_path);
+}
+
+/* The machine while the run went (docs/bench.md "Contention"): other processes' share of the CPUs (the busy
+ * time /proc/stat counted minus the run's own CPU time), steal and idle, the run's own wait on a runqueue (when
+ * its main process did most of its CPU work, so its schedstat speaks for the run; with the launcher's wait to
+ * start and reap it, which the wall time holds too), and whether it was contended. */
+static void note_contention(struct bench_run *run, const struct one_run *r)
+{
+	run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->wait_ms = run->load = NAN;
+	run->has_contention = true;
+	run->load = r->runnable;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	long tick = sysconf(_SC_CLK_TCK);
+	double own_ms = tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime);
+	if (r->before.ok && r->after.ok && r->after.total > r->before.total && tick > 0 && ncpu > 0) {
+		double ms_per_tick = 1000.0 / (double)tick;
+		double total = (double)(r->after.total - r->before.total);
+		double busy_ms = (double)(r->after.busy - r->before.busy) * ms_per_tick;
+		double cap_ms = r->wall_ms * (double)ncpu;
+		double other = busy_ms - own_ms;
+		run->other_cpu_pct = cap_ms > 0 ? fmin(100, fmax(0, other) / cap_ms * 100) : NAN;
+		run->steal_pct = (double)(r->after.steal - r->before.steal) / total * 100;
+		run->idle_pct = (double)(r->after.idle - r->before.idle) / total * 100;
+	}
+	/* the main process's schedstat speaks for the run when it did most of the run's CPU work (a shell that
+	 * exec'd the program; not a shell that waited for a pipeline) */
+	if (r->sched_known && r->wall_ms > 0 && (double)r->exec_ns / 1e6 >= 0.5 * own_ms) {
+		run->wait_ms = (double)(r->delay_ns + r->launcher_delay_ns) / 1e6;
+		run->wait_pct = fmin(100, run->wait_ms / r->wall_ms * 100);
+	}
+	bool stolen = isfinite(run->steal_pct) && run->steal_pct >= BENCH_CONTENDED_STEAL_PCT;
+	bool waited = isfinite(run->wait_pct) && run->wait_pct >= BENCH_CONTENDED_WAIT_PCT;
+	bool saturated = !isfinite(run->wait_pct) && isfinite(run->idle_pct) && run->idle_pct < BENCH_CONTENDED_IDLE_PCT &&
+			 run->other_cpu_pct >= BENCH_CONTENDED_OTHER_PCT;
+	run->contended = stolen || waited || saturated;
+}
+
+/* How contended a kept attempt was, to choose between two (lower is better). */
+static double contention_score(const struct bench_run *run)
+{
+	return isfinite(run->wait_pct) ? run->wait_pct : isfinite(run->other_cpu_pct) ? run->other_cpu_pct : 100;
 }
 
 /* A run that did not exit 0: the case's status, the outcome's counts and, for the first, one line on why. */
@@ -650,13 +383,14 @@ static void note_failure(struct suite_run *sr, const struct bench_case *c, struc
 			 const struct one_run *r, bool warm, long nth)
 {
 	char what[160];
+	const char *which = r->prepare_failed ? "'s prepare command" : "";
 	if (r->timed_out)
-		snprintf(what, sizeof what, "timed out after %gs", c->timeout_s);
+		snprintf(what, sizeof what, "%s timed out after %gs", which, c->timeout_s);
 	else if (WIFSIGNALED(r->status))
-		snprintf(what, sizeof what, "was killed by signal %d (%s)", WTERMSIG(r->status),
+		snprintf(what, sizeof what, "%s was killed by signal %d (%s)", which, WTERMSIG(r->status),
 			 strsignal(WTERMSIG(r->status)));
 	else
-		snprintf(what, sizeof what, "exited with status %d", WEXITSTATUS(r->status));
+		snprintf(what, sizeof what, "%s exited with status %d", which, WEXITSTATUS(r->status));
 	if (!set_status(cr, r->timed_out ? "timed-out" : "failed"))
 		sr->oom = true;
 	if (r->timed_out)
@@ -666,69 +400,296 @@ static void note_failure(struct suite_run *sr, const struct bench_case *c, struc
 	if (sr->out->first_problem[0])
 		return;
 	char *tail = redact_dup(r->stderr_tail);
-	snprintf(sr->out->first_problem, sizeof sr->out->first_problem, "case %s %s in %s run %ld%s%s", c->name, what,
+	snprintf(sr->out->first_problem, sizeof sr->out->first_problem, "case %s%s in %s run %ld%s%s", c->name, what,
 		 warm ? "warm-up" : "measured", nth + 1, tail && *tail ? ": " : "", tail ? tail : "");
 	free(tail);
 }
 
-/* Run k of case ci (the warm-up runs first). *go_on turns false when the case stops here: it failed (the rest
- * of its runs would fail the same way) or plumb was interrupted. */
-static enum plumb_err run_step(struct suite_run *sr, size_t ci, size_t idx, size_t nsel, struct bench_case_result *cr,
-			       long k, bool *go_on, struct perr *e)
+/* One measured repeat as it may join the artifact: its record, its samples, and the figures that choose the
+ * case's core metric. */
+struct attempt {
+	struct bench_run run;
+	struct bench_evidence samples;
+	bool filled, ok;
+	double wall_ms, cpu_ms, delay_ms; /* delay_ms NAN when unknown */
+};
+
+/* One attempt of case ci: a warm-up (into nothing) or repeat run_index (into *at). *go_on turns false when the
+ * case stops here: it failed (the rest of its runs would fail the same way) or plumb was interrupted. */
+static enum plumb_err run_attempt(struct suite_run *sr, size_t ci, size_t idx, size_t nsel,
+				  struct bench_case_result *cr, bool warm, long nth, struct attempt *at, bool *go_on,
+				  struct perr *e)
 {
 	const struct bench_case *c = &sr->s->cases[ci];
 	const struct bench_run_opts *o = sr->o;
-	bool warm = k < o->warmup;
-	long run_index = k - o->warmup;
 	*go_on = false;
 	if (o->progress)
-		o->progress(o->progress_ctx, c->name, idx, nsel, warm ? k : run_index, warm ? o->warmup : o->repeats, warm);
+		o->progress(o->progress_ctx, c->name, idx, nsel, nth, warm ? o->warmup : o->repeats, warm);
 	/* a fresh scratch file per run, beside the artifact: removed on any signal plumb can catch, and swept by the
 	 * next run after one it cannot (SIGKILL) */
 	if (atomic_scratch_open(&sr->samples, o->output ? o->output : "-", e))
 		return e->code;
 	const char *samples_path = sr->samples.tmp_path;
 	struct one_run r;
-	launcher_run(&sr->launcher, ci, samples_path, &r);
+	bench_launcher_run(&sr->launcher, ci, samples_path, &r);
 	enum plumb_err rc = PLUMB_OK;
-	bool exited_ok = WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
+	bool exited_ok = !r.prepare_failed && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0 && !r.timed_out;
 	if (!r.started || r.err[0]) {
 		rc = perr_set(e, PLUMB_EIO, "case %s: %s", c->name, r.err);
-	} else if (interrupted && !r.timed_out) {
+	} else if (bench_interrupted && !r.timed_out) {
 		/* the run was cut short: nothing of it is kept */
 	} else {
 		if (!warm) {
-			struct bench_run *run = &cr->runs[cr->nruns++];
-			run->index = run_index;
+			bench_evidence_init(&at->samples);
+			memset(&at->run, 0, sizeof at->run);
+			struct bench_run *run = &at->run;
+			run->index = nth;
+			run->attempts = 1;
 			run->timed_out = r.timed_out;
 			run->signal = WIFSIGNALED(r.status) ? WTERMSIG(r.status) : 0;
 			run->exit_code = WIFEXITED(r.status) ? WEXITSTATUS(r.status) : -1;
+			note_contention(run, &r);
+			at->filled = true;
+			at->ok = exited_ok;
+			at->wall_ms = r.wall_ms;
+			at->cpu_ms = tv_ms(r.ru.ru_utime) + tv_ms(r.ru.ru_stime);
+			at->delay_ms = isfinite(run->wait_ms) ? run->wait_ms : NAN;
 			if (exited_ok)
-				keep_measures(sr, c, run, &r, samples_path);
+				keep_measures(sr, &at->samples, c, run, &r, samples_path);
 		}
 		if (!exited_ok)
-			note_failure(sr, c, cr, &r, warm, warm ? k : run_index);
+			note_failure(sr, c, cr, &r, warm, nth);
 		*go_on = exited_ok;
 	}
 	atomic_abort(&sr->samples);
 	return rc;
 }
 
-/* Case ci: its record, then its warm-up and measured runs until one fails or plumb is interrupted. */
-static enum plumb_err run_case(struct suite_run *sr, size_t ci, size_t idx, size_t nsel, struct perr *e)
+/* A small deterministic generator for the shuffle (splitmix64): the artifact records the seed, so an order can
+ * be run again. */
+static uint64_t mix_next(uint64_t *state)
 {
-	struct bench_case_result *cr = &sr->ev->cases[sr->ev->ncases++];
-	if (!describe_case(&sr->s->cases[ci], cr) || !(cr->runs = calloc((size_t)sr->o->repeats, sizeof *cr->runs)))
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	sr->out->cases_run++;
-	long total = sr->o->warmup + sr->o->repeats;
-	bool go_on = true;
-	for (long k = 0; k < total && go_on && !interrupted; k++) {
-		enum plumb_err rc = run_step(sr, ci, idx, nsel, cr, k, &go_on, e);
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static void shuffle(size_t *v, size_t n, uint64_t *state)
+{
+	for (size_t i = n; i > 1; i--) {
+		size_t j = (size_t)(mix_next(state) % i);
+		size_t t = v[i - 1];
+		v[i - 1] = v[j];
+		v[j] = t;
+	}
+}
+
+/* The selected cases' state through the interleaved rounds. */
+struct sched {
+	size_t nsel;
+	size_t *ci;             /* the suite's case index of each selected case */
+	bool *alive;            /* it has not failed */
+	bool *rerun;            /* its contended repeats are re-run (its core metric is its wall time) */
+	struct attempt *at;     /* nsel * repeats: the kept attempt of each repeat */
+};
+
+/* Moves a kept attempt's samples into the artifact (in case, then repeat order). */
+static void commit_samples(struct suite_run *sr, struct attempt *at)
+{
+	for (size_t i = 0; i < at->samples.nsamples; i++) {
+		const struct bench_sample *x = &at->samples.samples[i];
+		if (!bench_evidence_add_sample(sr->ev, x->name, x->kind, x->unit, x->value, x->run, x->tags))
+			sr->oom = true;
+	}
+	bench_evidence_release(&at->samples);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The case's core metric: the suite's word, else cpu_ms when its CPU time is at least BENCH_CPU_BOUND_RATIO of
+ * the time it did not spend waiting for a CPU, else wall_ms. The ratio is the upper quartile of the repeats'
+ * ratios: contention only ever lowers a repeat's ratio (it adds wall time plumb's own wake-up latency puts beside
+ * the run's measured wait, never CPU time), so the least disturbed repeats tell the case's nature. */
+static bool choose_core(const struct bench_case *c, struct bench_case_result *cr, const struct attempt *ats, size_t n)
+{
+	double *ratio = calloc(n + 1, sizeof *ratio);
+	size_t k = 0;
+	for (size_t i = 0; ratio && i < n; i++) {
+		double busy = isfinite(ats[i].delay_ms) ? unqueued(ats[i].wall_ms, ats[i].delay_ms, ats[i].cpu_ms)
+							: ats[i].wall_ms;
+		if (ats[i].filled && ats[i].ok && busy > 0)
+			ratio[k++] = ats[i].cpu_ms / busy;
+	}
+	if (!ratio)
+		return false;
+	qsort(ratio, k, sizeof *ratio, cmp_dbl);
+	cr->cpu_wall_ratio = k ? bench_percentile(ratio, k, 0.75) : NAN;
+	free(ratio);
+	const char *core, *source;
+	if (c->core && strcmp(c->core, "auto") != 0) {
+		core = c->core;
+		source = "suite";
+	} else if (isfinite(cr->cpu_wall_ratio)) {
+		/* a wall-bound case is gated on its unqueued time when every repeat knows its wait for a CPU */
+		bool unqueued = true;
+		for (size_t i = 0; i < n; i++)
+			if (ats[i].filled && ats[i].ok && !isfinite(ats[i].delay_ms))
+				unqueued = false;
+		core = cr->cpu_wall_ratio >= BENCH_CPU_BOUND_RATIO ? "cpu_ms" : unqueued ? "unqueued_ms" : "wall_ms";
+		source = "cpu/wall ratio";
+	} else {
+		return true; /* no kept repeat: nothing to decide from */
+	}
+	cr->core_metric = strdup(core);
+	cr->core_source = strdup(source);
+	return cr->core_metric && cr->core_source;
+}
+
+/* Repeat k of every live case, in the round's order. */
+static enum plumb_err run_round(struct suite_run *sr, struct sched *sc, long k, bool warm, const size_t *order,
+				struct perr *e)
+{
+	for (size_t j = 0; j < sc->nsel && !bench_interrupted; j++) {
+		size_t i = order[j];
+		if (!sc->alive[i])
+			continue;
+		struct bench_case_result *cr = &sr->ev->cases[i];
+		struct attempt *at = warm ? NULL : &sc->at[i * (size_t)sr->o->repeats + (size_t)k];
+		struct attempt scratch = { 0 };
+		bool go_on;
+		enum plumb_err rc = run_attempt(sr, sc->ci[i], i, sc->nsel, cr, warm, k, at ? at : &scratch, &go_on, e);
 		if (rc)
 			return rc;
+		if (at && at->filled)
+			cr->runs[cr->nruns++] = at->run;
+		sc->alive[i] = go_on;
 	}
 	return PLUMB_OK;
+}
+
+/* A kept attempt's figure of its case's core metric (wall-gated cases: unqueued_ms or wall_ms). */
+static double core_value(const struct bench_case_result *cr, const struct attempt *at)
+{
+	bool unq = cr->core_metric && strcmp(cr->core_metric, "unqueued_ms") == 0 && isfinite(at->delay_ms);
+	return unq ? unqueued(at->wall_ms, at->delay_ms, at->cpu_ms) : at->wall_ms;
+}
+
+/* The figure above which a repeat of a wall-gated case looks odd: more than 3 robust standard deviations and 5%
+ * above the median of the case's kept repeats (INFINITY when there are too few to tell). */
+static double odd_above(const struct bench_case_result *cr, const struct attempt *ats, size_t n)
+{
+	double *v = calloc(n + 1, sizeof *v), sd = 0;
+	size_t k = 0;
+	for (size_t i = 0; v && i < n; i++)
+		if (ats[i].filled && ats[i].ok)
+			v[k++] = core_value(cr, &ats[i]);
+	double med = k >= 5 ? bench_median_inplace(v, k) : NAN;
+	bool ok = v && isfinite(med) && bench_robust_sd(v, k, &sd);
+	free(v);
+	return ok ? fmax(med + 3 * sd, med * 1.05) : INFINITY;
+}
+
+/* Re-runs, once more, each repeat of a live wall-gated case that ran contended or looks odd (its core figure
+ * beyond odd_above: a delay no counter saw, such as a page read from disk — the seeds' practice of running again
+ * a result that looks odd), in a shuffled order so a burst that caused them is not met again in the same place.
+ * A contended repeat's re-run is kept when it ran uncontended or less contended; an odd one's when its figure is
+ * lower. */
+static enum plumb_err rerun_contended(struct suite_run *sr, struct sched *sc, uint64_t *rng, bool *any,
+				      struct perr *e)
+{
+	size_t reps = (size_t)sr->o->repeats, n = 0;
+	size_t *todo = malloc((sc->nsel * reps + 1) * sizeof *todo);
+	if (!todo)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	for (size_t i = 0; i < sc->nsel; i++) {
+		const struct bench_case_result *cr = &sr->ev->cases[i];
+		if (!sc->alive[i] || !sc->rerun[i])
+			continue;
+		double above = odd_above(cr, &sc->at[i * reps], cr->nruns);
+		for (size_t k = 0; k < cr->nruns; k++) {
+			const struct attempt *at = &sc->at[i * reps + k];
+			if (cr->runs[k].contended || (at->filled && at->ok && core_value(cr, at) > above))
+				todo[n++] = i * reps + k;
+		}
+	}
+	*any = n > 0;
+	shuffle(todo, n, rng);
+	enum plumb_err rc = PLUMB_OK;
+	for (size_t t = 0; t < n && !rc && !bench_interrupted; t++) {
+		size_t i = todo[t] / reps, k = todo[t] % reps;
+		if (!sc->alive[i])
+			continue;
+		struct bench_case_result *cr = &sr->ev->cases[i];
+		struct attempt fresh = { 0 };
+		bool go_on;
+		rc = run_attempt(sr, sc->ci[i], i, sc->nsel, cr, false, (long)k, &fresh, &go_on, e);
+		if (rc || !fresh.filled)
+			break;
+		cr->reruns++;
+		struct attempt *kept = &sc->at[todo[t]];
+		long attempts = kept->run.attempts + 1;
+		bool better = kept->run.contended ? !fresh.run.contended || contention_score(&fresh.run) <
+										 contention_score(&kept->run)
+						  : core_value(cr, &fresh) < core_value(cr, kept);
+		if (!fresh.ok) { /* it failed this time: the case ends as failed, the repeat keeps its good attempt */
+			sc->alive[i] = false;
+			bench_evidence_release(&fresh.samples);
+		} else if (better) {
+			bench_evidence_release(&kept->samples);
+			*kept = fresh;
+		} else {
+			bench_evidence_release(&fresh.samples);
+		}
+		kept->run.attempts = attempts;
+		cr->runs[k] = kept->run;
+	}
+	free(todo);
+	return rc;
+}
+
+/* The interleaved schedule (docs/bench.md "The model"): the warm-ups of every case, then round after round one
+ * repeat of each live case (in a fresh shuffled order each round, or round-robin), then up to `retries` passes
+ * over the repeats that ran contended; then the kept attempts' samples join the artifact. */
+static enum plumb_err run_schedule(struct suite_run *sr, struct sched *sc, struct perr *e)
+{
+	const struct bench_run_opts *o = sr->o;
+	size_t *order = malloc((sc->nsel + 1) * sizeof *order);
+	if (!order)
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	uint64_t rng = (uint64_t)o->seed;
+	enum plumb_err rc = PLUMB_OK;
+	for (long k = 0; k < o->warmup + o->repeats && !rc && !bench_interrupted; k++) {
+		bool warm = k < o->warmup;
+		for (size_t j = 0; j < sc->nsel; j++)
+			order[j] = j;
+		if (o->order == BENCH_ORDER_SHUFFLE)
+			shuffle(order, sc->nsel, &rng);
+		rc = run_round(sr, sc, warm ? k : k - o->warmup, warm, order, e);
+	}
+	free(order);
+	/* the core metric is chosen from the rounds' repeats: only a case gated on its wall time is re-run when a
+	 * repeat was contended (its CPU time is what it used, whoever else ran) */
+	for (size_t i = 0; !rc && !bench_interrupted && i < sc->nsel; i++) {
+		struct bench_case_result *cr = &sr->ev->cases[i];
+		if (!choose_core(&sr->s->cases[sc->ci[i]], cr, &sc->at[i * (size_t)o->repeats], cr->nruns))
+			sr->oom = true;
+		sc->rerun[i] = sc->alive[i] && (!cr->core_metric || strcmp(cr->core_metric, "cpu_ms") != 0);
+	}
+	bool any = true;
+	for (long pass = 0; pass < o->retries && any && !rc && !bench_interrupted; pass++)
+		rc = rerun_contended(sr, sc, &rng, &any, e);
+	for (size_t i = 0; i < sc->nsel; i++) {
+		struct attempt *ats = &sc->at[i * (size_t)o->repeats];
+		for (size_t k = 0; k < (size_t)o->repeats; k++)
+			if (ats[k].filled)
+				commit_samples(sr, &ats[k]);
+	}
+	return rc;
 }
 
 /* The artifact's trust is its weakest case's. */
@@ -756,18 +717,40 @@ enum plumb_err bench_run_suite(const struct bench_suite *s, const struct bench_r
 	if (rc)
 		return rc;
 	struct suite_run sr = { .s = s, .o = o, .ev = ev, .out = out };
+	struct sched sc = { .nsel = nsel };
+	sc.ci = calloc(nsel, sizeof *sc.ci);
+	sc.alive = calloc(nsel, sizeof *sc.alive);
+	sc.rerun = calloc(nsel, sizeof *sc.rerun);
+	sc.at = calloc(nsel * (size_t)o->repeats, sizeof *sc.at);
 	rc = describe_run(s, o, nsel, ev, e);
+	if (!rc && (!sc.ci || !sc.alive || !sc.rerun || !sc.at))
+		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	/* every selected case's record first: the rounds visit them all */
+	for (size_t ci = 0; !rc && ci < s->ncases; ci++) {
+		if (!sel[ci])
+			continue;
+		struct bench_case_result *cr = &ev->cases[ev->ncases];
+		sc.ci[ev->ncases] = ci;
+		sc.alive[ev->ncases] = true;
+		ev->ncases++;
+		cr->cpu_wall_ratio = NAN;
+		if (!describe_case(&s->cases[ci], cr) || !(cr->runs = calloc((size_t)o->repeats, sizeof *cr->runs)))
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		out->cases_run++;
+	}
 	if (!rc)
 		rc = run_open(&sr, e);
-	if (rc) {
-		free(sel);
-		return rc;
+	if (!rc) {
+		rc = run_schedule(&sr, &sc, e);
+		run_close(&sr);
 	}
-	for (size_t ci = 0, idx = 0; ci < s->ncases && !interrupted && rc == PLUMB_OK; ci++)
-		if (sel[ci])
-			rc = run_case(&sr, ci, idx++, nsel, e);
-	run_close(&sr);
-	out->interrupted = interrupted;
+	for (size_t i = 0; sc.at && i < nsel * (size_t)o->repeats; i++)
+		bench_evidence_release(&sc.at[i].samples);
+	free(sc.ci);
+	free(sc.alive);
+	free(sc.rerun);
+	free(sc.at);
+	out->interrupted = bench_interrupted;
 	free(sel);
 	if (rc == PLUMB_OK && sr.oom)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");

@@ -1,7 +1,8 @@
 /* runner.h — runs a suite's cases and fills a plumb.evidence.v1 artifact (docs/design.md §8.1): warm-up runs, then
- * measured runs, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and total CPU time and peak RSS
- * (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
- * wait4 on that child alone (its own peak, not the largest child so far), plus the samples it wrote as JSON
+ * measured runs interleaved across the cases, each a fresh `/bin/sh -c RUN` child whose wall time, user, sys and
+ * total CPU time and peak RSS (CASE.wall_ms, CASE.user_ms, CASE.sys_ms, CASE.cpu_ms, CASE.max_rss_bytes) come from
+ * wait4 on that child alone (its own peak, not the largest child so far), its wall time less its wait for a CPU
+ * (CASE.unqueued_ms, when known), the machine's contention while it ran, plus the samples it wrote as JSON
  * lines to the file named by PLUMB_SAMPLES (a fresh scratch file per run, beside the artifact). */
 #ifndef PLUMB_BENCH_RUNNER_H
 #define PLUMB_BENCH_RUNNER_H
@@ -26,6 +27,9 @@ struct bench_run_opts {
 	double duration_s;       /* the --duration that chose repeats, or 0 */
 	const char *policy_source;
 	const char *case_filter; /* POSIX extended regex on case names, or NULL */
+	enum bench_order order;  /* BENCH_ORDER_SHUFFLE or BENCH_ORDER_ROUND_ROBIN */
+	long seed;               /* the shuffle's seed (>= 0) */
+	long retries;            /* re-run passes over the contended repeats (>= 0) */
 	const char *output;      /* the artifact's path ("-" or NULL: stdout): the runs' scratch files go beside it */
 	/* progress callback (the command prints it on a terminal); may be NULL */
 	void (*progress)(void *ctx, const char *case_name, size_t case_index, size_t ncases, long run, long nruns,
@@ -49,10 +53,16 @@ struct bench_policy_request {
 	long repeats;      /* --repeats, or 0 */
 	double duration_s; /* --duration, or 0 */
 	long warmup;       /* --warmup, or -1 */
+	enum bench_order order; /* --order, or BENCH_ORDER_UNSET */
+	long seed;         /* --seed, or -1 */
+	long retries;      /* --retries, or -1 */
 };
 
-/* Fills o's repeats, duration_s, policy_source and warmup: the command line's, else the suite's, else the
- * defaults (BENCH_DEFAULT_REPEATS, BENCH_DEFAULT_WARMUP). */
+#define BENCH_DEFAULT_RETRIES 2
+
+/* Fills o's repeats, duration_s, policy_source, warmup, order, seed and retries: the command line's, else the
+ * suite's, else the defaults (BENCH_DEFAULT_REPEATS, BENCH_DEFAULT_WARMUP, shuffle with a seed from the clock,
+ * BENCH_DEFAULT_RETRIES). */
 void bench_run_policy(const struct bench_suite *s, const struct bench_policy_request *rq, struct bench_run_opts *o);
 
 /* Runs the suite's cases (those matching the filter) into ev, which the caller initialized. Machine, git and

@@ -173,3 +173,109 @@ bool bench_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, 
 		out->p = 1;
 	return true;
 }
+
+/* Puts the k-th smallest of v[0..n) at v[k], smaller or equal ones before it and larger or equal ones after
+ * (Hoare's selection with a three-way partition around the middle element, so ties cost nothing). */
+static void select_kth(double *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n; /* the range [lo, hi) holds position k */
+	while (hi - lo > 1) {
+		double pivot = v[lo + (hi - lo) / 2], t;
+		size_t lt = lo, i = lo, gt = hi; /* [lo,lt) < pivot, [lt,i) == pivot, [gt,hi) > pivot */
+		while (i < gt) {
+			if (v[i] < pivot) {
+				t = v[i];
+				v[i++] = v[lt];
+				v[lt++] = t;
+			} else if (v[i] > pivot) {
+				t = v[i];
+				v[i] = v[--gt];
+				v[gt] = t;
+			} else {
+				i++;
+			}
+		}
+		if (k < lt)
+			hi = lt;
+		else if (k >= gt)
+			lo = gt;
+		else
+			return;
+	}
+}
+
+double bench_median_inplace(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	size_t k = (n - 1) / 2;
+	select_kth(v, n, k);
+	double m = v[k];
+	if (n % 2)
+		return m;
+	double next = v[k + 1]; /* the upper middle: the smallest of those after k */
+	for (size_t i = k + 2; i < n; i++)
+		if (v[i] < next)
+			next = v[i];
+	return (m + next) / 2;
+}
+
+bool bench_robust_sd(const double *v, size_t n, double *out)
+{
+	*out = 0;
+	if (n < 2)
+		return true;
+	double *d = malloc(n * sizeof *d);
+	if (!d)
+		return false;
+	memcpy(d, v, n * sizeof *d);
+	double med = bench_median_inplace(d, n);
+	for (size_t i = 0; i < n; i++)
+		d[i] = fabs(v[i] - med);
+	*out = 1.4826 * bench_median_inplace(d, n);
+	free(d);
+	return true;
+}
+
+static unsigned long long boot_next(unsigned long long *state)
+{
+	unsigned long long z = (*state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+bool bench_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny, double conf, size_t rounds,
+				   unsigned long long seed, double *lo, double *hi)
+{
+	*lo = *hi = NAN;
+	if (nx < 2 || ny < 2 || rounds < 10)
+		return true;
+	double *bx = malloc(nx * sizeof *bx), *by = malloc(ny * sizeof *by), *ch = malloc(rounds * sizeof *ch);
+	if (!bx || !by || !ch) {
+		free(bx);
+		free(by);
+		free(ch);
+		return false;
+	}
+	unsigned long long st = seed;
+	size_t k = 0;
+	for (size_t r = 0; r < rounds; r++) {
+		for (size_t i = 0; i < nx; i++)
+			bx[i] = x[boot_next(&st) % nx];
+		for (size_t i = 0; i < ny; i++)
+			by[i] = y[boot_next(&st) % ny];
+		double mx = bench_median_inplace(bx, nx), my = bench_median_inplace(by, ny);
+		if (mx != 0)
+			ch[k++] = (my - mx) / fabs(mx) * 100;
+	}
+	if (k >= 10) {
+		qsort(ch, k, sizeof *ch, cmp_double);
+		*lo = bench_percentile(ch, k, (1 - conf) / 2);
+		*hi = bench_percentile(ch, k, 1 - (1 - conf) / 2);
+	}
+	free(bx);
+	free(by);
+	free(ch);
+	return true;
+}

@@ -39,4 +39,18 @@ bool bench_mann_whitney(const double *x, size_t nx, const double *y, size_t ny, 
  * above the significance level, no difference can be shown and a comparison is inconclusive. */
 double bench_utest_min_p(size_t nx, size_t ny);
 
+/* The median of n values, reordering them (quickselect: O(n)). NAN when n == 0. */
+double bench_median_inplace(double *v, size_t n);
+
+/* The robust spread of n values: 1.4826 * the median absolute deviation (the standard deviation for normal
+ * data, untouched by a few outliers). 0 when n < 2. Returns false when out of memory. */
+bool bench_robust_sd(const double *v, size_t n, double *out);
+
+/* A percentile bootstrap confidence interval (level `conf`, e.g. 0.95) of the change of the median from x to y in
+ * percent of x's median: resamples both sides with replacement `rounds` times from a generator seeded by `seed`
+ * (so a comparison reads the same every time). *lo and *hi NAN when a side has fewer than 2 values or its
+ * median is 0. Returns false when out of memory. */
+bool bench_bootstrap_median_change(const double *x, size_t nx, const double *y, size_t ny, double conf, size_t rounds,
+				   unsigned long long seed, double *lo, double *hi);
+
 #endif

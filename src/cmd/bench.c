@@ -90,15 +90,19 @@ struct run_request {
 /* The options of `bench run` into rq; false with *rc set when they end the command (--help, a mistake). */
 static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 {
-	const char *case_re = NULL, *duration = NULL, *out = NULL, *push = NULL, *push_format = NULL;
+	const char *case_re = NULL, *duration = NULL, *out = NULL, *order = NULL, *push = NULL, *push_format = NULL;
 	struct opt_list push_labels = { 0 };
-	long repeats = 0, warmup = -1;
-	bool seen_repeats = false, seen_warmup = false;
+	long repeats = 0, warmup = -1, seed = -1, retries = -1;
+	bool seen_repeats = false, seen_warmup = false, seen_seed = false, seen_retries = false;
 	const struct opt opts[] = {
 		{ "case", 0, OPT_STRING, &case_re, "RE", "run only cases whose name matches (extended regex)", NULL },
 		{ "repeats", 'n', OPT_INT, &repeats, "N", "measured runs per case (default: suite, else 10)", &seen_repeats },
 		{ "duration", 0, OPT_STRING, &duration, "D", "repeat policy: ceil(D / 20s) runs (not a timeout)", NULL },
 		{ "warmup", 0, OPT_INT, &warmup, "N", "unmeasured runs first (default: suite, else 1)", &seen_warmup },
+		{ "order", 0, OPT_STRING, &order, "HOW", "interleave the cases' repeats: shuffle (default) or round-robin", NULL },
+		{ "seed", 0, OPT_INT, &seed, "N", "the shuffle's seed (default: from the clock; the artifact keeps it)", &seen_seed },
+		{ "retries", 0, OPT_INT, &retries, "N", "re-run a contended repeat up to N times (default: suite, else 2)",
+		  &seen_retries },
 		{ "out", 'o', OPT_STRING, &out, "ARTIFACT", "where the evidence goes (default: SUITE.evidence.json)", NULL },
 		{ "push", 0, OPT_STRING, &push, "URL", "then push the figures to this Prometheus Pushgateway, or remote-write receiver (as `bench push`)",
 		  NULL },
@@ -107,7 +111,8 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 		{ 0 },
 	};
 	struct opt_result res;
-	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--out ARTIFACT] "
+	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--order HOW] "
+				     "[--seed N] [--retries N] [--out ARTIFACT] "
 			       "[--push URL [--push-label KEY=VALUE ...] [--push-format gateway|remote-write]]",
 			       "Runs each case of an INI suite, measures every run (wall, user, sys, peak RSS) and collects "
 			       "the samples it writes to $PLUMB_SAMPLES; writes a plumb.evidence.v1 artifact.",
@@ -127,12 +132,19 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
 	else if (seen_warmup && (warmup < 0 || warmup > 1000000))
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
+	else if (order && !bench_order_parse(order, &rq->policy.order))
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --order is shuffle or round-robin, not '%s'", order);
+	else if (seen_seed && (seed < 0 || seed > 999999999))
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --seed wants 0 to 999999999, not %ld", seed);
+	else if (seen_retries && (retries < 0 || retries > 10))
+		*rc = plumb_fail(EXIT_USAGE, "bench run: --retries wants 0 to 10, not %ld", retries);
 	else if ((push_labels.n || push_format) && !push)
 		*rc = plumb_fail(EXIT_USAGE, "bench run: --push-label and --push-format go with --push");
 	else if (!push || (*rc = bench_cmd_push_ready("bench run", push, push_format)) == EXIT_DONE)
 		*rq = (struct run_request){ res.pos[0], out, case_re,
-					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1 }, push,
-					    push_format, push_labels };
+					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1,
+					      rq->policy.order, seen_seed ? seed : -1, seen_retries ? retries : -1 },
+					    push, push_format, push_labels };
 	if (*rc != EXIT_DONE)
 		opt_list_release(&push_labels);
 	opt_result_release(&res); /* rq points into argv, not into res */
@@ -206,7 +218,7 @@ static int run_suite(const struct bench_suite *suite, const struct run_request *
 
 static int sub_run(int argc, char **argv)
 {
-	struct run_request rq;
+	struct run_request rq = { 0 };
 	int rc;
 	if (!run_options(argc, argv, &rq, &rc))
 		return rc;
@@ -292,6 +304,17 @@ static int missing_gate(const struct bench_cmp *cmp, const struct compare_gate *
 			  n, n == 1 ? "" : "s", n == 1 ? "is" : "are", first);
 }
 
+/* A core metric whose verdict contention made untrustworthy is said on stderr too: the gate passes it (it is not
+ * shown slower), and the reader should know the gate could not look (docs/bench.md "Contention"). */
+static void warn_inconclusive(const struct bench_cmp *cmp)
+{
+	for (size_t i = 0; i < cmp->n; i++) {
+		const struct bench_cmp_row *r = &cmp->rows[i];
+		if (r->core && strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) == 0 && r->why[0])
+			plumb_warn("bench compare: %s inconclusive: %s", r->metric, r->why);
+	}
+}
+
 /* Compares the two loaded artifacts and prints the table; v->baseline_file is the baseline's path, unredacted. */
 static int compare_loaded(const struct bench_evidence *base, const struct bench_evidence *cur, const char *catalog,
 			  struct bench_compare_view *v, bool json, const struct compare_gate *gate)
@@ -314,12 +337,15 @@ static int compare_loaded(const struct bench_evidence *base, const struct bench_
 		char *shown[3];
 		for (int i = 0; i < 3; i++)
 			*texts[i] = shown[i] = cmd_shown_text(*texts[i]);
-		if (bench_compare_write(stdout, &cmp, base, cur, &shown_view, json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT, &e))
+		if (bench_compare_write(stdout, &cmp, base, cur, &shown_view, json ? BENCH_STYLE_JSON : BENCH_STYLE_TEXT, &e)) {
 			rc = cmd_report_redacted(&e);
-		else if (gate->on && cmp.regressions)
-			rc = regression_gate(&cmp);
-		else if (gate->on)
-			rc = missing_gate(&cmp, gate);
+		} else {
+			warn_inconclusive(&cmp);
+			if (gate->on && cmp.regressions)
+				rc = regression_gate(&cmp);
+			else if (gate->on)
+				rc = missing_gate(&cmp, gate);
+		}
 		for (int i = 0; i < 3; i++)
 			free(shown[i]);
 	}
@@ -374,13 +400,13 @@ static int compare_args(const struct opt_result *res, const char *catalog, struc
 static int sub_compare(int argc, char **argv)
 {
 	const char *rank_s = "bottlenecks", *catalog = NULL;
-	double threshold = 5, alpha = 0.05;
+	double threshold = 10, alpha = 0.05;
 	bool json = false;
 	struct opt_list allow_missing = { 0 };
 	struct compare_gate gate = { 0 };
 	const struct opt opts[] = {
 		{ "rank", 0, OPT_STRING, &rank_s, "HOW", "bottlenecks (time added), regressions or name", NULL },
-		{ "threshold", 0, OPT_DOUBLE, &threshold, "PCT", "noise threshold on the median's change (default 5)", NULL },
+		{ "threshold", 0, OPT_DOUBLE, &threshold, "PCT", "the least median change a verdict needs (default 10)", NULL },
 		{ "alpha", 0, OPT_DOUBLE, &alpha, "P", "significance level of the U test (default 0.05)", NULL },
 		{ "fail-on-regression", 0, OPT_FLAG, &gate.on, NULL,
 		  "exit 1 when a core metric regressed significantly or is missing from CURRENT (a CI gate)", NULL },

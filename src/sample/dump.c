@@ -580,7 +580,7 @@ static enum plumb_err take_live(struct taking *tk, struct perr *e)
 		tk->py = NULL;
 		if (py_probe_pid(d->pid, &pi) && pi.is_python)
 			snprintf(d->note, sizeof d->note, "a CPython process whose Python frames cannot be read (%s): "
-				 "native frames only", pe.msg[0] ? pe.msg : plumb_strerror(pe.code));
+				 "native frames only", pe.msg[0] ? pe.msg : perr_strerror(pe.code));
 	}
 	struct sym_files *files = sym_files_new();
 	struct maps *maps = maps_new();

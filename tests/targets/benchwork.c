@@ -3,7 +3,7 @@
  *                                  the number in the file named by $BENCH_SCALE_FILE
  *   benchwork emit UNITS           the same, and writes its own latency samples as JSON lines to $PLUMB_SAMPLES
  *   benchwork alloc-once FILE MIB  when FILE does not exist: create it and touch MIB MiB; else a little work
- *   benchwork sleep SECONDS        sleeps (for timeouts)
+ *   benchwork sleep SECONDS        sleeps SECONDS times the scale (a wall-bound case; timeouts)
  *   benchwork fail                 says why on stderr and exits 3 */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,7 +19,8 @@ static double now_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-__attribute__((noinline)) static uint64_t work(double units)
+/* The number in the file named by $BENCH_SCALE_FILE, else $BENCH_SCALE, else 1. */
+static double scale_of(void)
 {
 	double scale = 1;
 	const char *s = getenv("BENCH_SCALE");
@@ -32,6 +33,12 @@ __attribute__((noinline)) static uint64_t work(double units)
 			scale = 1;
 		fclose(f);
 	}
+	return scale;
+}
+
+__attribute__((noinline)) static uint64_t work(double units)
+{
+	double scale = scale_of();
 	uint64_t n = (uint64_t)(units * scale * 1e6), x = 88172645463325252ull;
 	for (uint64_t i = 0; i < n; i++)
 		x = x * 6364136223846793005ull + 1442695040888963407ull;
@@ -88,7 +95,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (argc >= 3 && strcmp(argv[1], "sleep") == 0) {
-		double s = atof(argv[2]);
+		double s = atof(argv[2]) * scale_of();
 		struct timespec ts = { (time_t)s, (long)((s - (double)(time_t)s) * 1e9) };
 		nanosleep(&ts, NULL);
 		return 0;

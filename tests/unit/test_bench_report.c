@@ -349,7 +349,8 @@ static void test_bench_report__slo_and_writers(void **state)
 	text = capture_close(&cap);
 	assert_non_null(strstr(text, "baseline /x/b.json (2026-12-01T00:00:00Z, no git, trust optimized)\n"
 				     "current  c.json (2026-12-01T00:00:00Z, no git, trust optimized)\n"
-				     "ranked by regressions; verdicts need p < 0.05 and a median change beyond 5%\n"));
+				     "ranked by regressions; a verdict needs p < 0.05, a median change beyond the noise floor "
+				     "(5% or the baseline's own spread) and its 95% interval clear of 0\n"));
 	assert_non_null(strstr(text, "slower       src/c.c (load): look"));
 	free(text);
 	assert_int_equal(bench_compare_write(capture_open(&cap), &cmp, &base, &cur, &v, BENCH_STYLE_JSON, &e), PLUMB_OK);
@@ -432,15 +433,24 @@ static void test_bench_report__policy_and_programs(void **state)
 					   "/tmp/s.ini", &s, &e),
 			 PLUMB_OK);
 	struct bench_run_opts o;
-	struct bench_policy_request none = { 0, 0, -1 }, cli = { 7, 0, 0 }, dur = { 0, 90, -1 };
+	struct bench_policy_request none = { 0, 0, -1, BENCH_ORDER_UNSET, -1, -1 };
+	struct bench_policy_request cli = { 7, 0, 0, BENCH_ORDER_ROUND_ROBIN, 11, 0 };
+	struct bench_policy_request dur = { 0, 90, -1, BENCH_ORDER_UNSET, -1, -1 };
 	bench_run_policy(&s, &none, &o);
 	assert_int_equal(o.repeats, 4);
 	assert_int_equal(o.warmup, 2);
 	assert_string_equal(o.policy_source, "suite repeats");
+	/* the repeats interleave by default, shuffled with a seed of the clock's; contended ones re-run twice */
+	assert_int_equal(o.order, BENCH_ORDER_SHUFFLE);
+	assert_true(o.seed >= 0 && o.seed < 1000000000);
+	assert_int_equal(o.retries, BENCH_DEFAULT_RETRIES);
 	bench_run_policy(&s, &cli, &o);
 	assert_int_equal(o.repeats, 7);
 	assert_int_equal(o.warmup, 0);
 	assert_string_equal(o.policy_source, "--repeats");
+	assert_int_equal(o.order, BENCH_ORDER_ROUND_ROBIN);
+	assert_int_equal(o.seed, 11);
+	assert_int_equal(o.retries, 0);
 	bench_run_policy(&s, &dur, &o);
 	assert_int_equal(o.repeats, 5);
 	assert_true(o.duration_s == 90);

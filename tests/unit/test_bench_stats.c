@@ -135,6 +135,58 @@ static void test_bench_stats__mann_whitney_edges(void **state)
 	assert_true(bench_utest_min_p(10, 10) < 1e-4);
 }
 
+/* The quickselect median against the sorted-array definition, on random data with and without ties. */
+static void test_bench_stats__median_and_robust_sd(void **state)
+{
+	(void)state;
+	uint64_t x = 12345;
+	for (size_t n = 1; n <= 41; n++)
+		for (int ties = 0; ties < 2; ties++) {
+			double v[41], sorted[41];
+			for (size_t i = 0; i < n; i++) {
+				x = x * 6364136223846793005ull + 1442695040888963407ull;
+				v[i] = ties ? (double)((x >> 33) % 4) : (double)(x >> 11) / 9007199254740992.0;
+				sorted[i] = v[i];
+			}
+			for (size_t i = 1; i < n; i++) /* insertion sort: the reference */
+				for (size_t j = i; j > 0 && sorted[j - 1] > sorted[j]; j--) {
+					double t = sorted[j];
+					sorted[j] = sorted[j - 1];
+					sorted[j - 1] = t;
+				}
+			double want = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+			NEAR(bench_median_inplace(v, n), want, 0);
+		}
+	/* 1.4826 * MAD: of 1..9 the MAD is 2 (|x - 5| = 4 3 2 1 0 1 2 3 4); one wild value changes nothing */
+	const double a[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9 }, b[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9000 };
+	double sd;
+	assert_true(bench_robust_sd(a, 9, &sd));
+	NEAR(sd, 2 * 1.4826, 1e-12);
+	assert_true(bench_robust_sd(b, 9, &sd));
+	NEAR(sd, 2 * 1.4826, 1e-12);
+}
+
+/* The bootstrap interval of the median's change: a clean +25% shift lies inside it and 0 outside; equal
+ * samples give an interval around 0; the same seed gives the same interval. */
+static void test_bench_stats__bootstrap_median_change(void **state)
+{
+	(void)state;
+	double base[12], slow[12], lo, hi, lo2, hi2;
+	for (int i = 0; i < 12; i++) {
+		base[i] = 100 + (i % 4) - 1.5; /* 98.5 .. 101.5 */
+		slow[i] = base[i] * 1.25;
+	}
+	assert_true(bench_bootstrap_median_change(base, 12, slow, 12, 0.95, 2000, 7, &lo, &hi));
+	assert_true(lo > 20 && lo <= 25 && hi >= 25 && hi < 30);
+	assert_true(bench_bootstrap_median_change(base, 12, base, 12, 0.95, 2000, 7, &lo, &hi));
+	assert_true(lo < 0 && hi > 0 && lo > -5 && hi < 5);
+	assert_true(bench_bootstrap_median_change(base, 12, base, 12, 0.95, 2000, 7, &lo2, &hi2));
+	NEAR(lo, lo2, 0);
+	NEAR(hi, hi2, 0);
+	assert_true(bench_bootstrap_median_change(base, 1, slow, 12, 0.95, 2000, 7, &lo, &hi));
+	assert_true(isnan(lo) && isnan(hi));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -142,6 +194,8 @@ int main(void)
 		cmocka_unit_test(test_bench_stats__summary_and_cv),
 		cmocka_unit_test(test_bench_stats__mann_whitney_references),
 		cmocka_unit_test(test_bench_stats__mann_whitney_edges),
+		cmocka_unit_test(test_bench_stats__median_and_robust_sd),
+		cmocka_unit_test(test_bench_stats__bootstrap_median_change),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
