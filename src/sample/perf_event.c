@@ -1,10 +1,12 @@
-/* perf_event.c — the perf_event backend: cpu-clock sampling of every thread of a launched command (and its
- * children, through inherited events, one per CPU as the kernel requires for inherited ring buffers) or of
- * an attached process and what it creates afterwards: per-CPU events kept to its processes when the kernel
- * allows them (a thread that lives 1 ms is sampled as often as any other; an inherited per-thread timer starts
- * afresh in each new thread and never fires in one shorter than the interval), inherited per-thread events
- * otherwise (docs/design.md §5.1). Records are read from the ring buffers while the target runs and streamed
- * into the profile as raw frames (symbol/symbol.h conventions), so memory is bounded by distinct stacks.
+/* perf_event.c — the perf_event backend: clock sampling of every thread of a launched command or an attached
+ * process, and of the processes they fork afterwards. Where the kernel permits per-CPU events (CAP_PERFMON or
+ * perf_event_paranoid <= 0) one cpu-clock event per CPU is kept to those processes, so a thread that lives
+ * 1 ms is sampled as often as any other code; otherwise inherited per-thread task-clock events (one per CPU,
+ * as the kernel requires for inherited ring buffers), which start in each new thread with the period its parent
+ * had. Every period is drawn at random around the interval and redrawn after each sample (perf_periods,
+ * docs/design.md §5.2), so no rhythm of the target can lock onto the samples. Records are read from the ring
+ * buffers while the target runs and streamed into the profile as raw frames (symbol/symbol.h conventions), so
+ * memory is bounded by distinct stacks.
  * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
 #include "sample/backend.h"
 
@@ -54,6 +56,7 @@ struct pe_state {
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
 	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
+	struct perf_periods periods; /* the random period of every sampling event */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
 };
@@ -61,12 +64,11 @@ struct pe_state {
 static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool launch)
 {
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
+	attr->sample_period = perf_periods_draw(&st->periods);
 	attr->inherit = 1;
 	attr->enable_on_exec = launch ? 1 : 0;
-	/* dwarf samples are ~16 KiB: waking the reader every 64 KiB costs the target an irq_work and a wake-up
-	 * every 4 samples; a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains every
-	 * 50 ms by its poll timeout). Measured, target CPU over bare, medians of 7: 1.0225 -> 1.0170 (perf 1.0207). */
-	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 1024 * 1024 : 64 * 1024;
+	attr->watermark = 0;
+	attr->wakeup_events = 1;
 }
 
 /* --mode wall: a context-switch event sampled at every switch-out, with the same stack sampling, plus
@@ -77,6 +79,9 @@ static void fill_switch_attr(struct pe_state *st, struct perf_event_attr *attr, 
 	fill_attr(st, attr, launch);
 	attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
 	attr->sample_period = 1;
+	attr->watermark = 1;
+	attr->wakeup_events = 0;
+	attr->wakeup_watermark = 64 * 1024;
 	attr->exclude_kernel = 0;
 	attr->context_switch = 1;
 	attr->mmap = 0;
@@ -112,11 +117,15 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 		struct perf_event_attr attr;
 		fill_attr(st, &attr, launch);
 		attr.inherit = pid >= 0;
+		if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
+			attr.config = PERF_COUNT_SW_TASK_CLOCK;
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
 			fill_attr(st, &attr, launch);
 			attr.inherit = pid >= 0;
+			if (pid >= 0)
+				attr.config = PERF_COUNT_SW_TASK_CLOCK;
 			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {
@@ -133,6 +142,8 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			close(fd);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
+		if (!perf_periods_add(&st->periods, fd, (int32_t)pid))
+			return perr_set(e, PLUMB_ENOMEM, "cannot set up the sampling period: %s", strerror(errno));
 		struct perf_ring *target = &st->rings[cpu];
 		if (target->meta) {
 			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target->fd) != 0)
@@ -221,8 +232,10 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 		return;
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
-	if (!switch_out)
+	if (!switch_out) {
 		st->ticks++;
+		perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
+	}
 	size_t n = perf_stacker_build(&st->stk, &sv);
 	uint32_t stack = profile_stack_from(st->p, st->stk.frames, n);
 	uint32_t thread = backend_thread(st->p, &st->comm_seen, (pid_t)sv.pid, (pid_t)sv.tid);
@@ -331,6 +344,7 @@ static void cleanup(struct pe_state *st)
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
 	hmap_release(&st->followed);
+	perf_periods_release(&st->periods);
 	wall_free(st->wall);
 	perf_stacker_free(&st->stk);
 	maps_free(st->maps);
@@ -452,6 +466,7 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->maps = maps_new();
 	if (st->maps)
 		maps_use_files(st->maps, opts->files);
+	perf_periods_init(&st->periods, backend_interval_ns(opts), mono_ns() ^ ((uint64_t)getpid() << 32));
 	st->rings = calloc((size_t)st->ncpus, sizeof *st->rings);
 	st->nrings = (size_t)st->ncpus;
 	st->bufsize = 70000;
@@ -461,10 +476,9 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 		return rc;
 	st->stk.user_frame = user_frame;
 	st->stk.ctx = st;
-	if (opts->mode == MODE_WALL) {
-		st->stk.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	st->stk.sample_type |= PERF_SAMPLE_IDENTIFIER; /* which event sampled: its next period */
+	if (opts->mode == MODE_WALL)
 		st->wall = wall_new(p, opts->interval_ns);
-	}
 	if (!st->rings || !st->buf || (opts->mode == MODE_WALL && !st->wall))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->nrings; i++)
@@ -512,10 +526,19 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 		if (rc)
 			return rc;
 		maps_load_proc(st->maps, child->pid);
-		rc = open_task(st, child->pid, true, e);
+		bool refused;
+		rc = attach_cpus(st, child->pid, &refused, e);
+		if (!rc && refused) {
+			rc = open_task(st, child->pid, true, e);
+			if (!rc && !st->wall)
+				snprintf(st->res->limits, sizeof st->res->limits, "threads the command starts keep the "
+					 "random period they start with (per-CPU events not permitted)");
+		}
 		if (rc)
 			return rc;
 		st->res->start_ns = mono_ns();
+		if (st->cpu_wide) /* the command is held before its exec, asleep: nothing of plumb's is sampled */
+			enable_all(st);
 		return backend_release(child, e);
 	}
 	if (opts->target != TARGET_PID)
@@ -528,8 +551,8 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones */
 		rc = attach_threads(st, opts->pid, e);
 		if (!rc && !st->wall)
-			snprintf(st->res->limits, sizeof st->res->limits,
-				 "threads shorter than the interval are not sampled (per-CPU events not permitted)");
+			snprintf(st->res->limits, sizeof st->res->limits, "threads started while sampling keep the "
+				 "random period they start with (per-CPU events not permitted)");
 	}
 	if (rc)
 		return rc;

@@ -5,7 +5,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+
+#include "base/clock.h"
+#include "base/grow.h"
 
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -37,6 +41,53 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 		attr->sample_stack_user = (uint32_t)opts->stack_bytes;
 	}
 	attr->watermark = 1;
+}
+
+void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed)
+{
+	memset(pp, 0, sizeof *pp);
+	rand64_seed(&pp->rng, seed);
+	pp->mean_ns = mean_ns ? mean_ns : 5000000;
+}
+
+void perf_periods_release(struct perf_periods *pp)
+{
+	hmap_release(&pp->by_id);
+	free(pp->ev);
+	pp->ev = NULL;
+	pp->n = pp->cap = 0;
+}
+
+uint64_t perf_periods_draw(struct perf_periods *pp)
+{
+	return rand64_interval_ns(&pp->rng, pp->mean_ns);
+}
+
+bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid)
+{
+	uint64_t id;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
+	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
+		return false;
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid };
+	return true;
+}
+
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns)
+{
+	uint32_t i;
+	if (!hmap_get(&pp->by_id, id, &i))
+		return;
+	struct perf_period_event *ev = &pp->ev[i];
+	if (ev->tid >= 0 && (uint32_t)ev->tid != tid)
+		return;
+	uint64_t period = perf_periods_draw(pp);
+	if (ev->tid < 0) {
+		uint64_t now = mono_ns(), late = now > time_ns ? now - time_ns : 0;
+		period = period > late + RAND_MIN_INTERVAL_NS ? period - late : perf_periods_draw(pp);
+	}
+	ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period); /* an event that is gone keeps its old one */
+	pp->redraws++;
 }
 
 enum plumb_err perf_stacker_init(struct perf_stacker *s, const struct record_opts *opts, struct profile *p,

@@ -1,5 +1,5 @@
 /* python.c — the `python` backend: samples a CPython interpreter by reading its own frame chains from outside
- * (src/python/python.h) at every tick; the target is never stopped or traced. Python frames go into the
+ * (src/python/python.h) at ticks a random interval apart (§5.2); the target is never stopped or traced. Python frames go into the
  * profile as finished frames (func = function name, file = the .py path, line = the current line), so the
  * same labels and redaction apply as for native frames. With --native the frames are merged with native
  * stacks sampled by perf_event at the same moments (python_native.c).
@@ -31,6 +31,7 @@
 #include "base/clock.h"
 #include "base/hashmap.h"
 #include "base/procfs.h"
+#include "base/rand.h"
 #include "python/python.h"
 #include "sample/python_native.h"
 
@@ -74,6 +75,7 @@ struct pyb_state {
 	pid_t pid;
 	uint64_t tick;
 	uint64_t now;            /* time of this tick (profile clock) */
+	struct rand64 rng;       /* the intervals between ticks (docs/design.md §5.2) */
 	struct pyb_proc root;
 	struct pyb_proc *cur;    /* the process being read */
 	struct pyb_proc **kids;  /* descendants of the target */
@@ -629,7 +631,7 @@ static enum plumb_err pyb_loop(struct pyb_state *st, struct child *child, struct
 		else if (st->py && !pyb_tick_python(st, t))
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		backend_progress(opts, st->p, res->start_ns, st->tick);
-		next += st->interval;
+		next += rand64_interval_ns(&st->rng, st->interval); /* a fixed interval locks onto a rhythm */
 		t = mono_ns();
 		if (next < t)
 			next = t; /* behind: drop the missed ticks instead of bursting */
@@ -722,6 +724,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	st.p = p;
 	st.cur = &st.root;
 	st.interval = backend_interval_ns(opts);
+	rand64_seed(&st.rng, mono_ns() ^ ((uint64_t)getpid() << 32));
 	struct child child = CHILD_INIT;
 	struct backend_env env;
 	enum plumb_err rc = pyb_start(&st, &child, &env, res, e);

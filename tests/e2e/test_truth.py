@@ -1,0 +1,70 @@
+"""End-to-end: the truth matrix's fast part (docs/design.md §5.2; the slow part, with perf beside it, is
+bench/truth.sh). Sampling intervals are random around the requested one in every backend, so a program in a
+fixed rhythm — rounds: 10 ms of CPU per round, 5/3/2 ms in three call paths, always in that order — reads its
+shares within sampling noise: over several runs the RMS of the paths' binomial z-scores stays near 1, where a
+fixed interval of 5 ms reads path_a exactly and swings the others by points (RMS z 2.5-9, measured). The bound,
+2.0 over 3 runs (9 z-scores, about 6 degrees of freedom), is passed by chance by an unbiased sampler about once in
+2,000 runs. And a server-shaped program (bursty: 0.2 ms of CPU, 0.1 ms asleep, in a loop) gets samples in
+proportion to the CPU time it used (from /proc/PID/schedstat, or its own CPU clock when launched): within 15%,
+with enough samples (about 400) that 15% is 3 Poisson standard deviations. Half the cases keep the other core
+busy (a spinning shell this test starts and kills)."""
+import os
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from plumbtest import PLUMB, TARGETS, TempDir, main  # noqa: E402
+from truth import ROUNDS_TRUTH, Burner, Quiet, bursty_run, rms, rounds_run, zscores  # noqa: E402
+
+RMS_Z_BOUND = 2.0
+
+
+class RoundsTruth(TempDir):
+    def check_rounds(self, how, options, load, runs=3, seconds=3, nofp=False):
+        zs, seen = [], []
+        with load():
+            for _ in range(runs):
+                total, hits, stderr = rounds_run(PLUMB, TARGETS, how, seconds, options, nofp=nofp)
+                self.assertGreater(total, 30, "too few samples to judge: %s" % stderr)
+                zs += zscores(total, hits, ROUNDS_TRUTH)
+                seen.append("%d: " % total + " ".join("%.1f" % (100.0 * hits[k] / total) for k in ROUNDS_TRUTH))
+        self.assertLessEqual(rms(zs), RMS_Z_BOUND, "RMS z %.2f over %s (truth 50/30/20)" % (rms(zs), seen))
+
+    def test_perf_event_attached_default_rate_loaded(self):
+        self.check_rounds("attach", ("--backend", "perf_event"), Burner)
+
+    def test_perf_event_launched_one_sample_a_round_fp(self):
+        self.check_rounds("launch", ("--backend", "perf_event", "--rate", "100", "--unwind", "fp"), Quiet)
+
+    def test_inprocess_launched_default_rate(self):
+        self.check_rounds("launch", ("--backend", "inprocess",), Quiet, nofp=True)
+
+    def test_ptrace_attached_fp(self):
+        self.check_rounds("attach", ("--backend", "ptrace", "--unwind", "fp"), Burner)
+
+
+class BurstyTruth(TempDir):
+    def check_bursty(self, how, load, options=("--backend", "perf_event")):
+        with load():
+            ticks, cpu, rc, stderr = bursty_run(PLUMB, TARGETS, how, 4, options)
+        self.assertEqual(rc, 0, stderr)
+        self.assertGreater(cpu, 0.5, "the target hardly ran: %.2f s of CPU" % cpu)
+        expected = cpu / 0.005
+        self.assertLess(abs(ticks / expected - 1), 0.15,
+                        "%d samples for %.3f s of CPU (%.0f expected): %s" % (ticks, cpu, expected, stderr))
+
+    def test_attached_quiet(self):
+        self.check_bursty("attach", Quiet)
+
+    def test_attached_loaded(self):
+        self.check_bursty("attach", Burner)
+
+    def test_launched_quiet(self):
+        self.check_bursty("launch", Quiet)
+
+    def test_launched_loaded(self):
+        self.check_bursty("launch", Burner)
+
+
+if __name__ == "__main__":
+    main()
