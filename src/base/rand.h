@@ -1,8 +1,10 @@
 /* rand.h — the random sampling intervals every backend draws (docs/design.md §5.2): a small generator
- * (splitmix64) and exponentially distributed intervals around a mean, so the sample times form a Poisson process
- * that no rhythm of the target can lock onto. Header-only and free of libm, errno and locks: the in-process
- * sampler draws its next interval inside its signal handler. Invariant: an interval is never below
- * RAND_MIN_INTERVAL_NS (the kernel's own floor for a software event's period) nor above RAND_MAX_FACTOR means. */
+ * (splitmix64) and intervals of half the mean plus an exponential draw of half the mean, so sample times form a
+ * renewal process no rhythm of the target can lock onto (its intervals are spread over [mean/2, ...) with no
+ * lattice), whose samples are never closer than half the interval: a perf event repeats its last period until
+ * the reader gives it a new one, and a short draw repeated while the reader is late would burst. Header-only and
+ * free of libm, errno and locks: the in-process sampler draws its next interval inside its signal handler.
+ * Invariant: an interval lies in [mean/2, RAND_MAX_FACTOR means] and never below RAND_MIN_INTERVAL_NS. */
 #ifndef PLUMB_BASE_RAND_H
 #define PLUMB_BASE_RAND_H
 
@@ -46,12 +48,12 @@ static inline double rand64_neg_log(double u)
 	return -((double)e * 0.6931471805599453 + ln_m);
 }
 
-/* An exponentially distributed interval of mean mean_ns, within [RAND_MIN_INTERVAL_NS, RAND_MAX_FACTOR *
- * mean_ns]. The floor moves the mean up by at most RAND_MIN_INTERVAL_NS^2 / (2 mean_ns): 0.5 us at 0.1 ms. */
+/* mean_ns/2 plus an exponential draw of mean mean_ns/2: mean mean_ns, standard deviation mean_ns/2, within
+ * [mean_ns/2, RAND_MAX_FACTOR * mean_ns] (the cut at the top moves the mean by e^-39 of it). */
 static inline uint64_t rand64_interval_ns(struct rand64 *r, uint64_t mean_ns)
 {
 	double u = (double)((rand64_next(r) >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
-	double x = rand64_neg_log(u) * (double)mean_ns;
+	double x = (double)mean_ns * 0.5 * (1.0 + rand64_neg_log(u));
 	double hi = (double)mean_ns * RAND_MAX_FACTOR;
 	if (x > hi)
 		x = hi;

@@ -11,6 +11,9 @@
 #include "sample/backend.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
@@ -56,6 +59,11 @@ struct pe_state {
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
 	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
+	struct hmap own_tids;   /* threads with per-thread events of their own (attached, or the command's first) */
+	size_t cpu_fds_from;    /* cpu_wide: fds[cpu_fds_from..] are the per-CPU events */
+	pthread_t redraw_thread;  /* gives each event its next period as soon as it sampled (redraw_main) */
+	bool redraw_running;
+	atomic_bool redraw_quit;
 	struct perf_periods periods; /* the random period of every sampling event */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
@@ -142,7 +150,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			close(fd);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
-		if (!perf_periods_add(&st->periods, fd, (int32_t)pid))
+		if (!perf_periods_add(&st->periods, fd, (int32_t)pid, attr.sample_period))
 			return perr_set(e, PLUMB_ENOMEM, "cannot set up the sampling period: %s", strerror(errno));
 		struct perf_ring *target = &st->rings[cpu];
 		if (target->meta) {
@@ -233,8 +241,18 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
 	if (!switch_out) {
+		if (!st->redraw_running)
+			perf_periods_sampled(&st->periods, sv.id, sv.tid);
+		int32_t owner;
+		if (st->cpu_wide && perf_periods_owner(&st->periods, sv.id, &owner)) {
+			/* Each thread has one clock: its own per-thread event when it had one from the start, which
+			 * counts its CPU time however it uses it; the per-CPU events for the threads started since,
+			 * whose inherited per-thread events keep the one period they started with. */
+			bool own = hmap_get(&st->own_tids, sv.tid, &dummy);
+			if (owner < 0 ? own : (uint32_t)owner != sv.tid)
+				return;
+		}
 		st->ticks++;
-		perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
 	}
 	size_t n = perf_stacker_build(&st->stk, &sv);
 	uint32_t stack = profile_stack_from(st->p, st->stk.frames, n);
@@ -320,6 +338,65 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 	}
 }
 
+/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, then TID (pid, tid). */
+static void on_peek(void *ctx, uint32_t type, const unsigned char *body, size_t len)
+{
+	struct pe_state *st = ctx;
+	if (type != PERF_RECORD_SAMPLE || len < 24)
+		return;
+	uint64_t id;
+	uint32_t tid;
+	memcpy(&id, body, sizeof id);
+	memcpy(&tid, body + 20, sizeof tid);
+	perf_periods_sampled(&st->periods, id, tid);
+}
+
+/* The redraw thread: wakes at every sample and gives its event the next random period before the reader has
+ * unwound anything, or got a CPU on a loaded machine (the kernel repeats the old period meanwhile). It asks for
+ * the lowest real-time priority when it may (it works a few microseconds per sample), and the drains stop at
+ * what it has seen (perf_ring.peeking). */
+static void *redraw_main(void *arg)
+{
+	struct pe_state *st = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* refused without the privilege: fine */
+	struct pollfd pfds[64];
+	nfds_t n = 0;
+	for (size_t i = 0; i < st->nrings && n < 64; i++)
+		if (st->rings[i].meta)
+			pfds[n++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
+	while (!atomic_load(&st->redraw_quit)) {
+		poll(pfds, n, 20);
+		for (size_t i = 0; i < st->nrings; i++)
+			perf_ring_peek(&st->rings[i], on_peek, st);
+	}
+	return NULL;
+}
+
+static void redraw_start(struct pe_state *st)
+{
+	if (st->nrings > 64)
+		return; /* the reader redraws itself */
+	for (size_t i = 0; i < st->nrings; i++)
+		__atomic_store_n(&st->rings[i].peeking, true, __ATOMIC_RELEASE);
+	atomic_store(&st->redraw_quit, false);
+	st->redraw_running = pthread_create(&st->redraw_thread, NULL, redraw_main, st) == 0;
+	if (!st->redraw_running)
+		for (size_t i = 0; i < st->nrings; i++)
+			__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
+}
+
+static void redraw_stop(struct pe_state *st)
+{
+	if (!st->redraw_running)
+		return;
+	atomic_store(&st->redraw_quit, true);
+	pthread_join(st->redraw_thread, NULL);
+	st->redraw_running = false;
+	for (size_t i = 0; i < st->nrings; i++)
+		__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
+}
+
 static void drain_all(struct pe_state *st)
 {
 	uint64_t round = mono_ns();
@@ -333,6 +410,7 @@ static void drain_all(struct pe_state *st)
 
 static void cleanup(struct pe_state *st)
 {
+	redraw_stop(st);
 	for (size_t i = 0; st->rings && i < st->nrings; i++)
 		perf_ring_unmap(&st->rings[i]);
 	for (size_t i = 0; i < st->nfds; i++)
@@ -344,6 +422,7 @@ static void cleanup(struct pe_state *st)
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
 	hmap_release(&st->followed);
+	hmap_release(&st->own_tids);
 	perf_periods_release(&st->periods);
 	wall_free(st->wall);
 	perf_stacker_free(&st->stk);
@@ -417,6 +496,8 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
 		struct perr te = PERR_INIT;
 		enum plumb_err trc = open_task(st, tid, false, &te);
+		if (trc == PLUMB_OK && !hmap_put(&st->own_tids, (uint64_t)tid, 1))
+			trc = perr_set(&te, PLUMB_ENOMEM, "out of memory");
 		if (trc == PLUMB_OK) {
 			opened++;
 		} else if (trc != PLUMB_EINVAL) { /* a thread that exited meanwhile is fine */
@@ -451,6 +532,7 @@ static enum plumb_err attach_cpus(struct pe_state *st, pid_t pid, bool *refused,
 	if (!hmap_put(&st->followed, (uint64_t)pid, 1))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	st->cpu_wide = true;
+	st->cpu_fds_from = st->nfds;
 	return open_task(st, -1, false, e);
 }
 
@@ -526,19 +608,21 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 		if (rc)
 			return rc;
 		maps_load_proc(st->maps, child->pid);
-		bool refused;
-		rc = attach_cpus(st, child->pid, &refused, e);
-		if (!rc && refused) {
-			rc = open_task(st, child->pid, true, e);
-			if (!rc && !st->wall)
-				snprintf(st->res->limits, sizeof st->res->limits, "threads the command starts keep the "
-					 "random period they start with (per-CPU events not permitted)");
-		}
+		rc = open_task(st, child->pid, true, e);
+		if (!rc && !hmap_put(&st->own_tids, (uint64_t)child->pid, 1))
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		bool refused = true;
+		if (!rc)
+			rc = attach_cpus(st, child->pid, &refused, e);
+		if (!rc && refused && !st->wall)
+			snprintf(st->res->limits, sizeof st->res->limits, "threads the command starts keep the random "
+				 "period they start with (per-CPU events not permitted)");
 		if (rc)
 			return rc;
 		st->res->start_ns = mono_ns();
-		if (st->cpu_wide) /* the command is held before its exec, asleep: nothing of plumb's is sampled */
-			enable_all(st);
+		if (st->cpu_wide) /* the per-CPU events; the command is held before its exec, asleep */
+			for (size_t i = st->cpu_fds_from; i < st->nfds; i++)
+				ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 		return backend_release(child, e);
 	}
 	if (opts->target != TARGET_PID)
@@ -547,10 +631,11 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
 	maps_load_proc(st->maps, opts->pid);
 	bool refused;
-	rc = attach_cpus(st, opts->pid, &refused, e);
-	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones */
-		rc = attach_threads(st, opts->pid, e);
-		if (!rc && !st->wall)
+	rc = attach_threads(st, opts->pid, e);
+	if (!rc)
+		rc = attach_cpus(st, opts->pid, &refused, e);
+	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones for every thread */
+		if (!st->wall)
 			snprintf(st->res->limits, sizeof st->res->limits, "threads started while sampling keep the "
 				 "random period they start with (per-CPU events not permitted)");
 	}
@@ -568,6 +653,11 @@ static void pe_loop(struct pe_state *st, struct child *child)
 {
 	const struct record_opts *opts = st->opts;
 	uint64_t deadline = backend_deadline(opts, st->res->start_ns);
+	redraw_start(st);
+	/* The redraw thread takes most wake-ups (a ring's readiness goes to one poller): drain often enough that a
+	 * ring of 64 samples or more does not fill, and at least every 50 ms. */
+	uint64_t iv_ms = backend_interval_ns(opts) * 16 / 1000000;
+	int timeout_ms = iv_ms < 1 ? 1 : iv_ms > 50 ? 50 : (int)iv_ms;
 	struct pollfd *pfds = calloc(st->nrings, sizeof *pfds);
 	size_t npfds = 0;
 	for (size_t i = 0; pfds && i < st->nrings; i++)
@@ -575,7 +665,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 			pfds[npfds++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
 	while (!backend_should_stop(opts, deadline) && !backend_target_ended(opts, child, opts->pid, st->res)) {
 		if (pfds)
-			poll(pfds, npfds, 50);
+			poll(pfds, npfds, timeout_ms);
 		drain_all(st);
 		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 		if (opts->on_poll) { /* the live views read what was sampled so far */
@@ -593,6 +683,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 	res->end_ns = mono_ns();
 	for (size_t i = 0; i < st->nfds; i++)
 		ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	redraw_stop(st);
 	drain_all(st);
 	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
 		st->ticks += wall_finish(st->wall, res->end_ns);

@@ -7,8 +7,8 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
 
-#include "base/clock.h"
 #include "base/grow.h"
 
 #include "symbol/maps.h"
@@ -63,17 +63,26 @@ uint64_t perf_periods_draw(struct perf_periods *pp)
 	return rand64_interval_ns(&pp->rng, pp->mean_ns);
 }
 
-bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid)
+bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period)
 {
 	uint64_t id;
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
 	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
 		return false;
-	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid };
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, 0, period ? period : 1 };
 	return true;
 }
 
-void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns)
+bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid)
+{
+	uint32_t i;
+	if (!hmap_get(&pp->by_id, id, &i))
+		return false;
+	*tid = pp->ev[i].tid;
+	return true;
+}
+
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid)
 {
 	uint32_t i;
 	if (!hmap_get(&pp->by_id, id, &i))
@@ -81,12 +90,20 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, ui
 	struct perf_period_event *ev = &pp->ev[i];
 	if (ev->tid >= 0 && (uint32_t)ev->tid != tid)
 		return;
+	uint64_t count;
+	if (read(ev->fd, &count, sizeof count) != (ssize_t)sizeof count)
+		return;
+	/* how far the event counted since its last sample (it fires every `period` until told otherwise; an
+	 * inherited parent's count also takes in its ended children's, which only makes this a random amount) */
+	uint64_t since = count >= ev->armed_at ? count - ev->armed_at : 0;
+	uint64_t late = since % ev->period;
 	uint64_t period = perf_periods_draw(pp);
-	if (ev->tid < 0) {
-		uint64_t now = mono_ns(), late = now > time_ns ? now - time_ns : 0;
-		period = period > late + RAND_MIN_INTERVAL_NS ? period - late : perf_periods_draw(pp);
-	}
-	ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period); /* an event that is gone keeps its old one */
+	/* not below a quarter of the interval: the kernel repeats this period until the next sample is read */
+	period = period > late + pp->mean_ns / 4 ? period - late : perf_periods_draw(pp);
+	if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0) /* an event that is gone keeps its old one */
+		return;
+	ev->armed_at = count;
+	ev->period = period;
 	pp->redraws++;
 }
 

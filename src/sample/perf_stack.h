@@ -21,36 +21,40 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 			 bool kernel);
 
 /* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
- * period drawn from an exponential distribution around the interval and given a new one after each of its
- * samples (PERF_EVENT_IOC_PERIOD restarts its countdown), so its sample times are a Poisson process in the
- * clock it counts. A per-CPU event counts CLOCK_MONOTONIC time: the time the reader took to come round is taken
- * off the new period (when the draw is shorter than that, the draw is made afresh from now, which a Poisson
- * process allows: it has no memory). A per-thread event counts its thread's CPU time, which the reader cannot
- * see: its new period starts when it is given. An inherited event (a thread the target created) keeps the
- * period it started with, drawn for its parent: its samples name its parent's id and must not restart the
- * parent's countdown, so only a sample of the event's own thread does. Owns nothing but its table. */
+ * period drawn at random around the interval (base/rand.h) and given a new one after each of its samples
+ * (PERF_EVENT_IOC_PERIOD restarts its countdown), so its sample times are a renewal process in the clock it counts (a thread's CPU time, a CPU's time). The reader comes round late, more so on a loaded machine,
+ * and the restart would lose what the event counted meanwhile: its count (read()) says how far it went since
+ * its last sample, which is taken off the new period (and when too little of the draw is left, a new draw starts
+ * from now: the kernel repeats a period until it is given another, so none is shorter than a quarter interval). An inherited event (a thread the target
+ * created) keeps the period it started with, its parent's of the moment: its samples name the parent's id and
+ * must not restart the parent's countdown, so only a sample of the event's own thread does. Owns nothing but
+ * its table. */
 struct perf_periods {
 	struct rand64 rng;
 	uint64_t mean_ns;
 	struct hmap by_id;   /* event id -> index in ev */
 	struct perf_period_event {
 		int fd;
-		int32_t tid;     /* the thread it was opened on, -1 for a per-CPU event */
+		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
+		uint64_t armed_at;  /* its count when its period was last set */
+		uint64_t period;    /* that period */
 	} *ev;
 	size_t n, cap;
-	uint64_t redraws;    /* periods given: what randomizing costs is one ioctl each */
+	uint64_t redraws;    /* periods given: what randomizing costs is a read and an ioctl each */
 };
 
 void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed);
 void perf_periods_release(struct perf_periods *pp);
 /* A period to open an event with. */
 uint64_t perf_periods_draw(struct perf_periods *pp);
-/* Registers sampling event fd opened on thread tid (-1: a CPU), its id read with PERF_EVENT_IOC_ID: false when
- * out of memory or refused. */
-bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid);
-/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns (CLOCK_MONOTONIC): the event's next
- * period. Unknown ids and the samples of inherited events are left alone. */
-void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns);
+/* Registers sampling event fd opened on thread tid (-1: a CPU) with period `period`, its id read with
+ * PERF_EVENT_IOC_ID: false when out of memory or refused. */
+bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period);
+/* The thread event `id` was opened on (-1: a CPU); false for an id not registered. */
+bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid);
+/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid: the event's next period. Unknown ids and the
+ * samples of inherited events are left alone. */
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid);
 
 struct perf_stacker {
 	struct profile *p;          /* borrowed */

@@ -38,6 +38,7 @@ struct pt_thread {
 	bool gone;
 	uint64_t runtime;   /* ns on CPU (schedstat) at the last tick */
 	int64_t credit;     /* --mode cpu: CPU time not yet sampled (ns) */
+	int64_t due;        /* --mode cpu: the credit its next sample waits for, a random interval */
 	struct unwind_regs regs;
 	uint8_t *stack;
 	size_t stack_len;
@@ -329,12 +330,15 @@ static void pt_tick(struct pt_state *st, uint64_t origin)
 			bool first = !t->runtime;
 			t->runtime = rt;
 			int64_t iv = (int64_t)backend_interval_ns(st->opts);
+			if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm */
+				t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
 			t->credit += (int64_t)used;
-			if (t->credit > 2 * iv)
-				t->credit = 2 * iv; /* time slept through is not made up for in a burst */
-			if (first || used == 0 || t->credit < iv / 2)
+			if (t->credit > t->due + iv)
+				t->credit = t->due + iv; /* time slept through is not made up for in a burst */
+			if (first || used == 0 || t->credit < t->due)
 				continue;
-			t->credit -= iv;
+			t->credit -= t->due;
+			t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
 		}
 		if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0) {
 			t->want = true;

@@ -41,6 +41,7 @@ struct pyb_thread {
 	int sched_fd;    /* /proc/PID/task/TID/schedstat: on-CPU nanoseconds */
 	uint64_t oncpu;  /* on-CPU time at the last tick (0: not read yet) */
 	int64_t credit;  /* on-CPU time not yet turned into samples (negative: sampled ahead of it) */
+	int64_t due;     /* the credit its next sample waits for: a random interval (0: not drawn yet) */
 	uint32_t thread; /* profile thread id */
 	uint64_t seen;   /* last tick the thread was seen */
 	bool py_named;   /* named from threading (not just the OS name) */
@@ -175,7 +176,7 @@ static uint64_t thread_oncpu(struct pyb_thread *t)
 }
 
 /* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
-static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
+static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
 {
 	uint64_t now = thread_oncpu(t);
 	if (!now)
@@ -187,14 +188,17 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
 	uint64_t used = now > t->oncpu ? now - t->oncpu : 0;
 	t->oncpu = now;
 	int64_t iv = (int64_t)interval;
+	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm (§5.2) */
+		t->due = (int64_t)rand64_interval_ns(rng, interval);
 	t->credit += (int64_t)used;
-	if (t->credit > 2 * iv)
-		t->credit = 2 * iv; /* time we slept through is not made up for in a burst */
-	if (used == 0 || t->credit < iv / 2)
+	if (t->credit > t->due + iv)
+		t->credit = t->due + iv; /* time we slept through is not made up for in a burst */
+	if (used == 0 || t->credit < t->due)
 		return false;
-	/* The rounding is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
+	/* The rest is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
 	 * processes) is sampled at 2 ticks in 3, not at every tick. */
-	t->credit -= iv;
+	t->credit -= t->due;
+	t->due = (int64_t)rand64_interval_ns(rng, interval);
 	return true;
 }
 
@@ -209,7 +213,7 @@ static void on_thread(void *ctx, const struct py_thread *t)
 	bt->seen = st->tick;
 	if (bt->stat_fd < 0 && st->cur != &st->root)
 		return; /* not a thread of this descendant: a vfork child reads its parent's memory until it execs */
-	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval))
+	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval, &st->rng))
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */

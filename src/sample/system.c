@@ -110,7 +110,7 @@ static void sys_sample(struct sys_state *st, const char *rec, size_t len)
 	struct perf_sample sv;
 	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv))
 		return;
-	perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
+	perf_periods_sampled(&st->periods, sv.id, sv.tid);
 	if (sv.pid == 0)
 		return;
 	/* filtered before unwinding: a process left out costs only its record */
@@ -267,7 +267,7 @@ static enum plumb_err sys_open(struct sys_state *st, struct perr *e)
 			return sys_refused(errno, e);
 		st->fds[cpu] = fd;
 		opened++;
-		if (!perf_periods_add(&st->periods, fd, -1))
+		if (!perf_periods_add(&st->periods, fd, -1, attr.sample_period))
 			return perr_set(e, PLUMB_ENOMEM, "cannot set up the sampling period: %s", strerror(errno));
 		size_t pages = st->opts->unwind == UNWIND_DWARF ? SYS_RING_PAGES_DWARF : SYS_RING_PAGES_FP;
 		if (!perf_ring_map(&st->rings[cpu], fd, pages) && !perf_ring_map(&st->rings[cpu], fd, 16))

@@ -145,12 +145,15 @@ def bursty_run(plumb, targets, how, seconds=4, options=(), interval=0.005):
         if how == "attach":
             proc = start_target([exe, str(seconds + 30)])
             try:
-                c0 = schedstat_ns(proc.pid)
+                c0, w0 = schedstat_ns(proc.pid), time.monotonic()
                 r = run_plumb(plumb, ["--pid", str(proc.pid), "--seconds", str(seconds), "-o", out, *options])
-                c1 = schedstat_ns(proc.pid)
+                c1, w1 = schedstat_ns(proc.pid), time.monotonic()
             finally:
                 stop(proc)
-            cpu = (c1 - c0) / 1e9
+            # the target runs at a steady rate: what it used while sampled is that rate times the window the
+            # summary states (plumb's own start and end are outside it)
+            _, window = summary_ticks(r.stderr)
+            cpu = (c1 - c0) / 1e9 * (window / (w1 - w0) if window and w1 > w0 else 1.0)
         else:
             report = os.path.join(tmp, "cpu")
             env = dict(os.environ, PLUMB_DEBUG="1", PLUMB_SYMBOL_CACHE="0", CPU_REPORT=report)
