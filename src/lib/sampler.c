@@ -135,14 +135,23 @@ static uint64_t timer_clock_ns(void)
 }
 
 /* Arms the thread's timer once, for a random interval (timer_settime and clock_gettime are
- * async-signal-safe), from now_ns on its clock. */
+ * async-signal-safe). In wall mode from the last expiry, as an absolute time, so that a signal delivered late
+ * (the thread waited for a CPU: the kernel delivers on its way back to user space) does not move the ticks
+ * after it; in cpu mode from now_ns, the late ones counted by late_intervals. */
 static int arm_timer(uint64_t now_ns)
 {
 	struct itimerspec it;
 	memset(&it, 0, sizeof it);
-	ts.drawn_ns = rand64_interval_ns(&ts.rng, ring->interval_ns);
+	uint64_t draw = rand64_interval_ns(&ts.rng, ring->interval_ns), due = ts.armed_ns + ts.drawn_ns;
+	if (ring->mode == INPROC_WALL && ts.armed_ns && due + draw > now_ns) {
+		ts.armed_ns = due;
+		ts.drawn_ns = draw;
+		it.it_value = ns_timespec(due + draw);
+		return timer_settime(ts.timer, TIMER_ABSTIME, &it, NULL);
+	}
+	ts.drawn_ns = draw;
 	ts.armed_ns = now_ns;
-	it.it_value = ns_timespec(ts.drawn_ns);
+	it.it_value = ns_timespec(draw);
 	return timer_settime(ts.timer, 0, &it, NULL);
 }
 
