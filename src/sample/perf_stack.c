@@ -98,8 +98,9 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid)
 	uint64_t since = count >= ev->armed_at ? count - ev->armed_at : 0;
 	uint64_t late = since % ev->period;
 	uint64_t period = perf_periods_draw(pp);
-	/* not below a quarter of the interval: the kernel repeats this period until the next sample is read */
-	period = period > late + pp->mean_ns / 4 ? period - late : perf_periods_draw(pp);
+	/* never below half the interval, as the draws: the kernel repeats this period until the next sample is
+	 * read, so a short one repeated while the reader is late would burst */
+	period = period > late + pp->mean_ns / 2 ? period - late : perf_periods_draw(pp);
 	if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0) /* an event that is gone keeps its old one */
 		return;
 	ev->armed_at = count;

@@ -25,7 +25,7 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
  * (PERF_EVENT_IOC_PERIOD restarts its countdown), so its sample times are a renewal process in the clock it counts (a thread's CPU time, a CPU's time). The reader comes round late, more so on a loaded machine,
  * and the restart would lose what the event counted meanwhile: its count (read()) says how far it went since
  * its last sample, which is taken off the new period (and when too little of the draw is left, a new draw starts
- * from now: the kernel repeats a period until it is given another, so none is shorter than a quarter interval). An inherited event (a thread the target
+ * from now: the kernel repeats a period until it is given another, so none is shorter than half the interval). An inherited event (a thread the target
  * created) keeps the period it started with, its parent's of the moment: its samples name the parent's id and
  * must not restart the parent's countdown, so only a sample of the event's own thread does. Owns nothing but
  * its table. */

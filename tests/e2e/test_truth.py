@@ -21,11 +21,14 @@ RMS_Z_BOUND = 2.0
 
 class RoundsTruth(TempDir):
     def check_rounds(self, how, options, load, runs=3, seconds=3, nofp=False):
-        zs, seen = [], []
+        # 3 runs, more (up to 6) while fewer than 150 samples came: a loaded machine gives the target less CPU;
+        # the z-scores stay binomial with few samples, but a lock needs samples to show
+        zs, seen, total_all = [], [], 0
         with load():
-            for _ in range(runs):
+            while len(seen) < runs or (total_all < 150 and len(seen) < 6):
                 total, hits, stderr = rounds_run(PLUMB, TARGETS, how, seconds, options, nofp=nofp)
-                self.assertGreater(total, 30, "too few samples to judge: %s" % stderr)
+                self.assertGreater(total, 0, "no samples: %s" % stderr)
+                total_all += total
                 zs += zscores(total, hits, ROUNDS_TRUTH)
                 seen.append("%d: " % total + " ".join("%.1f" % (100.0 * hits[k] / total) for k in ROUNDS_TRUTH))
         self.assertLessEqual(rms(zs), RMS_Z_BOUND, "RMS z %.2f over %s (truth 50/30/20)" % (rms(zs), seen))
@@ -45,13 +48,23 @@ class RoundsTruth(TempDir):
 
 class BurstyTruth(TempDir):
     def check_bursty(self, how, load, options=("--backend", "perf_event")):
+        # runs of 4 s until 200 samples are expected (up to 3: a loaded machine gives the target less CPU). The
+        # intervals' spread is half their mean, so a count's standard deviation is about 0.5 / sqrt(expected):
+        # 15% is 6 of them at 200; with fewer samples the bound is 3 of them, never under 15%
+        ticks = cpu = 0
+        runs = []
         with load():
-            ticks, cpu, rc, stderr = bursty_run(PLUMB, TARGETS, how, 4, options)
-        self.assertEqual(rc, 0, stderr)
-        self.assertGreater(cpu, 0.5, "the target hardly ran: %.2f s of CPU" % cpu)
+            while len(runs) < 3 and cpu / 0.005 < 200:
+                t, c, rc, stderr = bursty_run(PLUMB, TARGETS, how, 4, options)
+                self.assertEqual(rc, 0, stderr)
+                self.assertNotIn("did not run on a CPU", stderr)
+                ticks, cpu = ticks + t, cpu + c
+                runs.append("%d samples for %.3f s" % (t, c))
         expected = cpu / 0.005
-        self.assertLess(abs(ticks / expected - 1), 0.15,
-                        "%d samples for %.3f s of CPU (%.0f expected): %s" % (ticks, cpu, expected, stderr))
+        self.assertGreater(expected, 20, "the target hardly ran: %s" % runs)
+        bound = max(0.15, 3 * 0.5 / expected ** 0.5)
+        self.assertLess(abs(ticks / expected - 1), bound, "%.3f of CPU x rate (bound %.2f): %s, %s" % (
+            ticks / expected, bound, runs, stderr))
 
     def test_attached_quiet(self):
         self.check_bursty("attach", Quiet)

@@ -112,7 +112,7 @@ def rounds_run(plumb, targets, how, seconds=3, options=(), tool="plumb", nofp=Fa
                                 "--", "sleep", str(seconds)], capture_output=True, timeout=seconds + 60)
             finally:
                 stop(proc)
-            script = subprocess.run(["perf", "script", "-i", data, "-F", "sym"], capture_output=True, text=True,
+            script = subprocess.run(["perf", "script", "-i", data, "-F", "ip,sym"], capture_output=True, text=True,
                                     timeout=120).stdout
             total, hits = 0, dict.fromkeys(ROUNDS_TRUTH, 0)
             for block in script.split("\n\n"):
