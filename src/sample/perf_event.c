@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -64,6 +65,7 @@ struct pe_state {
 	pthread_t redraw_thread;  /* gives each event its next period as soon as it sampled (redraw_main) */
 	bool redraw_running;
 	atomic_bool redraw_quit;
+	int wake_fd;              /* eventfd: the redraw thread wakes the reader when a ring fills (-1: none) */
 	struct perf_periods periods; /* the random period of every sampling event */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
@@ -77,6 +79,15 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 	attr->enable_on_exec = launch ? 1 : 0;
 	attr->watermark = 0;
 	attr->wakeup_events = 1;
+}
+
+/* A per-CPU event wakes the reader by its watermark, as before random periods: dwarf samples are ~16 KiB, and
+ * a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains by its poll timeout). */
+static void cpu_event_wakeups(const struct pe_state *st, struct perf_event_attr *attr)
+{
+	attr->watermark = 1;
+	attr->wakeup_events = 0;
+	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 1024 * 1024 : 64 * 1024;
 }
 
 /* --mode wall: a context-switch event sampled at every switch-out, with the same stack sampling, plus
@@ -127,6 +138,8 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 		attr.inherit = pid >= 0;
 		if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
 			attr.config = PERF_COUNT_SW_TASK_CLOCK;
+		else /* a CPU's event samples every process there: it gets its next period per read of the rings */
+			cpu_event_wakeups(st, &attr);
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
@@ -134,6 +147,8 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			attr.inherit = pid >= 0;
 			if (pid >= 0)
 				attr.config = PERF_COUNT_SW_TASK_CLOCK;
+			else
+				cpu_event_wakeups(st, &attr);
 			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {
@@ -241,8 +256,10 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
 	if (!switch_out) {
-		if (!st->redraw_running)
-			perf_periods_sampled(&st->periods, sv.id, sv.tid);
+		if (!st->redraw_running) {
+			perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
+			perf_periods_flush(&st->periods);
+		}
 		int32_t owner;
 		if (st->cpu_wide && perf_periods_owner(&st->periods, sv.id, &owner)) {
 			/* Each thread has one clock: its own per-thread event when it had one from the start, which
@@ -338,17 +355,18 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 	}
 }
 
-/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, then TID (pid, tid). */
+/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME. */
 static void on_peek(void *ctx, uint32_t type, const unsigned char *body, size_t len)
 {
 	struct pe_state *st = ctx;
-	if (type != PERF_RECORD_SAMPLE || len < 24)
+	if (type != PERF_RECORD_SAMPLE || len < 32)
 		return;
-	uint64_t id;
+	uint64_t id, time;
 	uint32_t tid;
 	memcpy(&id, body, sizeof id);
 	memcpy(&tid, body + 20, sizeof tid);
-	perf_periods_sampled(&st->periods, id, tid);
+	memcpy(&time, body + 24, sizeof time);
+	perf_periods_sampled(&st->periods, id, tid, time);
 }
 
 /* The redraw thread: wakes at every sample and gives its event the next random period before the reader has
@@ -367,8 +385,20 @@ static void *redraw_main(void *arg)
 			pfds[n++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
 	while (!atomic_load(&st->redraw_quit)) {
 		poll(pfds, n, 20);
-		for (size_t i = 0; i < st->nrings; i++)
-			perf_ring_peek(&st->rings[i], on_peek, st);
+		bool filling = false;
+		for (size_t i = 0; i < st->nrings; i++) {
+			struct perf_ring *r = &st->rings[i];
+			perf_ring_peek(r, on_peek, st);
+			perf_periods_flush(&st->periods);
+			/* the reader's wake-ups are ours (a ring's readiness goes to one poller): pass them on when a
+			 * quarter of a ring waits, as its watermark did (a switch every few microseconds in wall mode) */
+			if (r->meta && __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail >
+					       r->data_size / 4)
+				filling = true;
+		}
+		uint64_t one = 1;
+		if (filling && st->wake_fd >= 0 && write(st->wake_fd, &one, sizeof one) < 0)
+			continue; /* already signalled (the counter is full): the reader is awake anyway */
 	}
 	return NULL;
 }
@@ -380,10 +410,15 @@ static void redraw_start(struct pe_state *st)
 	for (size_t i = 0; i < st->nrings; i++)
 		__atomic_store_n(&st->rings[i].peeking, true, __ATOMIC_RELEASE);
 	atomic_store(&st->redraw_quit, false);
+	st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	st->redraw_running = pthread_create(&st->redraw_thread, NULL, redraw_main, st) == 0;
-	if (!st->redraw_running)
+	if (!st->redraw_running) {
 		for (size_t i = 0; i < st->nrings; i++)
 			__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
+		if (st->wake_fd >= 0)
+			close(st->wake_fd);
+		st->wake_fd = -1;
+	}
 }
 
 static void redraw_stop(struct pe_state *st)
@@ -395,6 +430,9 @@ static void redraw_stop(struct pe_state *st)
 	st->redraw_running = false;
 	for (size_t i = 0; i < st->nrings; i++)
 		__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
+	if (st->wake_fd >= 0)
+		close(st->wake_fd);
+	st->wake_fd = -1;
 }
 
 static void drain_all(struct pe_state *st)
@@ -543,6 +581,7 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->opts = opts;
 	st->p = p;
 	st->res = res;
+	st->wake_fd = -1;
 	st->kernel = opts->kernel;
 	st->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	st->maps = maps_new();
@@ -658,14 +697,21 @@ static void pe_loop(struct pe_state *st, struct child *child)
 	 * ring of 64 samples or more does not fill, and at least every 50 ms. */
 	uint64_t iv_ms = backend_interval_ns(opts) * 16 / 1000000;
 	int timeout_ms = iv_ms < 1 ? 1 : iv_ms > 50 ? 50 : (int)iv_ms;
-	struct pollfd *pfds = calloc(st->nrings, sizeof *pfds);
+	struct pollfd *pfds = calloc(st->nrings + 1, sizeof *pfds);
 	size_t npfds = 0;
-	for (size_t i = 0; pfds && i < st->nrings; i++)
+	/* with a redraw thread the rings' wake-ups are its own (a readiness goes to one poller), and it passes
+	 * them on through wake_fd */
+	for (size_t i = 0; pfds && st->wake_fd < 0 && i < st->nrings; i++)
 		if (st->rings[i].meta)
 			pfds[npfds++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
+	if (pfds && st->wake_fd >= 0)
+		pfds[npfds++] = (struct pollfd){ .fd = st->wake_fd, .events = POLLIN };
 	while (!backend_should_stop(opts, deadline) && !backend_target_ended(opts, child, opts->pid, st->res)) {
 		if (pfds)
 			poll(pfds, npfds, timeout_ms);
+		uint64_t woken;
+		if (st->wake_fd >= 0 && read(st->wake_fd, &woken, sizeof woken) < 0)
+			woken = 0; /* nothing to clear */
 		drain_all(st);
 		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 		if (opts->on_poll) { /* the live views read what was sampled so far */

@@ -36,11 +36,13 @@ struct perf_periods {
 	struct perf_period_event {
 		int fd;
 		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
-		uint64_t armed_at;  /* its count when its period was last set */
-		uint64_t period;    /* that period */
+		uint64_t period;    /* its period now */
+		uint64_t armed_at;  /* a thread's event: its count when it was given that period */
+		uint64_t sampled_at; /* a CPU's event: the time of its last sample */
+		bool pending;       /* a per-CPU event sampled since the last perf_periods_flush */
 	} *ev;
 	size_t n, cap;
-	uint64_t redraws;    /* periods given: what randomizing costs is a read and an ioctl each */
+	uint64_t redraws;    /* periods given: what randomizing costs is an ioctl each (and a read for a thread's) */
 };
 
 void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed);
@@ -52,9 +54,13 @@ uint64_t perf_periods_draw(struct perf_periods *pp);
 bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period);
 /* The thread event `id` was opened on (-1: a CPU); false for an id not registered. */
 bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid);
-/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid: the event's next period. Unknown ids and the
- * samples of inherited events are left alone. */
-void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid);
+/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns: a per-thread event gets its next period now; a
+ * per-CPU event, which samples every process on its CPU, is marked for perf_periods_flush, so that it gets one
+ * ioctl per read of the rings, not one per sample (the time since its last sample is taken off). Unknown ids
+ * and the samples of inherited events are left alone. */
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns);
+/* Gives every per-CPU event that sampled since the last call its next period. */
+void perf_periods_flush(struct perf_periods *pp);
 
 struct perf_stacker {
 	struct profile *p;          /* borrowed */

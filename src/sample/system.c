@@ -57,9 +57,8 @@ static void sys_fill_attr(struct sys_state *st, struct perf_event_attr *attr)
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
 	attr->exclude_idle = 1; /* the idle task is no process: a CPU with nothing to do gives no sample */
 	attr->sample_period = perf_periods_draw(&st->periods);
-	/* the reader wakes at every sample to give the event its next random period (perf_periods) */
-	attr->watermark = 0;
-	attr->wakeup_events = 1;
+	/* each CPU's event gets its next random period once per read of the rings (perf_periods_flush) */
+	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 2 * 1024 * 1024 : 256 * 1024;
 }
 
 /* Whether process pid is kept: in the pid list (when there is one) and named to match (when asked). */
@@ -110,7 +109,7 @@ static void sys_sample(struct sys_state *st, const char *rec, size_t len)
 	struct perf_sample sv;
 	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv))
 		return;
-	perf_periods_sampled(&st->periods, sv.id, sv.tid);
+	perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
 	if (sv.pid == 0)
 		return;
 	/* filtered before unwinding: a process left out costs only its record */
@@ -294,6 +293,7 @@ static void sys_loop(struct sys_state *st)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		sys_drain(st);
+		perf_periods_flush(&st->periods);
 		backend_progress(opts, st->p, st->res->start_ns, st->ticks);
 		if (opts->on_poll) {
 			struct backend_sofar bp = { st->ticks, st->lost, st->res->start_ns };
