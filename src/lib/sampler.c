@@ -2,8 +2,9 @@
  * when plumb preloads it into a command (or into its own `--call` child) with PLUMB_DEBUG on and PLUMB_INPROC_FD
  * naming the shared ring.
  * Every thread gets a POSIX timer on its own CPU clock (--mode cpu) or on CLOCK_MONOTONIC (--mode wall),
- * delivered to that thread alone (SIGEV_THREAD_ID); threads created later are caught by wrapping
- * pthread_create. Invariant: the signal handler allocates nothing, takes no lock and calls no unwinder — it
+ * delivered to that thread alone (SIGEV_THREAD_ID), armed once at a time for an interval drawn at random around
+ * the requested one (base/rand.h: a Poisson process, docs/design.md §5.2); threads created later are caught by
+ * wrapping pthread_create. Invariant: the signal handler allocates nothing, takes no lock and calls no unwinder — it
  * copies the registers and a bounded slice of the stack into a preallocated slot of the ring
  * (inproc_ring.h) and returns; plumb unwinds outside the target. */
 #include <dlfcn.h>
@@ -27,6 +28,7 @@
 
 #include "base/clock.h"
 #include "base/gate.h"
+#include "base/rand.h"
 #include "sample/inproc_ring.h"
 #include "unwind/unwind.h"
 
@@ -49,6 +51,9 @@ struct thread_state {
 	timer_t timer;
 	uintptr_t stack_lo, stack_hi;
 	void *altstack;
+	struct rand64 rng; /* this thread's intervals */
+	uint64_t armed_ns, drawn_ns; /* the timer's clock when it was armed, and for how long */
+	uint64_t credit_ns;          /* cpu mode: overshoot not yet worth a whole interval */
 };
 static __thread struct thread_state ts __attribute__((tls_model("initial-exec")));
 
@@ -122,14 +127,60 @@ static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
 	return true;
 }
 
+static uint64_t timer_clock_ns(void)
+{
+	struct timespec t;
+	clock_gettime(ring->mode == INPROC_WALL ? CLOCK_MONOTONIC : CLOCK_THREAD_CPUTIME_ID, &t);
+	return (uint64_t)t.tv_sec * 1000000000ull + (uint64_t)t.tv_nsec;
+}
+
+/* Arms the thread's timer once, for a random interval (timer_settime and clock_gettime are
+ * async-signal-safe). In wall mode from the last expiry, as an absolute time, so that a signal delivered late
+ * (the thread waited for a CPU: the kernel delivers on its way back to user space) does not move the ticks
+ * after it; in cpu mode from now_ns, the late ones counted by late_intervals. */
+static int arm_timer(uint64_t now_ns)
+{
+	struct itimerspec it;
+	memset(&it, 0, sizeof it);
+	uint64_t draw = rand64_interval_ns(&ts.rng, ring->interval_ns), due = ts.armed_ns + ts.drawn_ns;
+	if (ring->mode == INPROC_WALL && ts.armed_ns && due + draw > now_ns) {
+		ts.armed_ns = due;
+		ts.drawn_ns = draw;
+		it.it_value = ns_timespec(due + draw);
+		return timer_settime(ts.timer, TIMER_ABSTIME, &it, NULL);
+	}
+	ts.drawn_ns = draw;
+	ts.armed_ns = now_ns;
+	it.it_value = ns_timespec(draw);
+	return timer_settime(ts.timer, 0, &it, NULL);
+}
+
+/* cpu mode: the kernel checks CPU-clock timers only at its tick, so an expiry can come late; the intervals a
+ * Poisson process would have ended in the overshoot are counted into this sample's weight (with a carried
+ * remainder), as the periodic timer's overruns were. */
+static uint32_t late_intervals(uint64_t now_ns)
+{
+	uint64_t due = ts.armed_ns + ts.drawn_ns;
+	if (ring->mode != INPROC_CPU || now_ns <= due || !ring->interval_ns)
+		return 0;
+	ts.credit_ns += now_ns - due;
+	uint64_t k = ts.credit_ns / ring->interval_ns;
+	ts.credit_ns -= k * ring->interval_ns;
+	return k > 1000 ? 1000 : (uint32_t)k;
+}
+
 static void on_tick(int sig, siginfo_t *si, void *uc)
 {
 	(void)sig;
 	int saved = errno;
+	(void)si;
+	uint32_t over = 0;
+	if (ts.sampling && ring) {
+		uint64_t now = timer_clock_ns();
+		over = late_intervals(now);
+		arm_timer(now);
+	}
 	if (ts.sampling && ring && atomic_load_explicit(&ring->enabled, memory_order_relaxed)) {
-		/* Expiries the kernel folded into this signal (it checks CPU timers only at its tick, and a pending
-		 * signal absorbs later expiries): in cpu mode the sample stands for all of them. */
-		uint32_t over = si->si_code == SI_TIMER && si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0;
 		if (over)
 			atomic_fetch_add_explicit(&ring->overruns, over, memory_order_relaxed);
 		/* In wall mode expiries fold only while the thread waits for a CPU; one sample per delivery keeps
@@ -204,10 +255,8 @@ static void register_thread(void)
 		atomic_fetch_add_explicit(&ring->timer_errors, 1, memory_order_relaxed);
 		return;
 	}
-	struct itimerspec it;
-	it.it_interval = ns_timespec(ring->interval_ns);
-	it.it_value = it.it_interval;
-	if (timer_settime(ts.timer, 0, &it, NULL) != 0) {
+	rand64_seed(&ts.rng, mono_ns() ^ ((uint64_t)ts.tid << 32));
+	if (arm_timer(timer_clock_ns()) != 0) {
 		timer_delete(ts.timer);
 		atomic_fetch_add_explicit(&ring->timer_errors, 1, memory_order_relaxed);
 		return;

@@ -1,20 +1,26 @@
-/* perf_event.c — the perf_event backend: cpu-clock sampling of every thread of a launched command (and its
- * children, through inherited events, one per CPU as the kernel requires for inherited ring buffers) or of
- * an attached process and what it creates afterwards: per-CPU events kept to its processes when the kernel
- * allows them (a thread that lives 1 ms is sampled as often as any other; an inherited per-thread timer starts
- * afresh in each new thread and never fires in one shorter than the interval), inherited per-thread events
- * otherwise (docs/design.md §5.1). Records are read from the ring buffers while the target runs and streamed
- * into the profile as raw frames (symbol/symbol.h conventions), so memory is bounded by distinct stacks.
+/* perf_event.c — the perf_event backend: clock sampling of every thread of a launched command or an attached
+ * process, and of the processes they fork afterwards. Where the kernel permits per-CPU events (CAP_PERFMON or
+ * perf_event_paranoid <= 0) one cpu-clock event per CPU is kept to those processes, so a thread that lives
+ * 1 ms is sampled as often as any other code; otherwise inherited per-thread task-clock events (one per CPU,
+ * as the kernel requires for inherited ring buffers), which start in each new thread with the period its parent
+ * had. Every period is drawn at random around the interval and redrawn after each sample (perf_periods,
+ * docs/design.md §5.2), so no rhythm of the target can lock onto the samples. Records are read from the ring
+ * buffers while the target runs and streamed into the profile as raw frames (symbol/symbol.h conventions), so
+ * memory is bounded by distinct stacks.
  * Invariant: the target is never stopped or traced; closing our descriptors (even by SIGKILL) detaches. */
 #include "sample/backend.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -54,6 +60,13 @@ struct pe_state {
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
 	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
+	struct hmap own_tids;   /* threads with per-thread events of their own (attached, or the command's first) */
+	size_t cpu_fds_from;    /* cpu_wide: fds[cpu_fds_from..] are the per-CPU events */
+	pthread_t redraw_thread;  /* gives each event its next period as soon as it sampled (redraw_main) */
+	bool redraw_running;
+	atomic_bool redraw_quit;
+	int wake_fd;              /* eventfd: the redraw thread wakes the reader when a ring fills (-1: none) */
+	struct perf_periods periods; /* the random period of every sampling event */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
 };
@@ -61,11 +74,19 @@ struct pe_state {
 static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool launch)
 {
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
+	attr->sample_period = perf_periods_draw(&st->periods);
 	attr->inherit = 1;
 	attr->enable_on_exec = launch ? 1 : 0;
-	/* dwarf samples are ~16 KiB: waking the reader every 64 KiB costs the target an irq_work and a wake-up
-	 * every 4 samples; a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains every
-	 * 50 ms by its poll timeout). Measured, target CPU over bare, medians of 7: 1.0225 -> 1.0170 (perf 1.0207). */
+	attr->watermark = 0;
+	attr->wakeup_events = 1;
+}
+
+/* A per-CPU event wakes the reader by its watermark, as before random periods: dwarf samples are ~16 KiB, and
+ * a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains by its poll timeout). */
+static void cpu_event_wakeups(const struct pe_state *st, struct perf_event_attr *attr)
+{
+	attr->watermark = 1;
+	attr->wakeup_events = 0;
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 1024 * 1024 : 64 * 1024;
 }
 
@@ -77,6 +98,9 @@ static void fill_switch_attr(struct pe_state *st, struct perf_event_attr *attr, 
 	fill_attr(st, attr, launch);
 	attr->config = PERF_COUNT_SW_CONTEXT_SWITCHES;
 	attr->sample_period = 1;
+	attr->watermark = 1;
+	attr->wakeup_events = 0;
+	attr->wakeup_watermark = 64 * 1024;
 	attr->exclude_kernel = 0;
 	attr->context_switch = 1;
 	attr->mmap = 0;
@@ -112,11 +136,19 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 		struct perf_event_attr attr;
 		fill_attr(st, &attr, launch);
 		attr.inherit = pid >= 0;
+		if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
+			attr.config = PERF_COUNT_SW_TASK_CLOCK;
+		else /* a CPU's event samples every process there: it gets its next period per read of the rings */
+			cpu_event_wakeups(st, &attr);
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
 			fill_attr(st, &attr, launch);
 			attr.inherit = pid >= 0;
+			if (pid >= 0)
+				attr.config = PERF_COUNT_SW_TASK_CLOCK;
+			else
+				cpu_event_wakeups(st, &attr);
 			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {
@@ -133,6 +165,8 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 			close(fd);
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		}
+		if (!perf_periods_add(&st->periods, fd, (int32_t)pid, attr.sample_period))
+			return perr_set(e, PLUMB_ENOMEM, "cannot set up the sampling period: %s", strerror(errno));
 		struct perf_ring *target = &st->rings[cpu];
 		if (target->meta) {
 			if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, target->fd) != 0)
@@ -221,8 +255,22 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 		return;
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
-	if (!switch_out)
+	if (!switch_out) {
+		if (!st->redraw_running) {
+			perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
+			perf_periods_flush(&st->periods);
+		}
+		int32_t owner;
+		if (st->cpu_wide && perf_periods_owner(&st->periods, sv.id, &owner)) {
+			/* Each thread has one clock: its own per-thread event when it had one from the start, which
+			 * counts its CPU time however it uses it; the per-CPU events for the threads started since,
+			 * whose inherited per-thread events keep the one period they started with. */
+			bool own = hmap_get(&st->own_tids, sv.tid, &dummy);
+			if (owner < 0 ? own : (uint32_t)owner != sv.tid)
+				return;
+		}
 		st->ticks++;
+	}
 	size_t n = perf_stacker_build(&st->stk, &sv);
 	uint32_t stack = profile_stack_from(st->p, st->stk.frames, n);
 	uint32_t thread = backend_thread(st->p, &st->comm_seen, (pid_t)sv.pid, (pid_t)sv.tid);
@@ -307,6 +355,86 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 	}
 }
 
+/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME. */
+static void on_peek(void *ctx, uint32_t type, const unsigned char *body, size_t len)
+{
+	struct pe_state *st = ctx;
+	if (type != PERF_RECORD_SAMPLE || len < 32)
+		return;
+	uint64_t id, time;
+	uint32_t tid;
+	memcpy(&id, body, sizeof id);
+	memcpy(&tid, body + 20, sizeof tid);
+	memcpy(&time, body + 24, sizeof time);
+	perf_periods_sampled(&st->periods, id, tid, time);
+}
+
+/* The redraw thread: wakes at every sample and gives its event the next random period before the reader has
+ * unwound anything, or got a CPU on a loaded machine (the kernel repeats the old period meanwhile). It asks for
+ * the lowest real-time priority when it may (it works a few microseconds per sample), and the drains stop at
+ * what it has seen (perf_ring.peeking). */
+static void *redraw_main(void *arg)
+{
+	struct pe_state *st = arg;
+	struct sched_param sp = { .sched_priority = 1 };
+	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* refused without the privilege: fine */
+	struct pollfd pfds[64];
+	nfds_t n = 0;
+	for (size_t i = 0; i < st->nrings && n < 64; i++)
+		if (st->rings[i].meta)
+			pfds[n++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
+	while (!atomic_load(&st->redraw_quit)) {
+		poll(pfds, n, 20);
+		bool filling = false;
+		for (size_t i = 0; i < st->nrings; i++) {
+			struct perf_ring *r = &st->rings[i];
+			perf_ring_peek(r, on_peek, st);
+			perf_periods_flush(&st->periods);
+			/* the reader's wake-ups are ours (a ring's readiness goes to one poller): pass them on when a
+			 * quarter of a ring waits, as its watermark did (a switch every few microseconds in wall mode) */
+			if (r->meta && __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail >
+					       r->data_size / 4)
+				filling = true;
+		}
+		uint64_t one = 1;
+		if (filling && st->wake_fd >= 0 && write(st->wake_fd, &one, sizeof one) < 0)
+			continue; /* already signalled (the counter is full): the reader is awake anyway */
+	}
+	return NULL;
+}
+
+static void redraw_start(struct pe_state *st)
+{
+	if (st->nrings > 64)
+		return; /* the reader redraws itself */
+	for (size_t i = 0; i < st->nrings; i++)
+		__atomic_store_n(&st->rings[i].peeking, true, __ATOMIC_RELEASE);
+	atomic_store(&st->redraw_quit, false);
+	st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	st->redraw_running = pthread_create(&st->redraw_thread, NULL, redraw_main, st) == 0;
+	if (!st->redraw_running) {
+		for (size_t i = 0; i < st->nrings; i++)
+			__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
+		if (st->wake_fd >= 0)
+			close(st->wake_fd);
+		st->wake_fd = -1;
+	}
+}
+
+static void redraw_stop(struct pe_state *st)
+{
+	if (!st->redraw_running)
+		return;
+	atomic_store(&st->redraw_quit, true);
+	pthread_join(st->redraw_thread, NULL);
+	st->redraw_running = false;
+	for (size_t i = 0; i < st->nrings; i++)
+		__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
+	if (st->wake_fd >= 0)
+		close(st->wake_fd);
+	st->wake_fd = -1;
+}
+
 static void drain_all(struct pe_state *st)
 {
 	uint64_t round = mono_ns();
@@ -323,6 +451,7 @@ static void drain_all(struct pe_state *st)
 
 static void cleanup(struct pe_state *st)
 {
+	redraw_stop(st);
 	for (size_t i = 0; st->rings && i < st->nrings; i++)
 		perf_ring_unmap(&st->rings[i]);
 	for (size_t i = 0; i < st->nfds; i++)
@@ -334,6 +463,8 @@ static void cleanup(struct pe_state *st)
 	hmap_release(&st->comm_seen);
 	hmap_release(&st->switch_ids);
 	hmap_release(&st->followed);
+	hmap_release(&st->own_tids);
+	perf_periods_release(&st->periods);
 	wall_free(st->wall);
 	perf_stacker_free(&st->stk);
 	maps_free(st->maps);
@@ -406,6 +537,8 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
 		struct perr te = PERR_INIT;
 		enum plumb_err trc = open_task(st, tid, false, &te);
+		if (trc == PLUMB_OK && !hmap_put(&st->own_tids, (uint64_t)tid, 1))
+			trc = perr_set(&te, PLUMB_ENOMEM, "out of memory");
 		if (trc == PLUMB_OK) {
 			opened++;
 		} else if (trc != PLUMB_EINVAL) { /* a thread that exited meanwhile is fine */
@@ -440,6 +573,7 @@ static enum plumb_err attach_cpus(struct pe_state *st, pid_t pid, bool *refused,
 	if (!hmap_put(&st->followed, (uint64_t)pid, 1))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	st->cpu_wide = true;
+	st->cpu_fds_from = st->nfds;
 	return open_task(st, -1, false, e);
 }
 
@@ -450,11 +584,13 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->opts = opts;
 	st->p = p;
 	st->res = res;
+	st->wake_fd = -1;
 	st->kernel = opts->kernel;
 	st->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	st->maps = maps_new();
 	if (st->maps)
 		maps_use_files(st->maps, opts->files);
+	perf_periods_init(&st->periods, backend_interval_ns(opts), mono_ns() ^ ((uint64_t)getpid() << 32));
 	st->rings = calloc((size_t)st->ncpus, sizeof *st->rings);
 	st->nrings = (size_t)st->ncpus;
 	st->bufsize = 70000;
@@ -464,10 +600,9 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 		return rc;
 	st->stk.user_frame = user_frame;
 	st->stk.ctx = st;
-	if (opts->mode == MODE_WALL) {
-		st->stk.sample_type |= PERF_SAMPLE_IDENTIFIER;
+	st->stk.sample_type |= PERF_SAMPLE_IDENTIFIER; /* which event sampled: its next period */
+	if (opts->mode == MODE_WALL)
 		st->wall = wall_new(p, opts->interval_ns);
-	}
 	if (!st->rings || !st->buf || (opts->mode == MODE_WALL && !st->wall))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	for (size_t i = 0; i < st->nrings; i++)
@@ -516,9 +651,20 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 			return rc;
 		maps_load_proc(st->maps, child->pid);
 		rc = open_task(st, child->pid, true, e);
+		if (!rc && !hmap_put(&st->own_tids, (uint64_t)child->pid, 1))
+			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+		bool refused = true;
+		if (!rc)
+			rc = attach_cpus(st, child->pid, &refused, e);
+		if (!rc && refused && !st->wall)
+			snprintf(st->res->limits, sizeof st->res->limits, "threads the command starts keep the random "
+				 "period they start with (per-CPU events not permitted)");
 		if (rc)
 			return rc;
 		st->res->start_ns = mono_ns();
+		if (st->cpu_wide) /* the per-CPU events; the command is held before its exec, asleep */
+			for (size_t i = st->cpu_fds_from; i < st->nfds; i++)
+				ioctl(st->fds[i], PERF_EVENT_IOC_ENABLE, 0);
 		return backend_release(child, e);
 	}
 	if (opts->target != TARGET_PID)
@@ -527,12 +673,13 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
 	maps_load_proc(st->maps, opts->pid);
 	bool refused;
-	rc = attach_cpus(st, opts->pid, &refused, e);
-	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones */
-		rc = attach_threads(st, opts->pid, e);
-		if (!rc && !st->wall)
-			snprintf(st->res->limits, sizeof st->res->limits,
-				 "threads shorter than the interval are not sampled (per-CPU events not permitted)");
+	rc = attach_threads(st, opts->pid, e);
+	if (!rc)
+		rc = attach_cpus(st, opts->pid, &refused, e);
+	if (!rc && refused) { /* per-CPU events refused: per-thread inherited ones for every thread */
+		if (!st->wall)
+			snprintf(st->res->limits, sizeof st->res->limits, "threads started while sampling keep the "
+				 "random period they start with (per-CPU events not permitted)");
 	}
 	if (rc)
 		return rc;
@@ -548,14 +695,26 @@ static void pe_loop(struct pe_state *st, struct child *child)
 {
 	const struct record_opts *opts = st->opts;
 	uint64_t deadline = backend_deadline(opts, st->res->start_ns);
-	struct pollfd *pfds = calloc(st->nrings, sizeof *pfds);
+	redraw_start(st);
+	/* The redraw thread takes most wake-ups (a ring's readiness goes to one poller): drain often enough that a
+	 * ring of 64 samples or more does not fill, and at least every 50 ms. */
+	uint64_t iv_ms = backend_interval_ns(opts) * 16 / 1000000;
+	int timeout_ms = iv_ms < 1 ? 1 : iv_ms > 50 ? 50 : (int)iv_ms;
+	struct pollfd *pfds = calloc(st->nrings + 1, sizeof *pfds);
 	size_t npfds = 0;
-	for (size_t i = 0; pfds && i < st->nrings; i++)
+	/* with a redraw thread the rings' wake-ups are its own (a readiness goes to one poller), and it passes
+	 * them on through wake_fd */
+	for (size_t i = 0; pfds && st->wake_fd < 0 && i < st->nrings; i++)
 		if (st->rings[i].meta)
 			pfds[npfds++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
+	if (pfds && st->wake_fd >= 0)
+		pfds[npfds++] = (struct pollfd){ .fd = st->wake_fd, .events = POLLIN };
 	while (!backend_should_stop(opts, deadline) && !backend_target_ended(opts, child, opts->pid, st->res)) {
 		if (pfds)
-			poll(pfds, npfds, 50);
+			poll(pfds, npfds, timeout_ms);
+		uint64_t woken;
+		if (st->wake_fd >= 0 && read(st->wake_fd, &woken, sizeof woken) < 0)
+			woken = 0; /* nothing to clear */
 		drain_all(st);
 		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
 	}
@@ -569,6 +728,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 	res->end_ns = mono_ns();
 	for (size_t i = 0; i < st->nfds; i++)
 		ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	redraw_stop(st);
 	drain_all(st);
 	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
 		st->ticks += wall_finish(st->wall, res->end_ns);

@@ -41,6 +41,10 @@ size_t perf_ring_drain(struct perf_ring *r, char *scratch, size_t scratch_size, 
 	if (!r->meta)
 		return 0;
 	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&r->peeking, __ATOMIC_ACQUIRE)) {
+		uint64_t seen = __atomic_load_n(&r->peeked, __ATOMIC_ACQUIRE);
+		head = seen < head ? seen : head;
+	}
 	uint64_t tail = r->meta->data_tail;
 	size_t n = 0;
 	while (tail + sizeof(struct perf_event_header) <= head) {
@@ -66,6 +70,38 @@ size_t perf_ring_drain(struct perf_ring *r, char *scratch, size_t scratch_size, 
 		tail += h.size;
 	}
 	__atomic_store_n(&r->meta->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+size_t perf_ring_peek(struct perf_ring *r, perf_peek_fn fn, void *ctx)
+{
+	if (!r->meta)
+		return 0;
+	uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t pos = __atomic_load_n(&r->peeked, __ATOMIC_RELAXED), tail = r->meta->data_tail;
+	if (pos < tail) /* not peeked at since the drains began: start where they are */
+		pos = tail;
+	size_t n = 0;
+	unsigned char buf[sizeof(struct perf_event_header) + 32];
+	while (pos + sizeof(struct perf_event_header) <= head) {
+		size_t off = (size_t)(pos % r->data_size), to_end = r->data_size - off;
+		size_t want = sizeof buf;
+		if (want > to_end) {
+			memcpy(buf, r->data + off, to_end);
+			memcpy(buf + to_end, r->data, want - to_end);
+		} else {
+			memcpy(buf, r->data + off, want);
+		}
+		struct perf_event_header h;
+		memcpy(&h, buf, sizeof h);
+		if (h.size < sizeof h || pos + h.size > head)
+			break;
+		size_t body = h.size - sizeof h;
+		fn(ctx, h.type, buf + sizeof h, body < 32 ? body : 32);
+		n++;
+		pos += h.size;
+	}
+	__atomic_store_n(&r->peeked, pos, __ATOMIC_RELEASE);
 	return n;
 }
 

@@ -25,6 +25,10 @@ struct perf_ring {
 	char *data;
 	size_t data_size;                  /* a power of two */
 	size_t map_size;                   /* the metadata page and the data pages */
+	/* With a peeker (another thread calling perf_ring_peek), drains stop at what it has seen, so no record is
+	 * given back to the kernel before it was peeked at. */
+	bool peeking;                      /* set before the peeker starts, cleared after it stopped */
+	uint64_t peeked;                   /* atomic: the peeker's position */
 };
 
 /* Maps the ring of event fd with `pages` data pages (a power of two); false with errno when mmap refuses. */
@@ -38,6 +42,12 @@ typedef void (*perf_record_fn)(void *ctx, const char *rec, size_t len);
  * kernel. A record that wraps around the end is copied into scratch (scratch_size bytes; a larger one is
  * skipped). Returns the number of records read. */
 size_t perf_ring_drain(struct perf_ring *r, char *scratch, size_t scratch_size, perf_record_fn fn, void *ctx);
+
+/* Peeks at every record written since the last peek, without giving them back: fn gets each one's type and its
+ * first bytes after the header (up to 32: a sample's PERF_SAMPLE_IDENTIFIER comes first). For one thread while
+ * another drains (r->peeking). Returns the number of records seen. */
+typedef void (*perf_peek_fn)(void *ctx, uint32_t type, const unsigned char *body, size_t len);
+size_t perf_ring_peek(struct perf_ring *r, perf_peek_fn fn, void *ctx);
 
 /* The fields of a PERF_RECORD_SAMPLE that plumb asks for (pointers point into the record). */
 struct perf_sample {

@@ -5,7 +5,12 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
+#include <unistd.h>
+
+#include "base/clock.h"
+#include "base/grow.h"
 
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -37,6 +42,100 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 		attr->sample_stack_user = (uint32_t)opts->stack_bytes;
 	}
 	attr->watermark = 1;
+}
+
+void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed)
+{
+	memset(pp, 0, sizeof *pp);
+	rand64_seed(&pp->rng, seed);
+	pp->mean_ns = mean_ns ? mean_ns : 5000000;
+}
+
+void perf_periods_release(struct perf_periods *pp)
+{
+	hmap_release(&pp->by_id);
+	free(pp->ev);
+	pp->ev = NULL;
+	pp->n = pp->cap = 0;
+}
+
+uint64_t perf_periods_draw(struct perf_periods *pp)
+{
+	return rand64_interval_ns(&pp->rng, pp->mean_ns);
+}
+
+bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period)
+{
+	uint64_t id;
+	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
+	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
+		return false;
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, 0, false };
+	return true;
+}
+
+bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid)
+{
+	uint32_t i;
+	if (!hmap_get(&pp->by_id, id, &i))
+		return false;
+	*tid = pp->ev[i].tid;
+	return true;
+}
+
+/* How far event ev counted since it last sampled: for a per-CPU event the time since (its clock is the CPU's
+ * time), for a thread's event its count (read()) past the last fire, as it fires every `period` of it from when
+ * it was given that period (an inherited parent's count also takes in its ended children's, which only makes
+ * this a random amount). The reader comes a kernel tick late or more: a thread's event counted only the CPU
+ * time the thread had meanwhile, and taking off the wall time would shorten its next period for nothing. */
+static uint64_t counted_since(struct perf_period_event *ev, uint64_t sample_ns, uint64_t *count)
+{
+	*count = 0;
+	if (ev->tid < 0) {
+		uint64_t now = mono_ns();
+		return now > sample_ns ? now - sample_ns : 0;
+	}
+	if (read(ev->fd, count, sizeof *count) != (ssize_t)sizeof *count)
+		return 0;
+	uint64_t since = *count >= ev->armed_at ? *count - ev->armed_at : 0;
+	return since % ev->period;
+}
+
+static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64_t sample_ns)
+{
+	uint64_t count, late = counted_since(ev, sample_ns, &count);
+	uint64_t period = perf_periods_draw(pp);
+	/* never below half the interval, as the draws: the kernel repeats this period until the next sample is
+	 * read, so a short one repeated while the reader is late would burst */
+	period = period > late + pp->mean_ns / 2 ? period - late : perf_periods_draw(pp);
+	if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0) /* an event that is gone keeps its old one */
+		return;
+	ev->armed_at = count;
+	ev->period = period;
+	pp->redraws++;
+}
+
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns)
+{
+	uint32_t i;
+	if (!hmap_get(&pp->by_id, id, &i))
+		return;
+	struct perf_period_event *ev = &pp->ev[i];
+	if (ev->tid < 0) {
+		ev->pending = true;
+		ev->sampled_at = time_ns;
+	} else if ((uint32_t)ev->tid == tid) {
+		redraw(pp, ev, time_ns);
+	}
+}
+
+void perf_periods_flush(struct perf_periods *pp)
+{
+	for (size_t i = 0; i < pp->n; i++)
+		if (pp->ev[i].pending) {
+			pp->ev[i].pending = false;
+			redraw(pp, &pp->ev[i], pp->ev[i].sampled_at);
+		}
 }
 
 enum plumb_err perf_stacker_init(struct perf_stacker *s, const struct record_opts *opts, struct profile *p,

@@ -8,6 +8,8 @@
 #ifndef PLUMB_SAMPLE_PERF_STACK_H
 #define PLUMB_SAMPLE_PERF_STACK_H
 
+#include "base/hashmap.h"
+#include "base/rand.h"
 #include "sample/backend.h"
 #include "sample/perf_ring.h"
 
@@ -17,6 +19,48 @@
  * (mmap2, comm, fork/exit) and sample_id_all: the caller adds what is its own (inherit, enable_on_exec, ...). */
 void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts *opts, uint64_t sample_type,
 			 bool kernel);
+
+/* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
+ * period drawn at random around the interval (base/rand.h) and given a new one after each of its samples
+ * (PERF_EVENT_IOC_PERIOD restarts its countdown), so its sample times are a renewal process in the clock it counts (a thread's CPU time, a CPU's time). The reader comes round late, more so on a loaded machine,
+ * and the restart would lose what the event counted meanwhile: its count (read()) says how far it went since
+ * its last sample, which is taken off the new period (and when too little of the draw is left, a new draw starts
+ * from now: the kernel repeats a period until it is given another, so none is shorter than half the interval). An inherited event (a thread the target
+ * created) keeps the period it started with, its parent's of the moment: its samples name the parent's id and
+ * must not restart the parent's countdown, so only a sample of the event's own thread does. Owns nothing but
+ * its table. */
+struct perf_periods {
+	struct rand64 rng;
+	uint64_t mean_ns;
+	struct hmap by_id;   /* event id -> index in ev */
+	struct perf_period_event {
+		int fd;
+		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
+		uint64_t period;    /* its period now */
+		uint64_t armed_at;  /* a thread's event: its count when it was given that period */
+		uint64_t sampled_at; /* a CPU's event: the time of its last sample */
+		bool pending;       /* a per-CPU event sampled since the last perf_periods_flush */
+	} *ev;
+	size_t n, cap;
+	uint64_t redraws;    /* periods given: what randomizing costs is an ioctl each (and a read for a thread's) */
+};
+
+void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed);
+void perf_periods_release(struct perf_periods *pp);
+/* A period to open an event with. */
+uint64_t perf_periods_draw(struct perf_periods *pp);
+/* Registers sampling event fd opened on thread tid (-1: a CPU) with period `period`, its id read with
+ * PERF_EVENT_IOC_ID: false when out of memory or refused. */
+bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period);
+/* The thread event `id` was opened on (-1: a CPU); false for an id not registered. */
+bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid);
+/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns: a per-thread event gets its next period now; a
+ * per-CPU event, which samples every process on its CPU, is marked for perf_periods_flush, so that it gets one
+ * ioctl per read of the rings, not one per sample (the time since its last sample is taken off). Unknown ids
+ * and the samples of inherited events are left alone. */
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns);
+/* Gives every per-CPU event that sampled since the last call its next period. */
+void perf_periods_flush(struct perf_periods *pp);
 
 struct perf_stacker {
 	struct profile *p;          /* borrowed */

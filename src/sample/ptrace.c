@@ -24,6 +24,7 @@
 #include "base/grow.h"
 #include "base/clock.h"
 #include "base/procfs.h"
+#include "base/rand.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
@@ -36,6 +37,8 @@ struct pt_thread {
 	bool sampled;       /* registers and stack copied this tick */
 	bool gone;
 	uint64_t runtime;   /* ns on CPU (schedstat) at the last tick */
+	int64_t credit;     /* --mode cpu: CPU time not yet sampled (ns) */
+	int64_t due;        /* --mode cpu: the credit its next sample waits for, a random interval */
 	struct unwind_regs regs;
 	uint8_t *stack;
 	size_t stack_len;
@@ -56,6 +59,7 @@ struct pt_state {
 	uint64_t stops;
 	int sigchld_fd;       /* signalfd for SIGCHLD: wakes us when a tracee stops */
 	str_id s_unknown;
+	struct rand64 rng;    /* the intervals between ticks */
 	bool leader_ended;    /* the process's end was reported to us, its tracer: */
 	int leader_status;    /* its wait status (exit code or killing signal) */
 };
@@ -318,11 +322,23 @@ static void pt_tick(struct pt_state *st, uint64_t origin)
 		if (t->gone)
 			continue;
 		if (st->opts->mode == MODE_CPU) {
+			/* A sample for each interval's worth of CPU the thread used, the rounding carried: a thread
+			 * that ran at all since the last tick is not sampled at every tick (a server's 0.2 ms bursts
+			 * read 7-9 times their CPU so), nor one that waited for a CPU half the time. */
 			uint64_t rt = procfs_runtime_ns(st->pid, t->tid);
-			bool ran = rt > t->runtime;
+			uint64_t used = t->runtime && rt > t->runtime ? rt - t->runtime : 0;
+			bool first = !t->runtime;
 			t->runtime = rt;
-			if (!ran)
+			int64_t iv = (int64_t)backend_interval_ns(st->opts);
+			if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm */
+				t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
+			t->credit += (int64_t)used;
+			if (t->credit > t->due + iv)
+				t->credit = t->due + iv; /* time slept through is not made up for in a burst */
+			if (first || used == 0 || t->credit < t->due)
 				continue;
+			t->credit -= t->due;
+			t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
 		}
 		if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0) {
 			t->want = true;
@@ -356,7 +372,8 @@ static void pt_loop(struct pt_state *st, struct record_result *res)
 {
 	uint64_t interval = backend_interval_ns(st->opts);
 	uint64_t deadline = backend_deadline(st->opts, res->start_ns);
-	uint64_t next = res->start_ns + interval;
+	rand64_seed(&st->rng, res->start_ns ^ ((uint64_t)st->pid << 32));
+	uint64_t next = res->start_ns + rand64_interval_ns(&st->rng, interval);
 	while (!backend_should_stop(st->opts, deadline)) {
 		uint64_t now = mono_ns();
 		poll_events(st);
@@ -377,9 +394,10 @@ static void pt_loop(struct pt_state *st, struct record_result *res)
 			nanosleep(&nap, NULL);
 			continue;
 		}
-		next += interval;
+		/* a random interval (docs/design.md §5.2): ticks at a fixed one lock onto a program's rhythm */
+		next += rand64_interval_ns(&st->rng, interval);
 		if (next < now)
-			next = now + interval; /* we fell behind: skip ticks rather than burst */
+			next = now + rand64_interval_ns(&st->rng, interval); /* behind: skip ticks rather than burst */
 		pt_tick(st, res->start_ns);
 		backend_progress(st->opts, st->p, res->start_ns, st->ticks);
 	}

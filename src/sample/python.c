@@ -1,5 +1,5 @@
 /* python.c — the `python` backend: samples a CPython interpreter by reading its own frame chains from outside
- * (src/python/python.h) at every tick; the target is never stopped or traced. Python frames go into the
+ * (src/python/python.h) at ticks a random interval apart (§5.2); the target is never stopped or traced. Python frames go into the
  * profile as finished frames (func = function name, file = the .py path, line = the current line), so the
  * same labels and redaction apply as for native frames. With --native the frames are merged with native
  * stacks sampled by perf_event at the same moments (python_native.c).
@@ -31,6 +31,7 @@
 #include "base/clock.h"
 #include "base/hashmap.h"
 #include "base/procfs.h"
+#include "base/rand.h"
 #include "python/python.h"
 #include "sample/python_native.h"
 
@@ -40,6 +41,7 @@ struct pyb_thread {
 	int sched_fd;    /* /proc/PID/task/TID/schedstat: on-CPU nanoseconds */
 	uint64_t oncpu;  /* on-CPU time at the last tick (0: not read yet) */
 	int64_t credit;  /* on-CPU time not yet turned into samples (negative: sampled ahead of it) */
+	int64_t due;     /* the credit its next sample waits for: a random interval (0: not drawn yet) */
 	uint32_t thread; /* profile thread id */
 	uint64_t seen;   /* last tick the thread was seen */
 	bool py_named;   /* named from threading (not just the OS name) */
@@ -74,6 +76,7 @@ struct pyb_state {
 	pid_t pid;
 	uint64_t tick;
 	uint64_t now;            /* time of this tick (profile clock) */
+	struct rand64 rng;       /* the intervals between ticks (docs/design.md §5.2) */
 	struct pyb_proc root;
 	struct pyb_proc *cur;    /* the process being read */
 	struct pyb_proc **kids;  /* descendants of the target */
@@ -183,7 +186,7 @@ static uint64_t thread_oncpu(struct pyb_thread *t)
 }
 
 /* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
-static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
+static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
 {
 	uint64_t now = thread_oncpu(t);
 	if (!now)
@@ -195,14 +198,17 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval)
 	uint64_t used = now > t->oncpu ? now - t->oncpu : 0;
 	t->oncpu = now;
 	int64_t iv = (int64_t)interval;
+	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm (§5.2) */
+		t->due = (int64_t)rand64_interval_ns(rng, interval);
 	t->credit += (int64_t)used;
-	if (t->credit > 2 * iv)
-		t->credit = 2 * iv; /* time we slept through is not made up for in a burst */
-	if (used == 0 || t->credit < iv / 2)
+	if (t->credit > t->due + iv)
+		t->credit = t->due + iv; /* time we slept through is not made up for in a burst */
+	if (used == 0 || t->credit < t->due)
 		return false;
-	/* The rounding is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
+	/* The rest is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
 	 * processes) is sampled at 2 ticks in 3, not at every tick. */
-	t->credit -= iv;
+	t->credit -= t->due;
+	t->due = (int64_t)rand64_interval_ns(rng, interval);
 	return true;
 }
 
@@ -217,7 +223,7 @@ static void on_thread(void *ctx, const struct py_thread *t)
 	bt->seen = st->tick;
 	if (bt->stat_fd < 0 && st->cur != &st->root)
 		return; /* not a thread of this descendant: a vfork child reads its parent's memory until it execs */
-	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval))
+	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval, &st->rng))
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */
@@ -667,7 +673,7 @@ static enum plumb_err pyb_loop(struct pyb_state *st, struct child *child, struct
 		else if (st->py && !pyb_tick_python(st, t))
 			return perr_set(e, PLUMB_ENOMEM, "out of memory");
 		backend_progress(opts, st->p, res->start_ns, st->tick);
-		next += st->interval;
+		next += rand64_interval_ns(&st->rng, st->interval); /* a fixed interval locks onto a rhythm */
 		t = mono_ns();
 		if (next < t)
 			next = t; /* behind: drop the missed ticks instead of bursting */
@@ -762,6 +768,7 @@ static enum plumb_err pyb_run(const struct record_opts *opts, struct profile *p,
 	st.p = p;
 	st.cur = &st.root;
 	st.interval = backend_interval_ns(opts);
+	rand64_seed(&st.rng, mono_ns() ^ ((uint64_t)getpid() << 32));
 	struct child child = CHILD_INIT;
 	struct backend_env env;
 	enum plumb_err rc = pyb_start(&st, &child, &env, res, e);

@@ -49,12 +49,15 @@ struct sys_state {
 	bool has_re;
 	char *buf;               /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
+	struct perf_periods periods; /* every CPU's event gets a random period after each sample (§5.2) */
 };
 
-static void sys_fill_attr(const struct sys_state *st, struct perf_event_attr *attr)
+static void sys_fill_attr(struct sys_state *st, struct perf_event_attr *attr)
 {
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
 	attr->exclude_idle = 1; /* the idle task is no process: a CPU with nothing to do gives no sample */
+	attr->sample_period = perf_periods_draw(&st->periods);
+	/* each CPU's event gets its next random period once per read of the rings (perf_periods_flush) */
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 2 * 1024 * 1024 : 256 * 1024;
 }
 
@@ -104,7 +107,10 @@ static void sys_rename(struct sys_state *st, pid_t pid, const char *name)
 static void sys_sample(struct sys_state *st, const char *rec, size_t len)
 {
 	struct perf_sample sv;
-	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv) || sv.pid == 0)
+	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv))
+		return;
+	perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
+	if (sv.pid == 0)
 		return;
 	/* filtered before unwinding: a process left out costs only its record */
 	uint32_t thread = sys_process(st, (pid_t)sv.pid, (pid_t)sv.tid);
@@ -181,6 +187,7 @@ static void sys_cleanup(struct sys_state *st)
 	if (st->has_re)
 		regfree(&st->comm_re);
 	perf_stacker_free(&st->stk);
+	perf_periods_release(&st->periods);
 	maps_free(st->maps);
 }
 
@@ -214,7 +221,9 @@ static enum plumb_err sys_init(struct sys_state *st, const struct record_opts *o
 		st->fds[i] = -1;
 	for (size_t i = 0; st->rings && i < st->ncpus; i++)
 		st->rings[i].fd = -1;
+	perf_periods_init(&st->periods, backend_interval_ns(opts), mono_ns() ^ ((uint64_t)getpid() << 32));
 	enum plumb_err rc = perf_stacker_init(&st->stk, opts, p, st->maps, e);
+	st->stk.sample_type |= PERF_SAMPLE_IDENTIFIER; /* which CPU's event sampled: its next period */
 	if (!rc && (!st->fds || !st->rings || !st->buf))
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 	return rc;
@@ -257,6 +266,8 @@ static enum plumb_err sys_open(struct sys_state *st, struct perr *e)
 			return sys_refused(errno, e);
 		st->fds[cpu] = fd;
 		opened++;
+		if (!perf_periods_add(&st->periods, fd, -1, attr.sample_period))
+			return perr_set(e, PLUMB_ENOMEM, "cannot set up the sampling period: %s", strerror(errno));
 		size_t pages = st->opts->unwind == UNWIND_DWARF ? SYS_RING_PAGES_DWARF : SYS_RING_PAGES_FP;
 		if (!perf_ring_map(&st->rings[cpu], fd, pages) && !perf_ring_map(&st->rings[cpu], fd, 16))
 			return perr_set(e, PLUMB_EPERM, "cannot map the perf ring buffer: %s", strerror(errno));
@@ -282,6 +293,7 @@ static void sys_loop(struct sys_state *st)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		sys_drain(st);
+		perf_periods_flush(&st->periods);
 		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
 	}
 	free(pfds);

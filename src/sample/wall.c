@@ -1,13 +1,15 @@
 /* wall.c — off-CPU accounting for --mode wall (see wall.h). Invariant: events are applied per thread in time
- * order; a waiting thread's time is turned into samples in whole intervals, the remainder carried to its next
- * wait, so the sum of its on- and off-CPU ticks follows its wall-clock time. Memory: one slot per thread seen,
- * plus the events of one drain round. */
+ * order; a waiting thread's time is sampled at the points of a Poisson process around the interval (each thread
+ * its own, in its off-CPU time: docs/design.md §5.2), so its off-CPU ticks follow its waiting time and no rhythm
+ * of its waits (3 ms here, 2 ms there) moves them from one wait to another, as whole intervals with a carried
+ * remainder did. Memory: one slot per thread seen, plus the events of one drain round. */
 #include "sample/wall.h"
 
 #include <stdlib.h>
 
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/rand.h"
 
 enum wall_kind { EV_OUT, EV_IN, EV_EXIT };
 
@@ -22,7 +24,7 @@ struct wall_event {
 
 struct wall_thread {
 	uint64_t out_time;
-	uint64_t carry; /* off-CPU nanoseconds not yet worth a whole interval */
+	uint64_t left;  /* off-CPU nanoseconds to its next tick (0: not drawn yet) */
 	uint32_t thread;
 	uint32_t stack;
 	bool waiting;
@@ -37,6 +39,7 @@ struct wall {
 	struct wall_thread *th;
 	size_t nth, capth;
 	struct hmap by_tid; /* tid -> index in th */
+	struct rand64 rng;
 };
 
 struct wall *wall_new(struct profile *p, uint64_t interval_ns)
@@ -46,6 +49,7 @@ struct wall *wall_new(struct profile *p, uint64_t interval_ns)
 		return NULL;
 	w->p = p;
 	w->interval = interval_ns ? interval_ns : 5000000;
+	rand64_seed(&w->rng, (uint64_t)(uintptr_t)w ^ ((uint64_t)interval_ns << 20));
 	return w;
 }
 
@@ -108,11 +112,16 @@ static uint64_t account(struct wall *w, struct wall_thread *t, uint64_t until)
 {
 	if (!t->waiting || until <= t->out_time)
 		return 0;
-	uint64_t span = until - t->out_time + t->carry;
-	uint64_t ticks = span / w->interval;
-	t->carry = span % w->interval;
-	for (uint64_t k = 0; k < ticks; k++)
-		profile_add_sample(w->p, t->stack, t->thread, t->out_time + k * w->interval, 1);
+	uint64_t pos = t->out_time, ticks = 0;
+	if (!t->left)
+		t->left = rand64_interval_ns(&w->rng, w->interval);
+	while (until - pos >= t->left) {
+		pos += t->left;
+		profile_add_sample(w->p, t->stack, t->thread, pos, 1);
+		ticks++;
+		t->left = rand64_interval_ns(&w->rng, w->interval);
+	}
+	t->left -= until - pos; /* > 0: the rest of the way to its next tick, in its next wait */
 	t->waiting = false;
 	return ticks;
 }

@@ -1,7 +1,7 @@
 /* wall.h — off-CPU accounting for `--mode wall` (docs/design.md §5.2: every thread at every tick, running or not).
  * On-CPU ticks come from the cpu-clock samples as in --mode cpu; this module adds the ticks a thread spends
- * off the CPU: the stack captured when it switched out (a context-switch sample) gets one sample per interval
- * until the thread switches back in. Switch events arrive from per-CPU rings out of time order (a thread
+ * off the CPU: the stack captured when it switched out (a context-switch sample) gets a sample at each point of
+ * the thread's own Poisson process of the interval's mean (rand.h), until the thread switches back in. Switch events arrive from per-CPU rings out of time order (a thread
  * leaves on one CPU and comes back on another), so they are buffered and paired in time order up to a
  * horizon before which every ring has been read.
  *
