@@ -347,3 +347,5 @@ if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--count":
         sys.exit(count(int(sys.argv[2])))
     unittest.main()
+
+# plumbtest: alone

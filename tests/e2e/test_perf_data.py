@@ -350,3 +350,5 @@ class PerfData(TempDir):
 
 if __name__ == "__main__":
     unittest.main()
+
+# plumbtest: alone

@@ -377,3 +377,5 @@ class Unsupported(TempDir):
 
 if __name__ == "__main__":
     main()
+
+# plumbtest: alone

@@ -80,3 +80,5 @@ class BurstyTruth(TempDir):
 
 if __name__ == "__main__":
     main()
+
+# plumbtest: alone
