@@ -537,10 +537,7 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 		m->weight_unit = profile_intern_cstr(p, "bytes");
 		summarize(&st, &t, res);
 	}
-	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
-		child_signal(&st.child, SIGKILL);
-		child_finish(&st.child);
-	}
+	backend_kill_failed(rc, &st.child, res, st.stopped);
 	unwinder_free(st.unw);
 	maps_free(st.maps);
 	hmap_release(&st.loaded);

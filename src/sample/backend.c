@@ -408,6 +408,14 @@ bool backend_loop_done(const struct record_opts *opts, struct child *c, uint64_t
 	return false;
 }
 
+void backend_kill_failed(enum plumb_err rc, struct child *c, const struct record_result *res, bool stopped)
+{
+	if (rc && c->pid > 0 && !res->target_exited && !stopped) {
+		child_signal(c, SIGKILL);
+		child_finish(c);
+	}
+}
+
 int perf_event_paranoid(void)
 {
 	long v;

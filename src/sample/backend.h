@@ -217,6 +217,9 @@ const struct map_entry *backend_find_map(struct maps *maps, uint64_t *last_reloa
  * res->wait_status set) or sampling should stop (backend_should_stop; *stopped set). */
 bool backend_loop_done(const struct record_opts *opts, struct child *c, uint64_t deadline, int *status,
 		       bool *stopped, struct record_result *res);
+/* After a failed run (rc not PLUMB_OK): a launched child c that neither ended (res->target_exited) nor was ended
+ * by backend_end_command (stopped) is killed (SIGKILL) and reaped. */
+void backend_kill_failed(enum plumb_err rc, struct child *c, const struct record_result *res, bool stopped);
 /* A wait status as a predicate ("exited with 3", "was killed by SIGSEGV (core dumped)"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* res->wait_status, res->ended and res->failed from the wait status of a target that ended on its own. */

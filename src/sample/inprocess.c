@@ -523,10 +523,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	}
 	if (!rc)
 		ip_finish(&st, res);
-	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
-		child_signal(&st.child, SIGKILL);
-		child_finish(&st.child);
-	}
+	backend_kill_failed(rc, &st.child, res, st.stopped);
 	unwinder_free(st.unw);
 	maps_free(st.maps);
 	hmap_release(&st.loaded);
