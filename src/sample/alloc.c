@@ -29,6 +29,7 @@
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/procfs.h"
+#include "base/str.h"
 #include "sample/alloc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -472,28 +473,14 @@ static void bytes_text(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.1f %s", v, units[u]);
 }
 
-/* "9,870" */
-static void count_text(char *buf, size_t n, uint64_t v)
-{
-	char digits[32];
-	int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
-	size_t o = 0;
-	for (int i = 0; i < len && o + 2 < n; i++) {
-		if (i && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = 0;
-}
-
 static void summarize(const struct al_state *st, const struct al_totals *t, struct record_result *res)
 {
 	char sampled[32], total[32], every[32], inuse[32], blocks[32], peak[32];
-	count_text(sampled, sizeof sampled, t->sampled);
+	str_commas(sampled, sizeof sampled, t->sampled);
 	bytes_text(total, sizeof total, t->alloc_bytes);
 	bytes_text(every, sizeof every, (double)st->h->interval);
 	bytes_text(inuse, sizeof inuse, t->inuse_bytes);
-	count_text(blocks, sizeof blocks, (uint64_t)llround(t->inuse_objects));
+	str_commas(blocks, sizeof blocks, (uint64_t)llround(t->inuse_objects));
 	bytes_text(peak, sizeof peak, t->peak_bytes);
 	uint64_t lost = atomic_load(&st->h->lost);
 	snprintf(res->summary, sizeof res->summary,
