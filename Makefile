@@ -41,7 +41,7 @@ LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/base/home.c src/base/ato
 LIB_SRC  += src/base/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
 LIB_SRC  += src/base/progress.c  # err.c erases a progress line before a message (libplumb never draws one)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
-PRELOAD_SRC := src/lib/sampler.c src/lib/alloc.c src/base/gate.c src/base/clock.c
+PRELOAD_SRC := src/lib/sampler.c src/lib/alloc.c src/lib/preload_common.c src/base/gate.c src/base/clock.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
 # The library's ABI number (its soname, libplumb.so.$(LIB_ABI)): raised when a plumb.h change breaks programs
 # built against the old one. It is not the release number (VERSION), which the real file's name carries.

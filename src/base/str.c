@@ -1,6 +1,7 @@
 /* str.c — see str.h. */
 #include "base/str.h"
 
+#include <stdio.h>
 #include <string.h>
 
 bool str_starts_with(const char *s, const char *prefix)
@@ -27,4 +28,17 @@ char *str_dup_or_null(const char *s, bool *oom)
 	if (!d)
 		*oom = true;
 	return d;
+}
+
+void str_commas(char *buf, size_t size, uint64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
+	size_t j = 0;
+	for (int i = 0; i < n && j + 2 < size; i++) {
+		if (i && (n - i) % 3 == 0)
+			buf[j++] = ',';
+		buf[j++] = tmp[i];
+	}
+	buf[j] = '\0';
 }

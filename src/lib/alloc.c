@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/gate.h"
+#include "lib/lib_internal.h"
 #include "sample/alloc_ring.h"
 #include "unwind/unwind.h"
 
@@ -288,29 +289,7 @@ static void find_stack(void)
 		at.stack_lo = sp - (64u << 20);
 		return;
 	}
-	pthread_attr_t attr;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		void *addr;
-		size_t size;
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			at.stack_lo = (uintptr_t)addr;
-			at.stack_hi = (uintptr_t)addr + size;
-		}
-		pthread_attr_destroy(&attr);
-	}
-}
-
-static uint32_t copy_stack(uint8_t *dst, uint64_t sp, uint32_t want)
-{
-	if (at.stack_hi && sp >= at.stack_lo && sp < at.stack_hi) {
-		uint64_t avail = at.stack_hi - sp;
-		uint32_t n = avail < want ? (uint32_t)avail : want;
-		memcpy(dst, (const void *)(uintptr_t)sp, n);
-		return n;
-	}
-	struct iovec local = { dst, want }, remote = { (void *)(uintptr_t)sp, want };
-	ssize_t n = process_vm_readv(my_pid, &local, 1, &remote, 1, 0);
-	return n > 0 ? (uint32_t)n : 0;
+	lib_thread_stack(&at.stack_lo, &at.stack_hi);
 }
 
 /* Wakes plumb from its nap between drains. */
@@ -382,7 +361,7 @@ static __attribute__((noinline)) void take_sample(void *p, size_t n, uint32_t ki
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	s->time_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec;
 	s->kind = kind;
-	s->stack_len = copy_stack((uint8_t *)(s + 1), sp, ah->stack_bytes);
+	s->stack_len = lib_copy_stack((uint8_t *)(s + 1), sp, ah->stack_bytes, at.stack_lo, at.stack_hi, my_pid);
 	alloc_publish(ah, &ah->allocs, pos);
 }
 
@@ -601,32 +580,16 @@ static void after_fork_child(void)
 	put_event(EV_FORK, (uint64_t)parent); /* plumb gives it the parent's maps: it may exec before they are read */
 }
 
-static struct alloc_hdr *map_shared(void)
+/* The header plumb wrote: its rings fit in the size mapped. */
+static bool valid_shared(const void *m, uint64_t size)
 {
-	const char *v = getenv(ALLOC_ENV_FD);
-	if (!v || !*v)
-		return NULL;
-	char *end;
-	long fd = strtol(v, &end, 10);
-	if (*end || fd < 0 || fd > 1 << 20)
-		return NULL;
-	struct stat st;
-	if (fstat((int)fd, &st) != 0 || st.st_size < (off_t)ALLOC_HDR_SIZE)
-		return NULL;
-	void *m = (void *)syscall(SYS_mmap, NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	struct alloc_hdr *h = m;
+	const struct alloc_hdr *h = m;
 	uint64_t need_a = (uint64_t)h->allocs.off + (uint64_t)h->allocs.nslots * h->allocs.slot_size;
 	uint64_t need_e = (uint64_t)h->events.off + (uint64_t)h->events.nslots * h->events.slot_size;
-	if (h->magic != ALLOC_MAGIC || h->version != ALLOC_VERSION || !h->allocs.nslots || !h->events.nslots ||
-	    h->allocs.slot_size < sizeof(struct alloc_slot) + h->stack_bytes ||
-	    h->events.slot_size < sizeof(struct alloc_event_slot) || need_a > (uint64_t)st.st_size ||
-	    need_e > (uint64_t)st.st_size || h->interval == 0 || h->interval > (1ull << 40)) {
-		syscall(SYS_munmap, m, (size_t)st.st_size);
-		return NULL;
-	}
-	return h;
+	return h->magic == ALLOC_MAGIC && h->version == ALLOC_VERSION && h->allocs.nslots && h->events.nslots &&
+	       h->allocs.slot_size >= sizeof(struct alloc_slot) + h->stack_bytes &&
+	       h->events.slot_size >= sizeof(struct alloc_event_slot) && need_a <= size && need_e <= size &&
+	       h->interval != 0 && h->interval <= (1ull << 40);
 }
 
 __attribute__((constructor)) static void alloc_start(void)
@@ -635,7 +598,7 @@ __attribute__((constructor)) static void alloc_start(void)
 		return;
 	at.busy = true; /* nothing the start-up allocates is sampled */
 	ready();
-	struct alloc_hdr *h = map_shared();
+	struct alloc_hdr *h = lib_map_env_fd(ALLOC_ENV_FD, ALLOC_HDR_SIZE, valid_shared);
 	set = map_anon((size_t)SET_BUCKETS * SET_WAYS * sizeof *set);
 	filter = map_anon(SET_BUCKETS * sizeof *filter);
 	occupied = map_anon(SET_BUCKETS / 8);

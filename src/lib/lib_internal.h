@@ -20,4 +20,21 @@ void lib_metrics_stop(void);
 /* True when the process started with PLUMB_DEBUG on (read once, when the library was loaded; plumb.c). */
 bool lib_switch_on(void);
 
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* For libplumb-preload.so (sampler.c, alloc.c; preload_common.c): the memory plumb shares with the process, the
+ * memfd whose number the environment variable env holds, mapped read-write whole; NULL when env is unset or not a
+ * descriptor number, the memfd is smaller than min_size bytes, or valid(mapping, its size) says its header is
+ * wrong (then it is unmapped again). Calls the mmap and munmap system calls directly (alloc.c interposes them). */
+void *lib_map_env_fd(const char *env, size_t min_size, bool (*valid)(const void *m, uint64_t size));
+/* The calling thread's stack [*lo, *hi) as pthread_getattr_np gives it; both left as they were when it cannot. */
+void lib_thread_stack(uintptr_t *lo, uintptr_t *hi);
+/* Copies up to `want` bytes of stack from sp into dst; returns how many. Inside the thread's known stack
+ * [lo, hi) (hi 0: unknown) the copy is a memcpy bounded by the stack's top; elsewhere (an alternate signal stack,
+ * a coroutine) process_vm_readv of process pid (the caller's own) reads what is mapped and returns a short count
+ * instead of faulting. Async-signal-safe. */
+uint32_t lib_copy_stack(uint8_t *dst, uint64_t sp, uint32_t want, uintptr_t lo, uintptr_t hi, pid_t pid);
+
 #endif

@@ -29,6 +29,7 @@
 #include "base/clock.h"
 #include "base/gate.h"
 #include "base/rand.h"
+#include "lib/lib_internal.h"
 #include "sample/inproc_ring.h"
 #include "unwind/unwind.h"
 
@@ -87,22 +88,6 @@ static void copy_regs(uint64_t *r, const ucontext_t *uc)
 #endif
 }
 
-/* Copies up to `want` bytes of stack from sp. Inside this thread's known stack the copy is a memcpy bounded
- * by the stack's top; elsewhere (an alternate signal stack, a coroutine) process_vm_readv reads what is
- * mapped and returns a short count instead of faulting. */
-static uint32_t copy_stack(uint8_t *dst, uint64_t sp, uint32_t want)
-{
-	if (ts.stack_hi && sp >= ts.stack_lo && sp < ts.stack_hi) {
-		uint64_t avail = ts.stack_hi - sp;
-		uint32_t n = avail < want ? (uint32_t)avail : want;
-		memcpy(dst, (const void *)(uintptr_t)sp, n);
-		return n;
-	}
-	struct iovec local = { dst, want }, remote = { (void *)(uintptr_t)sp, want };
-	ssize_t n = process_vm_readv(my_pid, &local, 1, &remote, 1, 0);
-	return n > 0 ? (uint32_t)n : 0;
-}
-
 /* Claims a slot (inproc_claim: lock-free, drops the sample when the ring is full — the handler never waits),
  * fills it and publishes it. */
 static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
@@ -120,7 +105,8 @@ static bool take_sample(const ucontext_t *uc, uint32_t flags, uint32_t weight)
 	s->flags = flags;
 	s->weight = weight;
 	copy_regs(s->regs, uc);
-	s->stack_len = copy_stack((uint8_t *)(s + 1), s->regs[UREG_SP], h->stack_bytes);
+	s->stack_len =
+		lib_copy_stack((uint8_t *)(s + 1), s->regs[UREG_SP], h->stack_bytes, ts.stack_lo, ts.stack_hi, my_pid);
 	if (prctl(PR_GET_NAME, s->comm, 0, 0, 0) != 0)
 		s->comm[0] = 0;
 	inproc_publish(s, pos);
@@ -223,16 +209,7 @@ static void register_thread(void)
 	if (!ring || ts.registered)
 		return;
 	ts.tid = gettid_raw();
-	pthread_attr_t attr;
-	if (pthread_getattr_np(pthread_self(), &attr) == 0) {
-		void *addr;
-		size_t size;
-		if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-			ts.stack_lo = (uintptr_t)addr;
-			ts.stack_hi = (uintptr_t)addr + size;
-		}
-		pthread_attr_destroy(&attr);
-	}
+	lib_thread_stack(&ts.stack_lo, &ts.stack_hi);
 	/* An alternate stack so that the crash handler runs even when the crash is a stack overflow. */
 	stack_t cur;
 	if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
@@ -341,28 +318,12 @@ static void after_fork_child(void)
 
 /* ---- start-up ---- */
 
-static struct inproc_hdr *map_ring(void)
+/* The header plumb wrote: its ring fits in the size mapped. */
+static bool valid_ring(const void *m, uint64_t size)
 {
-	const char *v = getenv(INPROC_ENV_FD);
-	if (!v || !*v)
-		return NULL;
-	char *end;
-	long fd = strtol(v, &end, 10);
-	if (*end || fd < 0 || fd > 1 << 20)
-		return NULL;
-	struct stat st;
-	if (fstat((int)fd, &st) != 0 || st.st_size < (off_t)INPROC_HDR_SIZE)
-		return NULL;
-	void *m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
-	if (m == MAP_FAILED)
-		return NULL;
-	struct inproc_hdr *h = m;
-	if (h->magic != INPROC_MAGIC || h->version != INPROC_VERSION || h->hdr_size < sizeof *h ||
-	    (uint64_t)h->hdr_size + (uint64_t)h->nslots * h->slot_size > (uint64_t)st.st_size || !h->nslots) {
-		munmap(m, (size_t)st.st_size);
-		return NULL;
-	}
-	return h;
+	const struct inproc_hdr *h = m;
+	return h->magic == INPROC_MAGIC && h->version == INPROC_VERSION && h->hdr_size >= sizeof *h &&
+	       (uint64_t)h->hdr_size + (uint64_t)h->nslots * h->slot_size <= size && h->nslots;
 }
 
 static __attribute__((noinline)) int invoke(void *fn)
@@ -414,7 +375,7 @@ __attribute__((constructor)) static void sampler_start(void)
 {
 	if (!getenv(INPROC_ENV_FD) || !gate_enabled())
 		return;
-	struct inproc_hdr *h = map_ring();
+	struct inproc_hdr *h = lib_map_env_fd(INPROC_ENV_FD, INPROC_HDR_SIZE, valid_ring);
 	if (!h)
 		return;
 	resolve_pthread_create();

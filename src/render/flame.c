@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/grow.h"
+#include "base/str.h"
 #include "render/svg.h"
 #include "render/tree.h"
 
@@ -271,7 +272,7 @@ static void titles(const struct flame_opts *o, const struct profile *after, uint
 								: names[o->reverse][o->inverted];
 	}
 	char tbuf[40];
-	svg_commas(tbuf, sizeof tbuf, total);
+	str_commas(tbuf, sizeof tbuf, total);
 	const char *order = o->flamechart ? (profile_has_timeline(after) ? ", in time order" : ", in input order")
 			    : o->reverse ? ", stacks reversed: each leaf at the base, its callers above" : "";
 	if (o->before)

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "base/str.h"
 #include "base/utf8.h"
 
 #define FRAME_H 16
@@ -66,19 +67,6 @@ static size_t utf8_chars(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		c += ((unsigned char)s[i] & 0xc0) != 0x80;
 	return c;
-}
-
-void svg_commas(char *buf, size_t size, uint64_t v)
-{
-	char tmp[32];
-	int n = snprintf(tmp, sizeof tmp, "%llu", (unsigned long long)v);
-	size_t j = 0;
-	for (int i = 0; i < n && j + 2 < size; i++) {
-		if (i && (n - i) % 3 == 0)
-			buf[j++] = ',';
-		buf[j++] = tmp[i];
-	}
-	buf[j] = '\0';
 }
 
 static const char js[] =
@@ -218,14 +206,14 @@ static void write_box(FILE *out, const struct svg_doc *d, const struct box *b, d
 	double x = XPAD + (double)b->x * ppu, w = (double)b->w * ppu;
 	unsigned y = d->o->inverted ? YPAD_TOP + b->depth * FRAME_H : H - YPAD_BOTTOM - (b->depth + 1) * FRAME_H;
 	char nbuf[40], bbuf[40];
-	svg_commas(nbuf, sizeof nbuf, b->w);
+	str_commas(nbuf, sizeof nbuf, b->w);
 	fputs("<g><title>", out);
 	xml_text(out, s, sl);
 	fprintf(out, " (%s %s, %.2f%%", nbuf, d->unit, pct(b->w, d->total));
 	int rgb[3];
 	if (d->o->before) {
 		double c = pct(b->w, d->total) - pct(b->wb, d->total_b);
-		svg_commas(bbuf, sizeof bbuf, b->wb);
+		str_commas(bbuf, sizeof bbuf, b->wb);
 		fprintf(out, "; before %s, %.2f%%; %+.2f points", bbuf, pct(b->wb, d->total_b), c);
 		flame_diff_rgb(maxd > 0 ? c / maxd : 0, rgb);
 	} else {

@@ -32,9 +32,6 @@ struct svg_doc {
 	const char *title, *subtitle;
 };
 
-/* v with thousands separated by commas ("1,234,567") into buf. */
-void svg_commas(char *buf, size_t size, uint64_t v);
-
 /* Writes the whole SVG document to out (errors show in ferror(out)). */
 void svg_write(FILE *out, const struct svg_doc *d);
 

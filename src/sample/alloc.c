@@ -29,6 +29,7 @@
 #include "base/hashmap.h"
 #include "base/intern.h"
 #include "base/procfs.h"
+#include "base/str.h"
 #include "sample/alloc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
@@ -80,30 +81,6 @@ struct al_state {
 	bool oom;
 };
 
-static void ensure_maps(struct al_state *st, pid_t pid, bool force)
-{
-	uint32_t seen;
-	if (hmap_get(&st->loaded, (uint64_t)pid, &seen) && !force)
-		return;
-	maps_load_proc(st->maps, pid);
-	hmap_put(&st->loaded, (uint64_t)pid, 1);
-}
-
-static const struct map_entry *find_map(struct al_state *st, pid_t pid, uint64_t addr, bool *reloaded)
-{
-	const struct map_entry *m = maps_find(st->maps, pid, addr);
-	if (!m && !*reloaded) {
-		*reloaded = true; /* a library loaded since the maps were read */
-		uint64_t now = mono_ns();
-		if (now - st->last_reload_ns >= 20000000ull) {
-			st->last_reload_ns = now;
-			maps_load_proc(st->maps, pid);
-			m = maps_find(st->maps, pid, addr);
-		}
-	}
-	return m;
-}
-
 /* The profile stack of return addresses ips[0..n) (innermost first) in process pid: a stack seen before (most
  * samples come from a few call sites) is looked up by its addresses alone; a new one is made of raw frames, the
  * profiler's own innermost frames trimmed. PROFILE_NOMEM when out of memory. */
@@ -124,7 +101,7 @@ static uint32_t stack_of(struct al_state *st, const struct alloc_slot *s, const 
 	const struct map_entry *ms[MAX_FRAMES];
 	bool reloaded = false;
 	for (size_t i = 0; i < n; i++)
-		ms[i] = find_map(st, pid, i ? ips[i] - 1 : ips[i], &reloaded);
+		ms[i] = backend_find_map(st->maps, &st->last_reload_ns, pid, i ? ips[i] - 1 : ips[i], &reloaded);
 	size_t inner = 0; /* the profiler's frames (take_sample, malloc, ...) are the innermost ones */
 	while (inner < n && ms[inner] && strcmp(ms[inner]->path, st->lib_path) == 0)
 		inner++;
@@ -146,7 +123,7 @@ static uint32_t stack_of(struct al_state *st, const struct alloc_slot *s, const 
 static void consume_alloc(struct al_state *st, const struct alloc_slot *s)
 {
 	pid_t pid = (pid_t)s->pid;
-	ensure_maps(st, pid, false);
+	backend_ensure_maps(st->maps, &st->loaded, pid, false);
 	struct unwind_regs regs;
 	memcpy(regs.r, s->regs, sizeof regs.r);
 	uint32_t len = s->stack_len <= st->h->stack_bytes ? s->stack_len : st->h->stack_bytes;
@@ -168,13 +145,13 @@ static void consume_event(struct al_state *st, const struct alloc_event_slot *s)
 	pid_t pid = (pid_t)s->pid;
 	if (s->type == EV_START) { /* a new image in this process (exec): its maps and its name are new */
 		maps_forget(st->maps, pid);
-		ensure_maps(st, pid, true);
+		backend_ensure_maps(st->maps, &st->loaded, pid, true);
 		char name[PROCFS_COMM_MAX];
 		if (procfs_comm(pid, pid, name, sizeof name) && profile_thread(st->p, (uint32_t)pid, (uint32_t)pid, name) ==
 								     PROFILE_NOMEM)
 			st->oom = true;
 	} else if (s->type == EV_FORK && s->id > 0 && s->id < (uint64_t)INT32_MAX) {
-		ensure_maps(st, (pid_t)s->id, false);
+		backend_ensure_maps(st->maps, &st->loaded, (pid_t)s->id, false);
 		maps_fork(st->maps, (pid_t)s->id, pid);
 		hmap_put(&st->loaded, (uint64_t)pid, 1);
 	}
@@ -235,20 +212,11 @@ static enum plumb_err setup_shared(struct al_state *st, struct perr *e)
 	uint32_t eslot = (uint32_t)sizeof(struct alloc_event_slot);
 	uint32_t aoff = ALLOC_HDR_SIZE, eoff = aoff + NALLOC_SLOTS * aslot;
 	st->len = (size_t)eoff + (size_t)NEVENT_SLOTS * eslot;
-	int fd = memfd_create("plumb-alloc-ring", 0); /* inherited by the target: no CLOEXEC */
-	if (fd < 0)
-		return perr_set(e, PLUMB_EUNSUPPORTED, "alloc: memfd_create: %s", strerror(errno));
-	if (ftruncate(fd, (off_t)st->len) != 0) {
-		int err = errno;
-		close(fd);
-		return perr_set(e, PLUMB_ENOMEM, "alloc: cannot size the shared rings: %s", strerror(err));
-	}
-	void *m = mmap(NULL, st->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		int err = errno;
-		close(fd);
-		return perr_set(e, PLUMB_ENOMEM, "alloc: cannot map the shared rings: %s", strerror(err));
-	}
+	int fd;
+	void *m;
+	enum plumb_err rc = backend_shared_memfd("plumb-alloc-ring", st->len, "alloc", "the shared rings", &fd, &m, e);
+	if (rc)
+		return rc;
 	struct alloc_hdr *h = m;
 	h->magic = ALLOC_MAGIC;
 	h->version = ALLOC_VERSION;
@@ -318,11 +286,7 @@ static enum plumb_err al_launch(struct al_state *st, struct record_result *res, 
 	st->child.env = (const char *const *)env;
 	res->start_ns = mono_ns();
 	const struct record_opts *opts = st->opts;
-	st->child.pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL; /* as backend_command gives a command */
-	if (opts->command_quiet)
-		st->child.in.how = st->child.out.how = st->child.err.how = CHILD_IO_NULL;
-	if (opts->command_sigmask)
-		st->child.sigmask = opts->command_sigmask;
+	backend_child_opts(opts, &st->child); /* as backend_command gives a command */
 	rc = backend_start(opts, &st->child, e);
 	env_free(env);
 	return rc;
@@ -335,15 +299,8 @@ static void al_loop(struct al_state *st, struct record_result *res)
 	for (;;) {
 		size_t got = drain(st);
 		backend_progress(opts, st->p, res->start_ns, st->nrecs);
-		if (child_poll(&st->child, &st->status, NULL) == 1) {
-			res->target_exited = true;
-			res->wait_status = st->status;
+		if (backend_loop_done(opts, &st->child, deadline, &st->status, &st->stopped, res))
 			break;
-		}
-		if (backend_should_stop(opts, deadline)) {
-			st->stopped = true;
-			break;
-		}
 		/* Wake up rarely: on a loaded machine each wake-up may take the CPU from the target. Drain without a
 		 * pause while the ring fills faster than that; a producer that finds it full, or a process waiting at its
 		 * exit for the drain, rings the doorbell; while one is exiting, poll often to see it go. */
@@ -516,28 +473,14 @@ static void bytes_text(char *buf, size_t n, double v)
 		snprintf(buf, n, "%.1f %s", v, units[u]);
 }
 
-/* "9,870" */
-static void count_text(char *buf, size_t n, uint64_t v)
-{
-	char digits[32];
-	int len = snprintf(digits, sizeof digits, "%llu", (unsigned long long)v);
-	size_t o = 0;
-	for (int i = 0; i < len && o + 2 < n; i++) {
-		if (i && (len - i) % 3 == 0)
-			buf[o++] = ',';
-		buf[o++] = digits[i];
-	}
-	buf[o] = 0;
-}
-
 static void summarize(const struct al_state *st, const struct al_totals *t, struct record_result *res)
 {
 	char sampled[32], total[32], every[32], inuse[32], blocks[32], peak[32];
-	count_text(sampled, sizeof sampled, t->sampled);
+	str_commas(sampled, sizeof sampled, t->sampled);
 	bytes_text(total, sizeof total, t->alloc_bytes);
 	bytes_text(every, sizeof every, (double)st->h->interval);
 	bytes_text(inuse, sizeof inuse, t->inuse_bytes);
-	count_text(blocks, sizeof blocks, (uint64_t)llround(t->inuse_objects));
+	str_commas(blocks, sizeof blocks, (uint64_t)llround(t->inuse_objects));
 	bytes_text(peak, sizeof peak, t->peak_bytes);
 	uint64_t lost = atomic_load(&st->h->lost);
 	snprintf(res->summary, sizeof res->summary,
@@ -581,10 +524,7 @@ static enum plumb_err al_run(const struct record_opts *opts, struct profile *p, 
 		m->weight_unit = profile_intern_cstr(p, "bytes");
 		summarize(&st, &t, res);
 	}
-	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
-		child_signal(&st.child, SIGKILL);
-		child_finish(&st.child);
-	}
+	backend_kill_failed(rc, &st.child, res, st.stopped);
 	unwinder_free(st.unw);
 	maps_free(st.maps);
 	hmap_release(&st.loaded);

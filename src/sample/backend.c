@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -273,10 +274,8 @@ void describe_wait_status(int status, char *buf, size_t n)
 		snprintf(buf, n, "ended (status 0x%x)", status);
 }
 
-void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env)
+void backend_child_opts(const struct record_opts *opts, struct child *c)
 {
-	c->argv = (const char *const *)opts->argv;
-	c->env = NULL;
 	/* with a keeper, the command is left alive when plumb dies, so that the keeper finds its whole tree by parent
 	 * links before it kills it; without one, the kernel ends the command with plumb */
 	c->pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL;
@@ -284,6 +283,13 @@ void backend_command(const struct record_opts *opts, struct child *c, struct bac
 		c->in.how = c->out.how = c->err.how = CHILD_IO_NULL;
 	if (opts->command_sigmask)
 		c->sigmask = opts->command_sigmask;
+}
+
+void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env)
+{
+	c->argv = (const char *const *)opts->argv;
+	c->env = NULL;
+	backend_child_opts(opts, c);
 	if (opts->stages_path) {
 		snprintf(env->stages, sizeof env->stages, "PLUMB_STAGES=%s", opts->stages_path);
 		env->vars[0] = env->stages;
@@ -338,6 +344,76 @@ bool backend_target_ended(const struct record_opts *opts, struct child *c, pid_t
 	}
 	res->target_exited = true;
 	return true;
+}
+
+enum plumb_err backend_shared_memfd(const char *name, size_t len, const char *who, const char *what, int *fd,
+				    void **map, struct perr *e)
+{
+	int f = memfd_create(name, 0); /* inherited by the target: no CLOEXEC */
+	if (f < 0)
+		return perr_set(e, PLUMB_EUNSUPPORTED, "%s: memfd_create: %s", who, strerror(errno));
+	if (ftruncate(f, (off_t)len) != 0) {
+		int err = errno;
+		close(f);
+		return perr_set(e, PLUMB_ENOMEM, "%s: cannot size %s: %s", who, what, strerror(err));
+	}
+	void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
+	if (m == MAP_FAILED) {
+		int err = errno;
+		close(f);
+		return perr_set(e, PLUMB_ENOMEM, "%s: cannot map %s: %s", who, what, strerror(err));
+	}
+	*fd = f;
+	*map = m;
+	return PLUMB_OK;
+}
+
+void backend_ensure_maps(struct maps *maps, struct hmap *loaded, pid_t pid, bool force)
+{
+	uint32_t seen;
+	if (hmap_get(loaded, (uint64_t)pid, &seen) && !force)
+		return;
+	maps_load_proc(maps, pid);
+	hmap_put(loaded, (uint64_t)pid, 1);
+}
+
+const struct map_entry *backend_find_map(struct maps *maps, uint64_t *last_reload_ns, pid_t pid, uint64_t addr,
+					 bool *reloaded)
+{
+	const struct map_entry *m = maps_find(maps, pid, addr);
+	if (!m && !*reloaded) {
+		*reloaded = true; /* a library loaded since the maps were read */
+		uint64_t now = mono_ns();
+		if (now - *last_reload_ns >= 20000000ull) {
+			*last_reload_ns = now;
+			maps_load_proc(maps, pid);
+			m = maps_find(maps, pid, addr);
+		}
+	}
+	return m;
+}
+
+bool backend_loop_done(const struct record_opts *opts, struct child *c, uint64_t deadline, int *status,
+		       bool *stopped, struct record_result *res)
+{
+	if (child_poll(c, status, NULL) == 1) {
+		res->target_exited = true;
+		res->wait_status = *status;
+		return true;
+	}
+	if (backend_should_stop(opts, deadline)) {
+		*stopped = true;
+		return true;
+	}
+	return false;
+}
+
+void backend_kill_failed(enum plumb_err rc, struct child *c, const struct record_result *res, bool stopped)
+{
+	if (rc && c->pid > 0 && !res->target_exited && !stopped) {
+		child_signal(c, SIGKILL);
+		child_finish(c);
+	}
 }
 
 int perf_event_paranoid(void)

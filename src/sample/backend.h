@@ -152,6 +152,9 @@ struct backend_env {
 /* Points c at opts->argv and at env (which must outlive child_start) for the command under record; without a
  * keeper (opts->keeper) the command gets SIGKILL as its parent-death signal, so that it ends with plumb. */
 void backend_command(const struct record_opts *opts, struct child *c, struct backend_env *env);
+/* What backend_command sets in c besides argv and env: the parent-death signal (none with a keeper), a quiet
+ * command's streams (/dev/null) and the signal mask opts asks for. */
+void backend_child_opts(const struct record_opts *opts, struct child *c);
 /* child_start / child_release for the command under record: a command that cannot be run is PLUMB_EINVAL
  * ("cannot run 'X': <errno text>"), an unresolvable target (docs/design.md §3.2, exit 2), whatever the errno.
  * The started process is handed to the keeper (backend_launched). */
@@ -198,6 +201,25 @@ uint32_t backend_user_frame(struct profile *p, const struct map_entry *m, uint64
  * (pid << 32 | tid) to the thread id (the caller's, released with hmap_release). PROFILE_NOMEM when out of
  * memory. */
 uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t tid);
+/* The backends of a preloaded library (inprocess, alloc) share a memory with the target and unwind what it
+ * reports there. backend_shared_memfd: a memfd named name (inherited by the target: no CLOEXEC) of len bytes,
+ * mapped read-write into *map, its descriptor in *fd; on failure nothing is left open and e says
+ * "WHO: memfd_create: ..." (PLUMB_EUNSUPPORTED) or "WHO: cannot size|map WHAT: ..." (PLUMB_ENOMEM). */
+enum plumb_err backend_shared_memfd(const char *name, size_t len, const char *who, const char *what, int *fd,
+				    void **map, struct perr *e);
+/* Reads the maps of pid into maps once (loaded: the pids read; again when force). */
+void backend_ensure_maps(struct maps *maps, struct hmap *loaded, pid_t pid, bool force);
+/* The mapping of addr in pid; on a miss (a library loaded since the maps were read) the maps are read again,
+ * once per stack (*reloaded) and at most every 20 ms (*last_reload_ns, CLOCK_MONOTONIC). */
+const struct map_entry *backend_find_map(struct maps *maps, uint64_t *last_reload_ns, pid_t pid, uint64_t addr,
+					 bool *reloaded);
+/* The end test of a sampling loop over a launched child c: true when it ended (*status, res->target_exited and
+ * res->wait_status set) or sampling should stop (backend_should_stop; *stopped set). */
+bool backend_loop_done(const struct record_opts *opts, struct child *c, uint64_t deadline, int *status,
+		       bool *stopped, struct record_result *res);
+/* After a failed run (rc not PLUMB_OK): a launched child c that neither ended (res->target_exited) nor was ended
+ * by backend_end_command (stopped) is killed (SIGKILL) and reaped. */
+void backend_kill_failed(enum plumb_err rc, struct child *c, const struct record_result *res, bool stopped);
 /* A wait status as a predicate ("exited with 3", "was killed by SIGSEGV (core dumped)"). */
 void describe_wait_status(int status, char *buf, size_t n);
 /* res->wait_status, res->ended and res->failed from the wait status of a target that ended on its own. */

@@ -140,31 +140,6 @@ static int call_is_void(const char *lib, const char *sym)
 	return vp.result;
 }
 
-static void ensure_maps(struct ip_state *st, pid_t pid, bool force)
-{
-	uint32_t seen;
-	if (hmap_get(&st->loaded, (uint64_t)pid, &seen) && !force)
-		return;
-	maps_load_proc(st->maps, pid);
-	hmap_put(&st->loaded, (uint64_t)pid, 1);
-}
-
-static const struct map_entry *find_map(struct ip_state *st, pid_t pid, uint64_t addr, bool *reloaded)
-{
-	const struct map_entry *m = maps_find(st->maps, pid, addr);
-	if (!m && !*reloaded) {
-		/* a library loaded since we last read the maps */
-		*reloaded = true;
-		uint64_t now = mono_ns();
-		if (now - st->last_reload_ns >= 20000000ull) {
-			st->last_reload_ns = now;
-			maps_load_proc(st->maps, pid);
-			m = maps_find(st->maps, pid, addr);
-		}
-	}
-	return m;
-}
-
 static bool is_sampler(const struct ip_state *st, const struct map_entry *m)
 {
 	return m && strcmp(m->path, st->lib_path) == 0;
@@ -174,7 +149,7 @@ static bool is_sampler(const struct ip_state *st, const struct map_entry *m)
 static void consume(struct ip_state *st, struct inproc_slot *s)
 {
 	pid_t pid = (pid_t)s->pid;
-	ensure_maps(st, pid, (s->flags & INPROC_F_CRASH) != 0);
+	backend_ensure_maps(st->maps, &st->loaded, pid, (s->flags & INPROC_F_CRASH) != 0);
 	struct unwind_regs regs;
 	memcpy(regs.r, s->regs, sizeof regs.r);
 	const uint8_t *stack = (const uint8_t *)(s + 1);
@@ -191,7 +166,7 @@ static void consume(struct ip_state *st, struct inproc_slot *s)
 	const struct map_entry *ms[MAX_FRAMES];
 	bool reloaded = false;
 	for (size_t i = 0; i < n; i++)
-		ms[i] = find_map(st, pid, i ? ips[i] - 1 : ips[i], &reloaded);
+		ms[i] = backend_find_map(st->maps, &st->last_reload_ns, pid, i ? ips[i] - 1 : ips[i], &reloaded);
 	/* The outermost run of sampler-library frames [cut_lo, cut_hi) is the harness: thread_start between the thread
 	 * library and the thread's function, or for --call the constructor that calls the function. */
 	size_t cut_lo = n, cut_hi = n;
@@ -288,20 +263,12 @@ static enum plumb_err setup_ring(struct ip_state *st, int *fd_out, struct perr *
 		stack_bytes = 65536;
 	uint32_t slot = (uint32_t)((sizeof(struct inproc_slot) + stack_bytes + 63) & ~(size_t)63);
 	st->ring_len = INPROC_HDR_SIZE + (size_t)NSLOTS * slot;
-	int fd = memfd_create("plumb-inprocess-ring", 0); /* inherited by the target: no CLOEXEC */
-	if (fd < 0)
-		return perr_set(e, PLUMB_EUNSUPPORTED, "inprocess: memfd_create: %s", strerror(errno));
-	if (ftruncate(fd, (off_t)st->ring_len) != 0) {
-		int err = errno;
-		close(fd);
-		return perr_set(e, PLUMB_ENOMEM, "inprocess: cannot size the sample ring: %s", strerror(err));
-	}
-	void *m = mmap(NULL, st->ring_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m == MAP_FAILED) {
-		int err = errno;
-		close(fd);
-		return perr_set(e, PLUMB_ENOMEM, "inprocess: cannot map the sample ring: %s", strerror(err));
-	}
+	int fd;
+	void *m;
+	enum plumb_err rc = backend_shared_memfd("plumb-inprocess-ring", st->ring_len, "inprocess", "the sample ring",
+						 &fd, &m, e);
+	if (rc)
+		return rc;
 	struct inproc_hdr *h = m;
 	h->magic = INPROC_MAGIC;
 	h->version = INPROC_VERSION;
@@ -438,11 +405,7 @@ static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, 
 	}
 	res->start_ns = mono_ns();
 	st->origin_ns = res->start_ns;
-	st->child.pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL; /* as backend_command gives a command */
-	if (opts->command_quiet && opts->target == TARGET_COMMAND)
-		st->child.in.how = st->child.out.how = st->child.err.how = CHILD_IO_NULL;
-	if (opts->command_sigmask)
-		st->child.sigmask = opts->command_sigmask;
+	backend_child_opts(opts, &st->child); /* as backend_command gives a command */
 	if (opts->target == TARGET_CALL) {
 		rc = child_start(&st->child, e);
 		backend_launched(opts, &st->child);
@@ -467,20 +430,13 @@ static void ip_loop(struct ip_state *st, struct record_result *res)
 	for (;;) {
 		if (opts->target == TARGET_CALL && !atomic_load(&st->h->ack) &&
 		    atomic_load(&st->h->call_state) == CALL_READY) {
-			ensure_maps(st, st->child.pid, true);
+			backend_ensure_maps(st->maps, &st->loaded, st->child.pid, true);
 			atomic_store_explicit(&st->h->ack, 1, memory_order_release);
 		}
 		size_t got = drain(st);
 		backend_progress(opts, st->p, res->start_ns, st->ticks);
-		if (child_poll(&st->child, &st->status, NULL) == 1) {
-			res->target_exited = true;
-			res->wait_status = st->status;
+		if (backend_loop_done(opts, &st->child, deadline, &st->status, &st->stopped, res))
 			break;
-		}
-		if (backend_should_stop(opts, deadline)) {
-			st->stopped = true;
-			break;
-		}
 		/* Wake up rarely: a process that wakes every millisecond costs the target CPU-timer signals (the
 		 * kernel folds more expiries into fewer signals). Drain often only while the ring is busy. */
 		if (got < NSLOTS / 8) {
@@ -567,10 +523,7 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	}
 	if (!rc)
 		ip_finish(&st, res);
-	if (rc && st.child.pid > 0 && !res->target_exited && !st.stopped) {
-		child_signal(&st.child, SIGKILL);
-		child_finish(&st.child);
-	}
+	backend_kill_failed(rc, &st.child, res, st.stopped);
 	unwinder_free(st.unw);
 	maps_free(st.maps);
 	hmap_release(&st.loaded);

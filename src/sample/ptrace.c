@@ -94,13 +94,7 @@ static void copy_sample(struct pt_state *st, struct pt_thread *t)
 	struct user_regs_struct r;
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) != 0)
 		return;
-	uint64_t *g = t->regs.r;
-	memset(g, 0, sizeof t->regs.r);
-	g[UREG_AX] = r.rax, g[UREG_BX] = r.rbx, g[UREG_CX] = r.rcx, g[UREG_DX] = r.rdx;
-	g[UREG_SI] = r.rsi, g[UREG_DI] = r.rdi, g[UREG_BP] = r.rbp, g[UREG_SP] = r.rsp;
-	g[UREG_IP] = r.rip, g[UREG_FLAGS] = r.eflags;
-	g[UREG_R8] = r.r8, g[UREG_R9] = r.r9, g[UREG_R10] = r.r10, g[UREG_R11] = r.r11;
-	g[UREG_R12] = r.r12, g[UREG_R13] = r.r13, g[UREG_R14] = r.r14, g[UREG_R15] = r.r15;
+	unwind_regs_from_user(&t->regs, &r);
 	struct iovec local = { t->stack, st->stack_bytes }, remote = { (void *)(uintptr_t)r.rsp, st->stack_bytes };
 	ssize_t n = process_vm_readv(st->pid, &local, 1, &remote, 1, 0);
 	if (n < 0 && errno == EFAULT) {

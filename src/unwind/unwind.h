@@ -28,6 +28,11 @@ struct unwind_regs {
 	uint64_t r[UREG_COUNT];
 };
 
+struct user_regs_struct;
+/* The registers of a ptrace(PTRACE_GETREGS) set (sys/user.h, x86_64) in the unwinder's order; the segment
+ * registers stay 0 (regs.c). */
+void unwind_regs_from_user(struct unwind_regs *out, const struct user_regs_struct *r);
+
 struct unwinder;
 
 struct unwinder *unwinder_new(struct maps *maps);

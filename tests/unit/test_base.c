@@ -180,6 +180,19 @@ static void test_base__str(void **state)
 	assert_true(mem_ends_with("main_[k]xyz", 8, "_[k]"));
 	assert_false(mem_ends_with("main_[k]xyz", 7, "_[k]"));
 	assert_false(mem_ends_with("k]", 2, "_[k]"));
+	static const struct {
+		uint64_t v;
+		const char *text;
+	} nums[] = { { 0, "0" },           { 999, "999" },         { 1000, "1,000" }, { 9870, "9,870" },
+		     { 123456, "123,456" }, { 1234567, "1,234,567" }, { UINT64_MAX, "18,446,744,073,709,551,615" } };
+	char buf[32];
+	for (size_t i = 0; i < sizeof nums / sizeof nums[0]; i++) {
+		str_commas(buf, sizeof buf, nums[i].v);
+		assert_string_equal(buf, nums[i].text);
+	}
+	char small[4]; /* cut short to fit, always terminated */
+	str_commas(small, sizeof small, 1234567);
+	assert_string_equal(small, "1,2");
 }
 
 static void test_base__clock(void **state)

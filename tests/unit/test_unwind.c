@@ -10,6 +10,7 @@
 
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/user.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -363,6 +364,27 @@ static void test_unwind__garbage_terminates(void **state)
 	maps_free(m);
 }
 
+/* A PTRACE_GETREGS set lands in the unwinder's order: every general register in its slot, the segment
+ * registers 0. */
+static void test_unwind__regs_from_user(void **state)
+{
+	(void)state;
+	struct user_regs_struct u;
+	memset(&u, 0xee, sizeof u); /* segment and other fields the unwinder does not take */
+	u.rax = 1, u.rbx = 2, u.rcx = 3, u.rdx = 4, u.rsi = 5, u.rdi = 6, u.rbp = 7, u.rsp = 8, u.rip = 9;
+	u.eflags = 10, u.r8 = 11, u.r9 = 12, u.r10 = 13, u.r11 = 14, u.r12 = 15, u.r13 = 16, u.r14 = 17, u.r15 = 18;
+	struct unwind_regs r;
+	memset(&r, 0x55, sizeof r);
+	unwind_regs_from_user(&r, &u);
+	static const int order[] = { UREG_AX, UREG_BX, UREG_CX, UREG_DX, UREG_SI,  UREG_DI,  UREG_BP,  UREG_SP,  UREG_IP,
+				     UREG_FLAGS, UREG_R8, UREG_R9, UREG_R10, UREG_R11, UREG_R12, UREG_R13, UREG_R14, UREG_R15 };
+	for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+		assert_int_equal(r.r[order[i]], i + 1);
+	static const int segs[] = { UREG_CS, UREG_SS, UREG_DS, UREG_ES, UREG_FS, UREG_GS };
+	for (size_t i = 0; i < sizeof segs / sizeof segs[0]; i++)
+		assert_int_equal(r.r[segs[i]], 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +397,7 @@ int main(void)
 		cmocka_unit_test(test_unwind__leaf_at_function_entry),
 		cmocka_unit_test(test_unwind__frame_pointer_fallback_without_cfi),
 		cmocka_unit_test(test_unwind__garbage_terminates),
+		cmocka_unit_test(test_unwind__regs_from_user),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
