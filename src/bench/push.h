@@ -1,8 +1,8 @@
 /* push.h — an evidence artifact as Prometheus metrics (docs/bench.md "Prometheus"): the text a Pushgateway takes
  * and the grouping key it goes under (job plumb_bench, the suite, the machine and any extra labels). One family
- * per runner figure (plumb_bench_wall_ms, _cpu_ms, _user_ms, _sys_ms, _max_rss_bytes), the program's own samples
- * under plumb_bench_sample{name=...}, each with a `stat` label (p50, p95, mean, min, max, count) and the
- * artifact's context as labels; plumb_bench_failed_runs and plumb_bench_run_timestamp_seconds per run. */
+ * per runner figure (plumb_bench_wall_ms, _cpu_ms, _user_ms, _sys_ms, _max_rss_bytes, _unqueued_ms), the
+ * program's own samples under plumb_bench_sample{name=...}, each with a `stat` label (p50, p95, mean, min, max,
+ * count) and the artifact's context as labels; plumb_bench_failed_runs and plumb_bench_run_timestamp_seconds per run. */
 #ifndef PLUMB_BENCH_PUSH_H
 #define PLUMB_BENCH_PUSH_H
 

@@ -218,6 +218,14 @@ class PushTest(unittest.TestCase):
         self.assertEqual(labels["machine"], socket.gethostname())
         count = st.query('plumb_bench_wall_ms{suite="pushe2e",case="render",stat="count"}')
         self.assertEqual([float(s["value"][1]) for s in count], [5.0])
+        # the runner's unqueued_ms (when the run's waits for a CPU are known) is a family of its own, as the report
+        # states it, never one of the program's samples
+        r = run(["bench", "report", os.path.join(self.tmp, "a.json"), "--json"], self.tmp)
+        if any(m["name"] == "parse.unqueued_ms" for m in json.loads(r.stdout)["metrics"]):
+            unq = self.report_p50(os.path.join(self.tmp, "a.json"), "parse.unqueued_ms")
+            res = st.query('plumb_bench_unqueued_ms{suite="pushe2e",case="parse",stat="p50"}')
+            self.assertEqual(len(res), 1, res)
+            self.assertAlmostEqual(float(res[0]["value"][1]), unq, delta=abs(unq) * 1e-9)
 
         samples = st.query('plumb_bench_sample{suite="pushe2e",stat="p50"}')
         self.assertEqual(len(samples), 1, samples)

@@ -155,6 +155,8 @@ static void make_artifact(struct bench_evidence *ev)
 	static const double wall[] = { 5, 1, 4, 2, 3, 10 };
 	for (long i = 0; i < 6; i++)
 		assert_true(bench_evidence_add_sample(ev, "c1.wall_ms", "latency", "ms", wall[i], i, NULL));
+	for (long i = 0; i < 6; i++) /* the runner's own figure of a sleeping case (b26gate's core metric) */
+		assert_true(bench_evidence_add_sample(ev, "c1.unqueued_ms", "latency", "ms", wall[i] - 0.5, i, NULL));
 	assert_true(bench_evidence_add_sample(ev, "c2.app.x", "latency", "ms", 7, 0, "{\"k\":\"same\",\"run\":0}"));
 	assert_true(bench_evidence_add_sample(ev, "c2.app.x", "latency", "ms", 9, 1, "{\"k\":\"same\",\"run\":1}"));
 }
@@ -180,6 +182,10 @@ static void test_prom__artifact_rendered(void **state)
 	assert_non_null(strstr(body.buf, want));
 	assert_non_null(strstr(body.buf, "# TYPE plumb_bench_wall_ms gauge\n"));
 	assert_non_null(strstr(body.buf, "stat=\"count\",git_commit"));
+	/* every figure the runner writes is a family of its own, never a sample the program emitted */
+	assert_non_null(strstr(body.buf, "# TYPE plumb_bench_unqueued_ms gauge\n"));
+	assert_non_null(strstr(body.buf, "plumb_bench_unqueued_ms{suite=\"s\",case=\"c1\",stat=\"count\",git_commit="));
+	assert_null(strstr(body.buf, "name=\"unqueued_ms\""));
 	/* the shared tag is a label, the one that differs by run is not */
 	assert_non_null(strstr(body.buf, "plumb_bench_sample{suite=\"s\",case=\"c2\",stat=\"mean\",name=\"app.x\",unit=\"ms\","
 					 "kind=\"latency\",git_commit="));
