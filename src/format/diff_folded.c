@@ -106,9 +106,9 @@ enum plumb_err fmt_diff_folded_read_stream(struct fmt_stream *st, const struct f
 	return PLUMB_OK;
 oom:
 	rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
-fail:
-	profile_free(pa);
+fail: /* neither profile is handed out */
 	profile_free(pb);
+	profile_free(pa);
 	return rc;
 }
 

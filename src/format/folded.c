@@ -188,12 +188,7 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_read_opts *opts, struct profile *p,
 				      struct perr *e)
 {
-	struct folded_reader r;
-	memset(&r, 0, sizeof r);
-	r.p = p;
-	r.o = opts;
-	r.e = e;
-	r.all_thread = PROFILE_NOMEM;
+	struct folded_reader r = { .p = p, .o = opts, .e = e, .all_thread = PROFILE_NOMEM };
 	profile_mark_untimed(p); /* lines in file order at most: folded text has no times */
 	st->text = true;
 	enum plumb_err rc = PLUMB_OK;
@@ -237,12 +232,7 @@ enum plumb_err fmt_folded_read(const char *buf, size_t len, struct profile *p, s
 enum plumb_err fmt_folded_read_opts(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				    struct perr *e)
 {
-	struct fmt_stream st;
-	enum plumb_err rc = fmt_stream_mem(&st, buf, len, "folded text", e);
-	if (!rc)
-		rc = fmt_folded_read_stream(&st, opts, p, e);
-	fmt_stream_close(&st);
-	return rc;
+	return fmt_stream_read_buf(buf, len, "folded text", fmt_folded_read_stream, opts, p, e);
 }
 
 /* ---- the writer ----

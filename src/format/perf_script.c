@@ -87,10 +87,5 @@ enum plumb_err fmt_perf_script_read_stream(struct fmt_stream *st, const struct f
 enum plumb_err fmt_perf_script_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				    struct perr *e)
 {
-	struct fmt_stream st;
-	enum plumb_err rc = fmt_stream_mem(&st, buf, len, "perf script text", e);
-	if (!rc)
-		rc = fmt_perf_script_read_stream(&st, opts, p, e);
-	fmt_stream_close(&st);
-	return rc;
+	return fmt_stream_read_buf(buf, len, "perf script text", fmt_perf_script_read_stream, opts, p, e);
 }

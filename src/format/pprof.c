@@ -90,11 +90,11 @@ static uint64_t st_cstr(struct strtab *t, const char *s)
 	return st_id(t, s, strlen(s));
 }
 
-/* A redacted path's id (a module or source file: docs/design.md §3.6). */
-static uint64_t st_redacted(struct strtab *t, const char *s)
+/* The id of s as `redact` (base/redact.h) writes it. */
+static uint64_t st_redacted_by(struct strtab *t, const char *s, void (*redact)(struct sbuf *, const char *, size_t))
 {
 	struct sbuf r = SBUF_INIT;
-	redact_path_append(&r, s, strlen(s));
+	redact(&r, s, strlen(s));
 	uint64_t id = st_id(t, r.buf, r.len);
 	if (r.oom)
 		t->out.oom = true;
@@ -102,16 +102,16 @@ static uint64_t st_redacted(struct strtab *t, const char *s)
 	return id;
 }
 
+/* A redacted path's id (a module or source file: docs/design.md §3.6). */
+static uint64_t st_redacted(struct strtab *t, const char *s)
+{
+	return st_redacted_by(t, s, redact_path_append);
+}
+
 /* A redacted text's id (a thread or process name: data, docs/design.md §3.6). */
 static uint64_t st_redacted_text(struct strtab *t, const char *s)
 {
-	struct sbuf r = SBUF_INIT;
-	redact_append(&r, s, strlen(s));
-	uint64_t id = st_id(t, r.buf, r.len);
-	if (r.oom)
-		t->out.oom = true;
-	sbuf_release(&r);
-	return id;
+	return st_redacted_by(t, s, redact_append);
 }
 
 static void st_release(struct strtab *t)

@@ -359,3 +359,14 @@ enum plumb_err fmt_stream_rest(struct fmt_stream *st, size_t max, const char **d
 	st->pos = st->end;
 	return PLUMB_OK;
 }
+
+enum plumb_err fmt_stream_read_buf(const char *buf, size_t len, const char *name, fmt_stream_reader read,
+				   const struct fmt_read_opts *opts, struct profile *p, struct perr *e)
+{
+	struct fmt_stream st;
+	enum plumb_err rc = fmt_stream_mem(&st, buf, len, name, e);
+	if (!rc)
+		rc = read(&st, opts, p, e);
+	fmt_stream_close(&st);
+	return rc;
+}

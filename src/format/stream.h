@@ -74,6 +74,15 @@ int fmt_stream_lines(struct fmt_stream *st, const char **data, size_t *len, stru
 enum plumb_err fmt_stream_rest(struct fmt_stream *st, size_t max, const char **data, size_t *len, char **owned,
 			       struct perr *e);
 
+/* Runs a text reader over buf[0..len) through a stream of its own named `name` (for messages): the buffer form of
+ * a reader that reads streams (fmt_folded_read_opts, fmt_perf_script_read). */
+struct fmt_read_opts;
+struct profile;
+typedef enum plumb_err (*fmt_stream_reader)(struct fmt_stream *st, const struct fmt_read_opts *opts,
+					    struct profile *p, struct perr *e);
+enum plumb_err fmt_stream_read_buf(const char *buf, size_t len, const char *name, fmt_stream_reader read,
+				   const struct fmt_read_opts *opts, struct profile *p, struct perr *e);
+
 /* Bytes of data handed out so far (for "stopped at byte N" messages). */
 static inline uint64_t fmt_stream_offset(const struct fmt_stream *st)
 {

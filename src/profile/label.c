@@ -144,16 +144,23 @@ void label_parts_of(const struct profile *p, const struct frame *f, struct label
 	lp->inlined = f->inlined;
 }
 
-void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
+/* The parts of frame_id's label; false, with "[unknown]" written, for an id the profile does not have. */
+static bool frame_label_parts(struct sbuf *out, const struct profile *p, uint32_t frame_id, struct label_parts *lp)
 {
 	const struct frame *f = profile_frame_get(p, frame_id);
 	if (!f) {
 		sbuf_addstr(out, "[unknown]");
-		return;
+		return false;
 	}
+	label_parts_of(p, f, lp);
+	return true;
+}
+
+void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
+{
 	struct label_parts lp;
-	label_parts_of(p, f, &lp);
-	label_render(out, &lp, flags);
+	if (frame_label_parts(out, p, frame_id, &lp))
+		label_render(out, &lp, flags);
 }
 
 static bool has_source_ext(const char *s, size_t n)
@@ -402,13 +409,9 @@ static void render_shown(struct sbuf *out, const struct label_parts *lp, unsigne
 
 void label_append_shown(struct sbuf *out, const struct profile *p, uint32_t frame_id, unsigned flags)
 {
-	const struct frame *f = profile_frame_get(p, frame_id);
-	if (!f) {
-		sbuf_addstr(out, "[unknown]");
-		return;
-	}
 	struct label_parts lp;
-	label_parts_of(p, f, &lp);
+	if (!frame_label_parts(out, p, frame_id, &lp))
+		return;
 	struct sbuf parts[3] = { SBUF_INIT, SBUF_INIT, SBUF_INIT };
 	render_shown(out, &lp, flags, parts);
 	for (int k = 0; k < 3; k++)
