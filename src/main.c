@@ -72,8 +72,8 @@ static int finish_stdout(int rc)
 		err = errno;
 	}
 	if (failed && rc == EXIT_DONE)
-		rc = err ? plumb_fail(EXIT_OUTPUT, "cannot write to standard output: %s", strerror(err))
-			 : plumb_fail(EXIT_OUTPUT, "cannot write to standard output");
+		rc = err ? perr_fail(EXIT_OUTPUT, "cannot write to standard output: %s", strerror(err))
+			 : perr_fail(EXIT_OUTPUT, "cannot write to standard output");
 	return rc;
 }
 
@@ -103,8 +103,8 @@ int main(int argc, char **argv)
 		if (strcmp(c->name, name) == 0)
 			cmd = c;
 	if (!cmd)
-		return plumb_fail(EXIT_USAGE, "'%s' is not a plumb command (see plumb --help)", name);
+		return perr_fail(EXIT_USAGE, "'%s' is not a plumb command (see plumb --help)", name);
 	if (gated(cmd->name) && !gate_enabled() && !asks(argc - 1, argv + 1, "--help", "-h"))
-		return plumb_fail(EXIT_FAILED, "%s: " GATE_HOWTO, name);
+		return perr_fail(EXIT_FAILED, "%s: " GATE_HOWTO, name);
 	return finish_stdout(cmd->fn(argc - 1, argv + 1));
 }

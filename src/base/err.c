@@ -39,7 +39,7 @@ static const struct {
 	{ PLUMB_ECHECK, EXIT_FAILED, "check failed" },
 };
 
-const char *plumb_exit_text(int exit_code)
+const char *perr_exit_text(int exit_code)
 {
 	static const char *const text[] = {
 		[EXIT_DONE] = "done",
@@ -65,7 +65,7 @@ const char *perr_strerror(enum plumb_err code)
 	return "unknown error";
 }
 
-int plumb_exit_code(enum plumb_err code)
+int perr_exit_code(enum plumb_err code)
 {
 	for (size_t i = 0; i < sizeof err_table / sizeof err_table[0]; i++)
 		if (err_table[i].code == code)
@@ -77,10 +77,10 @@ int perr_report(const struct perr *e)
 {
 	progress_clear();
 	fprintf(stderr, "plumb: %s\n", e->msg[0] ? e->msg : perr_strerror(e->code));
-	return plumb_exit_code(e->code);
+	return perr_exit_code(e->code);
 }
 
-int plumb_fail(int exit_code, const char *fmt, ...)
+int perr_fail(int exit_code, const char *fmt, ...)
 {
 	va_list ap;
 	progress_clear();
@@ -92,7 +92,7 @@ int plumb_fail(int exit_code, const char *fmt, ...)
 	return exit_code;
 }
 
-void plumb_warn(const char *fmt, ...)
+void perr_warn(const char *fmt, ...)
 {
 	va_list ap;
 	progress_clear();

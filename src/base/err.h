@@ -49,19 +49,19 @@ enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ..
 const char *perr_strerror(enum plumb_err code);
 
 /* What an exit code means, one line (the table of docs/design.md §3.2, for the man pages); NULL past 6. */
-const char *plumb_exit_text(int exit_code);
+const char *perr_exit_text(int exit_code);
 
 /* The exit code a command returns for an error code (the table of docs/design.md §3.2). */
-int plumb_exit_code(enum plumb_err code);
+int perr_exit_code(enum plumb_err code);
 
 /* Prints "plumb: <msg>" (or the code's text when msg is empty) on stderr, one line, and returns
- * plumb_exit_code(e->code). */
+ * perr_exit_code(e->code). */
 int perr_report(const struct perr *e);
 
 /* Prints one "plumb: ..." line on stderr and returns `exit_code`. */
-int plumb_fail(int exit_code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int perr_fail(int exit_code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Prints one "plumb: warning: ..." line on stderr. */
-void plumb_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void perr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -13,7 +13,7 @@
 #include "base/fs.h"
 
 /* 1 written, 0 no variable set, -1 too long */
-static int home_dir(char *buf, size_t n)
+static int home_locate(char *buf, size_t n)
 {
 	const char *h = getenv("PLUMB_HOME");
 	const char *x = getenv("XDG_STATE_HOME");
@@ -30,14 +30,14 @@ static int home_dir(char *buf, size_t n)
 	return w >= 0 && (size_t)w < n ? 1 : -1;
 }
 
-bool plumb_home_dir(char *buf, size_t n)
+bool home_dir(char *buf, size_t n)
 {
-	return home_dir(buf, n) == 1;
+	return home_locate(buf, n) == 1;
 }
 
-enum plumb_err plumb_home(char *buf, size_t n, struct perr *e)
+enum plumb_err home_path(char *buf, size_t n, struct perr *e)
 {
-	int r = home_dir(buf, n);
+	int r = home_locate(buf, n);
 	if (r == 1)
 		return PLUMB_OK;
 	if (r == 0)
@@ -45,10 +45,10 @@ enum plumb_err plumb_home(char *buf, size_t n, struct perr *e)
 	return perr_set(e, PLUMB_EINVAL, "the plumb home directory path is too long");
 }
 
-enum plumb_err plumb_home_open(const char *sub, bool create, char *path, size_t cap, int *dfd, struct perr *e)
+enum plumb_err home_open(const char *sub, bool create, char *path, size_t cap, int *dfd, struct perr *e)
 {
 	*dfd = -1;
-	enum plumb_err rc = plumb_home(path, cap, e);
+	enum plumb_err rc = home_path(path, cap, e);
 	if (rc)
 		return rc;
 	size_t hlen = strlen(path);

@@ -1,6 +1,6 @@
 /* home.h — where plumb keeps what it records (metrics, baselines, announced targets, rescued profiles, the
  * symbol cache): $PLUMB_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/plumb. The one definition; the library
- * and the tool both use it. plumb_home_open is the one way into it: the home and every directory under it that
+ * and the tool both use it. home_open is the one way into it: the home and every directory under it that
  * plumb uses must belong to the user (or root) and be writable by nobody else (docs/design.md §3.5). */
 #ifndef PLUMB_BASE_HOME_H
 #define PLUMB_BASE_HOME_H
@@ -12,10 +12,10 @@
 
 /* Writes the directory into buf. False when neither PLUMB_HOME, XDG_STATE_HOME nor HOME is set, or when the
  * path does not fit in n bytes. */
-bool plumb_home_dir(char *buf, size_t n);
+bool home_dir(char *buf, size_t n);
 
 /* The same with the reason: PLUMB_ENOENT when no variable names a home, PLUMB_EINVAL when it does not fit. */
-enum plumb_err plumb_home(char *buf, size_t n, struct perr *e);
+enum plumb_err home_path(char *buf, size_t n, struct perr *e);
 
 /* Opens $PLUMB_HOME/sub ("" for the home itself, else relative parts such as "baselines/profiles") and writes
  * its path into path (cap bytes, filled whenever the home is known, even on failure). The home (followed as
@@ -25,6 +25,6 @@ enum plumb_err plumb_home(char *buf, size_t n, struct perr *e);
  * PLUMB_ENOENT when no variable names a home or (without create) a part is missing, PLUMB_EINVAL when the path
  * does not fit, PLUMB_EPERM when a part breaks the rule (one line: which, why, what to do), PLUMB_EOUTPUT when
  * one cannot be created, PLUMB_EIO otherwise. Allocates nothing (libplumb's recorder calls it). */
-enum plumb_err plumb_home_open(const char *sub, bool create, char *path, size_t cap, int *dfd, struct perr *e);
+enum plumb_err home_open(const char *sub, bool create, char *path, size_t cap, int *dfd, struct perr *e);
 
 #endif

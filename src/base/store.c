@@ -1,5 +1,5 @@
 /* store.c — see store.h. Every path goes through store_check_name first, so nothing built here can name a file
- * outside $PLUMB_HOME/<kind>/, and every directory through plumb_home_open (base/home.h), so none is used that
+ * outside $PLUMB_HOME/<kind>/, and every directory through home_open (base/home.h), so none is used that
  * another user controls. Files are read with the trust rule of base/fs.h; the store never follows a final link.
  * Paths live in caller buffers: the libplumb recorder and announcer use this too. */
 #include "base/store.h"
@@ -69,7 +69,7 @@ static enum plumb_err open_dir(const struct store_kind *k, bool create, enum plu
 			       int *dfd, struct perr *e)
 {
 	buf[0] = '\0';
-	enum plumb_err rc = plumb_home_open(k->dir, create, buf, cap, dfd, e);
+	enum plumb_err rc = home_open(k->dir, create, buf, cap, dfd, e);
 	if (rc == PLUMB_ENOENT && !create && buf[0]) /* a home is named, the directory is just not made yet */
 		return PLUMB_OK;
 	/* a writer that cannot use the directory (refused, or the home is a file) has an output problem */

@@ -59,7 +59,7 @@ static int baseline_list(int argc, char **argv)
 	int npos = res.npos;
 	opt_result_release(&res);
 	if (npos)
-		return plumb_fail(EXIT_USAGE, "baseline list: takes no arguments");
+		return perr_fail(EXIT_USAGE, "baseline list: takes no arguments");
 	char **names = NULL;
 	size_t n = 0;
 	struct perr e = PERR_INIT;
@@ -80,7 +80,7 @@ static const char *one_name(const struct opt_result *res, const char *verb, int 
 {
 	struct perr e = PERR_INIT;
 	if (res->npos != 1) {
-		*rc = plumb_fail(EXIT_USAGE, "baseline %s: give one baseline NAME", verb);
+		*rc = perr_fail(EXIT_USAGE, "baseline %s: give one baseline NAME", verb);
 		return NULL;
 	}
 	if (store_check_name(K, res->pos[0], &e)) {
@@ -111,7 +111,7 @@ static int baseline_show(int argc, char **argv)
 	if (name && store_path(K, name, path, sizeof path, &e))
 		rc = cmd_report_redacted(&e), name = NULL;
 	if (name && !store_exists(K, name))
-		rc = plumb_fail(EXIT_MISSING, "baseline show: no profile baseline named '%s' (see plumb baseline list)", name),
+		rc = perr_fail(EXIT_MISSING, "baseline show: no profile baseline named '%s' (see plumb baseline list)", name),
 		name = NULL;
 	if (name && json) {
 		char *data = NULL;
@@ -144,7 +144,7 @@ static int baseline_rm(int argc, char **argv)
 	struct perr e = PERR_INIT;
 	if (name && (store_path(K, name, path, sizeof path, &e) || store_remove(K, name, &e))) {
 		rc = e.code == PLUMB_ENOENT
-			     ? plumb_fail(EXIT_MISSING, "baseline rm: no profile baseline named '%s' (see plumb baseline list)",
+			     ? perr_fail(EXIT_MISSING, "baseline rm: no profile baseline named '%s' (see plumb baseline list)",
 					  name)
 			     : cmd_report_redacted(&e);
 	} else if (name) {
@@ -175,7 +175,7 @@ static int save_summary(const char *profile, const char *name, bool force, struc
 	hot_summary_free(s);
 	char path[PATH_MAX];
 	if (json.oom)
-		rc = plumb_fail(EXIT_FAILED, "baseline save: out of memory");
+		rc = perr_fail(EXIT_FAILED, "baseline save: out of memory");
 	else if (baseline_profile_save(name, json.buf, json.len, force, path, sizeof path, &e))
 		rc = cmd_report_redacted(&e);
 	else {
@@ -210,11 +210,11 @@ static int baseline_save(int argc, char **argv)
 	}
 	struct perr e = PERR_INIT;
 	if (res.npos != 1 || !name)
-		rc = plumb_fail(EXIT_USAGE, "baseline save: give PROFILE and --name NAME");
+		rc = perr_fail(EXIT_USAGE, "baseline save: give PROFILE and --name NAME");
 	else if (store_check_name(K, name, &e))
 		rc = cmd_report_redacted(&e);
 	else if (!force && store_exists(K, name))
-		rc = plumb_fail(EXIT_USAGE, "baseline save: a profile baseline named '%s' exists (--force replaces it)", name);
+		rc = perr_fail(EXIT_USAGE, "baseline save: a profile baseline named '%s' exists (--force replaces it)", name);
 	else
 		rc = save_summary(res.pos[0], name, force, &sum, stages);
 	cmd_summary_release(&sum);

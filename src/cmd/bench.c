@@ -37,7 +37,7 @@ static int sub_report(int argc, char **argv)
 		return rc;
 	if (res.npos != 1 || (json && markdown)) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench report: give one ARTIFACT (and at most one of --json, --markdown)");
+		return perr_fail(EXIT_USAGE, "bench report: give one ARTIFACT (and at most one of --json, --markdown)");
 	}
 	char *shown = cmd_shown_text(res.pos[0]);
 	rc = bench_cmd_report_file(res.pos[0], true, catalog, shown,
@@ -73,7 +73,7 @@ static void progress(void *ctx, const char *case_name, size_t ci, size_t nc, lon
 static void warn_silent_libplumb(void *ctx, const struct bench_case *c)
 {
 	(void)ctx;
-	plumb_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls wrote "
+	perr_warn("bench run: case %s links libplumb but ran without PLUMB_DEBUG, so its plumb_sample() calls wrote "
 		   "nothing; add `env = PLUMB_DEBUG=1` to the case",
 		   c->name);
 }
@@ -123,23 +123,23 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 	double duration_s = 0;
 	*rc = EXIT_DONE;
 	if (res.npos != 1)
-		*rc = plumb_fail(EXIT_USAGE, "bench run: give one SUITE file");
+		*rc = perr_fail(EXIT_USAGE, "bench run: give one SUITE file");
 	else if (duration && (!opt_parse_seconds(duration, &duration_s) || duration_s <= 0))
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --duration wants a positive time like 60s or 10m, not '%s'", duration);
+		*rc = perr_fail(EXIT_USAGE, "bench run: --duration wants a positive time like 60s or 10m, not '%s'", duration);
 	else if (seen_repeats && duration)
-		*rc = plumb_fail(EXIT_USAGE, "bench run: give --repeats or --duration, not both");
+		*rc = perr_fail(EXIT_USAGE, "bench run: give --repeats or --duration, not both");
 	else if (seen_repeats && (repeats < 1 || repeats > 1000000))
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
+		*rc = perr_fail(EXIT_USAGE, "bench run: --repeats wants 1 to 1000000, not %ld", repeats);
 	else if (seen_warmup && (warmup < 0 || warmup > 1000000))
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
+		*rc = perr_fail(EXIT_USAGE, "bench run: --warmup wants 0 or more, not %ld", warmup);
 	else if (order && !bench_order_parse(order, &rq->policy.order))
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --order is shuffle or round-robin, not '%s'", order);
+		*rc = perr_fail(EXIT_USAGE, "bench run: --order is shuffle or round-robin, not '%s'", order);
 	else if (seen_seed && (seed < 0 || seed > 999999999))
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --seed wants 0 to 999999999, not %ld", seed);
+		*rc = perr_fail(EXIT_USAGE, "bench run: --seed wants 0 to 999999999, not %ld", seed);
 	else if (seen_retries && (retries < 0 || retries > 10))
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --retries wants 0 to 10, not %ld", retries);
+		*rc = perr_fail(EXIT_USAGE, "bench run: --retries wants 0 to 10, not %ld", retries);
 	else if ((push_labels.n || push_format) && !push)
-		*rc = plumb_fail(EXIT_USAGE, "bench run: --push-label and --push-format go with --push");
+		*rc = perr_fail(EXIT_USAGE, "bench run: --push-label and --push-format go with --push");
 	else if (!push || (*rc = bench_cmd_push_ready("bench run", push, push_format)) == EXIT_DONE)
 		*rq = (struct run_request){ res.pos[0], out, case_re,
 					    { seen_repeats ? repeats : 0, duration_s, seen_warmup ? warmup : -1,
@@ -157,7 +157,7 @@ static int run_finish(const struct bench_suite *suite, struct bench_evidence *ev
 {
 	struct perr e = PERR_INIT;
 	if (oc->interrupted)
-		return plumb_fail(EXIT_FAILED, "bench run: interrupted; nothing written");
+		return perr_fail(EXIT_FAILED, "bench run: interrupted; nothing written");
 	if (bench_evidence_write(ev, out_path, &e) != PLUMB_OK)
 		return cmd_report_redacted(&e);
 	if (strcmp(out_path, "-") != 0) {
@@ -169,14 +169,14 @@ static int run_finish(const struct bench_suite *suite, struct bench_evidence *ev
 	}
 	for (size_t i = 0; i < ev->ncases; i++)
 		if (ev->cases[i].trust && strcmp(ev->cases[i].trust, BENCH_TRUST_HARNESS) == 0)
-			plumb_warn("bench run: case %s runs an unoptimized build (%s): harness-only evidence, never a baseline",
+			perr_warn("bench run: case %s runs an unoptimized build (%s): harness-only evidence, never a baseline",
 				   ev->cases[i].name, ev->cases[i].binary ? ev->cases[i].binary : "?");
 	bench_find_silent_libplumb(suite, ev, warn_silent_libplumb, NULL);
 	if (oc->timed_out)
-		return plumb_fail(EXIT_TIMEOUT, "bench run: %s (recorded in the artifact; %zu case%s timed out)",
+		return perr_fail(EXIT_TIMEOUT, "bench run: %s (recorded in the artifact; %zu case%s timed out)",
 				  oc->first_problem, oc->timed_out, oc->timed_out == 1 ? "" : "s");
 	if (oc->failed)
-		return plumb_fail(EXIT_FAILED, "bench run: %s (recorded in the artifact)", oc->first_problem);
+		return perr_fail(EXIT_FAILED, "bench run: %s (recorded in the artifact)", oc->first_problem);
 	return EXIT_DONE;
 }
 
@@ -236,7 +236,7 @@ static int sub_run(int argc, char **argv)
 	struct bench_catalog cat;
 	bool have_cat = false;
 	if (out_path.oom) {
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
+		rc = perr_fail(EXIT_FAILED, "out of memory");
 	} else if (suite.catalog && bench_catalog_load(suite.catalog, &cat, &e) != PLUMB_OK) {
 		rc = cmd_report_redacted(&e); /* a broken catalog is found now, not after the runs */
 	} else {
@@ -259,7 +259,7 @@ static int sub_run(int argc, char **argv)
 static void compare_caution(void *ctx, const char *msg)
 {
 	(void)ctx;
-	plumb_warn("bench compare: %s", msg);
+	perr_warn("bench compare: %s", msg);
 }
 
 /* The gate of --fail-on-regression: exit 1 naming the first regressed core metric and its owner. */
@@ -268,7 +268,7 @@ static int regression_gate(const struct bench_cmp *cmp)
 	const struct bench_cmp_row *r = cmp->first_regression;
 	char ch[32];
 	snprintf(ch, sizeof ch, "%+.1f%%", r->change_pct);
-	return plumb_fail(EXIT_FAILED, "bench compare: %zu core metric%s regressed (first: %s %s, p = %.2g%s%s)",
+	return perr_fail(EXIT_FAILED, "bench compare: %zu core metric%s regressed (first: %s %s, p = %.2g%s%s)",
 			  cmp->regressions, cmp->regressions == 1 ? "" : "s", r->metric, ch, r->p,
 			  r->def && r->def->owner ? "; owner " : "", r->def && r->def->owner ? r->def->owner : "");
 }
@@ -299,7 +299,7 @@ static int missing_gate(const struct bench_cmp *cmp, const struct compare_gate *
 	}
 	if (!n)
 		return EXIT_DONE;
-	return plumb_fail(EXIT_FAILED, "bench compare: %zu core metric%s of the baseline %s missing from the current run "
+	return perr_fail(EXIT_FAILED, "bench compare: %zu core metric%s of the baseline %s missing from the current run "
 				       "(first: %s); --allow-missing RE accepts a metric that may be missing",
 			  n, n == 1 ? "" : "s", n == 1 ? "is" : "are", first);
 }
@@ -311,7 +311,7 @@ static void warn_inconclusive(const struct bench_cmp *cmp)
 	for (size_t i = 0; i < cmp->n; i++) {
 		const struct bench_cmp_row *r = &cmp->rows[i];
 		if (r->core && strcmp(r->verdict, BENCH_VERDICT_INCONCLUSIVE) == 0 && r->why[0])
-			plumb_warn("bench compare: %s inconclusive: %s", r->metric, r->why);
+			perr_warn("bench compare: %s inconclusive: %s", r->metric, r->why);
 	}
 }
 
@@ -329,7 +329,7 @@ static int compare_loaded(const struct bench_evidence *base, const struct bench_
 	struct bench_cmp cmp = { 0 };
 	struct perr e = PERR_INIT;
 	if (!bench_compare(base, cur, have ? &cat : NULL, v->threshold_pct, v->alpha, v->rank, &cmp)) {
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
+		rc = perr_fail(EXIT_FAILED, "out of memory");
 	} else {
 		bench_compare_cautions(base, cur, compare_caution, NULL);
 		struct bench_compare_view shown_view = *v;
@@ -360,10 +360,10 @@ static bool compile_allow(const struct opt_list *allow, struct compare_gate *g, 
 {
 	g->allow = allow->n ? calloc((size_t)allow->n, sizeof *g->allow) : NULL;
 	if (allow->n && !g->allow)
-		return *rc = plumb_fail(EXIT_FAILED, "out of memory"), false;
+		return *rc = perr_fail(EXIT_FAILED, "out of memory"), false;
 	for (; g->nallow < allow->n; g->nallow++)
 		if (regcomp(&g->allow[g->nallow], allow->v[g->nallow], REG_EXTENDED | REG_NOSUB) != 0)
-			return *rc = plumb_fail(EXIT_USAGE, "bench compare: --allow-missing '%s' is not a regular expression",
+			return *rc = perr_fail(EXIT_USAGE, "bench compare: --allow-missing '%s' is not a regular expression",
 						allow->v[g->nallow]), false;
 	return true;
 }
@@ -429,11 +429,11 @@ static int sub_compare(int argc, char **argv)
 	}
 	struct bench_compare_view v = { .threshold_pct = threshold, .alpha = alpha };
 	if (!bench_rank_parse(rank_s, &v.rank))
-		rc = plumb_fail(EXIT_USAGE, "bench compare: --rank is bottlenecks, regressions or name, not '%s'", rank_s);
+		rc = perr_fail(EXIT_USAGE, "bench compare: --rank is bottlenecks, regressions or name, not '%s'", rank_s);
 	else if (res.npos != 2 || threshold < 0 || !(alpha > 0 && alpha < 1))
-		rc = plumb_fail(EXIT_USAGE, "bench compare: give BASELINE and CURRENT (--threshold >= 0, 0 < --alpha < 1)");
+		rc = perr_fail(EXIT_USAGE, "bench compare: give BASELINE and CURRENT (--threshold >= 0, 0 < --alpha < 1)");
 	else if (allow_missing.n && !gate.on)
-		rc = plumb_fail(EXIT_USAGE, "bench compare: --allow-missing goes with --fail-on-regression");
+		rc = perr_fail(EXIT_USAGE, "bench compare: --allow-missing goes with --fail-on-regression");
 	else if (compile_allow(&allow_missing, &gate, &rc))
 		rc = compare_args(&res, catalog, &v, json, &gate);
 	gate_release(&gate);

@@ -21,14 +21,14 @@ static int coverage_of(const struct opt_list *artifacts, const char *catalog, bo
 	struct bench_catalog cat;
 	bool have = false;
 	if (!evs)
-		return plumb_fail(EXIT_FAILED, "out of memory");
+		return perr_fail(EXIT_FAILED, "out of memory");
 	while (loaded < artifacts->n && rc == EXIT_DONE)
 		if ((rc = bench_cmd_load_artifact(artifacts->v[loaded], false, &evs[loaded], NULL)) == EXIT_DONE)
 			loaded++;
 	for (int i = 0; i < artifacts->n && !have && rc == EXIT_DONE; i++)
 		rc = bench_cmd_load_catalog(catalog, &evs[i], &cat, &have);
 	if (rc == EXIT_DONE && !have)
-		rc = plumb_fail(EXIT_MISSING, "bench coverage: no catalog (give --catalog FILE or set catalog = in the suite)");
+		rc = perr_fail(EXIT_MISSING, "bench coverage: no catalog (give --catalog FILE or set catalog = in the suite)");
 	struct bench_coverage cov = { 0 };
 	struct perr e = PERR_INIT;
 	if (rc == EXIT_DONE && (bench_coverage_check(&cat, evs, (size_t)loaded, &cov, &e) != PLUMB_OK ||
@@ -37,11 +37,11 @@ static int coverage_of(const struct opt_list *artifacts, const char *catalog, bo
 		rc = cmd_report_redacted(&e);
 	if (rc == EXIT_DONE && cov.n == 0) {
 		char *cp = cmd_shown_text(cat.path);
-		plumb_warn("bench coverage: the catalog %s has no metric with required = SETS", cp);
+		perr_warn("bench coverage: the catalog %s has no metric with required = SETS", cp);
 		free(cp);
 	}
 	if (rc == EXIT_DONE && strict && cov.problems)
-		rc = plumb_fail(EXIT_FAILED, "bench coverage: %zu required metric%s missing or too weakly evidenced",
+		rc = perr_fail(EXIT_FAILED, "bench coverage: %zu required metric%s missing or too weakly evidenced",
 				cov.problems, cov.problems == 1 ? " is" : "s are");
 	bench_coverage_release(&cov);
 	if (have)
@@ -78,7 +78,7 @@ int bench_cmd_coverage(int argc, char **argv)
 		for (int i = 0; i < res.npos; i++)
 			artifacts.v[artifacts.n++] = res.pos[i];
 	rc = artifacts.n ? coverage_of(&artifacts, catalog, strict, json)
-			 : plumb_fail(EXIT_USAGE, "bench coverage: give at least one --artifact A");
+			 : perr_fail(EXIT_USAGE, "bench coverage: give at least one --artifact A");
 	opt_list_release(&artifacts);
 	opt_result_release(&res);
 	return rc;
@@ -105,12 +105,12 @@ int bench_cmd_owners(int argc, char **argv)
 		catalog = res.pos[0];
 	else if (res.npos) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench owners: give one catalog (--catalog FILE)");
+		return perr_fail(EXIT_USAGE, "bench owners: give one catalog (--catalog FILE)");
 	}
 	if (!catalog) { /* like a suite's own `catalog = catalog.ini` */
 		if (access("catalog.ini", F_OK) != 0) {
 			opt_result_release(&res);
-			return plumb_fail(EXIT_MISSING, "bench owners: no catalog.ini here; give --catalog FILE");
+			return perr_fail(EXIT_MISSING, "bench owners: no catalog.ini here; give --catalog FILE");
 		}
 		catalog = "catalog.ini";
 	}
@@ -132,7 +132,7 @@ int bench_cmd_owners(int argc, char **argv)
 static void doctor_unknown(void *ctx, const struct bench_case *c)
 {
 	(void)ctx;
-	plumb_warn("bench doctor: cannot tell which program case %s runs (set binary = PATH)", c->name);
+	perr_warn("bench doctor: cannot tell which program case %s runs (set binary = PATH)", c->name);
 }
 
 /* The programs a suite runs (bench_suite_programs), warning about each case whose program cannot be told. */
@@ -144,7 +144,7 @@ static int doctor_suite_programs(const char *suite_path, char ***programs, size_
 		return cmd_report_redacted(&e);
 	bool ok = bench_suite_programs(&suite, programs, n, doctor_unknown, NULL);
 	bench_suite_release(&suite);
-	return ok ? EXIT_DONE : plumb_fail(EXIT_FAILED, "out of memory");
+	return ok ? EXIT_DONE : perr_fail(EXIT_FAILED, "out of memory");
 }
 
 /* Runs the checks on the programs given and prints one line each; exit 1 when one failed. */
@@ -152,13 +152,13 @@ static int doctor_report(unsigned long long min_free, const char *const *program
 {
 	struct bench_doctor *d = calloc(1, sizeof *d);
 	if (!d)
-		return plumb_fail(EXIT_FAILED, "out of memory");
+		return perr_fail(EXIT_FAILED, "out of memory");
 	bench_doctor_run(d, NULL, min_free, programs, np);
 	size_t fails, warns;
 	bench_doctor_write(stdout, d, np, &fails, &warns);
 	free(d);
 	if (fails)
-		return plumb_fail(EXIT_FAILED, "bench doctor: %zu check%s failed, %zu warning%s", fails, fails == 1 ? "" : "s",
+		return perr_fail(EXIT_FAILED, "bench doctor: %zu check%s failed, %zu warning%s", fails, fails == 1 ? "" : "s",
 				  warns, warns == 1 ? "" : "s");
 	return EXIT_DONE;
 }
@@ -186,7 +186,7 @@ int bench_cmd_doctor(int argc, char **argv)
 	if (res.npos || min_free < 0) {
 		opt_list_release(&bins);
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench doctor: takes no arguments (--min-free-bytes N >= 0)");
+		return perr_fail(EXIT_USAGE, "bench doctor: takes no arguments (--min-free-bytes N >= 0)");
 	}
 	for (int i = 0; i < bins.n; i++) /* a program that is not there is not a warning: exit 3 (§3.2) */
 		if (access(bins.v[i], F_OK) != 0) {
@@ -200,7 +200,7 @@ int bench_cmd_doctor(int argc, char **argv)
 	const char **programs = NULL;
 	rc = suite_path ? doctor_suite_programs(suite_path, &from_suite, &nsuite) : EXIT_DONE;
 	if (rc == EXIT_DONE && !(programs = calloc((size_t)bins.n + nsuite + 1, sizeof *programs)))
-		rc = plumb_fail(EXIT_FAILED, "out of memory");
+		rc = perr_fail(EXIT_FAILED, "out of memory");
 	if (rc == EXIT_DONE) {
 		size_t np = 0;
 		for (int i = 0; i < bins.n; i++)

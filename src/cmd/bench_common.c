@@ -21,7 +21,7 @@ int bench_cmd_load_catalog(const char *opt_path, const struct bench_evidence *ev
 	if (bench_catalog_for(opt_path, ev, cat, &src, &e) != PLUMB_OK)
 		return cmd_report_redacted(&e);
 	if (src == BENCH_CATALOG_GONE) /* the stored path is redacted already */
-		plumb_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)",
+		perr_warn("bench: the artifact's catalog %s is gone; no owners or SLOs (pass --catalog FILE)",
 			   ev->catalog_path);
 	*have = src == BENCH_CATALOG_GIVEN || src == BENCH_CATALOG_SUITES;
 	return EXIT_DONE;
@@ -38,17 +38,17 @@ int bench_cmd_load_artifact(const char *arg, bool may_be_baseline, struct bench_
 	case BENCH_BASELINE_BAD_NAME:
 		return cmd_fail_shown(EXIT_USAGE, "bench: '%s' is neither a file nor a baseline name", arg);
 	case BENCH_BASELINE_NO_HOME:
-		return plumb_fail(EXIT_FAILED, "bench: " BENCH_CMD_NO_HOME);
+		return perr_fail(EXIT_FAILED, "bench: " BENCH_CMD_NO_HOME);
 	case BENCH_BASELINE_MISSING: {
 		char *shown = cmd_shown_text(path);
-		int rc = plumb_fail(EXIT_MISSING, "bench: no baseline named '%s' (looked for %s; see `plumb bench baseline list`)",
+		int rc = perr_fail(EXIT_MISSING, "bench: no baseline named '%s' (looked for %s; see `plumb bench baseline list`)",
 				    arg, shown);
 		free(shown);
 		free(path);
 		return rc;
 	}
 	default:
-		return plumb_fail(EXIT_FAILED, "out of memory");
+		return perr_fail(EXIT_FAILED, "out of memory");
 	}
 	if (bench_artifact_read(path, ev, &e) != PLUMB_OK) {
 		free(path);

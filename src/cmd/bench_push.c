@@ -68,7 +68,7 @@ int bench_cmd_push(int argc, char **argv)
 		return rc;
 	}
 	if (res.npos < 1 || !to)
-		rc = plumb_fail(EXIT_USAGE, "bench push: give one or more ARTIFACTs and --to URL");
+		rc = perr_fail(EXIT_USAGE, "bench push: give one or more ARTIFACTs and --to URL");
 	else if ((rc = cmd_push_format(format, "bench push", &f)) == EXIT_DONE)
 		rc = cmd_push_ready("bench push", to, f);
 	/* every artifact is tried (a bad --label stops at the first); the exit code is the first failure's */

@@ -29,11 +29,11 @@ static int baseline_save(int argc, char **argv)
 		return rc;
 	if (res.npos != 1 || !name) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench baseline save: give ARTIFACT and --name NAME");
+		return perr_fail(EXIT_USAGE, "bench baseline save: give ARTIFACT and --name NAME");
 	}
 	if (!store_name_valid(name)) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench baseline save: '%s' is not a baseline name (letters, digits, '.', '_', '-')",
+		return perr_fail(EXIT_USAGE, "bench baseline save: '%s' is not a baseline name (letters, digits, '.', '_', '-')",
 				  name);
 	}
 	struct bench_evidence ev;
@@ -55,7 +55,7 @@ static int baseline_save(int argc, char **argv)
 	}
 	case BENCH_BASELINE_HARNESS: {
 		char *art = cmd_shown_text(res.pos[0]);
-		rc = plumb_fail(EXIT_FAILED,
+		rc = perr_fail(EXIT_FAILED,
 				"bench baseline save: %s is harness-only (case %s runs an unoptimized build); rebuild with -O2 "
 				"and rerun: a debug build never counts as a baseline",
 				art, which ? which : "?");
@@ -63,10 +63,10 @@ static int baseline_save(int argc, char **argv)
 		break;
 	}
 	case BENCH_BASELINE_NO_HOME:
-		rc = plumb_fail(EXIT_FAILED, "bench baseline save: " BENCH_CMD_NO_HOME);
+		rc = perr_fail(EXIT_FAILED, "bench baseline save: " BENCH_CMD_NO_HOME);
 		break;
 	case BENCH_BASELINE_EXISTS:
-		rc = plumb_fail(EXIT_USAGE, "bench baseline save: a baseline named '%s' exists (--force replaces it)", name);
+		rc = perr_fail(EXIT_USAGE, "bench baseline save: a baseline named '%s' exists (--force replaces it)", name);
 		break;
 	default:
 		rc = cmd_report_redacted(&e);
@@ -86,13 +86,13 @@ static int baseline_list(int argc, char **argv)
 	int npos = res.npos;
 	opt_result_release(&res);
 	if (npos)
-		return plumb_fail(EXIT_USAGE, "bench baseline list: takes no arguments");
+		return perr_fail(EXIT_USAGE, "bench baseline list: takes no arguments");
 	struct bench_baseline_summary *list;
 	size_t n;
 	struct perr e = PERR_INIT;
 	enum bench_baseline_status st = bench_baseline_list(&list, &n, &e);
 	if (st == BENCH_BASELINE_NO_HOME)
-		return plumb_fail(EXIT_FAILED, "bench baseline list: " BENCH_CMD_NO_HOME);
+		return perr_fail(EXIT_FAILED, "bench baseline list: " BENCH_CMD_NO_HOME);
 	if (st != BENCH_BASELINE_OK)
 		return cmd_report_redacted(&e);
 	bench_baselines_write(stdout, list, n);
@@ -121,20 +121,20 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 		res.npos == 1 ? bench_baseline_path(res.pos[0], path, sizeof path) : BENCH_BASELINE_BAD_NAME;
 	if (st == BENCH_BASELINE_BAD_NAME) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", verb);
+		return perr_fail(EXIT_USAGE, "bench baseline %s: give one baseline NAME", verb);
 	}
 	if (st == BENCH_BASELINE_NO_HOME) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_FAILED, "bench baseline: " BENCH_CMD_NO_HOME);
+		return perr_fail(EXIT_FAILED, "bench baseline: " BENCH_CMD_NO_HOME);
 	}
 	rc = EXIT_DONE;
 	struct perr e = PERR_INIT;
 	if (st == BENCH_BASELINE_MISSING) {
-		rc = plumb_fail(EXIT_MISSING, "bench baseline %s: no baseline named '%s' (see `plumb bench baseline list`)",
+		rc = perr_fail(EXIT_MISSING, "bench baseline %s: no baseline named '%s' (see `plumb bench baseline list`)",
 				verb, res.pos[0]);
 	} else if (rm) {
 		if (bench_baseline_remove(res.pos[0], &e) != BENCH_BASELINE_OK)
-			rc = plumb_fail(EXIT_OUTPUT, "bench baseline rm: %s", e.msg);
+			rc = perr_fail(EXIT_OUTPUT, "bench baseline rm: %s", e.msg);
 		else
 			printf("removed baseline %s\n", res.pos[0]);
 	} else {

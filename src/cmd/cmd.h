@@ -200,7 +200,7 @@ int cmd_report_redacted(struct perr *e);
  * none (not a terminal, or `quiet`: the command writes --json). The caller ends it with progress_end(). */
 struct progress;
 struct progress *cmd_progress_new(const char *command, const char *path, bool quiet);
-/* plumb_fail(exit_code, fmt, text) with text redacted first; fmt holds one %s, for it. */
+/* perr_fail(exit_code, fmt, text) with text redacted first; fmt holds one %s, for it. */
 int cmd_fail_shown(int exit_code, const char *fmt, const char *text);
 
 #endif

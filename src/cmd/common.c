@@ -62,7 +62,7 @@ int cmd_dispatch_sub(const char *cmd, const struct cmd_sub *subs, int argc, char
 	for (const struct cmd_sub *s = subs; s->name; s++)
 		if (strcmp(s->name, argv[1]) == 0)
 			return s->fn(argc - 1, argv + 1);
-	return plumb_fail(EXIT_USAGE, "%s: '%s' is not a %s subcommand (see plumb %s --help)", cmd, argv[1], cmd, cmd);
+	return perr_fail(EXIT_USAGE, "%s: '%s' is not a %s subcommand (see plumb %s --help)", cmd, argv[1], cmd, cmd);
 }
 
 /* A word as a shell reads it back: as it is when it has nothing special, else in single quotes. */
@@ -104,7 +104,7 @@ bool cmd_parse_command_options(const struct opt *opts, const char *usage, const 
 		if (pre.npos > 3)
 			sbuf_addstr(&cmd, " ...");
 		char *shown = cmd_shown_text(cmd.buf);
-		*exit_code = plumb_fail(EXIT_USAGE, "%s: %s; put the command after `--`: plumb %s [OPTIONS] -- %s", who,
+		*exit_code = perr_fail(EXIT_USAGE, "%s: %s; put the command after `--`: plumb %s [OPTIONS] -- %s", who,
 					e.msg, who, shown);
 		free(shown);
 		sbuf_release(&cmd);
@@ -120,12 +120,12 @@ const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *
 	if (res->npos == 1)
 		return res->pos[0];
 	if (res->npos > 1) {
-		*exit_code = plumb_fail(EXIT_USAGE, "%s: give one PROFILE (see plumb %s --help)", who, who);
+		*exit_code = perr_fail(EXIT_USAGE, "%s: give one PROFILE (see plumb %s --help)", who, who);
 		return NULL;
 	}
 	if (access(CMD_DEFAULT_PROFILE, F_OK) == 0)
 		return CMD_DEFAULT_PROFILE;
-	*exit_code = plumb_fail(EXIT_MISSING, "%s: give a PROFILE; there is no %s here (what plumb record writes by "
+	*exit_code = perr_fail(EXIT_MISSING, "%s: give a PROFILE; there is no %s here (what plumb record writes by "
 					     "default)", who, CMD_DEFAULT_PROFILE);
 	return NULL;
 }
@@ -133,7 +133,7 @@ const char *cmd_profile_arg(const struct opt_result *res, const char *who, int *
 void cmd_warn_to_stderr(void *ctx, const char *msg)
 {
 	(void)ctx;
-	plumb_warn("%s", msg);
+	perr_warn("%s", msg);
 }
 
 char *cmd_shown_text(const char *s)
@@ -164,7 +164,7 @@ int cmd_report_redacted(struct perr *e)
 int cmd_fail_shown(int exit_code, const char *fmt, const char *text)
 {
 	char *shown = cmd_shown_text(text);
-	int rc = plumb_fail(exit_code, fmt, shown);
+	int rc = perr_fail(exit_code, fmt, shown);
 	free(shown);
 	return rc;
 }
@@ -172,16 +172,16 @@ int cmd_fail_shown(int exit_code, const char *fmt, const char *text)
 int cmd_summary_apply(struct cmd_summary *c, const char *who, struct hot_opts *o)
 {
 	if (!hot_group_from_name(c->group_by, &o->group_by))
-		return plumb_fail(EXIT_USAGE, "%s: --group-by must be function, file, module or library, not '%s'", who,
+		return perr_fail(EXIT_USAGE, "%s: --group-by must be function, file, module or library, not '%s'", who,
 				  c->group_by);
 	if (c->top < 0 || c->module_depth < 1 || c->module_depth > 64 || c->top_threads < 0)
-		return plumb_fail(EXIT_USAGE, "%s: --top and --top-threads must be >= 0 and --module-depth 1 to 64", who);
+		return perr_fail(EXIT_USAGE, "%s: --top and --top-threads must be >= 0 and --module-depth 1 to 64", who);
 	if (c->repo_only || c->root) {
 		c->root_buf = c->root ? realpath(c->root, NULL) : hot_git_toplevel();
 		if (!c->root_buf && c->root)
-			return plumb_fail(EXIT_USAGE, "%s: --root %s: no such directory", who, c->root);
+			return perr_fail(EXIT_USAGE, "%s: --root %s: no such directory", who, c->root);
 		if (!c->root_buf)
-			return plumb_fail(EXIT_USAGE, "%s: --repo-only: the current directory is not in a git repository; "
+			return perr_fail(EXIT_USAGE, "%s: --repo-only: the current directory is not in a git repository; "
 						      "pass --root DIR", who);
 	}
 	o->module_depth = (int)c->module_depth;
@@ -220,7 +220,7 @@ bool cmd_weight_apply(const char *who, const char *weight, const char **sample_i
 	if (!weight)
 		return true;
 	if (*sample_index) {
-		*rc = plumb_fail(EXIT_USAGE, "%s: give --weight or --sample-index, not both", who);
+		*rc = perr_fail(EXIT_USAGE, "%s: give --weight or --sample-index, not both", who);
 		return false;
 	}
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
@@ -228,7 +228,7 @@ bool cmd_weight_apply(const char *who, const char *weight, const char **sample_i
 			*sample_index = names[i][1];
 			return true;
 		}
-	*rc = plumb_fail(EXIT_USAGE, "%s: --weight must be alloc, inuse, peak or freed", who);
+	*rc = perr_fail(EXIT_USAGE, "%s: --weight must be alloc, inuse, peak or freed", who);
 	return false;
 }
 

@@ -39,16 +39,16 @@ int cmd_convert(int argc, char **argv)
 	const char *input = res.npos >= 1 ? res.pos[0] : NULL;
 	if (res.npos != 1) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "convert: give exactly one INPUT (see `plumb convert --help`)");
+		return perr_fail(EXIT_USAGE, "convert: give exactly one INPUT (see `plumb convert --help`)");
 	}
 	if (!output) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "convert: say where to write with -o OUTPUT (`-o -` for stdout)");
+		return perr_fail(EXIT_USAGE, "convert: say where to write with -o OUTPUT (`-o -` for stdout)");
 	}
 	enum fmt_kind in_kind = FMT_UNKNOWN, out_kind = FMT_UNKNOWN;
 	if (from && ((in_kind = fmt_from_name(from)) == FMT_UNKNOWN || in_kind == FMT_SVG)) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "convert: unknown input format '%s' (folded, gecko, speedscope, pprof, "
+		return perr_fail(EXIT_USAGE, "convert: unknown input format '%s' (folded, gecko, speedscope, pprof, "
 					      "perf-script, perf-data)", from);
 	}
 	if (to) {
@@ -56,14 +56,14 @@ int cmd_convert(int argc, char **argv)
 		if (out_kind == FMT_UNKNOWN || out_kind == FMT_PERF_SCRIPT || out_kind == FMT_HOT_JSON ||
 		    out_kind == FMT_PERF_DATA) {
 			opt_result_release(&res);
-			return plumb_fail(EXIT_USAGE, "convert: unknown output format '%s' (folded, gecko, speedscope, "
+			return perr_fail(EXIT_USAGE, "convert: unknown output format '%s' (folded, gecko, speedscope, "
 						      "pprof, svg)", to);
 		}
 	} else {
 		out_kind = strcmp(output, "-") == 0 ? FMT_FOLDED : fmt_from_path(output);
 		if (out_kind == FMT_UNKNOWN) {
 			opt_result_release(&res);
-			return plumb_fail(EXIT_USAGE, "convert: cannot tell the output format from '%s'; add --to FMT",
+			return perr_fail(EXIT_USAGE, "convert: cannot tell the output format from '%s'; add --to FMT",
 					  output);
 		}
 	}
@@ -95,7 +95,7 @@ int cmd_convert(int argc, char **argv)
 	const struct profile_meta *m = profile_meta_const(p);
 	const char *unit = profile_str(p, m->weight_unit);
 	if (out_kind == FMT_FOLDED && unit[0] && strcmp(unit, "samples") != 0)
-		plumb_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
+		perr_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
 			   (unsigned long long)profile_total_samples(p));
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;

@@ -78,7 +78,7 @@ static int diff_folded(int argc, char **argv)
 		return code;
 	if (res.npos != 2) {
 		opt_result_release(&res);
-		return plumb_fail(EXIT_USAGE, "diff --folded: give two folded profiles, BEFORE and AFTER");
+		return perr_fail(EXIT_USAGE, "diff --folded: give two folded profiles, BEFORE and AFTER");
 	}
 	dopt.warn = cmd_warn_to_stderr;
 	struct perr e = PERR_INIT;
@@ -145,7 +145,7 @@ static int diff_test(struct diff_cmd *d)
 {
 	uint64_t samples[2];
 	if (!side_samples(d, 0, &samples[0]) || !side_samples(d, 1, &samples[1]))
-		return d->significant_only ? plumb_fail(EXIT_INPUT, "diff: --significant needs sample counts: %s",
+		return d->significant_only ? perr_fail(EXIT_INPUT, "diff: --significant needs sample counts: %s",
 							d->untested)
 					   : EXIT_DONE;
 	struct perr e = PERR_INIT;
@@ -174,13 +174,13 @@ static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
 	for (int i = 0; i < 2; i++) {
 		d->table[i] = hot_summary_table(d->side[i], NULL, d->kind);
 		if (!d->table[i])
-			return plumb_fail(EXIT_INPUT, "diff: %s has no %s table (summarize it with --group-by, or pass the "
+			return perr_fail(EXIT_INPUT, "diff: %s has no %s table (summarize it with --group-by, or pass the "
 						      "raw profile)", d->args[i], hot_table_name(d->kind));
 		d->total[i] = d->side[i]->all.total;
 	}
 	if (d->side[0]->group_by != d->side[1]->group_by &&
 	    (d->kind == HOT_GROUPED_LEAF || d->kind == HOT_GROUPED_INCLUSIVE))
-		plumb_warn("diff: the two sides are grouped differently (%s and %s)", hot_group_name(d->side[0]->group_by),
+		perr_warn("diff: the two sides are grouped differently (%s and %s)", hot_group_name(d->side[0]->group_by),
 			   hot_group_name(d->side[1]->group_by));
 	if (hot_diff(d->table[0], d->total[0], d->table[1], d->total[1], &d->rows, &d->nrows, &e))
 		return perr_report(&e);
@@ -234,7 +234,7 @@ static int diff_print_json(const struct diff_cmd *d)
 	sbuf_addstr(&sb, n ? "\n  ]\n}\n" : "]\n}\n");
 	int rc = EXIT_DONE;
 	if (sb.oom || fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
-		rc = plumb_fail(EXIT_OUTPUT, "diff: cannot write to stdout");
+		rc = perr_fail(EXIT_OUTPUT, "diff: cannot write to stdout");
 	sbuf_release(&sb);
 	return rc;
 }
@@ -322,13 +322,13 @@ int cmd_diff(int argc, char **argv)
 	struct hot_opts o = HOT_OPTS_INIT;
 	rc = EXIT_DONE;
 	if (res.npos != 2)
-		rc = plumb_fail(EXIT_USAGE, "diff: expected BEFORE and AFTER (see plumb diff --help)");
+		rc = perr_fail(EXIT_USAGE, "diff: expected BEFORE and AFTER (see plumb diff --help)");
 	else if (!hot_table_from_name(table, &d.kind))
-		rc = plumb_fail(EXIT_USAGE, "diff: --table must be leaf, inclusive, grouped-leaf or grouped-inclusive");
+		rc = perr_fail(EXIT_USAGE, "diff: --table must be leaf, inclusive, grouped-leaf or grouped-inclusive");
 	else if (!hot_group_from_name(group_by, &o.group_by) || d.top < 0 || module_depth < 1 || module_depth > 64)
-		rc = plumb_fail(EXIT_USAGE, "diff: bad --group-by, --top or --module-depth");
+		rc = perr_fail(EXIT_USAGE, "diff: bad --group-by, --top or --module-depth");
 	else if (!(d.alpha > 0 && d.alpha < 1))
-		rc = plumb_fail(EXIT_USAGE, "diff: --alpha must be between 0 and 1 (exclusive)");
+		rc = perr_fail(EXIT_USAGE, "diff: --alpha must be between 0 and 1 (exclusive)");
 	else
 		cmd_weight_apply("diff", weight, &d.sample_index, &rc);
 	if (!rc) {

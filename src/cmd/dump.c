@@ -268,7 +268,7 @@ static bool choose_pid(const char *pid_arg, const char *target, pid_t *pid, int 
 {
 	*rc = EXIT_USAGE;
 	if (pid_arg && target) {
-		plumb_fail(EXIT_USAGE, "dump: give --pid PID or --target NAME, not both");
+		perr_fail(EXIT_USAGE, "dump: give --pid PID or --target NAME, not both");
 		return false;
 	}
 	if (pid_arg) {
@@ -288,12 +288,12 @@ static bool choose_pid(const char *pid_arg, const char *target, pid_t *pid, int 
 	if (found < 0)
 		cmd_fail_shown(EXIT_USAGE, "dump: cannot look up announced targets: %s", list);
 	else if (target)
-		plumb_fail(EXIT_USAGE, "dump: no live target announced as '%s'%s%s", target,
+		perr_fail(EXIT_USAGE, "dump: no live target announced as '%s'%s%s", target,
 			   list[0] ? "; announced: " : " (none is announced)", list);
 	else if (found == 0)
-		plumb_fail(EXIT_USAGE, "dump: give a target: --pid PID or --target NAME");
+		perr_fail(EXIT_USAGE, "dump: give a target: --pid PID or --target NAME");
 	else
-		plumb_fail(EXIT_USAGE, "dump: %d targets are announced, pick one with --target NAME: %s", found, list);
+		perr_fail(EXIT_USAGE, "dump: %d targets are announced, pick one with --target NAME: %s", found, list);
 	return false;
 }
 
@@ -328,13 +328,13 @@ int cmd_dump(int argc, char **argv)
 	}
 	opt_result_release(&res);
 	if (stack_set && (stack_size < 4096 || stack_size > (64l << 20)))
-		return plumb_fail(EXIT_USAGE, "dump: --stack-size must be between 4096 and 67108864 bytes");
+		return perr_fail(EXIT_USAGE, "dump: --stack-size must be between 4096 and 67108864 bytes");
 	struct dump_opts o = { .nonblocking = nonblocking, .stack_bytes = (size_t)stack_size, .core = core,
 			       .exe = exe };
 	if (exe && !core)
-		return plumb_fail(EXIT_USAGE, "dump: --exe names the program of a --core file; give --core too");
+		return perr_fail(EXIT_USAGE, "dump: --exe names the program of a --core file; give --core too");
 	if (core && (pid_arg || target || nonblocking))
-		return plumb_fail(EXIT_USAGE, "dump: --core reads a core file; it takes no --pid, --target or --nonblocking");
+		return perr_fail(EXIT_USAGE, "dump: --core reads a core file; it takes no --pid, --target or --nonblocking");
 	if (!core && !choose_pid(pid_arg, target, &o.pid, &code))
 		return code;
 	struct dump *d = NULL;
@@ -349,7 +349,7 @@ int cmd_dump(int argc, char **argv)
 	dump_free(d);
 	if (out.oom) {
 		sbuf_release(&out);
-		return plumb_fail(EXIT_FAILED, "dump: out of memory");
+		return perr_fail(EXIT_FAILED, "dump: out of memory");
 	}
 	fwrite(out.buf, 1, out.len, stdout);
 	sbuf_release(&out);

@@ -79,15 +79,15 @@ int cmd_flame(int argc, char **argv)
 	}
 	const char *list;
 	if (width < 100 || width > 100000)
-		code = plumb_fail(EXIT_USAGE, "flame: --width must be between 100 and 100000 pixels (got %ld)", width);
+		code = perr_fail(EXIT_USAGE, "flame: --width must be between 100 and 100000 pixels (got %ld)", width);
 	else if (!(min_width >= 0 && min_width <= 1000))
-		code = plumb_fail(EXIT_USAGE, "flame: --min-width must be between 0 and 1000 pixels");
+		code = perr_fail(EXIT_USAGE, "flame: --min-width must be between 0 and 1000 pixels");
 	else if (!flame_palette_valid(colors, &list))
-		code = plumb_fail(EXIT_USAGE, "flame: unknown palette '%s' (one of: %s)", colors, list);
+		code = perr_fail(EXIT_USAGE, "flame: unknown palette '%s' (one of: %s)", colors, list);
 	else if (diff && flamechart)
-		code = plumb_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
+		code = perr_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
 	else if (reverse && flamechart)
-		code = plumb_fail(EXIT_USAGE, "flame: --reverse merges stacks from the leaf; a --flamechart keeps time order");
+		code = perr_fail(EXIT_USAGE, "flame: --reverse merges stacks from the leaf; a --flamechart keeps time order");
 	else if (!cmd_weight_apply("flame", collapse.weight, &(const char *){ collapse.sample_index }, &code))
 		;
 	else

@@ -146,9 +146,9 @@ static int hot_print_json(const struct hot_summary *s, size_t top)
 	int rc = EXIT_DONE;
 	fmt_hot_json_write(&sb, s, top);
 	if (sb.oom)
-		rc = plumb_fail(EXIT_FAILED, "hot: out of memory");
+		rc = perr_fail(EXIT_FAILED, "hot: out of memory");
 	else if (fwrite(sb.buf, 1, sb.len, stdout) != sb.len)
-		rc = plumb_fail(EXIT_OUTPUT, "hot: cannot write to stdout");
+		rc = perr_fail(EXIT_OUTPUT, "hot: cannot write to stdout");
 	sbuf_release(&sb);
 	return rc;
 }

@@ -174,7 +174,7 @@ static int print_processes(const struct metrics_doc *doc, long top)
 	char (*cells)[NCOLS][48] = calloc(shown + 1, sizeof *cells);
 	if (!cells) {
 		free(rows);
-		return plumb_fail(EXIT_FAILED, "out of memory");
+		return perr_fail(EXIT_FAILED, "out of memory");
 	}
 	static const char *const head[NCOLS] = { "PID", "PPID", "NAME", "ROLE", "CPU%", "MAX CPU%", "WAKE/S",
 						 "RSS", "PEAK RSS", "PRIVATE", "LAST SEEN" };
@@ -216,7 +216,7 @@ static void skipped(void *ctx, const struct perr *why)
 {
 	(void)ctx;
 	char *shown = cmd_shown_text(why->msg);
-	plumb_warn("metrics: skipping %s", shown);
+	perr_warn("metrics: skipping %s", shown);
 	free(shown);
 }
 
@@ -297,9 +297,9 @@ static int cmd_metrics_read(int argc, char **argv)
 	}
 	opt_result_release(&res);
 	if (name && path_arg)
-		return plumb_fail(EXIT_USAGE, "metrics: give --name or --path, not both");
+		return perr_fail(EXIT_USAGE, "metrics: give --name or --path, not both");
 	if (top < 1)
-		return plumb_fail(EXIT_USAGE, "metrics: --top must be at least 1");
+		return perr_fail(EXIT_USAGE, "metrics: --top must be at least 1");
 	struct metrics_newest n;
 	rc = name || path_arg ? named_recording(name, path_arg, &n) : newest_recording(&n, json);
 	if (rc != EXIT_DONE)
@@ -360,7 +360,7 @@ static int cmd_metrics_push(int argc, char **argv)
 		return rc;
 	}
 	if (res.npos > 0 || !to || (name && path_arg))
-		rc = plumb_fail(EXIT_USAGE, "metrics push: give --to URL (and at most one of --name, --path)");
+		rc = perr_fail(EXIT_USAGE, "metrics push: give --to URL (and at most one of --name, --path)");
 	else
 		rc = cmd_push_ready("metrics push", to, CMD_PUSH_GATEWAY);
 	opt_result_release(&res);

@@ -117,16 +117,16 @@ static bool record_options(int argc, char **argv, struct record_request *rq, int
 		return false;
 	const char *name = rq->name_arg;
 	if (stack && !rq->profile)
-		*rc = plumb_fail(EXIT_USAGE, "metrics record: %s is about sampling stacks: it goes with --profile FILE "
+		*rc = perr_fail(EXIT_USAGE, "metrics record: %s is about sampling stacks: it goes with --profile FILE "
 					     "(metrics record alone reads CPU, wake-ups and memory from /proc)", stack);
 	else if (rq->every_arg && (!opt_parse_seconds(rq->every_arg, &rq->every) || rq->every < METRICS_EVERY_MIN ||
 				   rq->every > METRICS_EVERY_MAX))
-		*rc = plumb_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
+		*rc = perr_fail(EXIT_USAGE, "metrics record: --every needs a duration between %gs and %gs, not '%s'",
 				 METRICS_EVERY_MIN, METRICS_EVERY_MAX, rq->every_arg);
 	else if (keep < 1 || keep > METRICS_KEEP_MAX)
-		*rc = plumb_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
+		*rc = perr_fail(EXIT_USAGE, "metrics record: --keep must be between 1 and %d", METRICS_KEEP_MAX);
 	else if (name && !store_name_valid(name))
-		*rc = plumb_fail(EXIT_USAGE, "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
+		*rc = perr_fail(EXIT_USAGE, "metrics record: '%s' is not a recording name (letters, digits, '.', '_', '-')",
 				 name);
 	if (*rc != EXIT_DONE)
 		return false;
@@ -170,7 +170,7 @@ static int start_command(struct record_request *rq, struct child *child, const s
 		return EXIT_DONE;
 	if (child->exec_errno) {
 		char *word = cmd_shown_text(rq->s.opts.argv[0]);
-		int code = plumb_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(child->exec_errno));
+		int code = perr_fail(EXIT_USAGE, "metrics record: cannot run '%s': %s", word, strerror(child->exec_errno));
 		free(word);
 		return code;
 	}
@@ -270,7 +270,7 @@ static int profile_failure(struct record_request *rq)
 {
 	struct session *s = &rq->s;
 	if (s->run.fallback.len)
-		return cmd_fail_shown(plumb_exit_code(s->run.refused), "metrics record: %s", s->run.fallback.buf);
+		return cmd_fail_shown(perr_exit_code(s->run.refused), "metrics record: %s", s->run.fallback.buf);
 	return cmd_report_redacted(&s->err);
 }
 
@@ -281,7 +281,7 @@ static int start_profile(struct record_request *rq, const sigset_t *orig, pid_t 
 	struct session *s = &rq->s;
 	struct perr e = PERR_INIT;
 	if (pipe2(rq->done_pipe, O_CLOEXEC) != 0)
-		return plumb_fail(EXIT_FAILED, "metrics record: pipe: %s", strerror(errno));
+		return perr_fail(EXIT_FAILED, "metrics record: pipe: %s", strerror(errno));
 	s->opts.stop = &stop_signal;
 	s->opts.command_sigmask = orig; /* the sampling thread has SIGINT/SIGTERM/SIGCHLD blocked, as this one */
 	s->opts.files = rq->files = sym_files_new();
@@ -289,7 +289,7 @@ static int start_profile(struct record_request *rq, const sigset_t *orig, pid_t 
 	s->ended = profile_session_ended;
 	s->ended_ctx = &rq->done_pipe[1];
 	if (session_start_thread(s, &e))
-		return plumb_fail(EXIT_FAILED, "metrics record: %s", e.msg);
+		return perr_fail(EXIT_FAILED, "metrics record: %s", e.msg);
 	if (s->opts.target != TARGET_COMMAND) {
 		*root = s->opts.pid;
 		return EXIT_DONE;
@@ -303,7 +303,7 @@ static int start_profile(struct record_request *rq, const sigset_t *orig, pid_t 
 			break;
 	}
 	session_join(s);
-	return s->rc ? profile_failure(rq) : plumb_fail(EXIT_FAILED, "metrics record: the command never started");
+	return s->rc ? profile_failure(rq) : perr_fail(EXIT_FAILED, "metrics record: the command never started");
 }
 
 /* --profile: waits for the session to end (the target's end, the signal or the window reached it too; after a
@@ -327,7 +327,7 @@ static int finish_profile(struct record_request *rq, pid_t root, bool failed)
 	if (s->res.ended[0])
 		meta->ended = profile_intern_cstr(s->raw, s->res.ended);
 	if (profile_total_weight(s->raw) == 0) {
-		plumb_warn("metrics record: --profile: nothing was sampled (with %s); no profile written",
+		perr_warn("metrics record: --profile: nothing was sampled (with %s); no profile written",
 			   session_backend(s));
 		return EXIT_DONE;
 	}
@@ -353,7 +353,7 @@ int cmd_metrics_record(int argc, char **argv)
 {
 	struct record_request *rq = calloc(1, sizeof *rq);
 	if (!rq)
-		return plumb_fail(EXIT_FAILED, "metrics record: out of memory");
+		return perr_fail(EXIT_FAILED, "metrics record: out of memory");
 	session_init(&rq->s);
 	rq->done_pipe[0] = rq->done_pipe[1] = -1;
 	int rc;
@@ -363,7 +363,7 @@ int cmd_metrics_record(int argc, char **argv)
 	char path[PATH_MAX];
 	/* a recording of that name is replaced only with --force, as every stored thing (docs/design.md §5.7) */
 	if (!rq->force && store_exists(&STORE_METRICS, rq->name)) {
-		rc = plumb_fail(EXIT_USAGE, "metrics record: a recording named '%s' exists (--force replaces it; `plumb "
+		rc = perr_fail(EXIT_USAGE, "metrics record: a recording named '%s' exists (--force replaces it; `plumb "
 					    "metrics --name %s` shows it)", rq->name, rq->name);
 		goto out;
 	}
@@ -425,7 +425,7 @@ int cmd_metrics_record(int argc, char **argv)
 		snprintf(why, sizeof why, "%s %s before the first interval ended", rq->samp.subject,
 			 rq->s.res.ended[0] ? rq->s.res.ended : "ended");
 		char *shown = cmd_shown_text(why);
-		rc = plumb_fail(EXIT_FAILED, "metrics record: nothing was recorded: %s; no recording written", shown);
+		rc = perr_fail(EXIT_FAILED, "metrics record: nothing was recorded: %s; no recording written", shown);
 		free(shown);
 	} else if (rc == EXIT_DONE || rec.count > 0) {
 		struct perr we = PERR_INIT;

@@ -15,14 +15,14 @@ int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *nam
 {
 	memset(out, 0, sizeof *out);
 	if (list->n > CMD_PUSH_LABELS_MAX)
-		return plumb_fail(EXIT_USAGE, "%s: at most %d --label options", who, CMD_PUSH_LABELS_MAX);
+		return perr_fail(EXIT_USAGE, "%s: at most %d --label options", who, CMD_PUSH_LABELS_MAX);
 	for (int i = 0; i < list->n; i++) {
 		const char *eq = strchr(list->v[i], '=');
 		if (!eq)
 			return cmd_fail_shown(EXIT_USAGE, "--label wants KEY=VALUE, not '%s'", list->v[i]);
 		char *t = strdup(list->v[i]);
 		if (!t)
-			return plumb_fail(EXIT_FAILED, "out of memory");
+			return perr_fail(EXIT_FAILED, "out of memory");
 		out->text[out->n] = t;
 		t[eq - list->v[i]] = '\0';
 		out->v[out->n++] = (struct prom_label){ t, t + (eq - list->v[i]) + 1 };
@@ -61,7 +61,7 @@ int cmd_push_ready(const char *who, const char *url, enum cmd_push_format f)
 	struct perr e = PERR_INIT;
 	if (http_check_url(url, &e) != PLUMB_OK) {
 		char *shown = cmd_shown_text(url);
-		int rc = plumb_fail(EXIT_USAGE, "%s: %s: %s", who, shown, e.msg);
+		int rc = perr_fail(EXIT_USAGE, "%s: %s: %s", who, shown, e.msg);
 		free(shown);
 		return rc;
 	}

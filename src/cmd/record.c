@@ -189,14 +189,14 @@ static bool record__check_summary(struct record *rec, int *rc)
 	struct record_args *a = &rec->a;
 	*rc = EXIT_USAGE;
 	if (a->save_baseline && !a->force && store_exists(&STORE_PROFILE_BASELINES, a->save_baseline)) {
-		plumb_fail(EXIT_USAGE, "record: a profile baseline named '%s' exists (--force replaces it; `plumb baseline "
+		perr_fail(EXIT_USAGE, "record: a profile baseline named '%s' exists (--force replaces it; `plumb baseline "
 				       "list` shows them)", a->save_baseline);
 		return false;
 	}
 	if (a->force && !a->save_baseline)
-		return plumb_fail(EXIT_USAGE, "record: --force goes with --save-baseline"), false;
+		return perr_fail(EXIT_USAGE, "record: --force goes with --save-baseline"), false;
 	if (!a->summary && !a->save_baseline && cmd_summary_given(&a->sum))
-		return plumb_fail(EXIT_USAGE, "record: the summary options (--group-by, --top, ...) go with --summary or "
+		return perr_fail(EXIT_USAGE, "record: the summary options (--group-by, --top, ...) go with --summary or "
 					      "--save-baseline"), false;
 	rec->hot = (struct hot_opts)HOT_OPTS_INIT;
 	rec->hot.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
@@ -216,7 +216,7 @@ static bool record__check_options(struct record *rec, int *rc)
 		return false;
 	*rc = EXIT_USAGE;
 	if (a->save_baseline && !store_name_valid(a->save_baseline)) {
-		plumb_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-' (not "
+		perr_fail(EXIT_USAGE, "record: --save-baseline needs a name of letters, digits, '.', '_' or '-' (not "
 				       "starting with '.' or '-'), not '%s'",
 			   a->save_baseline);
 		return false;
@@ -226,7 +226,7 @@ static bool record__check_options(struct record *rec, int *rc)
 	*rc = EXIT_USAGE;
 	rec->kind = a->format ? fmt_from_name(a->format) : fmt_from_path(a->output);
 	if (a->format && rec->kind == FMT_UNKNOWN) {
-		plumb_fail(EXIT_USAGE, "record: unknown --format '%s'", a->format);
+		perr_fail(EXIT_USAGE, "record: unknown --format '%s'", a->format);
 		return false;
 	}
 	if (rec->kind == FMT_UNKNOWN)
@@ -285,7 +285,7 @@ static bool record__sample(struct record *rec, int *rc)
 	if (!rec->s.run.fallback.len)
 		*rc = perr_report(&rec->s.err);
 	else
-		*rc = plumb_fail(plumb_exit_code(rec->s.run.refused), "record: %s", rec->s.run.fallback.buf);
+		*rc = perr_fail(perr_exit_code(rec->s.run.refused), "record: %s", rec->s.run.fallback.buf);
 	return false;
 }
 
@@ -370,7 +370,7 @@ static bool record__finish_meta(struct record *rec, int *rc)
 		return true;
 	record__print_summary(rec);
 	char *why = record__nothing_sampled_why(rec);
-	*rc = plumb_fail(EXIT_FAILED, "record: nothing was sampled%s%s; no profile written", why ? ": " : "",
+	*rc = perr_fail(EXIT_FAILED, "record: nothing was sampled%s%s; no profile written", why ? ": " : "",
 			 why ? why : "");
 	free(why);
 	return false;
@@ -404,7 +404,7 @@ static void record__rescue(const struct record *rec, const struct profile *prof,
 	time_t now = time(NULL);
 	struct tm tm;
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
-	enum plumb_err rc = plumb_home_open("rescue", true, dir, sizeof dir, &dfd, &e);
+	enum plumb_err rc = home_open("rescue", true, dir, sizeof dir, &dfd, &e);
 	if (!rc) {
 		close(dfd);
 		snprintf(path, sizeof path, "%s/record-%s-%ld%s", dir, stamp, (long)getpid(),
@@ -413,7 +413,7 @@ static void record__rescue(const struct record *rec, const struct profile *prof,
 	}
 	if (rc) {
 		char *why = redact_dup(e.msg);
-		plumb_fail(EXIT_OUTPUT, "record: the profile could not be saved under $PLUMB_HOME/rescue either: %s",
+		perr_fail(EXIT_OUTPUT, "record: the profile could not be saved under $PLUMB_HOME/rescue either: %s",
 			   why ? why : e.msg);
 		free(why);
 		return;
@@ -504,7 +504,7 @@ int cmd_record(int argc, char **argv)
 {
 	struct record *rec = calloc(1, sizeof *rec);
 	if (!rec)
-		return plumb_fail(EXIT_FAILED, "record: out of memory");
+		return perr_fail(EXIT_FAILED, "record: out of memory");
 	session_init(&rec->s);
 	rec->stage_lines = (struct atomic_file)ATOMIC_FILE_INIT;
 	sbuf_init(&rec->sym_hints);

@@ -54,16 +54,16 @@ static int choose_target(struct cmd_sampling *c, const struct cmd_sampling_rules
 		return fail_shown(who, rules->command ? "unexpected argument '%s' (put the command after --)"
 						      : "unexpected argument '%s'", r->pos[0]);
 	if (command && !rules->command)
-		return plumb_fail(EXIT_USAGE, "%s: give %s, not a command", who, list);
+		return perr_fail(EXIT_USAGE, "%s: give %s, not a command", who, list);
 	if (c->all && !rules->all)
-		return plumb_fail(EXIT_USAGE, "%s: --all is not a target of %s; give %s", who, who, list);
+		return perr_fail(EXIT_USAGE, "%s: --all is not a target of %s; give %s", who, who, list);
 	if (c->call && !rules->call)
-		return plumb_fail(EXIT_USAGE, "%s: --call is not a target of %s; give %s", who, who, list);
+		return perr_fail(EXIT_USAGE, "%s: --call is not a target of %s; give %s", who, who, list);
 	int ntargets = (c->pid != NULL && !c->all) + (c->call != NULL) + (c->target_name != NULL) + c->all + command;
 	if (ntargets > 1)
-		return plumb_fail(EXIT_USAGE, "%s: give one target: %s", who, list);
+		return perr_fail(EXIT_USAGE, "%s: give one target: %s", who, list);
 	if (c->comm && !c->all)
-		return plumb_fail(EXIT_USAGE, "%s: --comm narrows --all; give --all too", who);
+		return perr_fail(EXIT_USAGE, "%s: --comm narrows --all; give --all too", who);
 	if (ntargets == 1 && !c->target_name)
 		return EXIT_DONE;
 	char found_list[2048];
@@ -73,12 +73,12 @@ static int choose_target(struct cmd_sampling *c, const struct cmd_sampling_rules
 		if (found < 0)
 			return fail_shown(who, "cannot look up announced targets: %s", found_list);
 		if (c->target_name)
-			return plumb_fail(EXIT_USAGE, "%s: no live target announced as '%s'%s%s", who, c->target_name,
+			return perr_fail(EXIT_USAGE, "%s: no live target announced as '%s'%s%s", who, c->target_name,
 					  found_list[0] ? "; announced: " : " (none is announced)", found_list);
 		if (found == 0)
-			return plumb_fail(EXIT_USAGE, "%s: give a target: %s (no program announced itself with "
+			return perr_fail(EXIT_USAGE, "%s: give a target: %s (no program announced itself with "
 						      "plumb_announce)", who, list);
-		return plumb_fail(EXIT_USAGE, "%s: %d targets are announced, pick one with --target NAME: %s", who, found,
+		return perr_fail(EXIT_USAGE, "%s: %d targets are announced, pick one with --target NAME: %s", who, found,
 				  found_list);
 	}
 	snprintf(c->target_pid, sizeof c->target_pid, "%d", (int)pid);
@@ -96,20 +96,20 @@ static int check_how(struct cmd_sampling *c, const char *who, struct record_opts
 	o->native = c->native;
 	o->idle = c->idle;
 	if (c->interval_set && c->rate_set)
-		return plumb_fail(EXIT_USAGE, "%s: give --interval or --rate, not both", who);
+		return perr_fail(EXIT_USAGE, "%s: give --interval or --rate, not both", who);
 	double interval = c->interval;
 	if (c->rate_set) {
 		if (!(c->rate >= 1.0 && c->rate <= 10000.0))
-			return plumb_fail(EXIT_USAGE, "%s: --rate must be between 1 and 10000 Hz", who);
+			return perr_fail(EXIT_USAGE, "%s: --rate must be between 1 and 10000 Hz", who);
 		interval = 1.0 / c->rate;
 	}
 	if (c->interval_set || c->rate_set) {
 		if (!(interval >= 0.0001 && interval <= 1.0))
-			return plumb_fail(EXIT_USAGE, "%s: --interval must be between 0.0001 and 1.0 seconds", who);
+			return perr_fail(EXIT_USAGE, "%s: --interval must be between 0.0001 and 1.0 seconds", who);
 		o->interval_ns = (uint64_t)(interval * 1e9 + 0.5);
 	}
 	if (c->seconds_set && !(c->seconds >= 1 && c->seconds <= 86400))
-		return plumb_fail(EXIT_USAGE, "%s: --seconds must be between 1 and 86400", who);
+		return perr_fail(EXIT_USAGE, "%s: --seconds must be between 1 and 86400", who);
 	/* the one place a --mode name becomes a mode, for every sampling command */
 	if (!c->mode || strcmp(c->mode, "cpu") == 0)
 		o->mode = MODE_CPU;
@@ -127,7 +127,7 @@ static int check_how(struct cmd_sampling *c, const char *who, struct record_opts
 		return fail_shown(who, "--unwind must be dwarf or fp, not '%s'", c->unwind);
 	if (c->stack_set) {
 		if (c->stack_size < 1024 || c->stack_size > 65000)
-			return plumb_fail(EXIT_USAGE, "%s: --stack-size must be between 1024 and 65000 bytes", who);
+			return perr_fail(EXIT_USAGE, "%s: --stack-size must be between 1024 and 65000 bytes", who);
 		o->stack_bytes = (size_t)c->stack_size & ~(size_t)7;
 	}
 	if (c->backend && !backend_find(c->backend)) {
@@ -152,18 +152,18 @@ static int check_alloc(struct cmd_sampling *c, const struct cmd_sampling_rules *
 {
 	const char *who = rules->who;
 	if (o->mode != MODE_ALLOC)
-		return c->alloc_interval ? plumb_fail(EXIT_USAGE, "%s: --alloc-interval goes with --mode alloc", who)
+		return c->alloc_interval ? perr_fail(EXIT_USAGE, "%s: --alloc-interval goes with --mode alloc", who)
 					 : EXIT_DONE;
 	if (!rules->alloc)
-		return plumb_fail(EXIT_USAGE, "%s: --mode alloc profiles a launched command's allocations: use plumb "
+		return perr_fail(EXIT_USAGE, "%s: --mode alloc profiles a launched command's allocations: use plumb "
 					      "record --mode alloc -- COMMAND", who);
 	if (o->target != TARGET_COMMAND)
-		return plumb_fail(EXIT_USAGE, "%s: --mode alloc profiles launched commands only (-- COMMAND), not --pid, "
+		return perr_fail(EXIT_USAGE, "%s: --mode alloc profiles launched commands only (-- COMMAND), not --pid, "
 					      "--target, --call or --all", who);
 	if (c->alloc_interval && (c->alloc_interval < 1024 || c->alloc_interval > (1L << 30)))
-		return plumb_fail(EXIT_USAGE, "%s: --alloc-interval must be between 1024 and 1073741824 bytes", who);
+		return perr_fail(EXIT_USAGE, "%s: --alloc-interval must be between 1024 and 1073741824 bytes", who);
 	if (c->backend && strcmp(c->backend, "alloc") != 0)
-		return plumb_fail(EXIT_USAGE, "%s: --mode alloc has its own backend", who);
+		return perr_fail(EXIT_USAGE, "%s: --mode alloc has its own backend", who);
 	o->alloc_interval = (uint64_t)(c->alloc_interval ? c->alloc_interval : ALLOC_DEFAULT_INTERVAL);
 	o->interval_ns = 0;
 	if (!c->stack_set)
@@ -180,7 +180,7 @@ static int parse_pid_list(struct cmd_sampling *c, const char *who, struct record
 		cap += *q == ',';
 	pid_t *v = calloc(cap, sizeof *v);
 	if (!v)
-		return plumb_fail(EXIT_FAILED, "%s: out of memory", who);
+		return perr_fail(EXIT_FAILED, "%s: out of memory", who);
 	size_t k = 0;
 	for (const char *q = c->pid;;) {
 		char *end;
@@ -211,7 +211,7 @@ static int set_target(struct cmd_sampling *c, const struct cmd_sampling_rules *r
 		if (c->backend && strcmp(c->backend, "system") != 0)
 			return fail_shown(who, "--all samples with the system backend, not '%s'", c->backend);
 		if (o->mode == MODE_WALL)
-			return plumb_fail(EXIT_USAGE, "%s: --mode wall follows the threads of one target; it cannot be used "
+			return perr_fail(EXIT_USAGE, "%s: --mode wall follows the threads of one target; it cannot be used "
 						      "with --all", who);
 		o->target = TARGET_ALL;
 		o->backend = "system";
@@ -229,7 +229,7 @@ static int set_target(struct cmd_sampling *c, const struct cmd_sampling_rules *r
 		o->pid = (pid_t)v;
 		o->seconds = c->seconds_set ? seconds : rules->attach_seconds;
 		if ((kill(o->pid, 0) != 0 && errno == ESRCH) || !procfs_alive(o->pid))
-			return plumb_fail(EXIT_USAGE, "%s: process %d does not exist", who, (int)o->pid);
+			return perr_fail(EXIT_USAGE, "%s: process %d does not exist", who, (int)o->pid);
 		char comm[PROCFS_COMM_MAX];
 		if (procfs_comm(o->pid, 0, comm, sizeof comm))
 			snprintf(c->subject, sizeof c->subject, "pid %d (%s)", (int)o->pid, comm);
@@ -264,7 +264,7 @@ static int check_backend_target(const struct cmd_sampling *c, const char *who, c
 	if (!b || (b->targets & BACKEND_TARGET(o->target)))
 		return EXIT_DONE;
 	char can[160];
-	return plumb_fail(EXIT_USAGE, "%s: the %s backend samples %s, not %s", who, b->name,
+	return perr_fail(EXIT_USAGE, "%s: the %s backend samples %s, not %s", who, b->name,
 			  backend_targets_text(b, can, sizeof can),
 			  o->target == TARGET_COMMAND ? "a launched command"
 			  : o->target == TARGET_PID  ? "a running process"

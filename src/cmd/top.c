@@ -156,12 +156,12 @@ static bool top_check_sampling(struct top *t, int *rc)
 		return false;
 	*rc = EXIT_USAGE;
 	if (a->refresh_set && !(a->refresh >= 0.1 && a->refresh <= 60))
-		return plumb_fail(EXIT_USAGE, "top: --refresh must be between 0.1 and 60 seconds"), false;
+		return perr_fail(EXIT_USAGE, "top: --refresh must be between 0.1 and 60 seconds"), false;
 	t->interval_ns = (uint64_t)((a->refresh_set ? a->refresh : 1.0) * 1e9);
 	if (a->iterations_set && a->iterations < 1)
-		return plumb_fail(EXIT_USAGE, "top: --iterations must be at least 1"), false;
+		return perr_fail(EXIT_USAGE, "top: --iterations must be at least 1"), false;
 	if (a->top_set && (a->top < 1 || a->top > 100000))
-		return plumb_fail(EXIT_USAGE, "top: --top must be between 1 and 100000"), false;
+		return perr_fail(EXIT_USAGE, "top: --top must be between 1 and 100000"), false;
 	o->stop = &top_stop;
 	return true;
 }
@@ -181,7 +181,7 @@ static bool top_check_view(struct top *t)
 				      a->group_by), false;
 	if (a->filter) {
 		if (strlen(a->filter) >= sizeof t->filter)
-			return plumb_fail(EXIT_USAGE, "top: --filter is too long"), false;
+			return perr_fail(EXIT_USAGE, "top: --filter is too long"), false;
 		snprintf(t->filter, sizeof t->filter, "%s", a->filter);
 		vo->filter = t->filter;
 	}
@@ -665,14 +665,14 @@ static int top_run(struct top *t)
 	t->live = live_new(&so);
 	t->copy = live_copy_new();
 	if (!t->live || !t->copy)
-		return plumb_fail(EXIT_FAILED, "top: out of memory");
+		return perr_fail(EXIT_FAILED, "top: out of memory");
 	t->s.opts.on_poll = top_poll;
 	t->s.opts.poll_ctx = t;
 	pthread_mutex_init(&t->mu, NULL);
 	pthread_cond_init(&t->cv, NULL);
 	t->full = top_tty_open(&t->tty);
 	if (!t->full && isatty(STDOUT_FILENO))
-		return plumb_fail(EXIT_FAILED, "top: cannot set up the terminal: %s", strerror(errno));
+		return perr_fail(EXIT_FAILED, "top: cannot set up the terminal: %s", strerror(errno));
 	/* a launched command must not draw over the full screen: its streams go to /dev/null there */
 	t->s.opts.command_quiet = t->full;
 	t->s.ended = top_sampling_ended;
@@ -680,7 +680,7 @@ static int top_run(struct top *t)
 	struct perr e = PERR_INIT;
 	if (session_start_thread(&t->s, &e)) {
 		top_tty_close(&t->tty);
-		return plumb_fail(EXIT_FAILED, "top: %s", e.msg);
+		return perr_fail(EXIT_FAILED, "top: %s", e.msg);
 	}
 	top_loop(t);
 	pthread_mutex_lock(&t->mu);
@@ -694,11 +694,11 @@ static int top_run(struct top *t)
 	pthread_cond_destroy(&t->cv);
 	pthread_mutex_destroy(&t->mu);
 	if (t->s.rc && t->s.run.fallback.len)
-		return plumb_fail(plumb_exit_code(t->s.run.refused), "top: %s", t->s.run.fallback.buf);
+		return perr_fail(perr_exit_code(t->s.run.refused), "top: %s", t->s.run.fallback.buf);
 	if (t->s.rc)
 		return cmd_report_redacted(&t->s.err);
 	if (t->s.run.fallback.len)
-		plumb_warn("top: fell back to the %s backend (%s)", t->s.run.used->name, t->s.run.fallback.buf);
+		perr_warn("top: fell back to the %s backend (%s)", t->s.run.used->name, t->s.run.fallback.buf);
 	if (t->ended[0]) { /* how the target ended, as record and metrics record say it */
 		char *shown = cmd_shown_text(t->ended);
 		fprintf(stderr, "plumb: top: %s\n", shown);
@@ -711,7 +711,7 @@ int cmd_top(int argc, char **argv)
 {
 	struct top *t = calloc(1, sizeof *t);
 	if (!t)
-		return plumb_fail(EXIT_FAILED, "top: out of memory");
+		return perr_fail(EXIT_FAILED, "top: out of memory");
 	session_init(&t->s);
 	int rc = EXIT_USAGE;
 	if (top_parse_options(t, argc, argv, &rc) && top_check_sampling(t, &rc) && top_check_view(t)) {
@@ -723,7 +723,7 @@ int cmd_top(int argc, char **argv)
 		cleanup_catch(SIGPIPE, &top_stop);
 		rc = top_run(t);
 		if (rc == EXIT_DONE && top_out_errno)
-			rc = plumb_fail(EXIT_OUTPUT, "top: cannot write to standard output: %s", strerror(top_out_errno));
+			rc = perr_fail(EXIT_OUTPUT, "top: cannot write to standard output: %s", strerror(top_out_errno));
 	}
 	top_tables_release(&t->tt);
 	term_frame_release(&t->frame);

@@ -128,7 +128,7 @@ static void cache_load(struct sym_cache *c)
 	char dir[PATH_MAX];
 	int dfd = -1;
 	struct perr e = PERR_INIT;
-	if (plumb_home_open("symbols", false, dir, sizeof dir, &dfd, &e) || dfd < 0)
+	if (home_open("symbols", false, dir, sizeof dir, &dfd, &e) || dfd < 0)
 		return;
 	char *buf = NULL;
 	size_t len = 0;
@@ -162,7 +162,7 @@ static void cache_load(struct sym_cache *c)
 struct sym_cache *sym_cache_open(const unsigned char *build_id, size_t len)
 {
 	char home[PATH_MAX - 128];
-	if (!build_id || len == 0 || len > 64 || !cache_enabled() || !plumb_home_dir(home, sizeof home))
+	if (!build_id || len == 0 || len > 64 || !cache_enabled() || !home_dir(home, sizeof home))
 		return NULL;
 	struct sym_cache *c = calloc(1, sizeof *c);
 	if (!c)
@@ -272,7 +272,7 @@ void sym_cache_save(struct sym_cache *c, const char *source)
 	struct perr e = PERR_INIT;
 	char dir[PATH_MAX];
 	int dfd = -1;
-	if (plumb_home_open("symbols", true, dir, sizeof dir, &dfd, &e) || dfd < 0) /* a home others could plant in */
+	if (home_open("symbols", true, dir, sizeof dir, &dfd, &e) || dfd < 0) /* a home others could plant in */
 		return;
 	/* the writer writes a device or a FIFO in place (base/atomic.h); in plumb's own cache such an entry, or one
 	 * that is not the user's, is planted: it goes, and the file is written anew */

@@ -49,17 +49,17 @@ static void test_base__exit_codes(void **state)
 {
 	(void)state;
 	/* docs/design.md §3.2's table */
-	assert_int_equal(plumb_exit_code(PLUMB_OK), 0);
-	assert_int_equal(plumb_exit_code(PLUMB_EGATE), 1);
-	assert_int_equal(plumb_exit_code(PLUMB_EEMPTY), 1);
-	assert_int_equal(plumb_exit_code(PLUMB_ECHECK), 1);
-	assert_int_equal(plumb_exit_code(PLUMB_EINVAL), 2);
-	assert_int_equal(plumb_exit_code(PLUMB_ENOENT), 3);
-	assert_int_equal(plumb_exit_code(PLUMB_EUNSUPPORTED), 3);
-	assert_int_equal(plumb_exit_code(PLUMB_ETIMEDOUT), 4);
-	assert_int_equal(plumb_exit_code(PLUMB_EFORMAT), 5);
-	assert_int_equal(plumb_exit_code(PLUMB_EIO), 5);
-	assert_int_equal(plumb_exit_code(PLUMB_EOUTPUT), 6);
+	assert_int_equal(perr_exit_code(PLUMB_OK), 0);
+	assert_int_equal(perr_exit_code(PLUMB_EGATE), 1);
+	assert_int_equal(perr_exit_code(PLUMB_EEMPTY), 1);
+	assert_int_equal(perr_exit_code(PLUMB_ECHECK), 1);
+	assert_int_equal(perr_exit_code(PLUMB_EINVAL), 2);
+	assert_int_equal(perr_exit_code(PLUMB_ENOENT), 3);
+	assert_int_equal(perr_exit_code(PLUMB_EUNSUPPORTED), 3);
+	assert_int_equal(perr_exit_code(PLUMB_ETIMEDOUT), 4);
+	assert_int_equal(perr_exit_code(PLUMB_EFORMAT), 5);
+	assert_int_equal(perr_exit_code(PLUMB_EIO), 5);
+	assert_int_equal(perr_exit_code(PLUMB_EOUTPUT), 6);
 	struct perr e = PERR_INIT;
 	assert_int_equal(perr_set(&e, PLUMB_EFORMAT, "line %d", 7), PLUMB_EFORMAT);
 	assert_string_equal(e.msg, "line 7");

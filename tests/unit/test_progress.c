@@ -139,7 +139,7 @@ static void test_progress__message_erases_the_line(void **state)
 	int saved = dup(2), devnull = open("/dev/null", O_WRONLY);
 	assert_true(saved >= 0 && devnull >= 0);
 	dup2(devnull, 2);
-	plumb_warn("something");
+	perr_warn("something");
 	dup2(saved, 2);
 	close(saved);
 	close(devnull);
