@@ -35,10 +35,10 @@ CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 # libplumb.so is the public API (include/plumb.h) that programs link with -lplumb; libplumb-preload.so is the
 # in-process sampler that `plumb record` preloads (it wraps pthread_create, so it never rides along with -lplumb).
 LIB_SRC  := src/lib/plumb.c src/lib/metrics_recorder.c
-LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/base/home.c src/base/atomic.c src/base/err.c \
+LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/os/home.c src/os/atomic.c src/base/err.c \
 	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c src/base/clock.c \
-	src/base/store.c src/base/fs.c src/base/str.c src/base/announce.c src/base/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
-LIB_SRC  += src/base/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
+	src/os/store.c src/os/fs.c src/base/str.c src/os/announce.c src/os/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
+LIB_SRC  += src/os/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
 LIB_SRC  += src/base/progress.c  # err.c erases a progress line before a message (libplumb never draws one)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PRELOAD_SRC := src/lib/sampler.c src/lib/alloc.c src/lib/preload_common.c src/base/gate.c src/base/clock.c

@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/cleanup.h"
+#include "os/cleanup.h"
 #include "base/err.h"
 #include "base/gate.h"
 #include "cmd/cmd.h"

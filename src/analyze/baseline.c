@@ -1,5 +1,5 @@
 /* baseline.c — the profile-baseline store: one hot summary per name, kept in the store of named things
- * (base/store.h, STORE_PROFILE_BASELINES). The store checks names, so a name can never step out of its
+ * (os/store.h, STORE_PROFILE_BASELINES). The store checks names, so a name can never step out of its
  * directory. */
 #include "analyze/baseline.h"
 
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "base/sbuf.h"
-#include "base/store.h"
+#include "os/store.h"
 
 enum plumb_err baseline_profile_path(const char *name, char **path, struct perr *e)
 {

@@ -9,7 +9,7 @@
 
 #include "base/err.h"
 
-/* Names follow the store's rule (store_name_valid in base/store.h). */
+/* Names follow the store's rule (store_name_valid in os/store.h). */
 
 /* The path of baseline NAME (whether or not it exists); malloc'd, caller frees. PLUMB_EINVAL for a bad
  * name, PLUMB_ENOENT when no home directory can be found. */

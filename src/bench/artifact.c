@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "base/sbuf.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "base/str.h"
 
 enum bench_baseline_status bench_artifact_locate(const char *arg, bool may_be_baseline, char **path)

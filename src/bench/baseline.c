@@ -1,4 +1,4 @@
-/* baseline.c — the bench baseline store on base/store.h. A baseline is an artifact written whole under its name;
+/* baseline.c — the bench baseline store on os/store.h. A baseline is an artifact written whole under its name;
  * "is there one" means a file of that name is there (as for the store's own no-overwrite check). */
 #include "bench/baseline.h"
 
@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/store.h"
+#include "os/store.h"
 
 enum bench_baseline_status bench_baseline_path(const char *name, char *path, size_t cap)
 {

@@ -1,4 +1,4 @@
-/* baseline.h — named baselines of plumb bench: evidence artifacts kept in the store (base/store.h,
+/* baseline.h — named baselines of plumb bench: evidence artifacts kept in the store (os/store.h,
  * STORE_BENCH_BASELINES: $PLUMB_HOME/baselines/evidence/NAME.json), saved, listed, found and removed. Only
  * trusted evidence becomes a baseline: an artifact with a harness-only case never does (docs/design.md §8.2).
  * Library code: each call says what happened as a status (and a struct perr for the rest); the command words it. */
@@ -25,7 +25,7 @@ enum bench_baseline_status {
  * NO_HOME, or MISSING (path then names where it was looked for). A store the trust rule refuses (docs/design.md
  * §3.5) is OK here: reading it says why. */
 enum bench_baseline_status bench_baseline_path(const char *name, char *path, size_t cap);
-/* Reads baseline NAME under the store's trust rule (base/store.h store_load: never through a link, only the
+/* Reads baseline NAME under the store's trust rule (os/store.h store_load: never through a link, only the
  * user's own file, within the cap) and parses it. PLUMB_ENOENT when it is not saved; the parse's errors. */
 enum plumb_err bench_baseline_read(const char *name, struct bench_evidence *ev, struct perr *e);
 

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/grow.h"
 #include "base/intern.h"
 #include "base/sbuf.h"

@@ -17,10 +17,10 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/fs.h"
+#include "os/fs.h"
 #include "base/json_tree.h"
 #include "base/lines.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "bench/machine.h"

@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
-#include "base/spawn.h"
+#include "os/spawn.h"
 #include "bench/config.h"
 #include "bench/evidence.h"
 

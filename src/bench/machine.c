@@ -22,10 +22,10 @@
 
 #include "base/clock.h"
 #include "base/grow.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/spawn.h"
+#include "os/spawn.h"
 #include "base/str.h"
 
 /* First line of a small file (/sys, /proc), trailing newline removed; false when unreadable. */

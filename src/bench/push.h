@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "base/prom.h"
+#include "os/prom.h"
 #include "base/sbuf.h"
 #include "bench/evidence.h"
 
@@ -23,7 +23,7 @@ struct bench_push_opts {
 };
 
 /* Appends the exposition text of ev to body and its grouping path (/metrics/job/...) to path. Every label value
- * is redacted there (base/prom.h). PLUMB_ENOMEM; PLUMB_EINVAL when an extra label's name is not a legal label
+ * is redacted there (os/prom.h). PLUMB_ENOMEM; PLUMB_EINVAL when an extra label's name is not a legal label
  * name or is one of the labels plumb sets. */
 enum plumb_err bench_push_render(const struct bench_evidence *ev, const struct bench_push_opts *o, struct sbuf *body,
 				 struct sbuf *path, struct perr *e);

@@ -22,16 +22,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/clock.h"
-#include "base/fs.h"
+#include "os/fs.h"
 #include "base/gate.h"
 #include "base/json_tree.h"
 #include "base/lines.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/spawn.h"
+#include "os/spawn.h"
 #include "bench/launch.h"
 #include "bench/machine.h"
 #include "bench/stats.h"

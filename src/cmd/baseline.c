@@ -1,5 +1,5 @@
 /* baseline.c — `plumb baseline list|show|rm|save`: the profile baselines `record --save-baseline` keeps and
- * `diff` compares with, kept in the store of named things (base/store.h, analyze/baseline.h), with the same verbs
+ * `diff` compares with, kept in the store of named things (os/store.h, analyze/baseline.h), with the same verbs
  * as `plumb bench baseline` has for bench evidence. A name that is taken is replaced only with --force, and every
  * save says where it went (docs/design.md §5.7, §3.2). */
 #include "cmd/cmd.h"
@@ -16,7 +16,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/sbuf.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "format/hot_json.h"
 
 static const struct store_kind *const K = &STORE_PROFILE_BASELINES;

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/opt.h"
 #include "base/progress.h"
 #include "base/sbuf.h"

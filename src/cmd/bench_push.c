@@ -1,5 +1,5 @@
 /* bench_push.c — `plumb bench push ARTIFACT... --to URL` and the push at the end of `bench run --push URL`: an
- * artifact's figures to a Prometheus Pushgateway (bench/push.h renders them, base/http.h sends them). The
+ * artifact's figures to a Prometheus Pushgateway (bench/push.h renders them, os/http.h sends them). The
  * artifact on disk is never touched: a push that fails says so and exits 6, and the file is still there. */
 #include "cmd/cmd.h"
 

@@ -1,5 +1,5 @@
 /* bench_store.c — `plumb bench baseline save|list|show|rm`: named baselines of bench evidence in the store
- * (bench/baseline.h over base/store.h); the options, messages and exit codes (docs/design.md §3.2, §8.2). */
+ * (bench/baseline.h over os/store.h); the options, messages and exit codes (docs/design.md §3.2, §8.2). */
 #include "cmd/cmd.h"
 
 #include <limits.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "base/opt.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "bench/baseline.h"
 #include "bench/report.h"
 #include "cmd/bench_cmd.h"

@@ -14,12 +14,12 @@
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
 #include "analyze/diff_folded.h"
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "format/format.h"
 
 static const char usage[] =

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/err.h"
 #include "base/grow.h"
 #include "base/sbuf.h"

@@ -14,15 +14,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
-#include "base/cleanup.h"
+#include "os/atomic.h"
+#include "os/cleanup.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/redact.h"
-#include "base/spawn.h"
-#include "base/store.h"
+#include "os/spawn.h"
+#include "os/store.h"
 #include "base/sbuf.h"
 #include "cmd/push_cmd.h"
 #include "metrics/metrics.h"

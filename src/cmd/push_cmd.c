@@ -1,13 +1,13 @@
 /* push_cmd.c — the options, checks and messages of a push (push_cmd.h). Messages name the gateway's URL through
- * the redactor; the credentials never reach one (base/http.h keeps them out of its messages). */
+ * the redactor; the credentials never reach one (os/http.h keeps them out of its messages). */
 #include "cmd/push_cmd.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/err.h"
-#include "base/http.h"
-#include "base/prom_rw.h"
+#include "os/http.h"
+#include "os/prom_rw.h"
 #include "cmd/cmd.h"
 
 int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *name), const char *who,

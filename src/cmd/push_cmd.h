@@ -9,7 +9,7 @@
 #include <stddef.h>
 
 #include "base/opt.h"
-#include "base/prom.h"
+#include "os/prom.h"
 #include "base/sbuf.h"
 
 #define CMD_PUSH_LABELS_MAX 16
@@ -28,7 +28,7 @@ int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *nam
 void cmd_push_labels_release(struct cmd_push_labels *l);
 
 /* Where the figures go: a Pushgateway (text format, PUT to URL + grouping path) or a remote-write receiver
- * (protobuf + snappy, POST to URL itself; base/prom_rw.h). */
+ * (protobuf + snappy, POST to URL itself; os/prom_rw.h). */
 enum cmd_push_format { CMD_PUSH_GATEWAY, CMD_PUSH_REMOTE_WRITE };
 /* "gateway" or "remote-write" into *f; exit 2 naming the option otherwise. */
 int cmd_push_format(const char *s, const char *who, enum cmd_push_format *f);

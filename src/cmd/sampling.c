@@ -11,7 +11,7 @@
 
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/sbuf.h"
 #include "sample/backend.h"
 #include "sample/targets.h"

@@ -22,11 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/cleanup.h"
+#include "os/cleanup.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/redact.h"
 #include "cmd/top.h"
 #include "format/format.h"

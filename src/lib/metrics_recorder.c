@@ -19,7 +19,7 @@
 #include "base/err.h"
 #include "base/gate.h"
 #include "base/redact.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "metrics/metrics.h"
 
 static pthread_mutex_t life_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes start and stop */

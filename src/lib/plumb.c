@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/announce.h"
-#include "base/atomic.h"
+#include "os/announce.h"
+#include "os/atomic.h"
 #include "base/clock.h"
 #include "base/gate.h"
-#include "base/home.h"
+#include "os/home.h"
 #include "base/sbuf.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "lib/lib_internal.h"
 
 /* -1 unknown (the constructor has not run yet), 0 off, 1 on. */

@@ -1,6 +1,6 @@
 /* metrics.h — the plumb.metrics.v1 artifact (docs/metrics.md): its writer (a bounded ring of samples of one
  * process tree, rewritten whole through temp + rename at every sample) and its reader (validates the whole
- * document; anything it does not understand is PLUMB_EFORMAT). Artifacts live in the store (base/store.h,
+ * document; anything it does not understand is PLUMB_EFORMAT). Artifacts live in the store (os/store.h,
  * STORE_METRICS: $PLUMB_HOME/metrics/NAME.json). The writer is compiled into libplumb.so as well; the reader
  * (jansson) only into plumb. */
 #ifndef PLUMB_METRICS_METRICS_H
@@ -20,7 +20,7 @@
 #define METRICS_KEEP_MAX 10000
 #define METRICS_EVERY_MIN 0.005
 #define METRICS_EVERY_MAX 3600.0
-#define METRICS_NAME_MAX 128 /* the name field a reader accepts; names written are base/store.h's (<= 100) */
+#define METRICS_NAME_MAX 128 /* the name field a reader accepts; names written are os/store.h's (<= 100) */
 
 /* ---- the writer ---- */
 
@@ -136,7 +136,7 @@ enum plumb_err metrics_doc_parse(const char *buf, size_t len, struct metrics_doc
 enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, char **raw, size_t *raw_len,
 				     struct perr *e);
 /* The same for recording NAME of the store ($PLUMB_HOME/metrics/NAME.json), read under the store's trust rule
- * (base/store.h store_load: never through a link, only the user's own file, within the cap). */
+ * (os/store.h store_load: never through a link, only the user's own file, within the cap). */
 enum plumb_err metrics_doc_read_stored(const char *name, struct metrics_doc *doc, char **raw, size_t *raw_len,
 				       struct perr *e);
 void metrics_doc_release(struct metrics_doc *doc);
@@ -195,7 +195,7 @@ struct prom_label;
 struct sbuf;
 /* The latest totals and the window's worst samples of doc as Prometheus' text format, appended to body, and its
  * grouping path (job plumb_metrics, the recording, the machine, the extra labels) to path; label values are
- * redacted (base/prom.h). PLUMB_EEMPTY for a recording without samples, PLUMB_ENOMEM. */
+ * redacted (os/prom.h). PLUMB_EEMPTY for a recording without samples, PLUMB_ENOMEM. */
 enum plumb_err metrics_doc_prom(const struct metrics_doc *doc, const char *machine, const struct prom_label *extra,
 				size_t nextra, struct sbuf *body, struct sbuf *path, struct perr *e);
 /* Whether name may be an extra label (legal, and not one of those metrics_doc_prom sets). */

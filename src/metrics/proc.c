@@ -1,6 +1,6 @@
 /* proc.c — the /proc side of `plumb metrics`: one scan of /proc/[pid]/stat finds the tree (pid -> ppid), then
  * stat, task/[tid]/status and smaps_rollup of each member give its figures. Everything is read through
- * base/procfs.h, which allocates nothing, so a sample allocates nothing once the arrays have grown. */
+ * os/procfs.h, which allocates nothing, so a sample allocates nothing once the arrays have grown. */
 #include "metrics/proc.h"
 
 #include <errno.h>
@@ -13,7 +13,7 @@
 
 #include "base/grow.h"
 #include "base/clock.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 
 /* CLOCK_BOOTTIME in seconds: start times in /proc count from boot. */
 static double boot_seconds(void)

@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/prom.h"
+#include "os/prom.h"
 
 #define MAX_LABELS (4 + METRICS_PUSH_LABELS_MAX)
 

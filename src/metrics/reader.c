@@ -15,7 +15,7 @@
 #include "base/grow.h"
 #include "base/json_tree.h"
 #include "base/readall.h"
-#include "base/store.h"
+#include "os/store.h"
 
 #define METRICS_READ_MAX (512u << 20) /* no bounded recording comes near this */
 /* Times are milliseconds since the epoch: refused outside [0, 2^53] (285,000 years, and exact in a double), so

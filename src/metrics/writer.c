@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "base/atomic.h"
-#include "base/procfs.h"
+#include "os/atomic.h"
+#include "os/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 

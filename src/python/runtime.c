@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/fs.h"
-#include "base/procfs.h"
+#include "os/fs.h"
+#include "os/procfs.h"
 
 /* ---- ELF facts about one file ---- */
 

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 
 enum plumb_err render_write_file(const struct profile *p, const char *path, enum fmt_kind kind,
 				 const struct fmt_write_opts *wo, const struct flame_opts *fo, struct perr *e)

@@ -28,7 +28,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/str.h"
 #include "sample/alloc_ring.h"
 #include "symbol/maps.h"

@@ -14,9 +14,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/cleanup.h"
+#include "os/cleanup.h"
 #include "base/clock.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/progress.h"
 
 static const struct backend *const backends[] = {

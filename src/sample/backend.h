@@ -15,9 +15,9 @@
 
 #include "base/err.h"
 #include "base/hashmap.h"
-#include "base/keeper.h"
+#include "os/keeper.h"
 #include "base/sbuf.h"
-#include "base/spawn.h"
+#include "os/spawn.h"
 #include "profile/profile.h"
 #include "symbol/files.h"
 #include "symbol/maps.h"
@@ -173,7 +173,7 @@ uint64_t backend_deadline(const struct record_opts *opts, uint64_t start_ns);
 bool backend_should_stop(const struct record_opts *opts, uint64_t deadline);
 /* A launched command (or the --call host) still running when sampling stopped early belongs to plumb: it gets
  * the signal that stopped plumb (*opts->stop, passed on unless the terminal sent it to the whole group) or, when
- * the --seconds window ended, SIGINT; then SIGTERM and SIGKILL after BACKEND_GRACE_NS each (base/spawn.h
+ * the --seconds window ended, SIGINT; then SIGTERM and SIGKILL after BACKEND_GRACE_NS each (os/spawn.h
  * child_terminate, with every process it started). It is reaped and res says how it ended (ended_by_plumb).
  * Nothing when c was reaped or never started. */
 void backend_end_command(const struct record_opts *opts, struct child *c, struct record_result *res);

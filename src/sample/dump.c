@@ -21,7 +21,7 @@
 
 #include "base/clock.h"
 #include "base/grow.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "profile/profile.h"
 #include "python/python.h"
 #include "sample/backend.h"

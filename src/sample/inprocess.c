@@ -24,7 +24,7 @@
 
 #include "base/clock.h"
 #include "base/hashmap.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "sample/inproc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"

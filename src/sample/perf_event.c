@@ -31,7 +31,7 @@
 #include "base/grow.h"
 #include "base/clock.h"
 #include "base/hashmap.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/str.h"
 #include "symbol/maps.h"
 #include "sample/perf_stack.h"

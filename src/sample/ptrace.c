@@ -23,7 +23,7 @@
 
 #include "base/grow.h"
 #include "base/clock.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/rand.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"

@@ -17,9 +17,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/clock.h"
-#include "base/fs.h"
+#include "os/fs.h"
 #include "base/grow.h"
 #include "base/sbuf.h"
 #include "profile/label.h"

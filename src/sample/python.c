@@ -30,7 +30,7 @@
 #include "base/grow.h"
 #include "base/clock.h"
 #include "base/hashmap.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "base/rand.h"
 #include "python/python.h"
 #include "sample/python_native.h"

@@ -19,7 +19,7 @@
 #include "base/grow.h"
 #include "base/clock.h"
 #include "base/hashmap.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "sample/perf_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"

@@ -14,8 +14,8 @@
 #include <stddef.h>
 
 #include "base/err.h"
-#include "base/keeper.h"
-#include "base/spawn.h"
+#include "os/keeper.h"
+#include "os/spawn.h"
 #include "profile/profile.h"
 #include "sample/backend.h"
 

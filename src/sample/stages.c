@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
-#include "base/fs.h"
+#include "os/atomic.h"
+#include "os/fs.h"
 #include "base/grow.h"
 #include "base/json_tree.h"
 #include "base/lines.h"

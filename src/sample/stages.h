@@ -15,7 +15,7 @@
 #define STAGES_MAX 1000000
 
 /* Reads lines_path (a missing file means the program emitted no stage; malformed lines are skipped) within the
- * caps, and writes out_path atomically. lines_path is opened under the trust rule (base/fs.h: not through a
+ * caps, and writes out_path atomically. lines_path is opened under the trust rule (os/fs.h: not through a
  * link, a regular file of this user). origin_ns/end_ns: CLOCK_MONOTONIC of profile_start and of the end of
  * sampling. Stages are sorted by start; a stage that began before the origin is clipped to 0, one that ended
  * before it is dropped. PLUMB_EOUTPUT when out_path cannot be written, PLUMB_EIO when lines_path cannot be read

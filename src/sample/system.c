@@ -20,7 +20,7 @@
 #include "base/clock.h"
 #include "base/grow.h"
 #include "base/hashmap.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "sample/perf_stack.h"
 #include "symbol/maps.h"
 

@@ -1,4 +1,4 @@
-/* targets.c — finds processes announced through plumb.h lock files (base/announce.h, in the store's
+/* targets.c — finds processes announced through plumb.h lock files (os/announce.h, in the store's
  * STORE_TARGETS); stale locks (dead pid, or a reused pid with another start time) are ignored, never trusted. */
 #include "sample/targets.h"
 
@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "base/announce.h"
-#include "base/store.h"
+#include "os/announce.h"
+#include "os/store.h"
 
 int targets_find(const char *name, pid_t *pid, char *list, size_t n)
 {

@@ -10,7 +10,7 @@
 /* Looks up live announced targets: the one called `name`, or every one when name is NULL. Returns how many
  * matched; when exactly one matched, *pid is its pid. `list` (may be NULL) receives every live announced target
  * as "NAME (pid N), ..." — "" when there is none — for the message that lists them. -1 when the store cannot be
- * used (the trust rule of base/store.h refuses it): `list` then holds the reason. */
+ * used (the trust rule of os/store.h refuses it): `list` then holds the reason. */
 int targets_find(const char *name, pid_t *pid, char *list, size_t n);
 
 #endif

@@ -15,11 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
-#include "base/fs.h"
+#include "os/atomic.h"
+#include "os/fs.h"
 #include "base/grow.h"
 #include "base/hashmap.h"
-#include "base/home.h"
+#include "os/home.h"
 #include "base/intern.h"
 #include "base/sbuf.h"
 
@@ -121,7 +121,7 @@ static bool parse_line(struct sym_cache *c, char *line)
 }
 
 /* Reads the file when its source is unchanged (anything else: the cache starts empty and is rewritten), under the
- * home's trust rule (base/home.h, base/fs.h): a directory that is not the user's, or a file that is a link, a FIFO
+ * home's trust rule (os/home.h, os/fs.h): a directory that is not the user's, or a file that is a link, a FIFO
  * or another user's, is not read. */
 static void cache_load(struct sym_cache *c)
 {
@@ -274,7 +274,7 @@ void sym_cache_save(struct sym_cache *c, const char *source)
 	int dfd = -1;
 	if (home_open("symbols", true, dir, sizeof dir, &dfd, &e) || dfd < 0) /* a home others could plant in */
 		return;
-	/* the writer writes a device or a FIFO in place (base/atomic.h); in plumb's own cache such an entry, or one
+	/* the writer writes a device or a FIFO in place (os/atomic.h); in plumb's own cache such an entry, or one
 	 * that is not the user's, is planted: it goes, and the file is written anew */
 	struct stat st;
 	if (fstatat(dfd, c->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid()))

@@ -19,8 +19,8 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
-#include "base/fs.h"
-#include "base/procfs.h"
+#include "os/fs.h"
+#include "os/procfs.h"
 
 #define PERF_MAP_RETRY_NS 200000000ULL
 

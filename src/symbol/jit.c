@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/fs.h"
+#include "os/fs.h"
 #include "base/grow.h"
 #include "symbol/files.h"
 

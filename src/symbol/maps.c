@@ -16,7 +16,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/intern.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "profile/profile.h"
 #include "symbol/files.h"
 

@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/prom.h"
-#include "base/prom_rw.h"
+#include "os/prom.h"
+#include "os/prom_rw.h"
 #include "base/utf8.h"
 #include "bench/evidence.h"
 #include "bench/push.h"

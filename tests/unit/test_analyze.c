@@ -16,7 +16,7 @@
 #include "analyze/analyze.h"
 #include "analyze/baseline.h"
 #include "analyze/repo.h"
-#include "base/store.h"
+#include "os/store.h"
 #include "format/hot_json.h"
 #include "profile/profile.h"
 

@@ -16,8 +16,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
-#include "base/cleanup.h"
+#include "os/atomic.h"
+#include "os/cleanup.h"
 
 static char dir[] = "/tmp/plumb-unit-atomic-XXXXXX";
 

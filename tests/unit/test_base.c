@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
+#include "os/atomic.h"
 #include "base/clock.h"
 #include "base/err.h"
 #include "base/gate.h"

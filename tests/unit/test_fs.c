@@ -18,7 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/fs.h"
+#include "os/fs.h"
 #include "base/lines.h"
 
 #define NOBODY 65534

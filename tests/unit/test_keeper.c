@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include "base/clock.h"
-#include "base/keeper.h"
-#include "base/procfs.h"
+#include "os/keeper.h"
+#include "os/procfs.h"
 
 struct tree {
 	pid_t fake_plumb, child, grandchild, orphan;

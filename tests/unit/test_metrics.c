@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "metrics/metrics.h"
 #include "metrics/proc.h"
 

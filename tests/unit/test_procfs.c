@@ -22,8 +22,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/procfs.h"
-#include "base/spawn.h"
+#include "os/procfs.h"
+#include "os/spawn.h"
 
 static char tmp[] = "/tmp/plumb-procfs-XXXXXX";
 

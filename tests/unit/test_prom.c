@@ -1,7 +1,7 @@
-/* test_prom.c — Prometheus' text format as plumb writes it (base/prom.h) and an artifact rendered into it
+/* test_prom.c — Prometheus' text format as plumb writes it (os/prom.h) and an artifact rendered into it
  * (bench/push.h): names sanitised to the format's rules, label values redacted, made valid UTF-8 and escaped,
  * grouping paths the Pushgateway reads (base64 for anything not plain), the statistics equal to bench_summarize's,
- * a tag a label only when every sample shares it, and URLs with credentials refused (base/http.h). */
+ * a tag a label only when every sample shares it, and URLs with credentials refused (os/http.h). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,9 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/http.h"
-#include "base/prom.h"
-#include "base/prom_rw.h"
+#include "os/http.h"
+#include "os/prom.h"
+#include "os/prom_rw.h"
 #include "bench/evidence.h"
 #include "bench/push.h"
 #include "bench/stats.h"

@@ -19,9 +19,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/cleanup.h"
-#include "base/procfs.h"
-#include "base/spawn.h"
+#include "os/cleanup.h"
+#include "os/procfs.h"
+#include "os/spawn.h"
 
 /* Reads fd to its end into buf (NUL-terminated). */
 static size_t read_all(int fd, char *buf, size_t cap)

@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/announce.h"
-#include "base/fs.h"
-#include "base/procfs.h"
-#include "base/store.h"
+#include "os/announce.h"
+#include "os/fs.h"
+#include "os/procfs.h"
+#include "os/store.h"
 
 static char home[] = "/tmp/plumb-store-XXXXXX";
 

@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/procfs.h"
+#include "os/procfs.h"
 #include "sample/targets.h"
 
 static char dir[] = "/tmp/plumb-targets-XXXXXX";

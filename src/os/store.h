@@ -9,8 +9,8 @@
  *
  * Ownership: paths are written into caller buffers (PATH_MAX is enough); store_load's data and store_list's
  * names are malloc'd and belong to the caller (store_list_free). Library code: nothing is printed. */
-#ifndef PLUMB_BASE_STORE_H
-#define PLUMB_BASE_STORE_H
+#ifndef PLUMB_OS_STORE_H
+#define PLUMB_OS_STORE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -28,7 +28,7 @@ struct store_kind {
 extern const struct store_kind STORE_PROFILE_BASELINES; /* baselines/profiles/NAME.json (plumb.hot.v1) */
 extern const struct store_kind STORE_BENCH_BASELINES;   /* baselines/evidence/NAME.json (bench evidence) */
 extern const struct store_kind STORE_METRICS;           /* metrics/NAME.json (plumb.metrics.v1) */
-extern const struct store_kind STORE_TARGETS;           /* targets/NAME.lock (base/announce.h) */
+extern const struct store_kind STORE_TARGETS;           /* targets/NAME.lock (os/announce.h) */
 
 #define STORE_NAME_MAX 100 /* bytes of a name, not counting the NUL */
 
@@ -47,7 +47,7 @@ enum plumb_err store_check_name(const struct store_kind *k, const char *name, st
 enum plumb_err store_dir(const struct store_kind *k, char *buf, size_t cap, struct perr *e);
 /* $PLUMB_HOME/<dir>/NAME<ext> into buf, after store_check_name and store_dir's check (when that check refuses the
  * directory, PLUMB_EIO comes back with buf still filled, for messages). A reader that opens the path itself must
- * still use base/fs.h's fs_open_trusted (or store_load): the path alone proves nothing of the file. */
+ * still use os/fs.h's fs_open_trusted (or store_load): the path alone proves nothing of the file. */
 enum plumb_err store_path(const struct store_kind *k, const char *name, char *buf, size_t cap, struct perr *e);
 /* True when NAME is stored (a regular file). */
 bool store_exists(const struct store_kind *k, const char *name);
@@ -57,7 +57,7 @@ bool store_exists(const struct store_kind *k, const char *name);
  * when the name is a symbolic link or a special file. */
 enum plumb_err store_path_for_write(const struct store_kind *k, const char *name, bool force, char *buf, size_t cap,
 				    struct perr *e);
-/* Saves len bytes as NAME: directory created 0700, file written whole (base/atomic.h, 0600). Without `force`
+/* Saves len bytes as NAME: directory created 0700, file written whole (os/atomic.h, 0600). Without `force`
  * an existing NAME is left untouched and the result is PLUMB_EINVAL ("a <what> named 'NAME' exists"); the
  * check and the rename are one step (no race with another saver). */
 enum plumb_err store_save(const struct store_kind *k, const char *name, const void *data, size_t len, bool force,

@@ -1,7 +1,7 @@
 /* home.c — the plumb home directory: where it is (the environment decides), and opening it and its parts under
- * the trust rule of base/fs.h. Each part is opened relative to the one above it, so what is checked is what is
+ * the trust rule of os/fs.h. Each part is opened relative to the one above it, so what is checked is what is
  * used: no path is looked up twice. */
-#include "base/home.h"
+#include "os/home.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/fs.h"
+#include "os/fs.h"
 
 /* 1 written, 0 no variable set, -1 too long */
 static int home_locate(char *buf, size_t n)

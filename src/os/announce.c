@@ -1,6 +1,6 @@
 /* announce.c — see announce.h. The start time is what makes a lock trustworthy across pid reuse: both the
  * writer and the reader take it from procfs_start_time, so they cannot disagree on the field. */
-#include "base/announce.h"
+#include "os/announce.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -9,9 +9,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
-#include "base/fs.h"
-#include "base/procfs.h"
+#include "os/atomic.h"
+#include "os/fs.h"
+#include "os/procfs.h"
 
 bool announce_parse(const char *text, size_t len, struct announce *out)
 {

@@ -1,6 +1,6 @@
 /* procfs.c — see procfs.h. Files are read with open/read into caller or iterator buffers (no stdio, no malloc
  * but for the two whole-file readers); numbers are parsed by hand, so a field can never run past the text. */
-#include "base/procfs.h"
+#include "os/procfs.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -1,7 +1,7 @@
 /* http.c — one bounded HTTP request through libcurl, loaded on first use (http.h). The credentials are read into
  * memory that is wiped after the request; libcurl's verbose output is never turned on, so nothing it sends is
  * written anywhere. */
-#include "base/http.h"
+#include "os/http.h"
 
 #include <ctype.h>
 #include <dlfcn.h>
@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/fs.h"
+#include "os/fs.h"
 
 enum plumb_err http_check_url(const char *url, struct perr *e)
 {

@@ -1,8 +1,8 @@
 /* store.c — see store.h. Every path goes through store_check_name first, so nothing built here can name a file
- * outside $PLUMB_HOME/<kind>/, and every directory through home_open (base/home.h), so none is used that
- * another user controls. Files are read with the trust rule of base/fs.h; the store never follows a final link.
+ * outside $PLUMB_HOME/<kind>/, and every directory through home_open (os/home.h), so none is used that
+ * another user controls. Files are read with the trust rule of os/fs.h; the store never follows a final link.
  * Paths live in caller buffers: the libplumb recorder and announcer use this too. */
-#include "base/store.h"
+#include "os/store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -15,10 +15,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "base/atomic.h"
-#include "base/fs.h"
+#include "os/atomic.h"
+#include "os/fs.h"
 #include "base/grow.h"
-#include "base/home.h"
+#include "os/home.h"
 #include "base/str.h"
 
 const struct store_kind STORE_PROFILE_BASELINES = { "baselines/profiles", ".json", "profile baseline", 256u << 20 };

@@ -3,8 +3,8 @@
  * from data goes through here: metric and label names are sanitised to Prometheus' rules, every label value passes
  * through the redactor (base/redact.h), is made valid UTF-8 and escaped, so the text is always accepted and never
  * carries a secret. The caller owns the sbuf it writes into; nothing here allocates beyond it. */
-#ifndef PLUMB_BASE_PROM_H
-#define PLUMB_BASE_PROM_H
+#ifndef PLUMB_OS_PROM_H
+#define PLUMB_OS_PROM_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,7 +50,7 @@ bool prom_is_label_name(const char *s);
 /* The content type of the text format, for the request that carries it. */
 #define PROM_TEXT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 /* PUTs body to base_url + path (base_url without a trailing '/' is the gateway's root, e.g.
- * http://127.0.0.1:9091): the group of the grouping key is replaced whole. base/http.h's codes. */
+ * http://127.0.0.1:9091): the group of the grouping key is replaced whole. os/http.h's codes. */
 enum plumb_err prom_push(const char *base_url, const char *path, const struct sbuf *body, struct perr *e);
 
 #endif

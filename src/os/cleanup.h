@@ -2,8 +2,8 @@
  * temp paths that a signal handler can read without locks or allocation; the handler removes this process's
  * entries, then ends the process with the signal's default action (so exit status and core dumps stay true).
  * The table lives in static storage: nothing here allocates, and nothing is owned by the caller. */
-#ifndef PLUMB_BASE_CLEANUP_H
-#define PLUMB_BASE_CLEANUP_H
+#ifndef PLUMB_OS_CLEANUP_H
+#define PLUMB_OS_CLEANUP_H
 
 #include <signal.h>
 

@@ -2,7 +2,7 @@
  * run in the child before they are reset; everything the child does before exec is async-signal-safe (the
  * environment is built in the parent). A step that fails in the child writes {step, errno} to the report pipe
  * and exits 127; end-of-file on that close-on-exec pipe means exec (or, for a worker, fn) began. */
-#include "base/spawn.h"
+#include "os/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 
 #include "base/clock.h"
 #include "base/grow.h"
-#include "base/procfs.h"
+#include "os/procfs.h"
 
 extern char **environ;
 

@@ -1,7 +1,7 @@
 /* keeper.c — the process that ends what plumb launched when plumb itself is killed (keeper.h). Invariant: it
  * signals only processes it found below a pid plumb named, each while it is the process that was found (same
  * start time), and it never outlives plumb by more than one sweep. */
-#include "base/keeper.h"
+#include "os/keeper.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -14,8 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "base/procfs.h"
-#include "base/spawn.h"
+#include "os/procfs.h"
+#include "os/spawn.h"
 
 #define MSG_WATCH 'W'
 #define MSG_DONE 'D'

@@ -1,7 +1,7 @@
 /* cleanup.c — the table of live temporary files and the handler that removes them before a signal ends plumb.
  * Invariant: a slot's path is only read by the handler while the slot is LIVE, and a slot only becomes LIVE
  * after its path and owner are written, so the handler never reads half a path. */
-#include "base/cleanup.h"
+#include "os/cleanup.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -1,13 +1,13 @@
 /* prom.c — the text exposition format (prom.h). Names are sanitised byte by byte, values redacted, made valid
  * UTF-8 and escaped, numbers written so they read back exactly (%.17g): whatever an artifact holds, the text is
  * one a Pushgateway accepts. */
-#include "base/prom.h"
+#include "os/prom.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "base/http.h"
+#include "os/http.h"
 #include "base/redact.h"
 #include "base/utf8.h"
 

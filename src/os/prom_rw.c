@@ -5,14 +5,14 @@
  *   TimeSeries   { repeated Label labels = 1; repeated Sample samples = 2; }
  *   Label        { string name = 1; string value = 2; }
  *   Sample       { double value = 1; int64 timestamp = 2; }  (milliseconds) */
-#include "base/prom_rw.h"
+#include "os/prom_rw.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "base/http.h"
+#include "os/http.h"
 
 #define MAX_SERIES_LABELS 96
 

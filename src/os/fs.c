@@ -3,7 +3,7 @@
  * fs_which follows execvp's search, so that what plumb probes is what it then runs. The trust checks look
  * before they open (a device is never opened) and check again on the descriptor (what was swapped in between is
  * caught), so what is read is always the file that was checked. */
-#include "base/fs.h"
+#include "os/fs.h"
 
 #include <errno.h>
 #include <fcntl.h>

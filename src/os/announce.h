@@ -4,8 +4,8 @@
  * belongs to a process with another start time, is stale: never trusted, replaced by the next announcer.
  * libplumb calls this from the program it is linked into: the reader allocates nothing, the writer only the
  * temporary file's handle. */
-#ifndef PLUMB_BASE_ANNOUNCE_H
-#define PLUMB_BASE_ANNOUNCE_H
+#ifndef PLUMB_OS_ANNOUNCE_H
+#define PLUMB_OS_ANNOUNCE_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -30,7 +30,7 @@ enum announce_state {
 	ANNOUNCE_LIVE,     /* the process that wrote it is running */
 };
 /* Reads the announcement at path into *out (filled for STALE and LIVE) and says whether its process lives. A
- * file that breaks the trust rule of base/fs.h (a link, not regular, another user's, over 127 bytes) is NONE. */
+ * file that breaks the trust rule of os/fs.h (a link, not regular, another user's, over 127 bytes) is NONE. */
 enum announce_state announce_read(const char *path, struct announce *out);
 /* Writes path whole (temp + rename, 0600) naming pid with its current start time. PLUMB_EOUTPUT on failure. */
 enum plumb_err announce_write(const char *path, pid_t pid, struct perr *e);

@@ -2,8 +2,8 @@
  * rules for files and directories someone else could have written (docs/design.md §3.5): the one place plumb
  * opens such a file or uses such a directory. Library code: errors come back as a struct perr with the errno
  * text, nothing is printed. */
-#ifndef PLUMB_BASE_FS_H
-#define PLUMB_BASE_FS_H
+#ifndef PLUMB_OS_FS_H
+#define PLUMB_OS_FS_H
 
 #include <stdbool.h>
 #include <stddef.h>

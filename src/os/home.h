@@ -2,8 +2,8 @@
  * symbol cache): $PLUMB_HOME, else ${XDG_STATE_HOME:-$HOME/.local/state}/plumb. The one definition; the library
  * and the tool both use it. home_open is the one way into it: the home and every directory under it that
  * plumb uses must belong to the user (or root) and be writable by nobody else (docs/design.md §3.5). */
-#ifndef PLUMB_BASE_HOME_H
-#define PLUMB_BASE_HOME_H
+#ifndef PLUMB_OS_HOME_H
+#define PLUMB_OS_HOME_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -9,8 +9,8 @@
  * Every request is bounded: an attempt ends after the timeout, and one failed by the network, a timeout or a
  * 5xx/429 answer is tried once more after half a second, so the worst case is twice the timeout and 0.5 s.
  * Library code: errors come back in a struct perr, nothing is printed. */
-#ifndef PLUMB_BASE_HTTP_H
-#define PLUMB_BASE_HTTP_H
+#ifndef PLUMB_OS_HTTP_H
+#define PLUMB_OS_HTTP_H
 
 #include <stdbool.h>
 #include <stddef.h>

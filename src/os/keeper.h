@@ -12,8 +12,8 @@
  * and the keeper then hears of plumb's death only when that process ends too.
  *
  * Ownership: the caller owns struct keeper; keeper_end() (or keeper_forget() in a forked child) releases it. */
-#ifndef PLUMB_BASE_KEEPER_H
-#define PLUMB_BASE_KEEPER_H
+#ifndef PLUMB_OS_KEEPER_H
+#define PLUMB_OS_KEEPER_H
 
 #include <stdbool.h>
 #include <sys/types.h>

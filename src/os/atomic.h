@@ -4,8 +4,8 @@
  * a dangling link creates its target) and its target is replaced, so the link stays a link. A path that is
  * not a regular file — a character device, a FIFO, a socket, /dev/stdout — is opened and written directly,
  * never renamed over, chmod-ed or chown-ed. The path "-" means standard output. */
-#ifndef PLUMB_BASE_ATOMIC_H
-#define PLUMB_BASE_ATOMIC_H
+#ifndef PLUMB_OS_ATOMIC_H
+#define PLUMB_OS_ATOMIC_H
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -19,7 +19,7 @@ struct atomic_file {
 	char *path;      /* owned: the path as the caller gave it (for messages) */
 	char *tmp_path;  /* owned; NULL when written directly (stdout, a device, a FIFO, a socket) */
 	char *target;    /* owned; the file tmp_path is renamed over (path, or where its symlinks lead) */
-	int slot;        /* tmp_path's entry in the signal-cleanup table (base/cleanup.h), -1 if none */
+	int slot;        /* tmp_path's entry in the signal-cleanup table (os/cleanup.h), -1 if none */
 };
 #define ATOMIC_FILE_INIT { NULL, NULL, NULL, NULL, -1 }
 

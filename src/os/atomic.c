@@ -1,8 +1,8 @@
 /* atomic.c — where an output goes (resolve), temp + fsync + rename for files, direct writes for everything else.
  * Invariant: plumb never renames over, truncates by rename, or chmods anything but a regular file it is replacing,
- * and every temp file it creates is in the cleanup table (base/cleanup.h) from before it exists until it is
+ * and every temp file it creates is in the cleanup table (os/cleanup.h) from before it exists until it is
  * renamed or removed. */
-#include "base/atomic.h"
+#include "os/atomic.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "base/cleanup.h"
+#include "os/cleanup.h"
 
 #define TEMP_MARK ".plumb-tmp."
 #define TEMP_BASE_MAX 200 /* bytes of the output's name kept in its temp's name: the whole stays under NAME_MAX */

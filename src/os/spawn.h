@@ -6,8 +6,8 @@
  * Ownership: the caller owns every string and array it points the struct at, and must keep them alive until
  * child_start() returns. A CHILD_IO_PIPE end handed back in the struct belongs to the caller, who closes it.
  * child_finish() (or child_release() on an exec failure) reaps the process and closes what child_start opened. */
-#ifndef PLUMB_BASE_SPAWN_H
-#define PLUMB_BASE_SPAWN_H
+#ifndef PLUMB_OS_SPAWN_H
+#define PLUMB_OS_SPAWN_H
 
 #include <signal.h>
 #include <stdbool.h>

@@ -8,8 +8,8 @@
  * so the metrics recorder inside libplumb reads /proc without allocating per sample.
  *
  * pid PROCFS_SELF (0) means /proc/self; tid 0 means the process's own file, tid > 0 /proc/PID/task/TID/. */
-#ifndef PLUMB_BASE_PROCFS_H
-#define PLUMB_BASE_PROCFS_H
+#ifndef PLUMB_OS_PROCFS_H
+#define PLUMB_OS_PROCFS_H
 
 #include <stdbool.h>
 #include <stddef.h>
