@@ -129,13 +129,32 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, ui
 	}
 }
 
+/* The period of a CPU's event until the next read of the rings: mean / x, x uniform in [1/2, 3/2), so within
+ * [2/3, 2) means. Between two reads the kernel repeats it, so a window of W between reads holds about W / period
+ * samples: for each sample to stand for the interval (counts stay counts, docs/design.md §5.2, §13) it is the
+ * rate that must average 1 / mean, not the period mean (an interval draw of mean `mean` has E[mean / period] =
+ * 1.19 and read a CPU-bound process 30% over its CPU). Nothing is taken off for the time since the last sample
+ * either: the shortened period would be repeated over the whole window, not used once. */
+uint64_t perf_periods_draw_cpu(struct perf_periods *pp)
+{
+	double u = (double)(rand64_next(&pp->rng) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
+	uint64_t ns = (uint64_t)((double)pp->mean_ns / (0.5 + u));
+	return ns < RAND_MIN_INTERVAL_NS ? RAND_MIN_INTERVAL_NS : ns;
+}
+
 void perf_periods_flush(struct perf_periods *pp)
 {
-	for (size_t i = 0; i < pp->n; i++)
-		if (pp->ev[i].pending) {
-			pp->ev[i].pending = false;
-			redraw(pp, &pp->ev[i], pp->ev[i].sampled_at);
-		}
+	for (size_t i = 0; i < pp->n; i++) {
+		struct perf_period_event *ev = &pp->ev[i];
+		if (!ev->pending)
+			continue;
+		ev->pending = false;
+		uint64_t period = perf_periods_draw_cpu(pp);
+		if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0)
+			continue; /* an event that is gone keeps its old one */
+		ev->period = period;
+		pp->redraws++;
+	}
 }
 
 enum plumb_err perf_stacker_init(struct perf_stacker *s, const struct record_opts *opts, struct profile *p,
