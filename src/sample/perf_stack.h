@@ -22,7 +22,8 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 
 /* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
  * period drawn at random around the interval (base/rand.h) and given a new one after each of its samples
- * (PERF_EVENT_IOC_PERIOD restarts its countdown), so its sample times are a renewal process in the clock it counts (a thread's CPU time, a CPU's time). The reader comes round late, more so on a loaded machine,
+ * (PERF_EVENT_IOC_PERIOD restarts its countdown), so a thread's event's sample times are a renewal process in
+ * its CPU time; a CPU's event gets one per read of the rings (perf_periods_draw_cpu, repeated till the next). The reader comes round late, more so on a loaded machine,
  * and the restart would lose what the event counted meanwhile: its count (read()) says how far it went since
  * its last sample, which is taken off the new period (and when too little of the draw is left, a new draw starts
  * from now: the kernel repeats a period until it is given another, so none is shorter than half the interval). An inherited event (a thread the target
@@ -38,7 +39,6 @@ struct perf_periods {
 		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
 		uint64_t period;    /* its period now */
 		uint64_t armed_at;  /* a thread's event: its count when it was given that period */
-		uint64_t sampled_at; /* a CPU's event: the time of its last sample */
 		bool pending;       /* a per-CPU event sampled since the last perf_periods_flush */
 	} *ev;
 	size_t n, cap;
