@@ -83,8 +83,9 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 
 /* A per-CPU event wakes the reader by its watermark, as before random periods: dwarf samples are ~16 KiB, and
  * a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains by its poll timeout). */
-static void cpu_event_wakeups(const struct pe_state *st, struct perf_event_attr *attr)
+static void cpu_event_wakeups(struct pe_state *st, struct perf_event_attr *attr)
 {
+	attr->sample_period = perf_periods_draw_cpu(&st->periods); /* repeated until the next read */
 	attr->watermark = 1;
 	attr->wakeup_events = 0;
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 1024 * 1024 : 64 * 1024;

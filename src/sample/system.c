@@ -56,8 +56,8 @@ static void sys_fill_attr(struct sys_state *st, struct perf_event_attr *attr)
 {
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
 	attr->exclude_idle = 1; /* the idle task is no process: a CPU with nothing to do gives no sample */
-	attr->sample_period = perf_periods_draw(&st->periods);
 	/* each CPU's event gets its next random period once per read of the rings (perf_periods_flush) */
+	attr->sample_period = perf_periods_draw_cpu(&st->periods);
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 2 * 1024 * 1024 : 256 * 1024;
 }
 

@@ -126,8 +126,9 @@ static void test_wall__exit_and_finish(void **state)
 	profile_free(p);
 }
 
-/* A live view settles a thread that waits the whole session at each read: the ticks come as it waits, and the
- * total over the wait is what one final count gives (the remainder carries across the reads). */
+/* A live view settles a thread that waits the whole session at each read: the ticks come as it waits (each
+ * stretch of the wait gets its share of the thread's off-CPU Poisson process, whose next point carries across
+ * the reads), a horizon settled twice counts nothing twice, and the whole wait gets what one final count gives. */
 static void test_wall__settle_counts_a_wait_as_it_goes(void **state)
 {
 	struct profile *p = profile_new();
@@ -135,16 +136,22 @@ static void test_wall__settle_counts_a_wait_as_it_goes(void **state)
 	f.func = profile_intern_cstr(p, "sigsuspend");
 	uint32_t stack = profile_stack(p, PROFILE_ROOT, profile_frame(p, &f));
 	uint32_t thread = profile_thread(p, 1, 3, "waiter");
-	struct wall *w = wall_new(p, 2 * MS);
+	struct wall *w = wall_new(p, 1 * MS);
 	assert_true(wall_switch_out(w, 3, thread, stack, 0));
-	assert_int_equal(wall_flush(w, 5 * MS), 0);       /* still waiting: nothing until it wakes ... */
-	assert_int_equal(wall_settle(w, 5 * MS), 2);      /* ... unless settled: 5 ms is two ticks, 1 ms carried */
-	assert_int_equal(wall_settle(w, 5 * MS), 0);      /* the same horizon twice counts nothing twice */
-	assert_int_equal(wall_settle(w, 8 * MS), 2);      /* 1 + 3 ms */
-	assert_true(wall_switch_in(w, 3, 20 * MS));
-	assert_int_equal(wall_flush(w, 30 * MS), 6);      /* 8..20 ms */
-	assert_int_equal(weight_of(p, stack), 10);        /* 20 ms of waiting, as without the settles */
-	assert_int_equal(wall_settle(w, 40 * MS), 0);     /* awake: nothing to settle */
+	assert_int_equal(wall_flush(w, 1000 * MS), 0);    /* still waiting: nothing until it wakes ... */
+	uint64_t first = wall_settle(w, 1000 * MS);       /* ... unless settled: 1 s of waiting so far */
+	assert_poisson(first, 1000);
+	assert_int_equal(weight_of(p, stack), first);
+	assert_int_equal(wall_settle(w, 1000 * MS), 0);   /* the same horizon twice counts nothing twice */
+	uint64_t second = wall_settle(w, 1500 * MS);      /* the next 0.5 s */
+	assert_poisson(second, 500);
+	assert_true(wall_switch_in(w, 3, 3000 * MS));
+	uint64_t last = wall_flush(w, 3001 * MS);         /* 1.5 .. 3 s, when it wakes */
+	assert_poisson(last, 1500);
+	assert_int_equal(weight_of(p, stack), first + second + last);
+	assert_poisson(first + second + last, 3000);      /* 3 s of waiting, as without the settles */
+	assert_int_equal(wall_settle(w, 4000 * MS), 0);   /* awake: nothing to settle */
+	assert_int_equal(wall_finish(w, 5000 * MS), 0);
 	wall_free(w);
 	profile_free(p);
 	(void)state;
