@@ -157,14 +157,14 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 	if (th == PROFILE_NOMEM || !hmap_put(&pr->tid_index, (uint64_t)tid, (uint32_t)pr->nthreads))
 		return NULL;
 	struct pyb_thread *t = &pr->threads[pr->nthreads++];
-	t->tid = tid;
-	t->py_named = py_name != NULL;
-	t->stat_fd = procfs_open(pr->pid, tid, "stat");
-	t->sched_fd = procfs_open(pr->pid, tid, "schedstat");
-	t->oncpu = 0;
-	t->credit = 0;
-	t->thread = th;
-	t->seen = 0;
+	/* every field set: the array grows by realloc, so a field left out (due was) holds whatever the heap had */
+	*t = (struct pyb_thread){
+		.tid = tid,
+		.stat_fd = procfs_open(pr->pid, tid, "stat"),
+		.sched_fd = procfs_open(pr->pid, tid, "schedstat"),
+		.thread = th,
+		.py_named = py_name != NULL,
+	};
 	return t;
 }
 
