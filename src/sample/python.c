@@ -608,10 +608,17 @@ static void pyb_open(struct pyb_state *st, uint64_t t, uint64_t start_ns)
 		st->open_err = (struct perr)PERR_INIT;
 		enum plumb_err orc = py_open(st->pid, &st->py, &st->open_err);
 		struct py_binary_info info;
+		if (orc == PLUMB_EUNSUPPORTED && py_probe_pid(st->pid, &info) && info.is_python) {
+			/* The probe may see a later image than the open did: a command that exec'd its interpreter
+			 * between the two (the open saw plumb's own fork: "not a CPython interpreter"). Only an open of
+			 * the image the probe saw, refused again, means a CPython plumb cannot read. */
+			st->open_err = (struct perr)PERR_INIT;
+			orc = py_open(st->pid, &st->py, &st->open_err);
+			if (orc == PLUMB_EUNSUPPORTED)
+				pyb_native_only(st); /* a launcher exec'd a CPython plumb cannot read: its native stacks */
+		}
 		if (orc != PLUMB_OK && orc != PLUMB_ENOENT && orc != PLUMB_EUNSUPPORTED)
 			st->gave_up = true;
-		else if (orc == PLUMB_EUNSUPPORTED && py_probe_pid(st->pid, &info) && info.is_python)
-			pyb_native_only(st); /* a launcher exec'd a CPython plumb cannot read: its native stacks */
 		else if (orc == PLUMB_EUNSUPPORTED && t - start_ns > 5000000000ULL)
 			st->gave_up = true; /* never became a CPython we can read */
 	}
