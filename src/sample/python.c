@@ -185,8 +185,13 @@ static uint64_t thread_oncpu(struct pyb_thread *t)
 	return procfs_pread(t->sched_fd, buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
 }
 
-/* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
-static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
+/* How many --mode cpu samples of this thread are due at this tick (see the file comment): one for each random
+ * amount of its CPU time (mean: the interval) its credit covers, so its samples follow its CPU time, a Poisson
+ * process in it (§5.2). A tick is a random interval too, often longer than the next amount: taking one sample
+ * at most per tick would leave a thread on a CPU all the time about 15% short of one that runs half of the
+ * time; the tick's stack is counted once per amount instead. */
+#define PYB_MAX_CATCHUP 4 /* intervals of credit kept beyond the next amount: a stall of plumb is not a burst */
+static uint32_t thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
 {
 	uint64_t now = thread_oncpu(t);
 	if (!now)
@@ -201,15 +206,17 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64
 	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm (§5.2) */
 		t->due = (int64_t)rand64_interval_ns(rng, interval);
 	t->credit += (int64_t)used;
-	if (t->credit > t->due + iv)
-		t->credit = t->due + iv; /* time we slept through is not made up for in a burst */
-	if (used == 0 || t->credit < t->due)
-		return false;
-	/* The rest is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
-	 * processes) is sampled at 2 ticks in 3, not at every tick. */
-	t->credit -= t->due;
-	t->due = (int64_t)rand64_interval_ns(rng, interval);
-	return true;
+	if (t->credit > t->due + PYB_MAX_CATCHUP * iv)
+		t->credit = t->due + PYB_MAX_CATCHUP * iv;
+	uint32_t n = 0;
+	/* The rest is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several processes)
+	 * is sampled at 2 ticks in 3, not at every tick. (A drawn amount is at least half the interval.) */
+	while (used && t->credit >= t->due) {
+		t->credit -= t->due;
+		t->due = (int64_t)rand64_interval_ns(rng, interval);
+		n++;
+	}
+	return n;
 }
 
 static void on_thread(void *ctx, const struct py_thread *t)
@@ -223,12 +230,13 @@ static void on_thread(void *ctx, const struct py_thread *t)
 	bt->seen = st->tick;
 	if (bt->stat_fd < 0 && st->cur != &st->root)
 		return; /* not a thread of this descendant: a vfork child reads its parent's memory until it execs */
-	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval, &st->rng))
+	uint32_t weight = 1;
+	if (st->opts->mode == MODE_CPU && !st->opts->idle && !(weight = thread_on_cpu(bt, st->interval, &st->rng)))
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */
 	uint32_t stack = py_frames_push(st->p, PROFILE_ROOT, t->frames, t->nframes);
-	if (stack == PROFILE_NOMEM || !profile_add_sample(st->p, stack, bt->thread, st->now, 1)) {
+	if (stack == PROFILE_NOMEM || !profile_add_sample(st->p, stack, bt->thread, st->now, weight)) {
 		st->oom = true;
 		return;
 	}
