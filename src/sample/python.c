@@ -157,7 +157,7 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 	if (th == PROFILE_NOMEM || !hmap_put(&pr->tid_index, (uint64_t)tid, (uint32_t)pr->nthreads))
 		return NULL;
 	struct pyb_thread *t = &pr->threads[pr->nthreads++];
-	/* every field set: the array grows by realloc, so a field left out (due was) holds whatever the heap had */
+	/* set whole: the array grows by realloc, a field left out (due was) holds what the heap had */
 	*t = (struct pyb_thread){
 		.tid = tid,
 		.stat_fd = procfs_open(pr->pid, tid, "stat"),
@@ -185,11 +185,8 @@ static uint64_t thread_oncpu(struct pyb_thread *t)
 	return procfs_pread(t->sched_fd, buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
 }
 
-/* How many --mode cpu samples of this thread are due at this tick (see the file comment): one for each random
- * amount of its CPU time (mean: the interval) its credit covers, so its samples follow its CPU time, a Poisson
- * process in it (§5.2). A tick is a random interval too, often longer than the next amount: taking one sample
- * at most per tick would leave a thread on a CPU all the time about 15% short of one that runs half of the
- * time; the tick's stack is counted once per amount instead. */
+/* How many --mode cpu samples of this thread are due at this tick: one per random amount of CPU (mean: the
+ * interval, §5.2) its credit covers. One at most per tick left a thread always on a CPU ~15% short. */
 #define PYB_MAX_CATCHUP 4 /* intervals of credit kept beyond the next amount: a stall of plumb is not a burst */
 static uint32_t thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
 {
@@ -209,8 +206,7 @@ static uint32_t thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct ra
 	if (t->credit > t->due + PYB_MAX_CATCHUP * iv)
 		t->credit = t->due + PYB_MAX_CATCHUP * iv;
 	uint32_t n = 0;
-	/* The rest is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several processes)
-	 * is sampled at 2 ticks in 3, not at every tick. (A drawn amount is at least half the interval.) */
+	/* the rest is carried, not dropped (a drawn amount is at least half the interval: the loop ends) */
 	while (used && t->credit >= t->due) {
 		t->credit -= t->due;
 		t->due = (int64_t)rand64_interval_ns(rng, interval);
