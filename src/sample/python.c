@@ -157,14 +157,14 @@ static struct pyb_thread *thread_get(struct pyb_state *st, struct pyb_proc *pr, 
 	if (th == PROFILE_NOMEM || !hmap_put(&pr->tid_index, (uint64_t)tid, (uint32_t)pr->nthreads))
 		return NULL;
 	struct pyb_thread *t = &pr->threads[pr->nthreads++];
-	t->tid = tid;
-	t->py_named = py_name != NULL;
-	t->stat_fd = procfs_open(pr->pid, tid, "stat");
-	t->sched_fd = procfs_open(pr->pid, tid, "schedstat");
-	t->oncpu = 0;
-	t->credit = 0;
-	t->thread = th;
-	t->seen = 0;
+	/* set whole: the array grows by realloc, a field left out (due was) holds what the heap had */
+	*t = (struct pyb_thread){
+		.tid = tid,
+		.stat_fd = procfs_open(pr->pid, tid, "stat"),
+		.sched_fd = procfs_open(pr->pid, tid, "schedstat"),
+		.thread = th,
+		.py_named = py_name != NULL,
+	};
 	return t;
 }
 
@@ -185,8 +185,10 @@ static uint64_t thread_oncpu(struct pyb_thread *t)
 	return procfs_pread(t->sched_fd, buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
 }
 
-/* Whether a --mode cpu sample of this thread is due at this tick (see the file comment). */
-static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
+/* How many --mode cpu samples of this thread are due at this tick: one per random amount of CPU (mean: the
+ * interval, §5.2) its credit covers. One at most per tick left a thread always on a CPU ~15% short. */
+#define PYB_MAX_CATCHUP 4 /* intervals of credit kept beyond the next amount: a stall of plumb is not a burst */
+static uint32_t thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64 *rng)
 {
 	uint64_t now = thread_oncpu(t);
 	if (!now)
@@ -201,15 +203,16 @@ static bool thread_on_cpu(struct pyb_thread *t, uint64_t interval, struct rand64
 	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm (§5.2) */
 		t->due = (int64_t)rand64_interval_ns(rng, interval);
 	t->credit += (int64_t)used;
-	if (t->credit > t->due + iv)
-		t->credit = t->due + iv; /* time we slept through is not made up for in a burst */
-	if (used == 0 || t->credit < t->due)
-		return false;
-	/* The rest is carried, not dropped: a thread that gets 2/3 of a CPU (a busy machine, several
-	 * processes) is sampled at 2 ticks in 3, not at every tick. */
-	t->credit -= t->due;
-	t->due = (int64_t)rand64_interval_ns(rng, interval);
-	return true;
+	if (t->credit > t->due + PYB_MAX_CATCHUP * iv)
+		t->credit = t->due + PYB_MAX_CATCHUP * iv;
+	uint32_t n = 0;
+	/* the rest is carried, not dropped (a drawn amount is at least half the interval: the loop ends) */
+	while (used && t->credit >= t->due) {
+		t->credit -= t->due;
+		t->due = (int64_t)rand64_interval_ns(rng, interval);
+		n++;
+	}
+	return n;
 }
 
 static void on_thread(void *ctx, const struct py_thread *t)
@@ -223,12 +226,13 @@ static void on_thread(void *ctx, const struct py_thread *t)
 	bt->seen = st->tick;
 	if (bt->stat_fd < 0 && st->cur != &st->root)
 		return; /* not a thread of this descendant: a vfork child reads its parent's memory until it execs */
-	if (st->opts->mode == MODE_CPU && !st->opts->idle && !thread_on_cpu(bt, st->interval, &st->rng))
+	uint32_t weight = 1;
+	if (st->opts->mode == MODE_CPU && !st->opts->idle && !(weight = thread_on_cpu(bt, st->interval, &st->rng)))
 		return;
 	if (t->nframes == 0 && !st->opts->idle)
 		return; /* a thread state with no Python code running (e.g. finishing) */
 	uint32_t stack = py_frames_push(st->p, PROFILE_ROOT, t->frames, t->nframes);
-	if (stack == PROFILE_NOMEM || !profile_add_sample(st->p, stack, bt->thread, st->now, 1)) {
+	if (stack == PROFILE_NOMEM || !profile_add_sample(st->p, stack, bt->thread, st->now, weight)) {
 		st->oom = true;
 		return;
 	}
@@ -608,10 +612,17 @@ static void pyb_open(struct pyb_state *st, uint64_t t, uint64_t start_ns)
 		st->open_err = (struct perr)PERR_INIT;
 		enum plumb_err orc = py_open(st->pid, &st->py, &st->open_err);
 		struct py_binary_info info;
+		if (orc == PLUMB_EUNSUPPORTED && py_probe_pid(st->pid, &info) && info.is_python) {
+			/* The probe may see a later image than the open did: a command that exec'd its interpreter
+			 * between the two (the open saw plumb's own fork: "not a CPython interpreter"). Only an open of
+			 * the image the probe saw, refused again, means a CPython plumb cannot read. */
+			st->open_err = (struct perr)PERR_INIT;
+			orc = py_open(st->pid, &st->py, &st->open_err);
+			if (orc == PLUMB_EUNSUPPORTED)
+				pyb_native_only(st); /* a launcher exec'd a CPython plumb cannot read: its native stacks */
+		}
 		if (orc != PLUMB_OK && orc != PLUMB_ENOENT && orc != PLUMB_EUNSUPPORTED)
 			st->gave_up = true;
-		else if (orc == PLUMB_EUNSUPPORTED && py_probe_pid(st->pid, &info) && info.is_python)
-			pyb_native_only(st); /* a launcher exec'd a CPython plumb cannot read: its native stacks */
 		else if (orc == PLUMB_EUNSUPPORTED && t - start_ns > 5000000000ULL)
 			st->gave_up = true; /* never became a CPython we can read */
 	}
