@@ -7,6 +7,7 @@ and Debian's /usr/bin/python3, one test that
     MainThread named by threading; the sleeping "idler" thread absent in --mode cpu and present with --idle);
   - records churn.py, which creates and frees code objects all the time (exec'd functions, modules imported and
     dropped) so freed addresses are given to new code objects: at most 1% of its samples misnamed;
+  - `plumb top --pid` of funcs.py names the three functions from the script's own file;
   - records funcs.py with --native: the Python frames take the evaluation loop's place among native frames.
 CPython 2.7, 3.6 and 3.7 (no reader) give one line saying so and the fallback taken.
 pyenv is not installed by scripts/setup: where an interpreter is missing, its test is skipped as not installed."""
@@ -189,6 +190,23 @@ class Versions(unittest.TestCase):
         self.assertGreater(sleeping, 0.9 * sum(c for _, c in idler), idler[:3])
         self.assertIsNone(p.poll(), "the attached process keeps running")
 
+    def top(self, exe):
+        """`plumb top --pid` of the same script (in a pipe: plain tables once per refresh) names the three functions
+        from the script's own file, with the python backend, and no evaluation-loop frame."""
+        p = subprocess.Popen([exe, FUNCS, "0"], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (p.kill(), p.wait(), p.stdout.close()))
+        self.assertEqual(p.stdout.readline().strip(), "ready")
+        r = plumb("top", "--pid", str(p.pid), "--rate", "1000", "--refresh", "1", "-n", "3", "--top", "12",
+                  "--table", "inclusive", timeout=90)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        last = [b for b in r.stdout.split("plumb top |") if b.strip()][-1]
+        self.assertIn("| python/", last.splitlines()[0])
+        session = last.split("session ")[-1]
+        for func in WANT:
+            self.assertRegex(session, r"\b%s \(python/funcs\.py" % func, session)
+        self.assertNotIn("_PyEval_EvalFrameDefault", session)
+        self.assertIsNone(p.poll(), "the target keeps running after top")
+
     def churn(self, exe):
         """Every sample below a gen_X_* / mod_X_* frame must be in leaf_X, and every leaf_X under such a frame:
         a freed code object's cached name shown for a new one breaks the pairing."""
@@ -273,7 +291,7 @@ def interpreters():
     return out
 
 
-STEPS = ("launched", "attached", "churn", "native")
+STEPS = ("launched", "attached", "top", "churn", "native")
 
 
 def run_interpreter(tmp, exe, minor, include):
