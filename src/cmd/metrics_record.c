@@ -415,14 +415,10 @@ int cmd_metrics_record(int argc, char **argv)
 		fate[0] = '\0';
 	if (rc == EXIT_DONE && prc != EXIT_DONE && rq->s.rc != PLUMB_OK && rec.samples_taken == 0) {
 		rc = prc; /* --profile: the session could not sample (a command that cannot run): that is the answer */
-	} else if (rc == EXIT_DONE && (rec.samples_taken == 0 || (gone && rec.samples_taken == 1))) {
-		/* nothing to keep: the target ended before its first interval did (whether the sample at the start
-		 * found it alive is a race: a command like `true` is caught or not), so no recording is left (the one
-		 * the first sample wrote is removed) and the next run of the same name is not refused */
-		if (rec.samples_taken > 0)
-			unlink(path);
+	} else if (rc == EXIT_DONE && rec.samples_taken == 0) {
+		/* nothing to keep: no recording is written, so the next run of the same name is not refused */
 		char why[512];
-		snprintf(why, sizeof why, "%s %s before the first interval ended", rq->samp.subject,
+		snprintf(why, sizeof why, "%s %s before the first sample", rq->samp.subject,
 			 rq->s.res.ended[0] ? rq->s.res.ended : "ended");
 		char *shown = cmd_shown_text(why);
 		rc = perr_fail(EXIT_FAILED, "metrics record: nothing was recorded: %s; no recording written", shown);
