@@ -349,6 +349,20 @@ static int finish_profile(struct record_request *rq, pid_t root, bool failed)
 	return EXIT_DONE;
 }
 
+/* name (taken) into the first free NAME.N, N from 2; unchanged when none of 2-999 is free (the caller refuses). */
+static void free_derived_name(char *name, size_t cap)
+{
+	char base[96], next[128];
+	snprintf(base, sizeof base, "%s", name);
+	for (int n = 2; n < 1000; n++) {
+		snprintf(next, sizeof next, "%s.%d", base, n);
+		if (store_name_valid(next) && !store_exists(&STORE_METRICS, next) && strlen(next) < cap) {
+			snprintf(name, cap, "%s", next);
+			return;
+		}
+	}
+}
+
 int cmd_metrics_record(int argc, char **argv)
 {
 	struct record_request *rq = calloc(1, sizeof *rq);
@@ -361,7 +375,11 @@ int cmd_metrics_record(int argc, char **argv)
 		goto out;
 	struct perr e = PERR_INIT;
 	char path[PATH_MAX];
-	/* a recording of that name is replaced only with --force, as every stored thing (docs/design.md §5.7) */
+	/* a name the user gave is replaced only with --force, as every stored thing (docs/design.md §5.7); a name
+	 * taken from the command or the process is not the user's choice: a run of the same command again takes the
+	 * next free NAME.N, so an earlier recording is neither lost nor in the way (docs/design.md §7) */
+	if (!rq->force && !rq->name_arg && store_exists(&STORE_METRICS, rq->name))
+		free_derived_name(rq->name, sizeof rq->name);
 	if (!rq->force && store_exists(&STORE_METRICS, rq->name)) {
 		rc = perr_fail(EXIT_USAGE, "metrics record: a recording named '%s' exists (--force replaces it; `plumb "
 					    "metrics --name %s` shows it)", rq->name, rq->name);

@@ -100,21 +100,45 @@ class KilledPlumbLeavesNothing(TempDir):
 
 
 class MetricsTrueTwice(TempDir):
-    def test_a_command_that_ends_at_once_leaves_no_recording(self):
+    def test_a_command_that_ends_at_once_is_never_refused_the_next_time(self):
+        """Whether the sample taken at the start finds `true` alive is a race: either nothing is recorded (exit 1,
+        no file), or a valid one-sample recording is written; a second and third run are never refused, and a
+        taken name derived from the command goes to the next free NAME.N instead of replacing the earlier one."""
         home = {"PLUMB_HOME": self.path("home")}
-        for run in (1, 2):
+        mdir = os.path.join(self.path("home"), "metrics")
+        written = []
+        for run in (1, 2, 3):
             r = plumb("metrics", "record", "--", "true", extra_env=home, timeout=30)
             self.assertNotIn("exists", r.stderr, "run %d was refused" % run)
-            self.assertEqual(r.returncode, 1, r.stderr)
-            self.assertIn("nothing was recorded: true exited with 0 before the first sample; no recording written",
-                          r.stderr)
-            self.assertFalse(os.path.exists(os.path.join(self.path("home"), "metrics", "true.json")))
-        # a command that lives long enough is recorded under the same name, and says how it ended
-        r = plumb("metrics", "record", "--every", "0.05", "--name", "true", "--", "sleep", "0.3", extra_env=home,
+            if r.returncode == 1:
+                self.assertIn("nothing was recorded: true exited with 0 before the first sample; no recording "
+                              "written", r.stderr)
+            else:
+                self.assertEqual(r.returncode, 0, r.stderr)
+                m = re.search(r"of (true(?:\.\d+)?) written to", r.stderr)
+                self.assertIsNotNone(m, r.stderr)
+                written.append(m.group(1))
+                shown = plumb("metrics", "--name", m.group(1), extra_env=home)
+                self.assertEqual(shown.returncode, 0, shown.stderr)
+        self.assertEqual(len(written), len(set(written)), "a recording was replaced: %r" % written)
+        self.assertEqual(sorted(n + ".json" for n in written), sorted(os.listdir(mdir)) if written else [])
+        # the same name derived from the command when it surely is taken: the next run goes to true.N
+        r = plumb("metrics", "record", "--every", "0.05", "--", "sh", "-c", "sleep 0.3", extra_env=home,
                   timeout=30)
         self.assertEqual(r.returncode, 0, r.stderr)
+        r = plumb("metrics", "record", "--every", "0.05", "--", "sh", "-c", "sleep 0.3", extra_env=home,
+                  timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("of sh.2 written to", r.stderr)
+        # a name the user gave is replaced only with --force
+        r = plumb("metrics", "record", "--every", "0.05", "--name", "sh", "--", "sleep", "0.3", extra_env=home,
+                  timeout=30)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("a recording named 'sh' exists", r.stderr)
+        r = plumb("metrics", "record", "--every", "0.05", "--name", "sh", "--force", "--", "sleep", "0.3",
+                  extra_env=home, timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("sleep exited with 0.", r.stderr)
-        self.assertTrue(os.path.exists(os.path.join(self.path("home"), "metrics", "true.json")))
 
 
 def leaf_rows(text):
