@@ -85,7 +85,13 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
  * a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains by its poll timeout). */
 static void cpu_event_wakeups(struct pe_state *st, struct perf_event_attr *attr)
 {
-	attr->sample_period = perf_periods_draw_cpu(&st->periods); /* repeated until the next read */
+	/* A fixed period, never redrawn: a new period restarts the event's timer and loses the part of an interval
+	 * that had passed, and redrawn at every read of the rings these events — the clocks of threads started
+	 * since sampling began — read short-lived threads 15-20% low (test_attach); a per-sample redraw costs the
+	 * redraw thread an ioctl at every sample of every process on the CPU, and starved the per-thread events'
+	 * redraws (a launched target read 0.93 of its CPU time). Threads that exist at the start, whose rhythm is
+	 * what a fixed period locks onto, have random periods of their own (docs/design.md §5.2, §14). */
+	attr->sample_period = st->periods.mean_ns;
 	attr->watermark = 1;
 	attr->wakeup_events = 0;
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 1024 * 1024 : 64 * 1024;
@@ -259,7 +265,6 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	if (!switch_out) {
 		if (!st->redraw_running) {
 			perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
-			perf_periods_flush(&st->periods);
 		}
 		int32_t owner;
 		if (st->cpu_wide && perf_periods_owner(&st->periods, sv.id, &owner)) {
@@ -390,7 +395,6 @@ static void *redraw_main(void *arg)
 		for (size_t i = 0; i < st->nrings; i++) {
 			struct perf_ring *r = &st->rings[i];
 			perf_ring_peek(r, on_peek, st);
-			perf_periods_flush(&st->periods);
 			/* the reader's wake-ups are ours (a ring's readiness goes to one poller): pass them on when a
 			 * quarter of a ring waits, as its watermark did (a switch every few microseconds in wall mode) */
 			if (r->meta && __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail >
