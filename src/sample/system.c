@@ -56,8 +56,7 @@ static void sys_fill_attr(struct sys_state *st, struct perf_event_attr *attr)
 {
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
 	attr->exclude_idle = 1; /* the idle task is no process: a CPU with nothing to do gives no sample */
-	/* each CPU's event gets its next random period once per read of the rings (perf_periods_flush) */
-	attr->sample_period = perf_periods_draw_cpu(&st->periods);
+	attr->sample_period = st->periods.mean_ns; /* fixed: see docs/design.md §5.2 (a redraw restarts the timer) */
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 2 * 1024 * 1024 : 256 * 1024;
 }
 
@@ -293,7 +292,6 @@ static void sys_loop(struct sys_state *st)
 		if (pfds)
 			poll(pfds, npfds, 50);
 		sys_drain(st);
-		perf_periods_flush(&st->periods);
 		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
 	}
 	free(pfds);
