@@ -429,21 +429,8 @@ void bench_suite_release(struct bench_suite *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->ncases; i++) {
-		struct bench_case *c = &s->cases[i];
-		free(c->name);
-		free(c->run);
-		for (size_t j = 0; j < c->nenv; j++)
-			free(c->env[j]);
-		free(c->env);
-		free(c->cwd);
-		free(c->binary);
-		free(c->prepare);
-		free(c->core);
-		for (size_t j = 0; j < c->nparams; j++)
-			free(c->params[j]);
-		free(c->params);
-	}
+	for (size_t i = 0; i < s->ncases; i++)
+		bench_case_free(&s->cases[i]);
 	free(s->cases);
 	free(s->prepare);
 	free(s->path);

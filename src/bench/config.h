@@ -52,6 +52,8 @@ void bench_suite_release(struct bench_suite *s);
 
 /* Whether s is a case name: letters, digits, '_' and '-', at most 100 bytes (no '.': metric names are CASE.METRIC). */
 bool bench_case_name_valid(const char *s);
+/* Frees what one case owns (not the case itself). */
+void bench_case_free(struct bench_case *c);
 /* Expands the cases with `params` lines into one case per combination (suite_params.c; bench_suite_parse calls
  * it): PLUMB_EFORMAT naming the case for a {NAME} without a parameter, a bad expanded name or a repeated name. */
 enum plumb_err bench_suite_expand_params(struct bench_suite *s, struct perr *e);

@@ -19,8 +19,8 @@ bool bench_case_name_valid(const char *s)
 	return true;
 }
 
-/* Frees what a case owns (the templates, once expanded). */
-static void case_free(struct bench_case *c)
+/* Frees what a case owns (the templates, once expanded): config.h. */
+void bench_case_free(struct bench_case *c)
 {
 	free(c->name);
 	free(c->run);
@@ -193,7 +193,7 @@ enum plumb_err bench_suite_expand_params(struct bench_suite *s, struct perr *e)
 					      s->path, out[i].name);
 	/* the templates go; the expanded cases take their place (released with the suite either way) */
 	for (size_t i = 0; i < s->ncases; i++)
-		case_free(&s->cases[i]);
+		bench_case_free(&s->cases[i]);
 	free(s->cases);
 	s->cases = out;
 	s->ncases = nout;
