@@ -59,6 +59,10 @@ struct pe_state {
 	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
+	/* per-CPU events are permitted (cpu mode, CAP_PERFMON or paranoid <= 0): they sample the threads started
+	 * since, so the per-thread events are not inherited — an inherited event's read() adds its children's
+	 * counts, which shortened the parent's next periods while a child ran (a forked child read 41% for 50) */
+	bool cpu_permitted;
 	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
 	struct hmap own_tids;   /* threads with per-thread events of their own (attached, or the command's first) */
 	size_t cpu_fds_from;    /* cpu_wide: fds[cpu_fds_from..] are the per-CPU events */
@@ -142,7 +146,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		struct perf_event_attr attr;
 		fill_attr(st, &attr, launch);
-		attr.inherit = pid >= 0;
+		attr.inherit = pid >= 0 && !st->cpu_permitted;
 		if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
 			attr.config = PERF_COUNT_SW_TASK_CLOCK;
 		else /* a CPU's event samples every process there: it gets its next period per read of the rings */
@@ -151,7 +155,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
 			fill_attr(st, &attr, launch);
-			attr.inherit = pid >= 0;
+			attr.inherit = pid >= 0 && !st->cpu_permitted;
 			if (pid >= 0)
 				attr.config = PERF_COUNT_SW_TASK_CLOCK;
 			else
@@ -269,8 +273,8 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 		int32_t owner;
 		if (st->cpu_wide && perf_periods_owner(&st->periods, sv.id, &owner)) {
 			/* Each thread has one clock: its own per-thread event when it had one from the start, which
-			 * counts its CPU time however it uses it; the per-CPU events for the threads started since,
-			 * whose inherited per-thread events keep the one period they started with. */
+			 * counts its CPU time however it uses it; the per-CPU events for the threads started since
+			 * (an inherited per-thread event would keep the one period it started with). */
 			bool own = hmap_get(&st->own_tids, sv.tid, &dummy);
 			if (owner < 0 ? own : (uint32_t)owner != sv.tid)
 				return;
@@ -558,23 +562,31 @@ static enum plumb_err attach_threads(struct pe_state *st, pid_t pid, struct perr
 	return rc;
 }
 
-/* An attach in cpu mode samples every CPU and keeps the samples of the process (and of the processes it forks
- * from now on). *refused, with nothing opened, when per-CPU events are not permitted (or in wall mode, whose
- * context-switch events follow threads). */
-static enum plumb_err attach_cpus(struct pe_state *st, pid_t pid, bool *refused, struct perr *e)
+/* Whether per-CPU events may be opened (st->cpu_permitted): asked before the per-thread events, which are not
+ * inherited when they are. Never in wall mode, whose context-switch events follow threads. */
+static void probe_cpus(struct pe_state *st)
 {
-	*refused = true;
+	st->cpu_permitted = false;
 	if (st->wall)
-		return PLUMB_OK;
+		return;
 	struct perf_event_attr attr;
 	fill_attr(st, &attr, false);
 	attr.inherit = 0;
 	attr.exclude_kernel = 1;
 	int fd = perf_open(&attr, -1, 0);
 	if (fd < 0)
-		return PLUMB_OK;
+		return;
 	close(fd);
-	*refused = false;
+	st->cpu_permitted = true;
+}
+
+/* Cpu mode samples every CPU besides and keeps the samples of the target (and of the processes it forks from now
+ * on). *refused, with nothing opened, when per-CPU events are not permitted. After probe_cpus. */
+static enum plumb_err attach_cpus(struct pe_state *st, pid_t pid, bool *refused, struct perr *e)
+{
+	*refused = !st->cpu_permitted;
+	if (*refused)
+		return PLUMB_OK;
 	if (!hmap_put(&st->followed, (uint64_t)pid, 1))
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	st->cpu_wide = true;
@@ -655,6 +667,7 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 		if (rc)
 			return rc;
 		maps_load_proc(st->maps, child->pid);
+		probe_cpus(st);
 		rc = open_task(st, child->pid, true, e);
 		if (!rc && !hmap_put(&st->own_tids, (uint64_t)child->pid, 1))
 			rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -678,6 +691,7 @@ static enum plumb_err pe_open_target(struct pe_state *st, struct child *child, s
 		return perr_set(e, PLUMB_EINVAL, "process %d does not exist", (int)opts->pid);
 	maps_load_proc(st->maps, opts->pid);
 	bool refused;
+	probe_cpus(st);
 	rc = attach_threads(st, opts->pid, e);
 	if (!rc)
 		rc = attach_cpus(st, opts->pid, &refused, e);
