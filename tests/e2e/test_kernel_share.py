@@ -2,7 +2,7 @@
 kshare splits its time between a user loop and reads of /dev/zero (system time) and measures the time in
 kernel_work with its own thread CPU clock (exact; getrusage's user/system split is itself sampled at the tick).
 plumb's kernel share (samples whose innermost frame is a kernel frame) and kernel_work's inclusive share are
-within 3 points of it, for a launch and for an attach (docs/unwinding.md, "Kernel share")."""
+within 3 points of it (or 3.5 standard errors, when fewer samples make that wider), for a launch and for an attach (docs/unwinding.md, "Kernel share")."""
 import os
 import re
 import subprocess
@@ -26,8 +26,12 @@ class KernelShare(TempDir):
         self.assertGreater(want, 8.0)
         what = "of %d samples: kernel %.1f%%, kernel_work %.1f%%; the target measured %.1f%%" % (total, kernel, work,
                                                                                                want)
-        self.assertLessEqual(abs(kernel - want), 3.0, what)
-        self.assertLessEqual(abs(work - want), 3.0, what)
+        # 3 points, or 3.5 standard errors of a share of this size from this many samples when that is wider (a
+        # loaded machine gives the target less CPU: 891 samples at 15% is an error of 1.2 points)
+        p = want / 100.0
+        bound = max(3.0, 3.5 * 100.0 * (p * (1 - p) / total) ** 0.5)
+        self.assertLessEqual(abs(kernel - want), bound, what)
+        self.assertLessEqual(abs(work - want), bound, what)
 
     def test_launch(self):
         out = self.path("k.folded")
