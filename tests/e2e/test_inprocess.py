@@ -36,13 +36,19 @@ class InProcess(TempDir):
 
     def assert_split(self, rows, where, tolerance=3.0, clock="wall"):
         """Shares within `tolerance` points of what the target measured of itself on `clock` (wall or cpu, from
-        SPLIT_REPORT): on a loaded machine a path's share of wall-clock time is not its share of the work."""
+        SPLIT_REPORT): on a loaded machine a path's share of wall-clock time is not its share of the work. In wall
+        mode a thread that waits for a CPU gets one sample when it runs again, however long it waited (the
+        expiries fold: docs/design.md §5.2), so a path's share lies between its CPU share and its wall share,
+        which a heavily loaded machine pulls apart (a few long waits for a CPU, landing in one path or another,
+        moved the wall shares by 5-7 points at a load of 12): the bound spans both."""
         with open(self.path("split.txt")) as f:
             measured = dict((line.split()[0], [float(x) for x in line.split()[1:]]) for line in f)
         truth = dict(zip(TRUTH, measured[clock]))
+        cpu = dict(zip(TRUTH, measured["cpu"]))
         got = shares(rows, list(truth))
         for name, want in truth.items():
-            self.assertLess(abs(got[name] - want), tolerance, f"{where}: {got}, the target measured {truth}")
+            lo, hi = min(want, cpu[name]) - tolerance, max(want, cpu[name]) + tolerance
+            self.assertTrue(lo < got[name] < hi, f"{where}: {got}, the target measured {truth} ({clock}), {cpu} (cpu)")
 
     # The ±3-point checks sample wall-clock time (hrtimers at the requested 1 ms, and the targets are
     # single-threaded and CPU-bound, so every tick is an on-CPU tick). --mode cpu runs on the threads' CPU
