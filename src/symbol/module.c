@@ -16,6 +16,7 @@
 #include "symbol/cache.h"
 #include "symbol/files.h"
 #include "symbol/maps.h"
+#include "symbol/symtab.h"
 
 static const Dwfl_Callbacks offline_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
@@ -143,9 +144,13 @@ static void set_name(struct sym_resolved *r, const char *name)
 static size_t resolve_debug(struct sym_module *m, uint64_t vaddr, bool caller, struct sym_resolved *out, size_t max)
 {
 	Dwarf_Addr addr = vaddr + m->bias - (caller ? 1 : 0);
+	if (!m->syms_tried) {
+		m->syms_tried = true;
+		m->syms = symtab_load(m->mod);
+	}
 	GElf_Sym sym;
 	GElf_Off off;
-	const char *symname = dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
+	const char *symname = m->syms ? symtab_find(m->syms, addr, NULL) : dwfl_module_addrinfo(m->mod, addr, &off, &sym, NULL, NULL, NULL);
 	size_t n = 0;
 	memset(out, 0, sizeof *out * max);
 
@@ -272,5 +277,7 @@ void sym_module_release(struct sym_module *m)
 	m->dwfl = NULL;
 	m->mod = NULL;
 	funcstarts_free(m->funcs);
+	symtab_free(m->syms);
+	m->syms = NULL;
 	m->funcs = NULL;
 }

@@ -20,6 +20,7 @@
 
 struct sym_files;
 struct sym_cache;
+struct symtab;
 
 struct sym_module {
 	const char *path;   /* the module's path as the raw frames name it (held by the symbolizer) */
@@ -28,7 +29,8 @@ struct sym_module {
 	Dwfl_Module *mod;
 	Dwarf_Addr bias;
 	struct funcstarts *funcs; /* loaded on the first address nothing names */
-	bool tried, funcs_tried, cache_tried;
+	struct symtab *syms;      /* its symbols sorted by address (symbol/symtab.h), loaded on the first lookup */
+	bool tried, funcs_tried, cache_tried, syms_tried;
 	struct sym_cache *cache; /* what its addresses resolved to in earlier runs (symbol/cache.h), or NULL */
 	struct sym_fetch_state fetch; /* what debuginfod did for it (its address is held by libdw's client) */
 	uint64_t samples;   /* samples whose leaf is in this module */

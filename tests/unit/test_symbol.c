@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <elfutils/libdwfl.h>
+
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -26,6 +28,7 @@
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
 #include "symbol/symbol.h"
+#include "symbol/symtab.h"
 
 /* Writes `text` to a new temporary file; returns its malloc'd path. */
 static char *temp_file(const char *text, size_t len)
@@ -355,6 +358,59 @@ static void test_symbol__jit_map_regular_files_only(void **state)
 
 /* The unwind tables' function starts agree with the symbol table: every function of this test binary that an FDE
  * covers starts where its symbol says, at any address inside it, and nearly every function has one. */
+/* The sorted table names every address the way libdw's own (linear) lookup does: the middle, start and last byte
+ * of every function symbol of libc and of plumb itself. */
+static void check_symtab_against_libdw(const char *path)
+{
+	static const Dwfl_Callbacks cb = { .find_elf = dwfl_build_id_find_elf,
+					   .find_debuginfo = dwfl_standard_find_debuginfo,
+					   .section_address = dwfl_offline_section_address };
+	Dwfl *dwfl = dwfl_begin(&cb);
+	assert_non_null(dwfl);
+	Dwfl_Module *mod = dwfl_report_offline(dwfl, path, path, -1);
+	assert_non_null(mod);
+	dwfl_report_end(dwfl, NULL, NULL);
+	struct symtab *t = symtab_load(mod);
+	assert_non_null(t);
+	assert_true(symtab_count(t) > 100);
+	int n = dwfl_module_getsymtab(mod);
+	size_t checked = 0, differ = 0;
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name = dwfl_module_getsym_info(mod, i, &sym, &addr, NULL, NULL, NULL);
+		if (!name || GELF_ST_TYPE(sym.st_info) != STT_FUNC || !sym.st_size)
+			continue;
+		uint64_t probes[3] = { addr, addr + sym.st_size / 2, addr + sym.st_size - 1 };
+		for (int k = 0; k < 3; k++) {
+			GElf_Sym s2;
+			GElf_Off off = 0;
+			const char *want = dwfl_module_addrinfo(mod, probes[k], &off, &s2, NULL, NULL, NULL);
+			uint64_t start = 0;
+			const char *got = symtab_find(t, probes[k], &start);
+			checked++;
+			/* the same symbol, or an alias of it at the same start (aliases of one rank may sort either way) */
+			if (!want != !got || (want && strcmp(want, got) != 0 && start != probes[k] - off))
+				differ++;
+		}
+	}
+	symtab_free(t);
+	dwfl_end(dwfl);
+	assert_true(checked > 300);
+	assert_int_equal(differ, 0);
+}
+
+static void test_symbol__symtab_names_like_libdw(void **state)
+{
+	(void)state;
+	check_symtab_against_libdw("/lib/x86_64-linux-gnu/libc.so.6");
+	char self[4096];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	assert_true(len > 0);
+	self[len] = 0;
+	check_symtab_against_libdw(self);
+}
+
 static void test_symbol__funcstarts_match_symbols(void **state)
 {
 	(void)state;
@@ -471,6 +527,7 @@ int main(void)
 		cmocka_unit_test(test_symbol__vdso_non_code_unknown),
 		cmocka_unit_test(test_symbol__jit_map_regular_files_only),
 		cmocka_unit_test(test_symbol__funcstarts_match_symbols),
+		cmocka_unit_test(test_symbol__symtab_names_like_libdw),
 		cmocka_unit_test(test_symbol__funcstarts_empty),
 		cmocka_unit_test(test_symbol__hint_package),
 	};
