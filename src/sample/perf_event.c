@@ -85,16 +85,16 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 	attr->wakeup_events = 1;
 }
 
-/* A per-CPU event wakes the reader by its watermark, as before random periods: dwarf samples are ~16 KiB, and
- * a quarter of the 4 MiB ring is ~16 wake-ups/s at 1 kHz (the loop also drains by its poll timeout). */
+/* A per-CPU event: with the redraw thread (redraw_start: up to 64 CPUs) a random period redrawn at each of its
+ * samples, like a thread's, which wakes that thread (it wakes the reader when a quarter of a ring waits).
+ * Without it a fixed period and the reader woken by the watermark (dwarf samples are ~16 KiB, a quarter of the
+ * 4 MiB ring is ~16 wake-ups/s at 1 kHz): a redraw per read of the rings would repeat one draw over a window of
+ * fixed length, which reads 19% over (perf_stack.h). These events sample every process on the CPU, so the
+ * redraws cost the number of CPUs times the rate, whatever the target does. */
 static void cpu_event_wakeups(struct pe_state *st, struct perf_event_attr *attr)
 {
-	/* A fixed period, never redrawn: a new period restarts the event's timer and loses the part of an interval
-	 * that had passed, and redrawn at every read of the rings these events — the clocks of threads started
-	 * since sampling began — read short-lived threads 15-20% low (test_attach); a per-sample redraw costs the
-	 * redraw thread an ioctl at every sample of every process on the CPU, and starved the per-thread events'
-	 * redraws (a launched target read 0.93 of its CPU time). Threads that exist at the start, whose rhythm is
-	 * what a fixed period locks onto, have random periods of their own (docs/design.md §5.2, §14). */
+	if (st->nrings <= 64)
+		return; /* fill_attr's: a drawn period, a wake-up per sample */
 	attr->sample_period = st->periods.mean_ns;
 	attr->watermark = 1;
 	attr->wakeup_events = 0;
@@ -149,7 +149,7 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 		attr.inherit = pid >= 0 && !st->cpu_permitted;
 		if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
 			attr.config = PERF_COUNT_SW_TASK_CLOCK;
-		else /* a CPU's event samples every process there: it gets its next period per read of the rings */
+		else /* a CPU's event samples every process there (cpu_event_wakeups) */
 			cpu_event_wakeups(st, &attr);
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
@@ -421,6 +421,7 @@ static void redraw_start(struct pe_state *st)
 	atomic_store(&st->redraw_quit, false);
 	st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	st->redraw_running = pthread_create(&st->redraw_thread, NULL, redraw_main, st) == 0;
+	st->periods.cpu_redraw = st->redraw_running;
 	if (!st->redraw_running) {
 		for (size_t i = 0; i < st->nrings; i++)
 			__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
@@ -437,6 +438,7 @@ static void redraw_stop(struct pe_state *st)
 	atomic_store(&st->redraw_quit, true);
 	pthread_join(st->redraw_thread, NULL);
 	st->redraw_running = false;
+	st->periods.cpu_redraw = false;
 	for (size_t i = 0; i < st->nrings; i++)
 		__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
 	if (st->wake_fd >= 0)

@@ -69,7 +69,7 @@ bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t per
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
 	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
 		return false;
-	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, false };
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0 };
 	return true;
 }
 
@@ -82,10 +82,11 @@ bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid
 	return true;
 }
 
-/* How far a thread's event ev counted since it last sampled: its count (read()) past the last fire, as it fires every `period` of it from when
- * it was given that period (an inherited parent's count also takes in its ended children's, which only makes
- * this a random amount). The reader comes a kernel tick late or more: a thread's event counted only the CPU
- * time the thread had meanwhile, and taking off the wall time would shorten its next period for nothing. */
+/* How far event ev counted since it last sampled: its count (read()) past the last fire, as it fires every
+ * `period` of it from when it was given that period (an inherited parent's count also takes in its children's,
+ * which only makes this a random amount; where per-CPU events exist the per-thread ones are not inherited). The
+ * redraw comes a kernel tick late or more: a thread's event counted only the CPU time the thread had meanwhile,
+ * and taking off the wall time would shorten its next period for nothing; a CPU's event counts that CPU's time. */
 static uint64_t counted_since(struct perf_period_event *ev, uint64_t *count)
 {
 	*count = 0;
@@ -119,38 +120,8 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, ui
 	if (!hmap_get(&pp->by_id, id, &i))
 		return;
 	struct perf_period_event *ev = &pp->ev[i];
-	if (ev->tid < 0)
-		ev->pending = true;
-	else if ((uint32_t)ev->tid == tid)
+	if (ev->tid < 0 ? pp->cpu_redraw : (uint32_t)ev->tid == tid)
 		redraw(pp, ev);
-}
-
-/* The period of a CPU's event until the next read of the rings: mean / x, x uniform in [1/2, 3/2), so within
- * [2/3, 2) means. Between two reads the kernel repeats it, so a window of W between reads holds about W / period
- * samples: for each sample to stand for the interval (counts stay counts, docs/design.md §5.2, §13) it is the
- * rate that must average 1 / mean, not the period mean (an interval draw of mean `mean` has E[mean / period] =
- * 1.19 and read a CPU-bound process 30% over its CPU). Nothing is taken off for the time since the last sample
- * either: the shortened period would be repeated over the whole window, not used once. */
-uint64_t perf_periods_draw_cpu(struct perf_periods *pp)
-{
-	double u = (double)(rand64_next(&pp->rng) >> 11) * (1.0 / 9007199254740992.0); /* [0, 1) */
-	uint64_t ns = (uint64_t)((double)pp->mean_ns / (0.5 + u));
-	return ns < RAND_MIN_INTERVAL_NS ? RAND_MIN_INTERVAL_NS : ns;
-}
-
-void perf_periods_flush(struct perf_periods *pp)
-{
-	for (size_t i = 0; i < pp->n; i++) {
-		struct perf_period_event *ev = &pp->ev[i];
-		if (!ev->pending)
-			continue;
-		ev->pending = false;
-		uint64_t period = perf_periods_draw_cpu(pp);
-		if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0)
-			continue; /* an event that is gone keeps its old one */
-		ev->period = period;
-		pp->redraws++;
-	}
 }
 
 enum plumb_err perf_stacker_init(struct perf_stacker *s, const struct record_opts *opts, struct profile *p,

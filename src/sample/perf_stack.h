@@ -22,14 +22,16 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 
 /* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
  * period drawn at random around the interval (base/rand.h) and given a new one after each of its samples
- * (PERF_EVENT_IOC_PERIOD restarts its countdown), so a thread's event's sample times are a renewal process in
- * its CPU time; a CPU's event gets one per read of the rings (perf_periods_draw_cpu, repeated till the next). The reader comes round late, more so on a loaded machine,
- * and the restart would lose what the event counted meanwhile: its count (read()) says how far it went since
- * its last sample, which is taken off the new period (and when too little of the draw is left, a new draw starts
- * from now: the kernel repeats a period until it is given another, so none is shorter than half the interval). An inherited event (a thread the target
- * created) keeps the period it started with, its parent's of the moment: its samples name the parent's id and
- * must not restart the parent's countdown, so only a sample of the event's own thread does. Owns nothing but
- * its table. */
+ * (PERF_EVENT_IOC_PERIOD restarts its countdown), so an event's sample times are a renewal process in its clock
+ * (a thread's CPU time, a CPU's time). The redraw comes late, more so on a loaded machine, and the restart would
+ * lose what the event counted meanwhile: its count (read()) says how far it went since its last sample, which is
+ * taken off the new period (never below a quarter of the interval: the kernel repeats a period until it is given
+ * another). A per-CPU event is redrawn only when pp->cpu_redraw says a thread wakes at each of its samples: a
+ * redraw at each read of the rings would repeat one draw over a window of fixed length, whose count is the
+ * window over the period — E[1/period] is 1.19 / interval — where a period repeated until the next sample
+ * averages 1 / interval. An inherited event (a thread the target created) keeps the period it started with, its
+ * parent's of the moment: its samples name the parent's id and must not restart the parent's countdown, so only
+ * a sample of the event's own thread does. Owns nothing but its table. */
 struct perf_periods {
 	struct rand64 rng;
 	uint64_t mean_ns;
@@ -38,32 +40,26 @@ struct perf_periods {
 		int fd;
 		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
 		uint64_t period;    /* its period now */
-		uint64_t armed_at;  /* a thread's event: its count when it was given that period */
-		bool pending;       /* a per-CPU event sampled since the last perf_periods_flush */
+		uint64_t armed_at;  /* its count when it was given that period */
 	} *ev;
 	size_t n, cap;
-	uint64_t redraws;    /* periods given: what randomizing costs is an ioctl each (and a read for a thread's) */
+	uint64_t redraws;    /* periods given: what randomizing costs is an ioctl and a read each */
+	bool cpu_redraw;     /* per-CPU events are redrawn too (a thread wakes at each of their samples) */
 };
 
 void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed);
 void perf_periods_release(struct perf_periods *pp);
 /* A period to open a thread's event with (redrawn after each of its samples). */
 uint64_t perf_periods_draw(struct perf_periods *pp);
-/* A period for a CPU's event, repeated between two reads of the rings: its rate averages 1 / mean, within
- * [2/3, 2) means, so each sample stands for the interval (perf_stack.c says why not the interval draw). */
-uint64_t perf_periods_draw_cpu(struct perf_periods *pp);
 /* Registers sampling event fd opened on thread tid (-1: a CPU) with period `period`, its id read with
  * PERF_EVENT_IOC_ID: false when out of memory or refused. */
 bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period);
 /* The thread event `id` was opened on (-1: a CPU); false for an id not registered. */
 bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid);
-/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns: a per-thread event gets its next period now; a
- * per-CPU event, which samples every process on its CPU, is marked for perf_periods_flush, so that it gets one
- * ioctl per read of the rings, not one per sample (a perf_periods_draw_cpu period, nothing taken off). Unknown ids
- * and the samples of inherited events are left alone. */
+/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns: a per-thread event gets its next
+ * period now, a per-CPU event too when pp->cpu_redraw. Unknown ids and the samples of inherited events are left
+ * alone. */
 void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns);
-/* Gives every per-CPU event that sampled since the last call its next period. */
-void perf_periods_flush(struct perf_periods *pp);
 
 struct perf_stacker {
 	struct profile *p;          /* borrowed */
