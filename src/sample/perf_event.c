@@ -11,16 +11,12 @@
 #include "sample/backend.h"
 
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <linux/perf_event.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -34,6 +30,7 @@
 #include "os/procfs.h"
 #include "base/str.h"
 #include "symbol/maps.h"
+#include "sample/perf_redraw.h"
 #include "sample/perf_stack.h"
 #include "sample/wall.h"
 #include "unwind/unwind.h"
@@ -66,10 +63,7 @@ struct pe_state {
 	struct hmap followed;   /* cpu_wide: pid -> 1 for the attached process and every process it forks */
 	struct hmap own_tids;   /* threads with per-thread events of their own (attached, or the command's first) */
 	size_t cpu_fds_from;    /* cpu_wide: fds[cpu_fds_from..] are the per-CPU events */
-	pthread_t redraw_thread;  /* gives each event its next period as soon as it sampled (redraw_main) */
-	bool redraw_running;
-	atomic_bool redraw_quit;
-	int wake_fd;              /* eventfd: the redraw thread wakes the reader when a ring fills (-1: none) */
+	struct perf_redraw redraw; /* gives each event its next period as soon as it sampled */
 	struct perf_periods periods; /* the random period of every sampling event */
 	char *buf;              /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
@@ -85,7 +79,7 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 	attr->wakeup_events = 1;
 }
 
-/* A per-CPU event: with the redraw thread (redraw_start: up to 64 CPUs) a random period redrawn at each of its
+/* A per-CPU event: with the redraw thread (perf_redraw.h: up to 64 CPUs) a random period redrawn at each of its
  * samples, like a thread's, which wakes that thread (it wakes the reader when a quarter of a ring waits).
  * Without it a fixed period and the reader woken by the watermark (dwarf samples are ~16 KiB, a quarter of the
  * 4 MiB ring is ~16 wake-ups/s at 1 kHz): a redraw per read of the rings would repeat one draw over a window of
@@ -93,7 +87,7 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
  * redraws cost the number of CPUs times the rate, whatever the target does. */
 static void cpu_event_wakeups(struct pe_state *st, struct perf_event_attr *attr)
 {
-	if (st->nrings <= 64)
+	if (st->nrings <= PERF_REDRAW_MAX_RINGS)
 		return; /* fill_attr's: a drawn period, a wake-up per sample */
 	attr->sample_period = st->periods.mean_ns;
 	attr->watermark = 1;
@@ -267,7 +261,7 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	uint32_t dummy;
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
 	if (!switch_out) {
-		if (!st->redraw_running) {
+		if (!st->redraw.running) {
 			perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
 		}
 		int32_t owner;
@@ -365,87 +359,6 @@ static void handle_record(void *ctx, const char *rec, size_t len)
 	}
 }
 
-/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME. */
-static void on_peek(void *ctx, uint32_t type, const unsigned char *body, size_t len)
-{
-	struct pe_state *st = ctx;
-	if (type != PERF_RECORD_SAMPLE || len < 32)
-		return;
-	uint64_t id, time;
-	uint32_t tid;
-	memcpy(&id, body, sizeof id);
-	memcpy(&tid, body + 20, sizeof tid);
-	memcpy(&time, body + 24, sizeof time);
-	perf_periods_sampled(&st->periods, id, tid, time);
-}
-
-/* The redraw thread: wakes at every sample and gives its event the next random period before the reader has
- * unwound anything, or got a CPU on a loaded machine (the kernel repeats the old period meanwhile). It asks for
- * the lowest real-time priority when it may (it works a few microseconds per sample), and the drains stop at
- * what it has seen (perf_ring.peeking). */
-static void *redraw_main(void *arg)
-{
-	struct pe_state *st = arg;
-	struct sched_param sp = { .sched_priority = 1 };
-	pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp); /* refused without the privilege: fine */
-	struct pollfd pfds[64];
-	nfds_t n = 0;
-	for (size_t i = 0; i < st->nrings && n < 64; i++)
-		if (st->rings[i].meta)
-			pfds[n++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
-	while (!atomic_load(&st->redraw_quit)) {
-		poll(pfds, n, 20);
-		bool filling = false;
-		for (size_t i = 0; i < st->nrings; i++) {
-			struct perf_ring *r = &st->rings[i];
-			perf_ring_peek(r, on_peek, st);
-			/* the reader's wake-ups are ours (a ring's readiness goes to one poller): pass them on when a
-			 * quarter of a ring waits, as its watermark did (a switch every few microseconds in wall mode) */
-			if (r->meta && __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE) - r->meta->data_tail >
-					       r->data_size / 4)
-				filling = true;
-		}
-		uint64_t one = 1;
-		if (filling && st->wake_fd >= 0 && write(st->wake_fd, &one, sizeof one) < 0)
-			continue; /* already signalled (the counter is full): the reader is awake anyway */
-	}
-	return NULL;
-}
-
-static void redraw_start(struct pe_state *st)
-{
-	if (st->nrings > 64)
-		return; /* the reader redraws itself */
-	for (size_t i = 0; i < st->nrings; i++)
-		__atomic_store_n(&st->rings[i].peeking, true, __ATOMIC_RELEASE);
-	atomic_store(&st->redraw_quit, false);
-	st->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	st->redraw_running = pthread_create(&st->redraw_thread, NULL, redraw_main, st) == 0;
-	st->periods.cpu_redraw = st->redraw_running;
-	if (!st->redraw_running) {
-		for (size_t i = 0; i < st->nrings; i++)
-			__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
-		if (st->wake_fd >= 0)
-			close(st->wake_fd);
-		st->wake_fd = -1;
-	}
-}
-
-static void redraw_stop(struct pe_state *st)
-{
-	if (!st->redraw_running)
-		return;
-	atomic_store(&st->redraw_quit, true);
-	pthread_join(st->redraw_thread, NULL);
-	st->redraw_running = false;
-	st->periods.cpu_redraw = false;
-	for (size_t i = 0; i < st->nrings; i++)
-		__atomic_store_n(&st->rings[i].peeking, false, __ATOMIC_RELEASE);
-	if (st->wake_fd >= 0)
-		close(st->wake_fd);
-	st->wake_fd = -1;
-}
-
 static void drain_all(struct pe_state *st)
 {
 	uint64_t round = mono_ns();
@@ -462,7 +375,7 @@ static void drain_all(struct pe_state *st)
 
 static void cleanup(struct pe_state *st)
 {
-	redraw_stop(st);
+	perf_redraw_stop(&st->redraw);
 	for (size_t i = 0; st->rings && i < st->nrings; i++)
 		perf_ring_unmap(&st->rings[i]);
 	for (size_t i = 0; i < st->nfds; i++)
@@ -603,7 +516,7 @@ static enum plumb_err pe_init(struct pe_state *st, const struct record_opts *opt
 	st->opts = opts;
 	st->p = p;
 	st->res = res;
-	st->wake_fd = -1;
+	perf_redraw_init(&st->redraw);
 	st->kernel = opts->kernel;
 	st->ncpus = (int)sysconf(_SC_NPROCESSORS_CONF);
 	st->maps = maps_new();
@@ -716,7 +629,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 {
 	const struct record_opts *opts = st->opts;
 	uint64_t deadline = backend_deadline(opts, st->res->start_ns);
-	redraw_start(st);
+	perf_redraw_start(&st->redraw, st->rings, st->nrings, &st->periods);
 	/* The redraw thread takes most wake-ups (a ring's readiness goes to one poller): drain often enough that a
 	 * ring of 64 samples or more does not fill, and at least every 50 ms. */
 	uint64_t iv_ms = backend_interval_ns(opts) * 16 / 1000000;
@@ -725,16 +638,16 @@ static void pe_loop(struct pe_state *st, struct child *child)
 	size_t npfds = 0;
 	/* with a redraw thread the rings' wake-ups are its own (a readiness goes to one poller), and it passes
 	 * them on through wake_fd */
-	for (size_t i = 0; pfds && st->wake_fd < 0 && i < st->nrings; i++)
+	for (size_t i = 0; pfds && st->redraw.wake_fd < 0 && i < st->nrings; i++)
 		if (st->rings[i].meta)
 			pfds[npfds++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
-	if (pfds && st->wake_fd >= 0)
-		pfds[npfds++] = (struct pollfd){ .fd = st->wake_fd, .events = POLLIN };
+	if (pfds && st->redraw.wake_fd >= 0)
+		pfds[npfds++] = (struct pollfd){ .fd = st->redraw.wake_fd, .events = POLLIN };
 	while (!backend_should_stop(opts, deadline) && !backend_target_ended(opts, child, opts->pid, st->res)) {
 		if (pfds)
 			poll(pfds, npfds, timeout_ms);
 		uint64_t woken;
-		if (st->wake_fd >= 0 && read(st->wake_fd, &woken, sizeof woken) < 0)
+		if (st->redraw.wake_fd >= 0 && read(st->redraw.wake_fd, &woken, sizeof woken) < 0)
 			woken = 0; /* nothing to clear */
 		drain_all(st);
 		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
@@ -749,7 +662,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 	res->end_ns = mono_ns();
 	for (size_t i = 0; i < st->nfds; i++)
 		ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
-	redraw_stop(st);
+	perf_redraw_stop(&st->redraw);
 	drain_all(st);
 	if (st->wall) /* threads still waiting when sampling stopped wait until the end */
 		st->ticks += wall_finish(st->wall, res->end_ns);

@@ -21,6 +21,7 @@
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "os/procfs.h"
+#include "sample/perf_redraw.h"
 #include "sample/perf_stack.h"
 #include "symbol/maps.h"
 
@@ -50,13 +51,22 @@ struct sys_state {
 	char *buf;               /* a record that wraps around a ring's end is copied here */
 	size_t bufsize;
 	struct perf_periods periods; /* every CPU's event gets a random period after each sample (§5.2) */
+	struct perf_redraw redraw;   /* ... from this thread */
 };
 
 static void sys_fill_attr(struct sys_state *st, struct perf_event_attr *attr)
 {
 	perf_attr_cpu_clock(attr, st->opts, st->stk.sample_type, st->kernel);
 	attr->exclude_idle = 1; /* the idle task is no process: a CPU with nothing to do gives no sample */
-	attr->sample_period = st->periods.mean_ns; /* fixed: see docs/design.md §5.2 (a redraw restarts the timer) */
+	if (st->ncpus <= PERF_REDRAW_MAX_RINGS) { /* a random period, redrawn by the redraw thread at each sample */
+		attr->sample_period = perf_periods_draw(&st->periods);
+		attr->watermark = 0;
+		attr->wakeup_events = 1;
+		return;
+	}
+	/* more CPUs than one redraw thread polls: a fixed period (a redraw per read of the rings reads 19% over,
+	 * perf_stack.h) */
+	attr->sample_period = st->periods.mean_ns;
 	attr->wakeup_watermark = st->opts->unwind == UNWIND_DWARF ? 2 * 1024 * 1024 : 256 * 1024;
 }
 
@@ -108,7 +118,6 @@ static void sys_sample(struct sys_state *st, const char *rec, size_t len)
 	struct perf_sample sv;
 	if (!perf_sample_parse(st->stk.sample_type, rec, len, &sv))
 		return;
-	perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
 	if (sv.pid == 0)
 		return;
 	/* filtered before unwinding: a process left out costs only its record */
@@ -278,11 +287,17 @@ static enum plumb_err sys_open(struct sys_state *st, struct perr *e)
 static void sys_loop(struct sys_state *st)
 {
 	const struct record_opts *opts = st->opts;
-	struct pollfd *pfds = calloc(st->ncpus, sizeof *pfds);
+	struct pollfd *pfds = calloc(st->ncpus + 1, sizeof *pfds);
 	nfds_t npfds = 0;
-	for (size_t i = 0; pfds && i < st->ncpus; i++)
+	/* with the redraw thread the rings' wake-ups are its own, passed on through its wake_fd */
+	perf_redraw_init(&st->redraw);
+	if (st->ncpus <= PERF_REDRAW_MAX_RINGS)
+		perf_redraw_start(&st->redraw, st->rings, st->ncpus, &st->periods);
+	for (size_t i = 0; pfds && st->redraw.wake_fd < 0 && i < st->ncpus; i++)
 		if (st->rings[i].meta)
 			pfds[npfds++] = (struct pollfd){ .fd = st->rings[i].fd, .events = POLLIN };
+	if (pfds && st->redraw.wake_fd >= 0)
+		pfds[npfds++] = (struct pollfd){ .fd = st->redraw.wake_fd, .events = POLLIN };
 	st->res->start_ns = mono_ns();
 	for (size_t i = 0; i < st->ncpus; i++)
 		if (st->fds[i] >= 0)
@@ -291,6 +306,9 @@ static void sys_loop(struct sys_state *st)
 	while (!backend_should_stop(opts, deadline)) {
 		if (pfds)
 			poll(pfds, npfds, 50);
+		uint64_t woken;
+		if (st->redraw.wake_fd >= 0 && read(st->redraw.wake_fd, &woken, sizeof woken) < 0)
+			woken = 0; /* nothing to clear */
 		sys_drain(st);
 		backend_poll(opts, st->p, st->res->start_ns, st->ticks, st->lost);
 	}
@@ -299,6 +317,7 @@ static void sys_loop(struct sys_state *st)
 	for (size_t i = 0; i < st->ncpus; i++)
 		if (st->fds[i] >= 0)
 			ioctl(st->fds[i], PERF_EVENT_IOC_DISABLE, 0);
+	perf_redraw_stop(&st->redraw);
 	sys_drain(st);
 }
 

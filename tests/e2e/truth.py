@@ -52,13 +52,14 @@ def schedstat_ns(pid):
     return total
 
 
-def folded_counts(path, names):
-    """(total samples, {name: samples whose stack has a frame of that function})"""
+def folded_counts(path, names, root=None):
+    """(total samples, {name: samples whose stack has a frame of that function}), of the stacks whose first frame
+    is `root` when given (a process under --all)"""
     total, hits = 0, dict.fromkeys(names, 0)
     with open(path) as f:
         for line in f:
             stack, _, count = line.rstrip("\n").rpartition(" ")
-            if not stack:
+            if not stack or (root and stack.split(";")[0] != root):
                 continue
             n = int(count)
             total += n
@@ -134,6 +135,36 @@ def rounds_run(plumb, targets, how, seconds=3, options=(), tool="plumb", nofp=Fa
         if r.returncode != 0:
             raise AssertionError("plumb record %s failed (%d): %s" % (how, r.returncode, r.stderr.strip()))
         total, hits = folded_counts(out, ROUNDS_TRUTH)
+        return total, hits, r.stderr
+
+
+def pinned(argv):
+    """argv at a real-time priority on the last CPU: the program keeps its rhythm on a loaded machine (nothing
+    preempts it there but the kernel's real-time throttling, 5% of a second), so a sampler that locks onto the
+    rhythm shows it whatever else runs (plumb's threads move to the other CPUs)."""
+    return ["chrt", "-f", "10", "taskset", "-c", str(os.cpu_count() - 1), *argv]
+
+
+def rounds_pinned_run(plumb, targets, how, seconds=2, options=()):
+    """One run on a pinned rounds (pinned()) sampled by the CPUs' events: "fork", a launched shell that forks it
+    (a process started while sampling), or "all", `record --all` while it runs. (samples, {path: samples},
+    stderr)."""
+    exe = os.path.join(targets, "rounds")
+    with tempfile.TemporaryDirectory(prefix="plumb-truth-") as tmp:
+        out = os.path.join(tmp, "r.folded")
+        root = None
+        if how == "fork":
+            r = run_plumb(plumb, ["-o", out, *options, "--", *pinned(["sh", "-c", "%s %d; true" % (exe, seconds)])])
+        else:
+            proc = start_target(pinned([exe, str(seconds + 30)]))
+            try:
+                r = run_plumb(plumb, ["--all", "--seconds", str(seconds), "-o", out, *options])
+            finally:
+                stop(proc)
+            root = "rounds (%d)" % proc.pid
+        if r.returncode != 0:
+            raise AssertionError("plumb record %s failed (%d): %s" % (how, r.returncode, r.stderr.strip()))
+        total, hits = folded_counts(out, ROUNDS_TRUTH, root)
         return total, hits, r.stderr
 
 
