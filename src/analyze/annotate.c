@@ -215,7 +215,9 @@ static void walk_stack(struct walk *w, uint32_t stack, uint64_t wt)
 					lines_seen[nseen++] = fr->line;
 			}
 			size_t end = chain_end(w, i, d);
-			if (end < d - 1) {
+			/* below a user frame a kernel frame is an interrupt or a system call, not a call of this code */
+			if (end < d - 1 && (fr->kind == FRAME_KERNEL ||
+					    profile_frame_get(w->p, w->path[end + 1])->kind != FRAME_KERNEL)) {
 				/* a caller: the innermost frame of its chain holds the return address */
 				uint64_t ret = profile_frame_insn(profile_frame_get(w->p, w->path[end]));
 				bool rdup = !ret;
@@ -227,11 +229,13 @@ static void walk_stack(struct walk *w, uint32_t stack, uint64_t wt)
 				if (!a)
 					return (void)(w->oom = true);
 				a->incl += wt;
-				if (!a->callee) {
-					struct sbuf b = SBUF_INIT;
-					label_append_shown(&b, w->p, w->path[end + 1], LABEL_NO_LINES | LABEL_NO_SUFFIX);
+				struct sbuf b = SBUF_INIT; /* an indirect call's callees: the first by name, whatever the order */
+				label_append_shown(&b, w->p, w->path[end + 1], LABEL_NO_LINES | LABEL_NO_SUFFIX);
+				if (!a->callee || strcmp(b.buf, a->callee) < 0) {
+					free(a->callee);
 					a->callee = sbuf_detach(&b, NULL);
 				}
+				sbuf_release(&b);
 				if (nrets < 64)
 					rets_seen[nrets++] = ret;
 			}

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/grow.h"
+#include "analyze/repo.h"
 #include "base/sbuf.h"
 #include "symbol/disasm.h"
 
@@ -93,9 +94,19 @@ static void source_release(struct source *s)
 	memset(s, 0, sizeof *s);
 }
 
-/* The source of `file`: the path itself, else under root by its longest tail that exists there. */
-static bool source_find(const char *file, const char *root, struct source *s, const char **why)
+/* The files under --source-root, walked once when a shortened path needs them (a folded label keeps two
+ * components of a path: "targets/annot.c" of tests/targets/annot.c). */
+struct roots {
+	const char *root;
+	bool walked;
+	struct hot_repo_files files;
+};
+
+/* The source of `file`: the path itself, else under root by its longest tail that exists there, else the file
+ * under root that the path is the tail of. */
+static bool source_find(const char *file, struct roots *rt, struct source *s, const char **why)
 {
+	const char *root = rt ? rt->root : NULL;
 	*why = "the profile names no source file";
 	if (!file || !file[0])
 		return false;
@@ -114,6 +125,14 @@ static bool source_find(const char *file, const char *root, struct source *s, co
 		if (source_read(cand, s, why))
 			return true;
 	}
+	if (!rt->walked) {
+		rt->walked = true;
+		hot_repo_files_load(&rt->files, root); /* what it walked, even when cut short */
+	}
+	const char *rel = hot_repo_files_rel(&rt->files, file, strlen(file));
+	char cand[4200];
+	if (rel && (size_t)snprintf(cand, sizeof cand, "%s/%s", root, rel) < sizeof cand && source_read(cand, s, why))
+		return true;
 	*why = why_root;
 	return false;
 }
@@ -267,7 +286,7 @@ static enum plumb_err add_insns(struct annot_func *f)
 
 /* The texts of an inlined callee's lines: from the caller's source when it is the same file, else its own. */
 static enum plumb_err add_inlined_text(struct annot_inlined *x, const char *caller_file, const struct source *caller,
-				       const char *root)
+				       struct roots *root)
 {
 	struct source own = { 0 };
 	const char *why;
@@ -285,7 +304,8 @@ static enum plumb_err add_inlined_text(struct annot_inlined *x, const char *call
 	return rc;
 }
 
-enum plumb_err annot_add_code(struct annot_result *r, const struct annot_code_opts *o, struct perr *e)
+static enum plumb_err annot_add_code_in(struct annot_result *r, const struct annot_code_opts *o, struct roots *rt,
+				       struct perr *e)
 {
 	for (size_t i = 0; i < r->n; i++) {
 		struct annot_func *f = &r->funcs[i];
@@ -294,7 +314,7 @@ enum plumb_err annot_add_code(struct annot_result *r, const struct annot_code_op
 		enum plumb_err rc = PLUMB_OK;
 		if (o->disassemble)
 			rc = add_insns(f);
-		if (!rc && source_find(f->file, o->source_root, &s, &why)) {
+		if (!rc && source_find(f->file, rt, &s, &why)) {
 			f->source = strdup(s.path);
 			rc = f->source ? PLUMB_OK : PLUMB_ENOMEM;
 		} else if (!rc) {
@@ -304,12 +324,20 @@ enum plumb_err annot_add_code(struct annot_result *r, const struct annot_code_op
 		if (!rc)
 			rc = add_rows(f, &s, o->context);
 		for (size_t k = 0; !rc && k < f->ninl; k++)
-			rc = add_inlined_text(&f->inl[k], f->file, &s, o->source_root);
+			rc = add_inlined_text(&f->inl[k], f->file, &s, rt);
 		source_release(&s);
 		if (rc)
 			return perr_set(e, rc, "out of memory annotating");
 	}
 	return PLUMB_OK;
+}
+
+enum plumb_err annot_add_code(struct annot_result *r, const struct annot_code_opts *o, struct perr *e)
+{
+	struct roots rt = { o->source_root, false, HOT_REPO_FILES_INIT };
+	enum plumb_err rc = annot_add_code_in(r, o, &rt, e);
+	hot_repo_files_release(&rt.files);
+	return rc;
 }
 
 void annot_code_release(struct annot_func *f)

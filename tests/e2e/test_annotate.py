@@ -5,7 +5,8 @@ within 3.5 standard errors of the target's own split, on >= 800 samples (5 point
 instructions (imul among them) with samples summing to the function's; a stripped copy is annotated by instruction
 under `annot-stripped+0x...` at two_loops' symbol address; step(), always inlined into mixed() at line 21, shows
 on line 21 and under it on its own line 16; and on one perf.data recording, perf annotate --stdio and plumb give
-every instruction the same percentage (both read the same samples: exact up to perf's rounding)."""
+every instruction the same percentage (both read the same samples: exact up to perf's rounding). Folded text keeps
+the addresses with --addresses; without them annotate says so and shows lines only."""
 # plumbtest: alone
 import json
 import os
@@ -188,6 +189,17 @@ class Annotate(unittest.TestCase):
         self.assertEqual(f["instructions"], [])
         self.assertIn("addresses", f["asm_missing"])
         self.assertGreater({ln["line"]: ln["samples"] for ln in f["lines"]}[9], 0)
+
+    def test_folded_with_addresses_keeps_them(self):
+        folded = os.path.join(self.tmp, "ra.folded")
+        r = plumb("convert", self.paths["gecko"], "-o", folded, "--addresses")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(folded) as fh:
+            self.assertRegex(fh.read(), r"two_loops \(targets/annot\.c:9\)@0x[0-9a-f]+")
+        want = self.func(self.doc(self.paths["gecko"], "^two_loops$"), "two_loops")
+        got = self.func(self.doc(folded, "^two_loops$"), "two_loops")
+        self.assertEqual(got["instructions"], want["instructions"])
+        self.assertEqual(got["lines"], want["lines"])
 
     def test_bad_arguments(self):
         self.annotate(self.paths["gecko"], "(", code=2)
