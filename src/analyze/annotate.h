@@ -102,6 +102,7 @@ struct annot_code_opts {
 	bool disassemble;        /* --asm: the instructions of each function (symbol/disasm.h) */
 	const char *source_root; /* --source-root: where sources are looked up by their path's tail, or NULL */
 	unsigned context;        /* lines shown around the lines with samples */
+	size_t limit;            /* only the first `limit` functions (the most inclusive); 0: all */
 };
 
 /* Adds to each function of r the source lines around its samples (the file from the path its frames carry, else

@@ -307,7 +307,7 @@ static enum plumb_err add_inlined_text(struct annot_inlined *x, const char *call
 static enum plumb_err annot_add_code_in(struct annot_result *r, const struct annot_code_opts *o, struct roots *rt,
 				       struct perr *e)
 {
-	for (size_t i = 0; i < r->n; i++) {
+	for (size_t i = 0; i < r->n && (!o->limit || i < o->limit); i++) {
 		struct annot_func *f = &r->funcs[i];
 		struct source s = { 0 };
 		const char *why = NULL;

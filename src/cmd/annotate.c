@@ -2,7 +2,9 @@
  * expression names the samples fall — per source line, inlined callees under the lines that inlined them, and with
  * --asm per instruction. --json writes plumb.annotate.v1 to stdout and nothing else; --html writes a page. */
 #include "cmd/cmd.h"
+#include "cmd/annotate.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -13,6 +15,8 @@
 #include "base/sbuf.h"
 #include "format/format.h"
 #include "os/atomic.h"
+#include "os/fs.h"
+#include "profile/label.h"
 #include "render/annotate.h"
 
 static const char usage[] = "plumb annotate PROFILE FUNCTION [--asm] [--json] [--context N] [--source-root DIR] "
@@ -91,7 +95,7 @@ int cmd_annotate(int argc, char **argv)
 		opt_result_release(&res);
 		return cmd_report_redacted(&e);
 	}
-	struct annot_code_opts co = { disassemble, source_root, (unsigned)context };
+	struct annot_code_opts co = { disassemble, source_root, (unsigned)context, 0 };
 	if (annot_add_code(r, &co, &e)) {
 		annot_result_free(r);
 		profile_free(p);
@@ -121,4 +125,72 @@ int cmd_annotate(int argc, char **argv)
 	profile_free(p);
 	opt_result_release(&res);
 	return code;
+}
+
+int cmd_annotate_pages(const struct profile *p, const char *dir, struct cmd_annotate_links *links)
+{
+	memset(links, 0, sizeof *links);
+	struct perr e = PERR_INIT;
+	struct annot_result *r = NULL;
+	if (fs_mkdirs(dir, 0700, &e) || annot_analyze(p, ".", &r, &e))
+		return cmd_report_redacted(&e);
+	size_t n = 0;
+	while (n < r->n && n < CMD_ANNOTATE_PAGES && r->funcs[n].incl && r->funcs[n].incl * 100 >= r->total)
+		n++;
+	struct annot_code_opts co = { true, NULL, 3, n };
+	int code = EXIT_DONE;
+	links->keys = calloc(n ? n : 1, sizeof *links->keys);
+	links->paths = calloc(n ? n : 1, sizeof *links->paths);
+	if (!links->keys || !links->paths)
+		code = perr_fail(EXIT_INPUT, "flame: out of memory");
+	else if (n && annot_add_code(r, &co, &e))
+		code = cmd_report_redacted(&e);
+	struct sbuf sb = SBUF_INIT, path = SBUF_INIT;
+	for (size_t i = 0; !code && i < n; i++) {
+		struct annot_result one = *r;
+		one.funcs = &r->funcs[i];
+		one.n = 1;
+		sbuf_reset(&sb);
+		sbuf_reset(&path);
+		render_annot_html(&sb, &one, r->funcs[i].label);
+		sbuf_addf(&path, "%s/f%zu.html", dir, i);
+		if (path.oom || !(links->keys[i] = strdup(r->funcs[i].label)) || !(links->paths[i] = strdup(path.buf))) {
+			code = perr_fail(EXIT_INPUT, "flame: out of memory");
+			break;
+		}
+		links->n = i + 1;
+		code = write_out(&sb, path.buf);
+	}
+	sbuf_release(&sb);
+	sbuf_release(&path);
+	annot_result_free(r);
+	if (code)
+		cmd_annotate_links_release(links);
+	return code;
+}
+
+const char *cmd_annotate_link(void *ctx, const char *label, size_t len)
+{
+	const struct cmd_annotate_links *links = ctx;
+	struct label_parts lp;
+	label_parse(label, len, &lp);
+	struct sbuf key = SBUF_INIT;
+	label_render(&key, &lp, LABEL_NO_LINES | LABEL_NO_SUFFIX);
+	const char *found = NULL;
+	for (size_t i = 0; !found && i < links->n; i++)
+		if (strcmp(links->keys[i], key.buf) == 0)
+			found = links->paths[i];
+	sbuf_release(&key);
+	return found;
+}
+
+void cmd_annotate_links_release(struct cmd_annotate_links *links)
+{
+	for (size_t i = 0; i < links->n; i++) {
+		free(links->keys[i]);
+		free(links->paths[i]);
+	}
+	free(links->keys);
+	free(links->paths);
+	memset(links, 0, sizeof *links);
 }

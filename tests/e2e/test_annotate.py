@@ -128,6 +128,19 @@ class Annotate(unittest.TestCase):
         self.assertIn("imul", page)
         self.assertIn("3 * n", page)
 
+    def test_flame_links_to_annotation_pages(self):
+        svg, pages = os.path.join(self.tmp, "f.svg"), os.path.join(self.tmp, "pages")
+        r = plumb("flame", self.paths["gecko"], "-o", svg, "--annotate-dir", pages)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(svg) as f:
+            doc = f.read()
+        m = re.search(r'<g data-annotate="([^"]+)"><title>two_loops \(targets/annot\.c:9\)', doc)
+        self.assertTrue(m, doc[:3000])
+        with open(m.group(1)) as f:
+            page = f.read()
+        self.assertIn("two_loops (targets/annot.c)", page)
+        self.assertIn("imul", page)
+
     def test_stripped_copy_by_instruction(self):
         nm = subprocess.run(["nm", target("annot")], capture_output=True, text=True, check=True).stdout
         start = int(re.search(r"^([0-9a-f]+) T two_loops$", nm, re.M).group(1), 16)
