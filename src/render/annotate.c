@@ -4,10 +4,24 @@
 #include "render/annotate.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "base/redact.h"
 
 #include "profile/label.h"
 #include "render/term.h"
+
+/* Paths and messages that name them go through the redactor (docs/design.md §3.6); labels come redacted. */
+static char *shown_path(const char *s)
+{
+	return s ? redact_path_dup(s) : NULL;
+}
+
+static char *shown_msg(const char *s)
+{
+	return s ? redact_dup_message(s) : NULL;
+}
 
 /* ---- terminal ---------------------------------------------------------------------------------------------- */
 
@@ -89,8 +103,10 @@ static void text_lines(struct sbuf *out, const struct annot_func *f, size_t widt
 				continue;
 			sbuf_addstr(out, "                          | inlined ");
 			struct sbuf t = SBUF_INIT;
-			sbuf_addf(&t, "%s (%s): %.1f%% of self", x->func, x->file[0] ? label_short_path(x->file) : "?",
+			char *file = shown_path(x->file);
+			sbuf_addf(&t, "%s (%s): %.1f%% of self", x->func, file && file[0] ? label_short_path(file) : "?",
 				  pct(x->self, f->self));
+			free(file);
 			fit_line(out, t.buf, text_w > 8 ? text_w - 8 : 1);
 			sbuf_release(&t);
 			for (size_t j = 0; j < x->nlines; j++) {
@@ -154,10 +170,13 @@ void render_annot_text(struct sbuf *out, const struct annot_result *r, size_t wi
 			  pct(f->incl, r->total), (unsigned long long)r->total);
 		fit_line(out, t.buf, width);
 		sbuf_reset(&t);
-		if (f->source)
-			sbuf_addf(&t, "source: %s", f->source);
+		char *src = shown_path(f->source), *why = shown_msg(f->source_missing);
+		if (src)
+			sbuf_addf(&t, "source: %s", src);
 		else
-			sbuf_addf(&t, "source: missing (%s)", f->source_missing ? f->source_missing : "?");
+			sbuf_addf(&t, "source: missing (%s)", why ? why : "?");
+		free(src);
+		free(why);
 		fit_line(out, t.buf, width);
 		sbuf_release(&t);
 		if (f->nrows)
@@ -175,7 +194,9 @@ void render_annot_text(struct sbuf *out, const struct annot_result *r, size_t wi
 			text_insns(out, f, width);
 		} else if (f->asm_missing) {
 			struct sbuf h = SBUF_INIT;
-			sbuf_addf(&h, "instructions: none (%s)", f->asm_missing);
+			char *am = shown_msg(f->asm_missing);
+			sbuf_addf(&h, "instructions: none (%s)", am ? am : "?");
+			free(am);
 			fit_line(out, h.buf, width);
 			sbuf_release(&h);
 		}
@@ -194,6 +215,20 @@ static void jstr(struct sbuf *out, const char *s)
 		sbuf_addstr(out, "null");
 }
 
+static void jpath(struct sbuf *out, const char *s)
+{
+	char *r = s && s[0] ? shown_path(s) : NULL;
+	jstr(out, s && s[0] ? (r ? r : "?") : NULL);
+	free(r);
+}
+
+static void jmsg(struct sbuf *out, const char *s)
+{
+	char *r = shown_msg(s);
+	jstr(out, s ? (r ? r : "?") : NULL);
+	free(r);
+}
+
 static void json_inlined(struct sbuf *out, const struct annot_func *f, uint32_t line)
 {
 	bool first = true;
@@ -206,7 +241,7 @@ static void json_inlined(struct sbuf *out, const struct annot_func *f, uint32_t 
 		first = false;
 		jstr(out, x->func);
 		sbuf_addstr(out, ",\"file\":");
-		jstr(out, x->file[0] ? x->file : NULL);
+		jpath(out, x->file);
 		sbuf_addf(out, ",\"samples\":%llu,\"lines\":[", (unsigned long long)x->self);
 		for (size_t j = 0; j < x->nlines; j++) {
 			sbuf_addf(out, "%s{\"line\":%u,\"samples\":%llu,\"text\":", j ? "," : "", x->lines[j].line,
@@ -252,14 +287,14 @@ static void json_func(struct sbuf *out, const struct annot_func *f)
 	sbuf_addstr(out, ",\"label\":");
 	jstr(out, f->label);
 	sbuf_addstr(out, ",\"file\":");
-	jstr(out, f->file[0] ? f->file : NULL);
+	jpath(out, f->file);
 	sbuf_addstr(out, ",\"module\":");
-	jstr(out, f->module[0] ? f->module : NULL);
+	jpath(out, f->module);
 	sbuf_addf(out, ",\"samples\":%llu,\"inclusive\":%llu,\"no_address\":%llu,\"source\":", (unsigned long long)f->self,
 		  (unsigned long long)f->incl, (unsigned long long)f->no_addr);
-	jstr(out, f->source);
+	jpath(out, f->source);
 	sbuf_addstr(out, ",\"source_missing\":");
-	jstr(out, f->source_missing);
+	jmsg(out, f->source_missing);
 	sbuf_addstr(out, ",\"lines\":[");
 	for (size_t i = 0; i < f->nrows; i++) {
 		const struct annot_row *r = &f->rows[i];
@@ -289,7 +324,7 @@ static void json_func(struct sbuf *out, const struct annot_func *f)
 	sbuf_addstr(out, "],\"disassembly\":");
 	jstr(out, f->ninsns ? (f->asm_name ? f->asm_name : f->label) : NULL);
 	sbuf_addstr(out, ",\"asm_missing\":");
-	jstr(out, f->asm_missing);
+	jmsg(out, f->asm_missing);
 	sbuf_addch(out, '}');
 }
 
@@ -341,7 +376,9 @@ static void html_func(struct sbuf *out, const struct annot_func *f, size_t idx)
 	html(out, f->label);
 	sbuf_addf(out, "</h2>\n<p>%llu self, %llu inclusive. Source: ", (unsigned long long)f->self,
 		  (unsigned long long)f->incl);
-	html(out, f->source ? f->source : f->source_missing);
+	char *shown = f->source ? shown_path(f->source) : shown_msg(f->source_missing);
+	html(out, shown ? shown : "?");
+	free(shown);
 	sbuf_addstr(out, "</p>\n<table><tr><th>self %</th><th>incl %</th><th>line</th><th>source</th></tr>\n");
 	for (size_t i = 0; i < f->nrows; i++) {
 		const struct annot_row *r = &f->rows[i];
