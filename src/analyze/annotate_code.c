@@ -226,6 +226,8 @@ static enum plumb_err add_insns(struct annot_func *f)
 	for (size_t i = 0; !at && i < f->naddrs; i++)
 		if (f->addrs[i].self)
 			at = f->addrs[i].addr;
+	if (!at && f->naddrs && f->addrs[0].addr)
+		at = f->addrs[0].addr - 1; /* only return addresses: the call before one is the function's */
 	if (!at) {
 		f->asm_missing = strdup(f->naddrs ? "the profile has no sampled instruction of it"
 						  : "the profile carries no instruction addresses (a folded file without "

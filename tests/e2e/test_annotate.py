@@ -111,6 +111,15 @@ class Annotate(unittest.TestCase):
             calls = [i for i in ins if i["text"].startswith("call")]
             self.assertTrue(calls, texts)
 
+    def test_call_instructions_carry_their_callees_inclusive_samples(self):
+        callee = self.func(self.doc(self.paths["gecko"], "^two_loops$"), "two_loops")
+        main_ = self.func(self.doc(self.paths["gecko"], "^main$", "--asm"), "main")
+        calls = [i for i in main_["instructions"] if i["call"] == "two_loops (targets/annot.c)"]
+        self.assertEqual(len(calls), 1, [i for i in main_["instructions"] if i["call"]])
+        self.assertTrue(calls[0]["text"].startswith("call"), calls[0])
+        self.assertLessEqual(calls[0]["inclusive"], callee["inclusive"])
+        self.assertGreaterEqual(calls[0]["inclusive"], 0.95 * callee["inclusive"], calls[0])
+
     def test_terminal_view_fits_80_columns_and_marks_hot_lines(self):
         r = self.annotate(self.paths["gecko"], "^two_loops$", "--asm")
         for line in r.stdout.splitlines():
