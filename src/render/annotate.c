@@ -101,7 +101,7 @@ static void text_lines(struct sbuf *out, const struct annot_func *f, size_t widt
 			const struct annot_inlined *x = &f->inl[k];
 			if (x->at_line != r->line)
 				continue;
-			sbuf_addstr(out, "                          | inlined ");
+			sbuf_addstr(out, "                       | inlined ");
 			struct sbuf t = SBUF_INIT;
 			char *file = shown_path(x->file);
 			sbuf_addf(&t, "%s (%s): %.1f%% of self", x->func, file && file[0] ? label_short_path(file) : "?",
@@ -165,9 +165,10 @@ void render_annot_text(struct sbuf *out, const struct annot_result *r, size_t wi
 		struct sbuf t = SBUF_INIT;
 		if (i)
 			sbuf_addch(out, '\n');
-		sbuf_addf(&t, "%s: %llu %s self (%.1f%%), %llu inclusive (%.1f%%) of %llu", f->label,
-			  (unsigned long long)f->self, r->unit, pct(f->self, r->total), (unsigned long long)f->incl,
-			  pct(f->incl, r->total), (unsigned long long)r->total);
+		fit_line(out, f->label, width);
+		sbuf_addf(&t, "  self %llu (%.1f%%), inclusive %llu (%.1f%%) of %llu %s", (unsigned long long)f->self,
+			  pct(f->self, r->total), (unsigned long long)f->incl, pct(f->incl, r->total),
+			  (unsigned long long)r->total, r->unit);
 		fit_line(out, t.buf, width);
 		sbuf_reset(&t);
 		char *src = shown_path(f->source), *why = shown_msg(f->source_missing);

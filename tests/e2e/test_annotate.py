@@ -223,6 +223,25 @@ class Annotate(unittest.TestCase):
         self.assertEqual(got["instructions"], want["instructions"])
         self.assertEqual(got["lines"], want["lines"])
 
+    def test_hostile_paths_are_not_opened(self):
+        # a profile naming a device as its module and a FIFO as its source: both said missing, nothing blocks
+        fifo = os.path.join(self.tmp, "src.fifo")
+        os.mkfifo(fifo)
+        with open(self.paths["gecko"]) as f:
+            doc = f.read()
+        doc = re.sub(r'"[^"]*/targets/annot"', '"/dev/zero"', doc)
+        doc = re.sub(r'"[^"]*targets/annot\.c"', '"%s"' % fifo, doc)
+        hostile = os.path.join(self.tmp, "hostile.json")
+        with open(hostile, "w") as f:
+            f.write(doc)
+        r = plumb("annotate", hostile, "^two_loops$", "--asm", "--json", timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        f = self.func(json.loads(r.stdout), "two_loops")
+        self.assertIsNone(f["source"])
+        self.assertIn("not a regular file", f["source_missing"])
+        self.assertIn("not a file plumb reads code from", f["asm_missing"])
+        self.assertGreater({ln["line"]: ln["samples"] for ln in f["lines"]}[9], 0)
+
     def test_bad_arguments(self):
         self.annotate(self.paths["gecko"], "(", code=2)
         r = self.annotate(self.paths["gecko"], "^no_such_function$", code=2)
