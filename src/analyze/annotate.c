@@ -174,7 +174,97 @@ static size_t chain_end(const struct walk *w, size_t i, size_t d)
 	return i;
 }
 
-/* Adds one stack of weight wt to every function on it. */
+/* The function of position i of the current path (NO_FUNC: none matched). */
+static uint32_t fn_at(const struct walk *w, size_t i)
+{
+	return w->func_of[w->path[i]];
+}
+
+/* Inclusive at position i: once per sample for the function, once per line, once per call site. */
+static bool add_inclusive(struct walk *w, size_t i, size_t d, uint64_t wt)
+{
+	uint32_t fi = fn_at(w, i);
+	struct fstate *s = &w->fs[fi];
+	const struct frame *fr = profile_frame_get(w->p, w->path[i]);
+	bool func_seen = false, line_seen = false;
+	for (size_t j = 0; j < i && !line_seen; j++)
+		if (fn_at(w, j) == fi) {
+			func_seen = true;
+			line_seen = profile_frame_get(w->p, w->path[j])->line == fr->line;
+		}
+	if (!func_seen)
+		s->f.incl += wt;
+	if (!fr->inlined || i == d - 1)
+		note_file(w, s, fr, wt);
+	if (!line_seen) {
+		struct annot_count *c = line_of(&s->f.lines, &s->f.nlines, &s->cap_lines, fr->line);
+		if (!c)
+			return false;
+		c->incl += wt;
+	}
+	size_t end = chain_end(w, i, d);
+	/* a caller: the innermost frame of its chain holds the return address; below a user frame a kernel frame is
+	 * an interrupt or a system call, not a call of this code */
+	if (end == d - 1 || (fr->kind != FRAME_KERNEL && profile_frame_get(w->p, w->path[end + 1])->kind == FRAME_KERNEL))
+		return true;
+	uint64_t ret = profile_frame_insn(profile_frame_get(w->p, w->path[end]));
+	if (!ret)
+		return true;
+	for (size_t j = 0; j < i; j++) /* the same call site higher up (recursion): counted once */
+		if (fn_at(w, j) == fi && chain_end(w, j, d) < d - 1 &&
+		    profile_frame_insn(profile_frame_get(w->p, w->path[chain_end(w, j, d)])) == ret)
+			return true;
+	struct annot_addr *a = addr_of(s, ret);
+	if (!a)
+		return false;
+	a->incl += wt;
+	struct sbuf b = SBUF_INIT; /* an indirect call's callees: the first by name, whatever the order */
+	label_append_shown(&b, w->p, w->path[end + 1], LABEL_NO_LINES | LABEL_NO_SUFFIX);
+	if (!a->callee || strcmp(b.buf, a->callee) < 0) {
+		free(a->callee);
+		a->callee = sbuf_detach(&b, NULL);
+	}
+	sbuf_release(&b);
+	return true;
+}
+
+/* Self at position j, the outermost frame of the function in the leaf's chain: its line (inlined code on the line
+ * that inlined it, the callee's own line under it) and the sampled instruction. */
+static bool add_self(struct walk *w, size_t j, size_t d, uint64_t wt)
+{
+	struct fstate *s = &w->fs[fn_at(w, j)];
+	const struct frame *fr = profile_frame_get(w->p, w->path[j]);
+	s->f.self += wt;
+	struct annot_count *c = line_of(&s->f.lines, &s->f.nlines, &s->cap_lines, fr->line);
+	if (!c)
+		return false;
+	c->self += wt;
+	if (j + 1 < d) {
+		const struct frame *callee = profile_frame_get(w->p, w->path[j + 1]);
+		struct annot_inlined *x = inl_of(w, s, fr->line, callee);
+		if (!x)
+			return false;
+		size_t cap = x->nlines;
+		struct annot_count *lc = line_of(&x->lines, &x->nlines, &cap, callee->line);
+		if (!lc)
+			return false;
+		lc->self += wt;
+		x->self += wt;
+	}
+	uint64_t at = profile_frame_insn(profile_frame_get(w->p, w->path[d - 1]));
+	if (!at) {
+		s->f.no_addr += wt;
+		return true;
+	}
+	struct annot_addr *a = addr_of(s, at);
+	if (!a)
+		return false;
+	a->self += wt;
+	return true;
+}
+
+/* Adds one stack of weight wt to every function on it: each frame is looked at against the frames above it only
+ * (a stack's depth squared, not the number of functions). */
 static void walk_stack(struct walk *w, uint32_t stack, uint64_t wt)
 {
 	size_t d = profile_stack_depth(w->p, stack);
@@ -185,97 +275,20 @@ static void walk_stack(struct walk *w, uint32_t stack, uint64_t wt)
 	size_t k = d;
 	for (uint32_t s = stack; s != PROFILE_ROOT && k > 0; s = profile_stack_parent(w->p, s))
 		w->path[--k] = profile_stack_frame(w->p, s);
+	for (size_t i = 0; i < d; i++)
+		if (fn_at(w, i) != NO_FUNC && !add_inclusive(w, i, d, wt))
+			return (void)(w->oom = true);
 	/* the leaf's chain: its outermost (non-inlined) frame holds the code that ran */
 	size_t root = d - 1;
 	while (root > 0 && profile_frame_get(w->p, w->path[root])->inlined)
 		root--;
-	for (size_t fi = 0; fi < w->nfs; fi++) {
-		struct fstate *s = &w->fs[fi];
-		bool seen = false;
-		uint32_t lines_seen[64];
-		size_t nseen = 0;
-		uint64_t rets_seen[64];
-		size_t nrets = 0;
-		for (size_t i = 0; i < d; i++) {
-			if (w->func_of[w->path[i]] != fi)
-				continue;
-			const struct frame *fr = profile_frame_get(w->p, w->path[i]);
-			seen = true;
-			if (!fr->inlined || i == d - 1)
-				note_file(w, s, fr, wt);
-			bool dup = false;
-			for (size_t j = 0; j < nseen; j++)
-				dup = dup || lines_seen[j] == fr->line;
-			if (!dup) {
-				struct annot_count *c = line_of(&s->f.lines, &s->f.nlines, &s->cap_lines, fr->line);
-				if (!c)
-					return (void)(w->oom = true);
-				c->incl += wt;
-				if (nseen < 64)
-					lines_seen[nseen++] = fr->line;
-			}
-			size_t end = chain_end(w, i, d);
-			/* below a user frame a kernel frame is an interrupt or a system call, not a call of this code */
-			if (end < d - 1 && (fr->kind == FRAME_KERNEL ||
-					    profile_frame_get(w->p, w->path[end + 1])->kind != FRAME_KERNEL)) {
-				/* a caller: the innermost frame of its chain holds the return address */
-				uint64_t ret = profile_frame_insn(profile_frame_get(w->p, w->path[end]));
-				bool rdup = !ret;
-				for (size_t j = 0; j < nrets && !rdup; j++)
-					rdup = rets_seen[j] == ret;
-				if (rdup)
-					continue;
-				struct annot_addr *a = addr_of(s, ret);
-				if (!a)
-					return (void)(w->oom = true);
-				a->incl += wt;
-				struct sbuf b = SBUF_INIT; /* an indirect call's callees: the first by name, whatever the order */
-				label_append_shown(&b, w->p, w->path[end + 1], LABEL_NO_LINES | LABEL_NO_SUFFIX);
-				if (!a->callee || strcmp(b.buf, a->callee) < 0) {
-					free(a->callee);
-					a->callee = sbuf_detach(&b, NULL);
-				}
-				sbuf_release(&b);
-				if (nrets < 64)
-					rets_seen[nrets++] = ret;
-			}
-		}
-		if (!seen)
-			continue;
-		s->f.incl += wt;
-		/* self: the outermost frame of the leaf's chain that is this function */
-		size_t j = root;
-		while (j < d && w->func_of[w->path[j]] != fi)
-			j++;
-		if (j == d)
-			continue;
-		const struct frame *fr = profile_frame_get(w->p, w->path[j]);
-		s->f.self += wt;
-		struct annot_count *c = line_of(&s->f.lines, &s->f.nlines, &s->cap_lines, fr->line);
-		if (!c)
+	for (size_t j = root; j < d; j++) {
+		uint32_t fi = fn_at(w, j);
+		bool first = fi != NO_FUNC;
+		for (size_t q = root; q < j && first; q++)
+			first = fn_at(w, q) != fi;
+		if (first && !add_self(w, j, d, wt))
 			return (void)(w->oom = true);
-		c->self += wt;
-		if (j + 1 < d) { /* inlined code: its callee's own lines, under this line */
-			const struct frame *callee = profile_frame_get(w->p, w->path[j + 1]);
-			struct annot_inlined *x = inl_of(w, s, fr->line, callee);
-			if (!x)
-				return (void)(w->oom = true);
-			size_t cap = x->nlines;
-			struct annot_count *lc = line_of(&x->lines, &x->nlines, &cap, callee->line);
-			if (!lc)
-				return (void)(w->oom = true);
-			lc->self += wt;
-			x->self += wt;
-		}
-		uint64_t at = profile_frame_insn(profile_frame_get(w->p, w->path[d - 1]));
-		if (!at) {
-			s->f.no_addr += wt;
-			continue;
-		}
-		struct annot_addr *a = addr_of(s, at);
-		if (!a)
-			return (void)(w->oom = true);
-		a->self += wt;
 	}
 }
 
