@@ -74,7 +74,7 @@ static uint32_t func_for(struct walk *w, const struct frame *fr, const char *key
 	return id;
 }
 
-static enum plumb_err map_frames(struct walk *w, const regex_t *re)
+static enum plumb_err map_frames(struct walk *w, const regex_t *re, const char *literal)
 {
 	size_t nf = profile_nframes(w->p);
 	w->func_of = malloc((nf ? nf : 1) * sizeof *w->func_of);
@@ -94,7 +94,8 @@ static enum plumb_err map_frames(struct walk *w, const regex_t *re)
 			w->oom = true;
 			break;
 		}
-		if (regexec(re, key.buf, 0, NULL, 0) != 0 && regexec(re, name.buf, 0, NULL, 0) != 0)
+		if (regexec(re, key.buf, 0, NULL, 0) != 0 && regexec(re, name.buf, 0, NULL, 0) != 0 &&
+		    !strstr(key.buf, literal))
 			continue;
 		w->func_of[i] = func_for(w, fr, key.buf, key.len);
 		if (w->func_of[i] == NO_FUNC)
@@ -364,7 +365,7 @@ enum plumb_err annot_analyze(const struct profile *p, const char *re_text, struc
 	struct walk w = { 0 };
 	w.p = p;
 	w.keys = (struct interner)INTERNER_INIT;
-	enum plumb_err err = map_frames(&w, &re);
+	enum plumb_err err = map_frames(&w, &re, re_text);
 	regfree(&re);
 	size_t n;
 	const struct profile_count *c = profile_counts(p, &n);

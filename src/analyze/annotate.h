@@ -94,7 +94,7 @@ struct annot_result {
 };
 
 /* Annotates every function whose label (without its line; or its bare name) matches the POSIX extended regular
- * expression `re`. PLUMB_EINVAL for a bad expression (the message names it); an empty result when none matches. */
+ * expression `re`, or holds it as it is (so `gzip+0x4710`, whose '+' is an operator, names that function). PLUMB_EINVAL for a bad expression (the message names it); an empty result when none matches. */
 enum plumb_err annot_analyze(const struct profile *p, const char *re, struct annot_result **out, struct perr *e);
 void annot_result_free(struct annot_result *r);
 
