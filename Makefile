@@ -25,7 +25,7 @@ CFLAGS_BASE += -Werror
 endif
 CFLAGS  ?=
 ALL_CFLAGS := $(CFLAGS_BASE) $(CFLAGS) -MMD -MP
-LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lpthread -lm -ldl -lrt
+LIBS    := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -liberty -lcapstone -lpthread -lm -ldl -lrt
 LDFLAGS ?=
 
 # Everything under src/ except main.c and the library (src/lib) forms the core archive the tool and tests use.

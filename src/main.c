@@ -24,6 +24,7 @@ static const struct cmd_sub commands[] = {
 	{ "hot", cmd_hot, "leaf and inclusive hot tables of a profile" },
 	{ "diff", cmd_diff, "what moved between two profiles" },
 	{ "flame", cmd_flame, "draw an interactive flame graph (SVG)" },
+	{ "annotate", cmd_annotate, "a function's source lines and instructions with their samples" },
 	{ "convert", cmd_convert, "convert between profile formats" },
 	{ "metrics", cmd_metrics, "record and read per-process resource recordings" },
 	{ "bench", cmd_bench, "run benchmark suites, keep evidence, compare with baselines" },

@@ -12,6 +12,7 @@ int cmd_record(int argc, char **argv);
 int cmd_hot(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_convert(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_metrics_record(int argc, char **argv);  /* `metrics record` (metrics_record.c), under cmd_metrics */

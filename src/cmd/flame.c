@@ -2,6 +2,7 @@
  * flame graph (src/render/flame.c). Folded input is read leniently: bad lines are skipped with one warning.
  * A two-column differential folded file (`plumb diff --folded`) draws a differential graph by itself. */
 #include "cmd/cmd.h"
+#include "cmd/annotate.h"
 
 #include <string.h>
 
@@ -42,7 +43,7 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 
 int cmd_flame(int argc, char **argv)
 {
-	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot";
+	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot", *annotate_dir = NULL;
 	bool inverted = false, reverse = false, flamechart = false, no_lines = false;
 	struct cmd_collapse collapse = { 0 };
 	long width = 1200;
@@ -61,6 +62,8 @@ int cmd_flame(int argc, char **argv)
 		OPT_STRING("colors", 0, &colors, "PALETTE", "hot (default), mem, io, wakeup, chain, java, js, perl, "
 			   "red, green, blue, aqua, yellow, purple, orange"),
 		OPT_BOOL("no-lines", 0, &no_lines, "drop line numbers so one function is one frame"),
+		OPT_STRING("annotate-dir", 0, &annotate_dir, "DIR", "also write an annotation page per hot function "
+			   "(plumb annotate) into DIR; a shift-click on a box opens its function's page"),
 		CMD_COLLAPSE_OPTS(collapse),
 		OPT_END(),
 	};
@@ -120,7 +123,16 @@ int cmd_flame(int argc, char **argv)
 		profile_free(before);
 		return code;
 	}
+	struct cmd_annotate_links links = { 0 };
+	if (annotate_dir && (code = cmd_annotate_pages(after, annotate_dir, &links)) != 0) {
+		progress_end(line);
+		profile_free(after);
+		profile_free(before);
+		return code;
+	}
 	struct flame_opts fo = { 0 };
+	fo.annotate_link = annotate_dir ? cmd_annotate_link : NULL;
+	fo.annotate_ctx = &links;
 	fo.progress = line;
 	fo.title = title;
 	fo.width = (unsigned)width;
@@ -136,5 +148,6 @@ int cmd_flame(int argc, char **argv)
 	progress_end(line);
 	profile_free(after);
 	profile_free(before);
+	cmd_annotate_links_release(&links);
 	return rc ? perr_report(&e) : EXIT_DONE;
 }

@@ -384,8 +384,8 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 		const struct frame *fr = profile_frame_get(p, tt->fr_frame.v[i]);
 		if (i)
 			fmt_out_ch(o, ',');
-		if (fr->addr && !fr->offset)
-			fmt_out_u64(o, fr->addr);
+		if (profile_frame_insn(fr))
+			fmt_out_u64(o, profile_frame_insn(fr)); /* a nameless frame's instruction, beside its name's offset */
 		else
 			fmt_out_str(o, "-1");
 	}

@@ -144,6 +144,7 @@ static void nameless(struct resolve *r, const char *name, size_t n, struct frame
 	uint64_t off;
 	if (label_hex(name + bl + 3, n - bl - 3, &off) && off) {
 		fr->func = 0;
+		fr->insn = fr->addr; /* frameTable.address: the instruction (0 when not written) */
 		fr->addr = off;
 		fr->offset = 1;
 	}

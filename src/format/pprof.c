@@ -324,11 +324,10 @@ static void pp_locations(struct pp_writer *w)
 		}
 		const uint32_t *frames = w->chain.v;
 		uint32_t outer = frames[n - 1];
-		const struct frame *fr = profile_frame_get(w->p, outer);
 		sbuf_reset(&w->m);
 		pb_uint(&w->m, 1, (uint64_t)l + 1);
 		pb_uint(&w->m, 2, w->frame_map[outer]);
-		pb_uint(&w->m, 3, fr->offset ? 0 : fr->addr);
+		pb_uint(&w->m, 3, profile_frame_insn(profile_frame_get(w->p, frames[0]))); /* the innermost's instruction */
 		for (size_t k = 0; k < n; k++) {
 			sbuf_reset(&w->sub);
 			pb_uint(&w->sub, 1, w->frame_func[frames[k]]);

@@ -490,6 +490,20 @@ static void function_name(const char *name, size_t n, struct label_parts *lp)
 	}
 }
 
+/* Frame id of p with the instruction address insn (its module's; a Location's address is its innermost line's),
+ * as profile_frame_insn reads it back: addr for a named frame, insn for a nameless one. */
+static uint32_t with_insn(struct profile *p, uint32_t id, uint64_t insn)
+{
+	struct frame f = *profile_frame_get(p, id);
+	if (f.kind != FRAME_USER || !insn)
+		return id;
+	if (f.offset)
+		f.insn = insn;
+	else
+		f.addr = insn;
+	return profile_frame(p, &f);
+}
+
 /* The frames of location index li, innermost first, resolved once into r->frames. */
 static bool resolve_location(struct pp_reader *r, size_t li)
 {
@@ -532,6 +546,8 @@ static bool resolve_location(struct pp_reader *r, size_t li)
 		if (lp.inlined && lp.kind != FRAME_USER)
 			lp.kind = FRAME_USER; /* one mark per frame: an inlined frame is marked inlined */
 		uint32_t id = label_parts_frame(r->p, &lp);
+		if (id != PROFILE_NOMEM && k == 0 && l->nlines && m && l->address >= m->start)
+			id = with_insn(r->p, id, l->address - m->start + m->offset);
 		if (id == PROFILE_NOMEM || !u32vec_push(&r->frames, id))
 			return nomem(r);
 		l->nframes++;

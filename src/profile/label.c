@@ -120,6 +120,8 @@ mark:
 		else if (lp->kind == FRAME_JIT)
 			put_str(k, "_[j]");
 	}
+	if ((flags & LABEL_ADDRESS) && lp->insn)
+		put(k, num, (size_t)snprintf(num, sizeof num, "@0x%llx", (unsigned long long)lp->insn));
 }
 
 void label_render(struct sbuf *out, const struct label_parts *lp, unsigned flags)
@@ -142,6 +144,7 @@ void label_parts_of(const struct profile *p, const struct frame *f, struct label
 	lp->offset = f->offset;
 	lp->kind = (enum frame_kind)f->kind;
 	lp->inlined = f->inlined;
+	lp->insn = profile_frame_insn(f);
 }
 
 /* The parts of frame_id's label; false, with "[unknown]" written, for an id the profile does not have. */
@@ -271,7 +274,24 @@ static bool renders_as(const struct label_parts *lp, const char *label, size_t l
 	return k.same && k.pos == len;
 }
 
+static void parse_plain(const char *label, size_t len, struct label_parts *out);
+
 void label_parse(const char *label, size_t len, struct label_parts *out)
+{
+	/* "LABEL@0xINSN": the address after everything else (folded --addresses) */
+	size_t h = len;
+	while (h > 0 && len - h <= 16 && ((label[h - 1] >= '0' && label[h - 1] <= '9') || (label[h - 1] >= 'a' && label[h - 1] <= 'f')))
+		h--;
+	uint64_t insn;
+	if (h > 3 && h < len && memcmp(label + h - 3, "@0x", 3) == 0 && label_hex(label + h, len - h, &insn) && insn) {
+		parse_plain(label, h - 3, out);
+		out->insn = insn;
+		return;
+	}
+	parse_plain(label, len, out);
+}
+
+static void parse_plain(const char *label, size_t len, struct label_parts *out)
 {
 	memset(out, 0, sizeof *out);
 	size_t n = len;
@@ -314,6 +334,10 @@ uint32_t label_parts_frame(struct profile *p, const struct label_parts *lp)
 	f.offset = lp->offset;
 	f.kind = (uint8_t)lp->kind;
 	f.inlined = lp->inlined;
+	if (lp->insn && f.offset)
+		f.insn = lp->insn;
+	else if (lp->insn)
+		f.addr = lp->insn; /* a named frame's address is its instruction (profile.h) */
 	return profile_frame(p, &f);
 }
 

@@ -23,6 +23,7 @@ enum label_flags {
 	LABEL_NO_SUFFIX = 1 << 1, /* no _[k] / _[j] / _[i] */
 	LABEL_FUNC_ONLY = 1 << 2, /* just the name: the function, or module+0xOFFSET, or [unknown] */
 	LABEL_NO_FILE = 1 << 3,   /* no "(dir/file.c:LINE)" group (a format that holds the file and line itself) */
+	LABEL_ADDRESS = 1 << 4,   /* then "@0xINSN", the frame's instruction address (folded --addresses, §6.8) */
 };
 
 /* A frame's parts as spans (not NUL-terminated; an absent part is NULL with length 0, line 0, addr 0). */
@@ -38,6 +39,7 @@ struct label_parts {
 	bool offset;
 	enum frame_kind kind; /* from the _[k] / _[j] mark, or FRAME_PYTHON for a ".py" file */
 	bool inlined;         /* the _[i] mark */
+	uint64_t insn;        /* the instruction address (profile_frame_insn), "@0xINSN" after the mark; 0: none */
 };
 
 /* The parts of frame f of p, from the model's fields (spans point into p's strings). */
@@ -48,8 +50,9 @@ void label_append(struct sbuf *out, const struct profile *p, uint32_t frame_id, 
 void label_render(struct sbuf *out, const struct label_parts *lp, unsigned flags);
 
 /* Reads a finished label into its parts (spans point into label). Guarantees that label_render(out, 0) gives
- * label back byte for byte: when the parts would render otherwise (a longer path, a line past 32 bits, a
- * module path with a '/'), the label is a plain function name with only its mark split off, or none. */
+ * label back byte for byte (LABEL_ADDRESS when it ends in an address, "@0x" and 1-16 lowercase hex digits, which
+ * goes to insn): when the parts would render otherwise (a longer path, a line past 32 bits, a module path with a
+ * '/'), the label is a plain function name with only its mark split off, or none. */
 void label_parse(const char *label, size_t len, struct label_parts *out);
 
 /* A frame of p for a finished label: its parts interned. Returns the frame id, PROFILE_NOMEM when out of

@@ -120,7 +120,8 @@ static inline bool frame_eq(const void *ctx, uint32_t id, const void *key)
 {
 	const struct frame *a = &((const struct profile *)ctx)->frames[id], *b = key;
 	return a->func == b->func && a->file == b->file && a->module == b->module && a->line == b->line &&
-	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->offset == b->offset;
+	       a->addr == b->addr && a->kind == b->kind && a->inlined == b->inlined && a->offset == b->offset &&
+	       a->insn == b->insn;
 }
 
 /* A user frame whose source file is Python code is a Python frame, whoever made it. */

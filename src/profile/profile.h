@@ -39,7 +39,18 @@ struct frame {
 	uint8_t inlined;  /* 1 when this frame was inlined into its caller (rendered "_[i]") */
 	uint8_t offset;   /* 1 when addr is the offset of a nameless function in its module */
 	uint8_t pad[5];
+	uint64_t insn;    /* with `offset`: the instruction's address in the module (the sampled one, or a caller's
+			   * return address), so a nameless function can be annotated by instruction; 0 when unknown
+			   * or when addr is the instruction itself (profile_frame_insn) */
 };
+
+/* The instruction address of frame f in its module (its ELF vaddr: the sampled instruction for a stack's leaf, the
+ * return address for a caller), 0 when unknown: addr for a named frame, insn for a nameless one. The outer frames
+ * of an inline chain have none: their instruction is the innermost frame's (docs/design.md §6.8). */
+static inline uint64_t profile_frame_insn(const struct frame *f)
+{
+	return f->offset ? f->insn : f->addr;
+}
 
 /* A thread's identity: metadata of the samples, never a frame. 0 / the empty string when unknown. */
 struct profile_thread {

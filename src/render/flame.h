@@ -26,6 +26,10 @@ struct flame_opts {
 	const struct profile *before; /* differential: colour by the change from this profile, width by `after` */
 	unsigned label_flags;     /* enum label_flags */
 	struct progress *progress; /* the face's progress line (base/progress.h), told how far the drawing is; NULL */
+	/* flame --annotate-dir (docs/design.md §6.8): the page annotating a box's function (its label, as drawn), or
+	 * NULL when it has none; a shift-click on the box opens it. NULL: no links. */
+	const char *(*annotate_link)(void *ctx, const char *label, size_t len);
+	void *annotate_ctx;
 };
 
 /* True when `name` is a palette the renderer knows; `list` (may be NULL) gets the names for a message. */

@@ -82,7 +82,8 @@ static const char js[] =
 	"    r.ox = +r.getAttribute('x'); r.ow = +r.getAttribute('width'); r.ofill = r.getAttribute('fill'); }\n"
 	"  frames.addEventListener('mouseover', function (e) { var g = find_g(e.target); if (g) details.nodeValue = g.getElementsByTagName('title')[0].textContent; });\n"
 	"  frames.addEventListener('mouseout', function (e) { details.nodeValue = ' '; });\n"
-	"  frames.addEventListener('click', function (e) { var g = find_g(e.target); if (g) zoom(g); });\n"
+	"  frames.addEventListener('click', function (e) { var g = find_g(e.target); if (!g) return;\n"
+	"    var a = g.getAttribute('data-annotate'); if (a && e.shiftKey) { window.open(a); return; } zoom(g); });\n"
 	"  window.addEventListener('keydown', function (e) {\n"
 	"    if ((e.ctrlKey || e.metaKey) && (e.key === 'f' || e.keyCode === 70)) { e.preventDefault(); search_prompt(); }\n"
 	"    else if (e.key === 'Escape') { unzoom(); reset_search(); } });\n"
@@ -207,7 +208,14 @@ static void write_box(FILE *out, const struct svg_doc *d, const struct box *b, d
 	unsigned y = d->o->inverted ? YPAD_TOP + b->depth * FRAME_H : H - YPAD_BOTTOM - (b->depth + 1) * FRAME_H;
 	char nbuf[40], bbuf[40];
 	str_commas(nbuf, sizeof nbuf, b->w);
-	fputs("<g><title>", out);
+	const char *link = !root && d->o->annotate_link ? d->o->annotate_link(d->o->annotate_ctx, s, sl) : NULL;
+	if (link) {
+		fputs("<g data-annotate=\"", out);
+		xml_text(out, link, strlen(link));
+		fputs("\"><title>", out);
+	} else {
+		fputs("<g><title>", out);
+	}
 	xml_text(out, s, sl);
 	fprintf(out, " (%s %s, %.2f%%", nbuf, d->unit, pct(b->w, d->total));
 	int rgb[3];
@@ -220,9 +228,9 @@ static void write_box(FILE *out, const struct svg_doc *d, const struct box *b, d
 		flame_frame_rgb(d->o->colors ? d->o->colors : "hot", s, sl, root ? FRAME_USER : d->labels->kind[b->label],
 				rgb);
 	}
-	fprintf(out, ")</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
+	fprintf(out, "%s)</title><rect x=\"%.2f\" y=\"%u\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%d,%d,%d)\" "
 		     "rx=\"2\" ry=\"2\"/><text x=\"%.2f\" y=\"%u\"%s>",
-		x, y, w, FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3, y + FRAME_H - 5,
+		link ? "; shift-click: its annotation" : "", x, y, w, FRAME_H - 1, rgb[0], rgb[1], rgb[2], x + 3, y + FRAME_H - 5,
 		flame_text_white(rgb) ? " fill=\"rgb(255,255,255)\"" : "");
 	long fit = (long)((w - 6) / FONT_W);
 	if (fit >= 3) {

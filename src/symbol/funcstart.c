@@ -218,6 +218,12 @@ void funcstarts_free(struct funcstarts *t)
 
 bool funcstarts_find(const struct funcstarts *t, uint64_t vaddr, uint64_t *start)
 {
+	uint64_t end;
+	return funcstarts_find_range(t, vaddr, start, &end);
+}
+
+bool funcstarts_find_range(const struct funcstarts *t, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
 	if (!t || t->n == 0)
 		return false;
 	size_t lo = 0, hi = t->n;
@@ -231,6 +237,7 @@ bool funcstarts_find(const struct funcstarts *t, uint64_t vaddr, uint64_t *start
 	if (lo == 0 || vaddr >= t->r[lo - 1].end)
 		return false;
 	*start = t->r[lo - 1].start;
+	*end = t->r[lo - 1].end;
 	return true;
 }
 

@@ -20,6 +20,8 @@ struct funcstarts *funcstarts_load(Elf *elf);
 void funcstarts_free(struct funcstarts *t);
 /* The start of the function whose FDE covers vaddr: true and *start, false when no FDE covers it. */
 bool funcstarts_find(const struct funcstarts *t, uint64_t vaddr, uint64_t *start);
+/* The same with the end of that function (its FDE's range is [*start, *end)). */
+bool funcstarts_find_range(const struct funcstarts *t, uint64_t vaddr, uint64_t *start, uint64_t *end);
 /* How many functions the table knows (tests). */
 size_t funcstarts_count(const struct funcstarts *t);
 

@@ -216,6 +216,7 @@ static uint32_t unnamed_frame(struct sym_module *m, uint64_t look, struct frame 
 	else
 		nf.addr = look;
 	nf.offset = m ? 1 : 0; /* rendered MODULE+0xOFFSET (profile/label.h) */
+	nf.insn = m ? nf.insn : 0;
 	return profile_frame(out, &nf);
 }
 
@@ -281,6 +282,7 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uin
 	note->mod = mid;
 	note->named = n > 0;
 	if (n == 0) {
+		nf.insn = vaddr; /* the instruction, kept beside the function's start (profile.h) */
 		ids[0] = unnamed_frame(m, vaddr - caller, nf, out);
 		return 1;
 	}

@@ -14,7 +14,7 @@ from plumbtest import BUILD, ROOT, needs_tool, plumb
 MAN = os.path.join(BUILD, "man")
 BASH = os.path.join(BUILD, "completion", "plumb.bash")
 ZSH = os.path.join(BUILD, "completion", "_plumb")
-COMMANDS = ["record", "top", "dump", "hot", "diff", "flame", "convert", "metrics", "bench", "baseline"]
+COMMANDS = ["record", "top", "dump", "hot", "diff", "flame", "annotate", "convert", "metrics", "bench", "baseline"]
 SUBS = {"bench": ["run", "report", "compare", "push", "baseline", "coverage", "owners", "doctor"],
         "baseline": ["list", "show", "rm", "save"], "metrics": ["record", "push"]}
 

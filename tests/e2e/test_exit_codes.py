@@ -181,6 +181,19 @@ class ExitCodes(unittest.TestCase):
             (["convert", g, "-o", self.p("c.out"), "--to", "jpeg"], USAGE),
         ])
 
+    def test_annotate(self):
+        g = self.p("good.folded")
+        self.check([
+            (["annotate", self.p("absent.folded"), "parse"], MISSING),
+            (["annotate", self.p("dir"), "parse"], UNUSABLE),
+            (["annotate", self.p("junk.bin"), "parse"], UNUSABLE),
+            (["annotate", self.p("empty.folded"), "parse"], UNUSABLE),
+            (["annotate", g, "("], USAGE),
+            (["annotate", g, "^nothing$"], USAGE),
+            (["annotate", g, "parse", "--html", "/nonexistent-dir/a.html"], OUTPUT),
+        ])
+        self.check_stdout_full([["annotate", g, "parse"]])
+
     def test_metrics(self):
         self.check([
             (["metrics", "--path", self.p("absent.json")], MISSING),

@@ -178,6 +178,44 @@ static void test_label__inlined_offset_and_thread_root(void **state)
 	assert_false(label_thread_root("x (99999999999)", 15, &nl, &tid));
 }
 
+/* Instruction addresses (folded --addresses): "LABEL@0xINSN" reads into insn, and back only with LABEL_ADDRESS. */
+static void test_label__instruction_address(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *label;
+		uint64_t insn;
+		const char *without; /* the label rendered without LABEL_ADDRESS */
+	} cases[] = {
+		{ "two_loops (targets/annot.c:9)@0x12a4", 0x12a4, "two_loops (targets/annot.c:9)" },
+		{ "step (targets/annot.c:16)_[i]@0x1398", 0x1398, "step (targets/annot.c:16)_[i]" },
+		{ "annot-stripped+0x1230@0x12a4", 0x12a4, "annot-stripped+0x1230" },
+		{ "main@0x10bf", 0x10bf, "main" },
+		{ "odd@0xZZ", 0, "odd@0xZZ" },       /* not hex: a name */
+		{ "odd@0x", 0, "odd@0x" },
+		{ "big@0x12345678901234567", 0, "big@0x12345678901234567" }, /* 17 digits */
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		struct label_parts lp;
+		label_parse(cases[i].label, strlen(cases[i].label), &lp);
+		assert_int_equal(lp.insn, cases[i].insn);
+		struct sbuf a = SBUF_INIT, b = SBUF_INIT;
+		label_render(&a, &lp, LABEL_ADDRESS);
+		label_render(&b, &lp, 0);
+		assert_string_equal(a.buf, cases[i].label);
+		assert_string_equal(b.buf, cases[i].without);
+		struct profile *p = profile_new();
+		uint32_t id = label_frame(p, cases[i].label, strlen(cases[i].label));
+		assert_int_equal(profile_frame_insn(profile_frame_get(p, id)), cases[i].insn);
+		sbuf_reset(&a);
+		label_append(&a, p, id, LABEL_ADDRESS);
+		assert_string_equal(a.buf, cases[i].label);
+		profile_free(p);
+		sbuf_release(&a);
+		sbuf_release(&b);
+	}
+}
+
 static void test_label__short_path(void **state)
 {
 	(void)state;
@@ -193,6 +231,7 @@ int main(void)
 		cmocka_unit_test(test_label__parse_of_append_gives_the_parts),
 		cmocka_unit_test(test_label__parse_finished_labels),
 		cmocka_unit_test(test_label__inlined_offset_and_thread_root),
+		cmocka_unit_test(test_label__instruction_address),
 		cmocka_unit_test(test_label__short_path),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
