@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
-static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec / 1e9; }
+_Pragma("GCC diagnostic ignored \"-Wmisleading-indentation\"") static double cpu(void) { struct timespec t; clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t); return t.tv_sec + t.tv_nsec / 1e9; }
 __attribute__((noinline, noipa)) uint64_t two_loops(uint64_t n, uint64_t x, double *t) { t[0] = cpu();
 	for (uint64_t i = 0; i < 3 * n; i++) x = x * 0x9E3779B97F4A7C15ULL + i; t[1] = cpu();
 	for (uint64_t i = 0; i < n; i++) x = x * 0x9E3779B97F4A7C15ULL + i; t[2] = cpu();
