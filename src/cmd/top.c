@@ -185,7 +185,7 @@ static bool top_check_view(struct top *t)
 		snprintf(t->filter, sizeof t->filter, "%s", a->filter);
 		vo->filter = t->filter;
 	}
-	vo->label_flags = a->lines ? 0 : LABEL_NO_LINES;
+	vo->label_flags = (a->lines ? 0 : LABEL_NO_LINES) | LABEL_SHORT_NAMES;
 	vo->processes = a->samp.all;
 	vo->interval_ns = t->s.opts.interval_ns;
 	return true;

@@ -23,6 +23,8 @@ enum label_flags {
 	LABEL_NO_SUFFIX = 1 << 1, /* no _[k] / _[j] / _[i] */
 	LABEL_FUNC_ONLY = 1 << 2, /* just the name: the function, or module+0xOFFSET, or [unknown] */
 	LABEL_NO_FILE = 1 << 3,   /* no "(dir/file.c:LINE)" group (a format that holds the file and line itself) */
+	LABEL_SHORT_NAMES = 1 << 4, /* C++ names as ns::Class::method (profile/cxxname.h): what commands show unless
+				     * --full-names; never set, the label is the name as the model holds it */
 };
 
 /* A frame's parts as spans (not NUL-terminated; an absent part is NULL with length 0, line 0, addr 0). */
