@@ -97,7 +97,7 @@ static bool locate(const char *s, size_t n, size_t *start, size_t *end)
 	*start = 0;
 	*end = n;
 	size_t last_params = n;
-	bool shaped = false;
+	bool scoped = false;      /* a "::" at depth 0 */
 	size_t op_end = SIZE_MAX; /* where the last operator's symbol ended */
 	for (size_t i = 0; i < n;) {
 		size_t op = operator_len(s, n, i);
@@ -107,29 +107,35 @@ static bool locate(const char *s, size_t n, size_t *start, size_t *end)
 			continue;
 		}
 		char c = s[i];
-		if (c == ' ' && i + 1 < n && s[i + 1] != '[') { /* a space at depth 0: what came before is a return type */
+		if (c == ' ' && i + 1 < n && s[i + 1] == '[') /* " [clone .cold]", " [abi:cxx11]" */
+			break;
+		if (c == ' ') { /* a space at depth 0: what came before is a return type */
 			*start = i + 1;
 			last_params = n;
-			shaped = true;
 			i++;
 			continue;
 		}
+		if (c == ':' && i + 1 < n && s[i + 1] == ':')
+			scoped = true;
 		if (c == '(' || c == '<' || c == '[' || c == '{') {
 			size_t e = group_end(s, n, i);
 			if (c == '(' && i > *start && (ident_char(s[i - 1]) || s[i - 1] == '>' || s[i - 1] == ')' || i == op_end))
 				last_params = i;
-			if (c == '(' || c == '<')
-				shaped = true;
 			i = e;
 			continue;
 		}
-		if (c == ' ' && i + 1 < n && s[i + 1] == '[') /* " [clone .cold]", " [abi:cxx11]" */
-			break;
 		i++;
 	}
-	if (last_params < n)
+	/* C++-shaped: a scope or a parameter list closing the name ("(DOM) Event.type", "<module>" are not) */
+	bool params = last_params < n && s[n - 1] == ')';
+	if (!scoped && !params) {
+		*start = 0;
+		*end = n;
+		return false;
+	}
+	if (params)
 		*end = last_params;
-	return shaped && *end > *start;
+	return *end > *start;
 }
 
 bool label_cxx_name_is_long(const char *name, size_t len)

@@ -218,6 +218,7 @@ static void test_label__cxx_short_names_and_scopes(void **state)
 		{ "main", "main", "" },
 		{ "__libc_start_main", "__libc_start_main", "" },
 		{ "<module>", "<module>", "" },
+		{ "(DOM) Event.type", "(DOM) Event.type", "" }, /* a JavaScript label: no C++ in it */
 		{ "core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
 		  "core::ptr" },
 	};
