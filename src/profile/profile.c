@@ -47,6 +47,11 @@ struct profile {
 	uint64_t values_period;
 	uint64_t *values;
 	size_t cap_values; /* rows */
+	/* mappings (profile_add_mapping) */
+	struct profile_mapping *mappings;
+	size_t nmappings, cap_mappings;
+	struct hmap mapping_index; /* hash of (start, path, pid) -> mapping id: a mapping added again */
+	struct hmap module_mapping; /* module str id -> its mapping (profile_mapping_of) */
 };
 
 struct profile *profile_new(void)
@@ -92,6 +97,9 @@ void profile_free(struct profile *p)
 	hmap_release(&p->count_index);
 	free(p->timeline);
 	free(p->values);
+	free(p->mappings);
+	hmap_release(&p->mapping_index);
+	hmap_release(&p->module_mapping);
 	free(p);
 }
 
@@ -574,5 +582,81 @@ bool profile_meta_copy(struct profile *dst, const struct profile *src)
 			return false;
 	}
 	dst->meta = m;
+	return true;
+}
+
+/* ---- mappings ---------------------------------------------------------------------------------------- */
+
+static uint64_t mapping_key(const struct profile_mapping *m)
+{
+	uint64_t h = m->start * 0x9e3779b97f4a7c15ULL;
+	h ^= ((uint64_t)m->path << 32 | m->pid) * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
+
+uint32_t profile_add_mapping(struct profile *p, const struct profile_mapping *m)
+{
+	uint64_t key = mapping_key(m);
+	uint32_t id;
+	if (hmap_get(&p->mapping_index, key, &id)) { /* the same mapping seen again (a fork's copy, a reload) */
+		struct profile_mapping *o = &p->mappings[id];
+		if (o->start == m->start && o->limit == m->limit && o->offset == m->offset && o->path == m->path &&
+		    o->pid == m->pid) {
+			if (m->build_id && !o->build_id)
+				o->build_id = m->build_id;
+			if (m->main && !o->main) {
+				o->main = 1;
+				if (!hmap_put(&p->module_mapping, o->path, id))
+					return PROFILE_NOMEM;
+			}
+			return id;
+		}
+	}
+	if (p->nmappings >= PROFILE_NOMEM || !ALLOC_GROW(p->mappings, p->nmappings + 1, p->cap_mappings))
+		return PROFILE_NOMEM;
+	id = (uint32_t)p->nmappings;
+	p->mappings[p->nmappings++] = *m;
+	uint32_t old;
+	bool had = hmap_get(&p->module_mapping, m->path, &old);
+	if (!hmap_put(&p->mapping_index, key, id) ||
+	    ((!had || (m->main && !p->mappings[old].main)) && !hmap_put(&p->module_mapping, m->path, id)))
+		return PROFILE_NOMEM;
+	return id;
+}
+
+const struct profile_mapping *profile_mappings(const struct profile *p, size_t *n)
+{
+	*n = p->nmappings;
+	return p->mappings;
+}
+
+const struct profile_mapping *profile_mapping_of(const struct profile *p, str_id module)
+{
+	uint32_t id;
+	if (!module || !hmap_get(&p->module_mapping, module, &id))
+		return NULL;
+	return &p->mappings[id];
+}
+
+bool profile_mapping_addr(const struct profile *p, const struct frame *f, uint64_t *addr)
+{
+	if (!f->addr || f->kind != FRAME_USER)
+		return false;
+	const struct profile_mapping *m = profile_mapping_of(p, f->module);
+	if (!m || !m->has_bias)
+		return false;
+	*addr = f->addr + m->bias;
+	return true;
+}
+
+bool profile_mappings_copy(struct profile *dst, const struct profile *src)
+{
+	for (size_t i = 0; i < src->nmappings; i++) {
+		struct profile_mapping m = src->mappings[i];
+		m.path = profile_intern_cstr(dst, profile_str(src, m.path));
+		m.build_id = profile_intern_cstr(dst, profile_str(src, m.build_id));
+		if (m.path == PROFILE_NOMEM || m.build_id == PROFILE_NOMEM || profile_add_mapping(dst, &m) == PROFILE_NOMEM)
+			return false;
+	}
 	return true;
 }

@@ -416,7 +416,7 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 		for (size_t i = 0; i < n; i++)
 			profile_add_weighted(out, stack_map[c[i].stack], c[i].thread, 0, c[i].weight, c[i].samples);
 	}
-	if (!profile_meta_copy(out, raw) || !copy_values(out, raw, stack_map)) {
+	if (!profile_meta_copy(out, raw) || !copy_values(out, raw, stack_map) || !profile_mappings_copy(out, raw)) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}
