@@ -17,7 +17,7 @@ int cmd_convert(int argc, char **argv)
 {
 	const char *output = NULL, *from = NULL, *to = NULL;
 	struct cmd_collapse collapse = { 0 };
-	bool no_lines = false, full_names = false;
+	bool no_lines = false, short_names = false;
 	bool threads = false;
 	const struct opt opts[] = {
 		OPT_STRING("output", 'o', &output, "PATH", "where to write (`-` for stdout)"),
@@ -28,7 +28,7 @@ int cmd_convert(int argc, char **argv)
 		CMD_COLLAPSE_OPTS(collapse),
 		OPT_BOOL("threads", 0, &threads, "folded output: a root frame per thread"),
 		OPT_BOOL("no-lines", 0, &no_lines, "drop line numbers from labels"),
-		OPT_BOOL("full-names", 0, &full_names, "the full C++ signature in labels (default: ns::Class::method)"),
+		OPT_BOOL("short-names", 0, &short_names, "C++ names as ns::Class::method (default: names as read)"),
 		OPT_END(),
 	};
 	struct opt_result res;
@@ -99,7 +99,7 @@ int cmd_convert(int argc, char **argv)
 		perr_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
 			   (unsigned long long)profile_total_samples(p));
 	struct fmt_write_opts wo = { 0 };
-	wo.label_flags = (no_lines ? LABEL_NO_LINES : 0) | (full_names ? 0 : LABEL_SHORT_NAMES);
+	wo.label_flags = (no_lines ? LABEL_NO_LINES : 0) | (short_names ? LABEL_SHORT_NAMES : 0);
 	wo.threads = threads;
 	wo.progress = pr;
 	rc = render_write_file(p, output, out_kind, &wo, NULL, &e);
