@@ -179,14 +179,17 @@ static void thread_labels(struct pp_writer *w, uint32_t thread)
 		const char *key;
 		uint64_t num;
 		str_id str;
-	} labels[] = { { "pid", t->pid, 0 }, { "tid", t->tid, 0 }, { "thread", 0, t->name }, { "process", 0, t->process } };
+		const char *text;
+	} labels[] = { { "pid", t->pid, 0, NULL }, { "tid", t->tid, 0, NULL }, { "thread", 0, t->name, NULL },
+		       { "process", 0, 0, profile_process_name(w->p, thread) } };
 	for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
-		if (!labels[i].num && !labels[i].str)
+		const char *text = labels[i].text ? labels[i].text : profile_str(w->p, labels[i].str);
+		if (!labels[i].num && !text[0])
 			continue;
 		sbuf_reset(&l);
 		pb_uint(&l, 1, st_cstr(&w->st, labels[i].key));
-		if (labels[i].str)
-			pb_uint(&l, 2, st_redacted_text(&w->st, profile_str(w->p, labels[i].str)));
+		if (text[0])
+			pb_uint(&l, 2, st_redacted_text(&w->st, text));
 		else
 			pb_uint(&l, 3, labels[i].num);
 		pb_msg(&w->m, 3, &l);

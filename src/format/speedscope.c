@@ -115,14 +115,14 @@ static struct ss_unit ss_unit_of(const struct profile *p)
 /* One thread's sampled profile: its samples (stacks of speedscope frame indexes, outermost first), weights and
  * sample counts, from the timeline or the aggregated counts. */
 static bool write_thread(struct fmt_out *o, const struct profile *p, uint32_t t, const struct ss_frames *sf,
-			 struct ss_unit u, uint64_t total, uint32_t **scratch, size_t *cap)
+			 struct ss_unit u, uint64_t total, const size_t *order, uint32_t **scratch, size_t *cap)
 {
 	size_t nc, nt;
 	const struct profile_count *counts = profile_counts(p, &nc);
 	const struct profile_sample *tl = profile_timeline(p, &nt);
 	size_t n = nt ? nt : nc;
 	const struct profile_thread *th = profile_thread_get(p, t);
-	const char *tname = profile_str(p, th->name), *proc = profile_str(p, th->process);
+	const char *tname = profile_str(p, th->name), *proc = profile_process_name(p, t);
 	char name[300];
 	if (th->tid)
 		snprintf(name, sizeof name, "%s (%u)", tname[0] ? tname : "thread", th->tid);
@@ -144,7 +144,8 @@ static bool write_thread(struct fmt_out *o, const struct profile *p, uint32_t t,
 	fmt_out_json(o, proc, strlen(proc), true);
 	fmt_out_str(o, "},\"samples\":[");
 	bool first = true;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t at = 0; at < n; at++) {
+		size_t i = nt ? order[at] : at;
 		uint32_t st = nt ? tl[i].stack : counts[i].stack, thr = nt ? tl[i].thread : counts[i].thread;
 		if (thr != t || !(nt ? tl[i].weight : counts[i].weight))
 			continue;
@@ -165,7 +166,8 @@ static bool write_thread(struct fmt_out *o, const struct profile *p, uint32_t t,
 	for (int pass = 0; pass < 2; pass++) {
 		fmt_out_str(o, pass ? "],\"plumb_samples\":[" : "],\"weights\":[");
 		first = true;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t at = 0; at < n; at++) {
+			size_t i = nt ? order[at] : at;
 			uint32_t thr = nt ? tl[i].thread : counts[i].thread;
 			uint64_t w = nt ? tl[i].weight : counts[i].weight;
 			if (thr != t || !w)
@@ -189,10 +191,13 @@ enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const st
 	uint64_t *tw = calloc(nthreads ? nthreads : 1, sizeof *tw);
 	uint32_t *scratch = NULL;
 	struct ss_frames sf = { 0 };
+	size_t ntl;
+	size_t *order = profile_timeline_order(p, &ntl); /* samples in time order, whatever order they were added in */
 	if (o)
 		fmt_out_progress(o, opts->progress);
-	if (!o || !tw) {
+	if (!o || !tw || (ntl && !order)) {
 		free(tw);
+		free(order);
 		if (o)
 			fmt_out_close(o, e);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -220,12 +225,13 @@ enum plumb_err fmt_speedscope_write(const struct profile *p, FILE *out, const st
 		if (!first_profile)
 			fmt_out_ch(o, ',');
 		first_profile = false;
-		ok = write_thread(o, p, (uint32_t)t, &sf, u, tw[t], &scratch, &scap);
+		ok = write_thread(o, p, (uint32_t)t, &sf, u, tw[t], order, &scratch, &scap);
 	}
 	fmt_out_str(o, "]}\n");
 	if (!ok)
 		fmt_out_fail(o);
 	free(tw);
+	free(order);
 	free(scratch);
 	free(sf.of_frame);
 	interner_release(&sf.keys);

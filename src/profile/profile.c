@@ -575,7 +575,7 @@ bool profile_meta_copy(struct profile *dst, const struct profile *src)
 {
 	const struct profile_meta *sm = &src->meta;
 	struct profile_meta m = *sm;
-	str_id *strs[] = { &m.command, &m.backend, &m.unwinder, &m.mode, &m.ended, &m.weight_unit, &m.format };
+	str_id *strs[] = { &m.command, &m.backend, &m.unwinder, &m.mode, &m.ended, &m.weight_unit, &m.format, &m.os };
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		*strs[i] = profile_intern_cstr(dst, profile_str(src, *strs[i]));
 		if (*strs[i] == PROFILE_NOMEM)
@@ -659,4 +659,68 @@ bool profile_mappings_copy(struct profile *dst, const struct profile *src)
 			return false;
 	}
 	return true;
+}
+
+/* ---- derived views ----------------------------------------------------------------------------------- */
+
+const char *profile_process_name(const struct profile *p, uint32_t thread_id)
+{
+	const struct profile_thread *t = profile_thread_get(p, thread_id);
+	if (!t)
+		return "";
+	if (t->process)
+		return profile_str(p, t->process);
+	for (size_t i = 0; t->pid && i < p->nthreads; i++) /* the process's main thread is named for the program */
+		if (p->threads[i].pid == t->pid && p->threads[i].tid == t->pid && p->threads[i].name)
+			return profile_str(p, p->threads[i].name);
+	const char *cmd = profile_str(p, p->meta.command);
+	if (cmd[0]) { /* the base name of the command's first word */
+		static __thread char prog[256];
+		size_t n = strcspn(cmd, " \t");
+		const char *b = cmd + n;
+		while (b > cmd && b[-1] != '/')
+			b--;
+		size_t len = (size_t)(cmd + n - b);
+		if (len > 0 && len < sizeof prog) {
+			memcpy(prog, b, len);
+			prog[len] = '\0';
+			return prog;
+		}
+	}
+	return profile_str(p, t->name);
+}
+
+struct time_index {
+	uint64_t time;
+	size_t i;
+};
+
+static int time_index_cmp(const void *a, const void *b)
+{
+	const struct time_index *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t *profile_timeline_order(const struct profile *p, size_t *n)
+{
+	*n = p->ntimeline;
+	if (!p->ntimeline)
+		return NULL;
+	struct time_index *ti = malloc(p->ntimeline * sizeof *ti);
+	size_t *order = malloc(p->ntimeline * sizeof *order);
+	if (!ti || !order) {
+		free(ti);
+		free(order);
+		*n = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < p->ntimeline; i++)
+		ti[i] = (struct time_index){ p->timeline[i].time_ns, i };
+	qsort(ti, p->ntimeline, sizeof *ti, time_index_cmp);
+	for (size_t i = 0; i < p->ntimeline; i++)
+		order[i] = ti[i].i;
+	free(ti);
+	return order;
 }

@@ -90,6 +90,7 @@ struct profile_meta {
 	str_id format;              /* the format the profile was read from ("folded", "gecko", ...), or written to
 				     * by `record`; 0 when neither */
 	uint32_t processes;         /* processes that gave samples when a backend follows several, else 0 */
+	str_id os;                  /* the system sampled, "Linux x86_64" (uname), 0 when unknown */
 };
 
 struct profile;
@@ -178,6 +179,14 @@ struct profile_meta *profile_meta(struct profile *p);
 const struct profile_meta *profile_meta_const(const struct profile *p);
 /* Copies src's metadata into dst, its strings interned in dst. False when out of memory. */
 bool profile_meta_copy(struct profile *dst, const struct profile *src);
+
+/* The name of thread_id's process: its own (profile_thread_set_process), else the name of its process's main
+ * thread (tid == pid), else the program of the command line (its base name), else the thread's name; "" when
+ * nothing names it. Points into p's strings. */
+const char *profile_process_name(const struct profile *p, uint32_t thread_id);
+/* The timeline's indexes in time order (equal times in insertion order): a malloc'd array of *n entries the
+ * caller frees, NULL when out of memory or when the timeline is empty. */
+size_t *profile_timeline_order(const struct profile *p, size_t *n);
 
 /* Mappings: the files mapped into the sampled processes, as the kernel mapped them — what pprof's mappings and
  * the Firefox Profiler's libs carry so that a viewer can re-symbolize (docs/design.md §4.1, §6.1). Frames keep
