@@ -291,7 +291,7 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uin
 		g.file = profile_intern_cstr(out, r[i].file ? r[i].file : "");
 		g.line = s->opts->no_lines ? 0 : (uint32_t)(r[i].line > 0 ? r[i].line : 0);
 		g.inlined = i + 1 < n;
-		g.addr = i == 0 ? f->addr : 0;
+		g.addr = f->addr; /* one instruction: every frame of its inline chain is at it (the Firefox Profiler's model) */
 		ids[n - 1 - i] = profile_frame(out, &g);
 		free(r[i].owned);
 	}
