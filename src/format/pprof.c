@@ -275,6 +275,12 @@ static void pp_mappings(struct pp_writer *w)
 	for (size_t i = 0; i < nm && !main_module; i++)
 		if (maps[i].main)
 			main_module = maps[i].path;
+	for (int want = 0; want < 2 && !main_module; want++) /* no mappings (a converted profile): main's module */
+		for (size_t f = 0; f < nf && !main_module; f++) {
+			const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
+			if (fr->module && fr->kind == FRAME_USER && strcmp(profile_str(w->p, fr->func), want ? "_start" : "main") == 0)
+				main_module = fr->module;
+		}
 	for (size_t f = 0; f < nf; f++) { /* the modules with a nameless frame */
 		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
 		if (fr->module && !fr->func && !hmap_put(&unnamed, fr->module, 1))

@@ -371,12 +371,23 @@ static const struct map_entry *main_entry(const struct proc_maps *pm)
 bool maps_to_profile(struct maps *m, struct profile *p, pid_t main_pid)
 {
 	static const char hex[] = "0123456789abcdef";
-	for (size_t k = 0; k < m->nprocs; k++) {
+	/* only the files frames are in: the others are neither opened nor kept */
+	struct interner used = INTERNER_INIT;
+	for (size_t f = 0, nf = profile_nframes(p); f < nf; f++) {
+		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
+		const char *mod = profile_str(p, fr->module);
+		if (fr->kind == FRAME_USER && fr->module && intern(&used, mod, strlen(mod), NULL) == INTERN_NOMEM) {
+			interner_release(&used);
+			return false;
+		}
+	}
+	bool ok = true;
+	for (size_t k = 0; ok && k < m->nprocs; k++) {
 		struct proc_maps *pm = &m->procs[k];
 		const struct map_entry *exe = main_entry(pm);
 		for (size_t i = 0; i < pm->n; i++) {
 			struct map_entry *e = &pm->entries[i];
-			if (!e->exec || !maps_is_image(e))
+			if (!e->exec || !maps_is_image(e) || intern_find(&used, e->path, strlen(e->path)) == IDTAB_NONE)
 				continue;
 			entry_bias(m, pm->pid, e);
 			struct elf_info *info = elf_get(m, e->path);
@@ -394,8 +405,9 @@ bool maps_to_profile(struct maps *m, struct profile *p, pid_t main_pid)
 			pmap.main = exe && strcmp(exe->path, e->path) == 0 && (pm->pid == main_pid || main_pid <= 0);
 			if (pmap.path == PROFILE_NOMEM || pmap.build_id == PROFILE_NOMEM ||
 			    profile_add_mapping(p, &pmap) == PROFILE_NOMEM)
-				return false;
+				ok = false;
 		}
 	}
-	return true;
+	interner_release(&used);
+	return ok;
 }
