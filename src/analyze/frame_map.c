@@ -244,7 +244,7 @@ static size_t function_row(struct build *b, const struct label_parts *lp)
 	else if (b->o->collapse_generics)
 		hot_collapse_generics(part, lp->func, lp->func_len);
 	else if ((b->o->label_flags & LABEL_SHORT_NAMES) && lp->kind == FRAME_USER)
-		label_cxx_short_name(part, lp->func, lp->func_len);
+		label_cxx_short_name(part, lp->func, label_unversioned_len(lp->func, lp->func_len));
 	else
 		sbuf_add(part, lp->func, lp->func_len);
 	if (label_func_is_data(lp))

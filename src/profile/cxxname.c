@@ -217,3 +217,20 @@ size_t label_cxx_scope_prefix(const char *s, size_t n, int depth, size_t *ncomp)
 	size_t k = (size_t)depth < ncuts ? (size_t)depth : ncuts; /* never the function: at most ncuts components */
 	return cuts[k - 1];
 }
+
+size_t label_unversioned_len(const char *s, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		if (s[i] != '@' || s[i - 1] == '@')
+			continue;
+		size_t v = i + 1 + (i + 1 < n && s[i + 1] == '@');
+		if (v >= n || !(s[v] >= 'A' && s[v] <= 'Z'))
+			continue;
+		bool version = true;
+		for (size_t j = v; j < n && version; j++)
+			version = ident_char(s[j]) || s[j] == '.';
+		if (version)
+			return i;
+	}
+	return n;
+}

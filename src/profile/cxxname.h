@@ -14,6 +14,9 @@
 
 #include "base/sbuf.h"
 
+/* The length of name without a symbol version ("clock_gettime@@GLIBC_2.17", "memcpy@GLIBC_2.2.5": an '@' or "@@"
+ * then an uppercase version name), as perf script prints names; len when it has none ("memcpy@plt" has none). */
+size_t label_unversioned_len(const char *name, size_t len);
 /* Appends the short form of name[0..len) to out. */
 void label_cxx_short_name(struct sbuf *out, const char *name, size_t len);
 /* True when label_cxx_short_name would change name (it has a parameter list, a return type or long template

@@ -275,6 +275,19 @@ class Labels(Shared):
         self.assertTrue(any(n.startswith("__libc_start_main ") or n == "__libc_start_main" for n in names), names)
         self.assertEqual([n for n in names if "@@" in n or "@GLIBC" in n], [])
 
+    def test_perf_scripts_symbol_versions_dropped(self):
+        """perf script prints a versioned symbol as it finds it (seen here: clock_gettime@@GLIBC_2.17+0x19)."""
+        src = self.path("v.perf")
+        with open(src, "w") as f:
+            for t, leaf in enumerate(("clock_gettime@@GLIBC_2.17+0x19", "memcpy@GLIBC_2.2.5+0x4", "memcpy@plt+0x0")):
+                f.write("prog 100 1.%06d:     250000 cpu-clock:ppp: \n" % t)
+                f.write("\t           cf439 %s (/usr/lib/x86_64-linux-gnu/libc.so.6)\n" % leaf)
+                f.write("\t           2724a __libc_start_call_main+0x7a (/usr/lib/x86_64-linux-gnu/libc.so.6)\n\n")
+        r = plumb("hot", src, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        names = {re.sub(r" \([^()]*\)$", "", row["name"]) for row in json.loads(r.stdout)["leaf"]}  # module or not
+        self.assertEqual(names, {"clock_gettime", "memcpy", "memcpy@plt"})
+
     def test_cxx_names_short_by_default_full_on_request(self):
         short = [r["name"] for r in self.cxx_hot()["inclusive"]]
         self.assertIn("geometry::Polygon::area (targets/cxxshapes.cc)", short)

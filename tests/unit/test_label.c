@@ -222,6 +222,13 @@ static void test_label__cxx_short_names_and_scopes(void **state)
 		{ "core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
 		  "core::ptr" },
 	};
+	static const struct {
+		const char *name;
+		size_t len;
+	} versions[] = { { "clock_gettime@@GLIBC_2.17", 13 }, { "memcpy@GLIBC_2.2.5", 6 }, { "memcpy@plt", 10 },
+			 { "a@b", 3 }, { "@@GLIBC_2.1", 11 }, { "x@@", 3 }, { "f@@GLIBC_2.34 junk", 18 } };
+	for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+		assert_int_equal(label_unversioned_len(versions[i].name, strlen(versions[i].name)), versions[i].len);
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		struct sbuf b = SBUF_INIT;
 		label_cxx_short_name(&b, cases[i].full, strlen(cases[i].full));
