@@ -529,8 +529,10 @@ static void write_meta(struct gk_writer *w, const struct gk_units *u)
 			end_ms = t + (double)iv / 1e6;
 	}
 	uint64_t end_us = (uint64_t)(end_ms * 1e3);
-	fmt_out_str(o, ",\"profilingStartTime\":0,\"profilingEndTime\":");
-	fmt_out_fixed(o, end_us / 1000, end_us % 1000, 3);
+	if (u->timed) { /* samples laid end to end have no range of their own to state */
+		fmt_out_str(o, ",\"profilingStartTime\":0,\"profilingEndTime\":");
+		fmt_out_fixed(o, end_us / 1000, end_us % 1000, 3);
+	}
 	const char *os = profile_str(p, m->os);
 	if (os[0]) { /* "Linux x86_64": the system, then the machine */
 		fmt_out_str(o, ",\"oscpu\":");
