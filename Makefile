@@ -59,6 +59,9 @@ TARGET_SRC := $(wildcard tests/targets/*.c)
 TARGET_FP  := $(TARGET_SRC:tests/targets/%.c=$(BUILD)/targets/%)
 TARGET_NOFP:= $(TARGET_SRC:tests/targets/%.c=$(BUILD)/targets/%-nofp)
 TARGET_CFLAGS := -std=gnu11 -g -Wall -Iinclude -pthread
+# C++ test targets (tests/targets/NAME.cc), built with frame pointers only.
+TARGET_CXX_SRC := $(wildcard tests/targets/*.cc)
+TARGET_CXX := $(TARGET_CXX_SRC:tests/targets/%.cc=$(BUILD)/targets/%)
 
 # Test libraries for --call (tests/targets/lib/NAME.c -> libNAME.so, libNAME-nofp.so) and test programs that
 # link libplumb (tests/targets/api/NAME.c).
@@ -141,6 +144,10 @@ $(BUILD)/targets/%: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@ -lm -ldl
 
+$(BUILD)/targets/%: tests/targets/%.cc
+	@mkdir -p $(dir $@)
+	$(CXX) -std=gnu++17 -g -Wall -O2 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@
+
 $(BUILD)/targets/%-nofp: tests/targets/%.c
 	@mkdir -p $(dir $@)
 	$(CC) $(TARGET_CFLAGS) -O2 -fomit-frame-pointer $< -o $@ -lm -ldl
@@ -180,7 +187,7 @@ TESTS       := $(TESTS_UNIT) $(TESTS_PY)
 # a b c, 1 2 3 4 -> a 1 b 2 c 3 4
 rest_of = $(wordlist 2,$(words $(1)),$(1))
 interleave = $(if $(strip $(1)$(2)),$(firstword $(1)) $(firstword $(2)) $(call interleave,$(call rest_of,$(1)),$(call rest_of,$(2))))
-TEST_BUILD  := all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP) $(TESTLIB_SO) $(API_BIN)
+TEST_BUILD  := all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP) $(TARGET_CXX) $(TESTLIB_SO) $(API_BIN)
 .PHONY: test-build check-layers $(TESTS)
 test-build: $(TEST_BUILD)
 check-layers:

@@ -10,6 +10,7 @@
 #include "analyze/repo.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "profile/cxxname.h"
 #include "profile/label.h"
 
 /* ---- generics ---------------------------------------------------------------------------------------- */
@@ -109,42 +110,23 @@ static void add_module_name(struct sbuf *key, const char *module, size_t modlen,
 		sbuf_addch(key, ']');
 }
 
-/* Splits a "::" name at top level (outside <...> and (...)); returns the number of components found and
- * the byte length of the first `keep` components. */
-static size_t colon_prefix(const char *s, size_t n, int keep, size_t *ncomp)
-{
-	int depth = 0;
-	size_t comps = 1, cut = n;
-	int seen = 0;
-	for (size_t i = 0; i + 1 < n; i++) {
-		char c = s[i];
-		if (c == '<' || c == '(' || c == '[')
-			depth++;
-		else if ((c == '>' || c == ')' || c == ']') && depth > 0)
-			depth--;
-		else if (c == ':' && s[i + 1] == ':' && depth == 0) {
-			comps++;
-			if (++seen == keep && cut == n)
-				cut = i;
-			i++;
-		}
-	}
-	*ncomp = comps;
-	return cut;
-}
-
 static void add_module_key(struct sbuf *key, const char *func, size_t flen, const char *file, size_t filelen,
 			   const char *module, size_t modlen, const struct hot_opts *o)
 {
 	size_t ncomp;
 	int depth = o->module_depth > 0 ? o->module_depth : 2;
 	if (flen > 0) {
-		size_t cut = colon_prefix(func, flen, depth, &ncomp);
-		if (ncomp > 1) {
-			/* never the function itself: at most ncomp - 1 components */
-			if ((size_t)depth >= ncomp)
-				cut = colon_prefix(func, flen, (int)ncomp - 1, &ncomp);
-			sbuf_add(key, func, cut);
+		/* the name read as a name: its namespaces and classes, not the words of its return type */
+		struct sbuf shortened = SBUF_INIT;
+		label_cxx_short_name(&shortened, func, flen);
+		size_t cut = label_cxx_scope_prefix(shortened.buf, shortened.len, depth, &ncomp);
+		if (cut > 0)
+			sbuf_add(key, shortened.buf, cut);
+		bool oom = shortened.oom;
+		sbuf_release(&shortened);
+		if (cut > 0 || oom) {
+			if (oom)
+				key->oom = true;
 			return;
 		}
 	}
@@ -261,6 +243,8 @@ static size_t function_row(struct build *b, const struct label_parts *lp)
 		label_render(part, lp, LABEL_FUNC_ONLY | LABEL_NO_SUFFIX);
 	else if (b->o->collapse_generics)
 		hot_collapse_generics(part, lp->func, lp->func_len);
+	else if ((b->o->label_flags & LABEL_SHORT_NAMES) && lp->kind == FRAME_USER)
+		label_cxx_short_name(part, lp->func, label_unversioned_len(lp->func, lp->func_len));
 	else
 		sbuf_add(part, lp->func, lp->func_len);
 	if (label_func_is_data(lp))

@@ -17,6 +17,7 @@
 #include "base/opt.h"
 #include "base/sbuf.h"
 #include "os/store.h"
+#include "profile/label.h"
 #include "format/hot_json.h"
 
 static const struct store_kind *const K = &STORE_PROFILE_BASELINES;
@@ -162,6 +163,7 @@ static int save_summary(const char *profile, const char *name, bool force, struc
 			const char *stages)
 {
 	struct hot_opts o = HOT_OPTS_INIT;
+	o.label_flags = LABEL_SHORT_NAMES; /* the names hot shows */
 	int rc = cmd_summary_apply(sum, "baseline save", &o);
 	if (rc)
 		return rc;

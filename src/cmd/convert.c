@@ -17,7 +17,7 @@ int cmd_convert(int argc, char **argv)
 {
 	const char *output = NULL, *from = NULL, *to = NULL;
 	struct cmd_collapse collapse = { 0 };
-	bool no_lines = false;
+	bool no_lines = false, short_names = false;
 	bool threads = false, addresses = false;
 	const struct opt opts[] = {
 		OPT_STRING("output", 'o', &output, "PATH", "where to write (`-` for stdout)"),
@@ -29,6 +29,7 @@ int cmd_convert(int argc, char **argv)
 		OPT_BOOL("threads", 0, &threads, "folded output: a root frame per thread"),
 		OPT_BOOL("no-lines", 0, &no_lines, "drop line numbers from labels"),
 		OPT_BOOL("addresses", 0, &addresses, "folded output: each frame's instruction address (label@0xADDR)"),
+		OPT_BOOL("short-names", 0, &short_names, "C++ names as ns::Class::method (default: names as read)"),
 		OPT_END(),
 	};
 	struct opt_result res;
@@ -99,7 +100,8 @@ int cmd_convert(int argc, char **argv)
 		perr_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
 			   (unsigned long long)profile_total_samples(p));
 	struct fmt_write_opts wo = { 0 };
-	wo.label_flags = (no_lines ? LABEL_NO_LINES : 0) | (addresses && out_kind == FMT_FOLDED ? LABEL_ADDRESS : 0);
+	wo.label_flags = (no_lines ? LABEL_NO_LINES : 0) | (short_names ? LABEL_SHORT_NAMES : 0) |
+			 (addresses && out_kind == FMT_FOLDED ? LABEL_ADDRESS : 0);
 	wo.threads = threads;
 	wo.progress = pr;
 	rc = render_write_file(p, output, out_kind, &wo, NULL, &e);

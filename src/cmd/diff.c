@@ -21,6 +21,7 @@
 #include "base/sbuf.h"
 #include "os/store.h"
 #include "format/format.h"
+#include "profile/label.h"
 
 static const char usage[] =
 	"plumb diff BEFORE AFTER [--table leaf|inclusive|grouped-leaf|grouped-inclusive] [--top N] [--json]\n"
@@ -294,7 +295,7 @@ int cmd_diff(int argc, char **argv)
 			return diff_folded(argc, argv);
 	struct diff_cmd d = { .top = 20, .alpha = HOT_DIFF_ALPHA };
 	long module_depth = 2;
-	bool collapse = false;
+	bool collapse = false, full_names = false;
 	const char *table = "leaf", *group_by = "function", *thread = NULL, *weight = NULL;
 	const struct opt opts[] = {
 		OPT_STRING("table", 't', &table, "KIND", "leaf, inclusive, grouped-leaf or grouped-inclusive"),
@@ -309,6 +310,7 @@ int cmd_diff(int argc, char **argv)
 		OPT_STRING("group-by", 'g', &group_by, "KEY", "grouping for raw profiles' grouped tables"),
 		OPT_LONG("module-depth", 0, &module_depth, "N", "module depth for raw profiles (default 2)"),
 		OPT_BOOL("collapse-generics", 0, &collapse, "fold <...> in raw profiles' names"),
+		OPT_BOOL("full-names", 0, &full_names, "the full C++ signature in labels (default: ns::Class::method)"),
 		OPT_STRING("thread", 0, &thread, "RE", "keep threads of raw profiles whose name matches"),
 		CMD_WEIGHT_OPT(weight),
 		OPT_END(),
@@ -320,6 +322,7 @@ int cmd_diff(int argc, char **argv)
 			       "sampling noise.", argc, argv, &res, &rc))
 		return rc;
 	struct hot_opts o = HOT_OPTS_INIT;
+	o.label_flags = full_names ? 0 : LABEL_SHORT_NAMES;
 	rc = EXIT_DONE;
 	if (res.npos != 2)
 		rc = perr_fail(EXIT_USAGE, "diff: expected BEFORE and AFTER (see plumb diff --help)");

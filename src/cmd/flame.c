@@ -44,7 +44,7 @@ static int load(const char *path, const struct fmt_read_opts *ro, struct profile
 int cmd_flame(int argc, char **argv)
 {
 	const char *output = "-", *title = NULL, *diff = NULL, *colors = "hot", *annotate_dir = NULL;
-	bool inverted = false, reverse = false, flamechart = false, no_lines = false;
+	bool inverted = false, reverse = false, flamechart = false, no_lines = false, full_names = false;
 	struct cmd_collapse collapse = { 0 };
 	long width = 1200;
 	double min_width = 0.1;
@@ -64,6 +64,7 @@ int cmd_flame(int argc, char **argv)
 		OPT_BOOL("no-lines", 0, &no_lines, "drop line numbers so one function is one frame"),
 		OPT_STRING("annotate-dir", 0, &annotate_dir, "DIR", "also write an annotation page per hot function "
 			   "(plumb annotate) into DIR; a shift-click on a box opens its function's page"),
+		OPT_BOOL("full-names", 0, &full_names, "the full C++ signature in labels (default: ns::Class::method)"),
 		CMD_COLLAPSE_OPTS(collapse),
 		OPT_END(),
 	};
@@ -142,7 +143,7 @@ int cmd_flame(int argc, char **argv)
 	fo.flamechart = flamechart;
 	fo.colors = colors;
 	fo.before = before;
-	fo.label_flags = no_lines ? LABEL_NO_LINES : 0;
+	fo.label_flags = (no_lines ? LABEL_NO_LINES : 0) | (full_names ? 0 : LABEL_SHORT_NAMES);
 	struct perr e = PERR_INIT;
 	enum plumb_err rc = render_write_file(after, output, FMT_SVG, NULL, &fo, &e);
 	progress_end(line);

@@ -135,7 +135,7 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 /* What `plumb hot` works on: its options as parsed. The summary options are shared with record --summary. */
 struct hot_cmd {
 	struct cmd_summary sum;
-	bool json, no_lines;
+	bool json, no_lines, full_names;
 	const char *stages, *syms, *sample_index, *weight;
 };
 
@@ -162,6 +162,7 @@ int cmd_hot(int argc, char **argv)
 		OPT_STRING("stages", 0, &h.stages, "FILE", "one table per stage (plumb.stages.v1)"),
 		OPT_STRING("syms", 0, &h.syms, "FILE", "samply symbol sidecar (default: found beside the profile)"),
 		OPT_BOOL("no-lines", 0, &h.no_lines, "filters see labels without line numbers"),
+		OPT_BOOL("full-names", 0, &h.full_names, "the full C++ signature in labels (default: ns::Class::method)"),
 		OPT_STRING("sample-index", 0, &h.sample_index, "N|TYPE", "pprof input: the sample type to read; "
 			   "perf.data: the event (index or name)"),
 		CMD_WEIGHT_OPT(h.weight),
@@ -181,7 +182,7 @@ int cmd_hot(int argc, char **argv)
 	if (input && !rc)
 		cmd_weight_apply("hot", h.weight, &h.sample_index, &rc);
 	if (!rc) {
-		o.label_flags = h.no_lines ? LABEL_NO_LINES : 0;
+		o.label_flags = (h.no_lines ? LABEL_NO_LINES : 0) | (h.full_names ? 0 : LABEL_SHORT_NAMES);
 		struct hot_load_opts lo = { h.syms, h.stages, (size_t)h.sum.top, h.sample_index };
 		struct perr e = PERR_INIT;
 		o.progress = cmd_progress_new("hot", input, h.json);

@@ -53,7 +53,7 @@ static const char *const description =
 struct record_args {
 	const char *output, *format;
 	const char *summary, *stages, *save_baseline;
-	bool threads, no_lines, force, addresses;
+	bool threads, no_lines, full_names, force, addresses;
 	struct cmd_sampling samp;  /* the target and how to sample it, as top and metrics record take them */
 	struct cmd_summary sum;    /* the summary options, as hot takes them */
 };
@@ -172,6 +172,7 @@ static bool record__parse_options(struct record *rec, int argc, char **argv, int
 		{ "no-lines", 0, OPT_FLAG, &a->no_lines, NULL, "drop line numbers so one function is one frame", NULL },
 		{ "addresses", 0, OPT_FLAG, &a->addresses, NULL,
 		  "folded output: each frame's instruction address (label@0xADDR), for plumb annotate", NULL },
+		{ "full-names", 0, OPT_FLAG, &a->full_names, NULL, "the full C++ signature in labels (default: ns::Class::method)", NULL },
 		{ "summary", 0, OPT_STRING, &a->summary, "FILE", "also write the hot summary (plumb.hot.v1 JSON)", NULL },
 		{ "stages", 0, OPT_STRING, &a->stages, "FILE",
 		  "also write the stage file (a 'command' stage plus the stages the program emitted)", NULL },
@@ -201,7 +202,7 @@ static bool record__check_summary(struct record *rec, int *rc)
 		return perr_fail(EXIT_USAGE, "record: the summary options (--group-by, --top, ...) go with --summary or "
 					      "--save-baseline"), false;
 	rec->hot = (struct hot_opts)HOT_OPTS_INIT;
-	rec->hot.label_flags = a->no_lines ? LABEL_NO_LINES : 0;
+	rec->hot.label_flags = (a->no_lines ? LABEL_NO_LINES : 0) | (a->full_names ? 0 : LABEL_SHORT_NAMES);
 	if ((a->summary || a->save_baseline) && (*rc = cmd_summary_apply(&a->sum, "record", &rec->hot)))
 		return false;
 	return true;
@@ -463,7 +464,8 @@ static bool record__write_outputs(struct record *rec, int *rc)
 	enum fmt_kind kind = rec->kind;
 	struct fmt_write_opts wo = { 0 };
 	wo.threads = a->threads || a->samp.all; /* --all: a root per process, `name (pid)` */
-	wo.label_flags = (a->no_lines ? LABEL_NO_LINES : 0) | (a->addresses && kind == FMT_FOLDED ? LABEL_ADDRESS : 0);
+	wo.label_flags = (a->no_lines ? LABEL_NO_LINES : 0) | (a->full_names ? 0 : LABEL_SHORT_NAMES) |
+			 (a->addresses && kind == FMT_FOLDED ? LABEL_ADDRESS : 0);
 	if (render_write_file(prof, a->output, kind, &wo, NULL, &e)) {
 		*rc = cmd_report_redacted(&e);
 		if (e.code == PLUMB_EOUTPUT)

@@ -58,7 +58,7 @@ struct top_args {
 	const char *group_by, *table, *output, *filter;
 	double refresh;
 	long top, iterations;
-	bool lines;
+	bool lines, full_names;
 	bool refresh_set, top_set, iterations_set;
 	struct cmd_sampling samp;  /* the target and how to sample it, as record takes them */
 };
@@ -140,6 +140,8 @@ static bool top_parse_options(struct top *t, int argc, char **argv, int *rc)
 		{ "iterations", 'n', OPT_INT, &a->iterations, "N", "stop after N redraws", &a->iterations_set },
 		{ "top", 0, OPT_INT, &a->top, "N", "rows per table in a pipe (default 15)", &a->top_set },
 		{ "lines", 0, OPT_FLAG, &a->lines, NULL, "keep line numbers (a row per line, not per function)", NULL },
+		{ "full-names", 0, OPT_FLAG, &a->full_names, NULL,
+		  "the full C++ signature in labels (default: ns::Class::method)", NULL },
 		{ 0 },
 	};
 	return cmd_parse_command_options(opts_table, usage_text, description, "top", argc, argv, &t->r, rc);
@@ -185,7 +187,7 @@ static bool top_check_view(struct top *t)
 		snprintf(t->filter, sizeof t->filter, "%s", a->filter);
 		vo->filter = t->filter;
 	}
-	vo->label_flags = a->lines ? 0 : LABEL_NO_LINES;
+	vo->label_flags = (a->lines ? 0 : LABEL_NO_LINES) | (a->full_names ? 0 : LABEL_SHORT_NAMES);
 	vo->processes = a->samp.all;
 	vo->interval_ns = t->s.opts.interval_ns;
 	return true;

@@ -65,6 +65,8 @@ struct gk_writer {
 	struct fmt_out *o;
 	const struct label_table *names;  /* per frame: the function's name (no location, no mark) */
 	uint32_t *lib_of;                 /* module str id -> lib index + 1 (0: none) */
+	uint64_t *lib_base;               /* module str id -> its lib's start (frame addresses count from it) */
+	size_t *order;                    /* the timeline in time order (profile_timeline_order), NULL without */
 	uint32_t *stack_row, *frame_row, *res_row; /* profile id -> row + 1 in the current thread (0: none yet) */
 	struct u32vec chain;              /* scratch: a stack's unmapped nodes, innermost first */
 	struct thread_tables t;
@@ -242,7 +244,8 @@ static size_t write_samples(struct gk_writer *w, uint32_t th, const struct gk_un
 		fmt_out_str(o, keys[pass]);
 		uint64_t pos_ns = 0, prev_ns = 0;
 		bool first = true;
-		for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < n; k++) {
+			size_t i = u->timed ? w->order[k] : k; /* a thread's range is its first and last sample's */
 			uint32_t thr = u->timed ? tl[i].thread : counts[i].thread;
 			uint64_t wt = u->timed ? tl[i].weight : counts[i].weight;
 			uint64_t samples = u->timed ? tl[i].samples : counts[i].samples;
@@ -302,7 +305,8 @@ static void write_allocations(struct gk_writer *w, uint32_t th)
 	for (int pass = 0; pass < 3; pass++) {
 		fmt_out_str(o, keys[pass]);
 		bool first = true;
-		for (size_t i = 0; i < nt; i++) {
+		for (size_t k = 0; k < nt; k++) {
+			size_t i = w->order[k];
 			if (tl[i].thread != th || !tl[i].weight)
 				continue;
 			if (!first)
@@ -336,7 +340,7 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 	if (!any)
 		return false;
 	const struct profile_thread *t = profile_thread_get(p, th);
-	const char *name = profile_str(p, t->name), *proc = profile_str(p, t->process);
+	const char *name = profile_str(p, t->name), *proc = profile_process_name(p, th);
 	if (!name[0])
 		name = "thread";
 	if (!proc[0])
@@ -382,10 +386,17 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 	fmt_out_str(o, ",\"address\":[");
 	for (size_t i = 0; i < nfr; i++) {
 		const struct frame *fr = profile_frame_get(p, tt->fr_frame.v[i]);
+		uint64_t addr;
 		if (i)
 			fmt_out_ch(o, ',');
-		if (profile_frame_insn(fr))
-			fmt_out_u64(o, profile_frame_insn(fr)); /* a nameless frame's instruction, beside its name's offset */
+		uint64_t insn = profile_frame_insn(fr); /* a nameless frame's instruction, beside its name's offset */
+		struct frame at = *fr;
+		at.addr = insn;
+		at.offset = 0;
+		if (fr->module && w->lib_of[fr->module] && profile_mapping_addr(p, &at, &addr) && addr >= w->lib_base[fr->module])
+			fmt_out_u64(o, addr - w->lib_base[fr->module]); /* relative to its lib, as the profiler symbolizes */
+		else if (insn && insn < (1ULL << 53)) /* what a JavaScript number holds exactly */
+			fmt_out_u64(o, insn);
 		else
 			fmt_out_str(o, "-1");
 	}
@@ -437,7 +448,25 @@ static bool write_thread(struct gk_writer *w, uint32_t th, const struct gk_units
 	return true;
 }
 
-/* libs: one per module. */
+/* The Breakpad id of a GNU build ID (lowercase hex): its first 16 bytes as a GUID (the first three fields byte-swapped,
+ * as Breakpad and the Firefox Profiler's symbol servers spell an ELF file's id), uppercase, then the age 0. */
+static void breakpad_id(const char *build_id, char out[34])
+{
+	static const int order[16] = { 3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15 };
+	size_t n = strlen(build_id);
+	for (int i = 0; i < 16; i++) {
+		size_t at = (size_t)order[i] * 2;
+		for (int h = 0; h < 2; h++) {
+			char c = at + (size_t)h < n ? build_id[at + (size_t)h] : '0';
+			out[2 * i + h] = c >= 'a' && c <= 'f' ? (char)(c - 'a' + 'A') : c;
+		}
+	}
+	out[32] = '0';
+	out[33] = '\0';
+}
+
+/* libs: one per module, with its mapping when the profile has one (start, end, offset, the build ID as
+ * breakpadId and codeId), which is what the profiler needs to symbolize a frame from its address. */
 static void write_libs(struct gk_writer *w)
 {
 	const struct profile *p = w->p;
@@ -447,6 +476,7 @@ static void write_libs(struct gk_writer *w)
 		if (!fr->module || w->lib_of[fr->module])
 			continue;
 		w->lib_of[fr->module] = (uint32_t)++nlibs;
+		const struct profile_mapping *pm = fr->kind == FRAME_USER ? profile_mapping_of(p, fr->module) : NULL;
 		const char *mod = profile_str(p, fr->module), *base = base_name(mod);
 		fmt_out_str(w->o, nlibs > 1 ? ",{\"name\":" : "{\"name\":");
 		fmt_out_json(w->o, base, strlen(base), true);
@@ -456,7 +486,27 @@ static void write_libs(struct gk_writer *w)
 		fmt_out_json(w->o, base, strlen(base), true);
 		fmt_out_str(w->o, ",\"debugPath\":");
 		fmt_out_json(w->o, mod, strlen(mod), true);
-		fmt_out_str(w->o, ",\"breakpadId\":\"\",\"codeId\":null,\"arch\":\"\"}");
+		if (pm) {
+			w->lib_base[fr->module] = pm->start - pm->offset; /* where the file's first byte would be mapped */
+			fmt_out_str(w->o, ",\"start\":");
+			fmt_out_u64(w->o, pm->start - pm->offset);
+			fmt_out_str(w->o, ",\"end\":");
+			fmt_out_u64(w->o, pm->limit);
+			fmt_out_str(w->o, ",\"offset\":");
+			fmt_out_u64(w->o, 0);
+		}
+		const char *id = pm ? profile_str(p, pm->build_id) : "";
+		if (id[0]) {
+			char bp[34];
+			breakpad_id(id, bp);
+			fmt_out_str(w->o, ",\"breakpadId\":\"");
+			fmt_out_str(w->o, bp);
+			fmt_out_str(w->o, "\",\"codeId\":\"");
+			fmt_out_str(w->o, id);
+			fmt_out_str(w->o, "\",\"arch\":\"x86_64\"}");
+		} else {
+			fmt_out_str(w->o, ",\"breakpadId\":\"\",\"codeId\":null,\"arch\":\"\"}");
+		}
 	}
 }
 
@@ -473,6 +523,28 @@ static void write_meta(struct gk_writer *w, const struct gk_units *u)
 	fmt_out_str(o, ",\"startTime\":");
 	uint64_t start_us = m->start_unix > 0 ? (uint64_t)(m->start_unix * 1e6) : 0;
 	fmt_out_fixed(o, start_us / 1000, start_us % 1000, 3);
+	/* the profile's range (ms from startTime): the profiler shows it whole, not just from the first sample */
+	double end_ms = m->duration_s > 0 ? m->duration_s * 1e3 : 0;
+	size_t nt;
+	const struct profile_sample *tl = profile_timeline(p, &nt);
+	for (size_t i = 0; u->timed && i < nt; i++) {
+		double t = tl[i].time_ns > m->clock_origin_ns ? (double)(tl[i].time_ns - m->clock_origin_ns) / 1e6 : 0;
+		if (t + (double)iv / 1e6 > end_ms)
+			end_ms = t + (double)iv / 1e6;
+	}
+	uint64_t end_us = (uint64_t)(end_ms * 1e3);
+	if (u->timed) { /* samples laid end to end have no range of their own to state */
+		fmt_out_str(o, ",\"profilingStartTime\":0,\"profilingEndTime\":");
+		fmt_out_fixed(o, end_us / 1000, end_us % 1000, 3);
+	}
+	const char *os = profile_str(p, m->os);
+	if (os[0]) { /* "Linux x86_64": the system, then the machine */
+		fmt_out_str(o, ",\"oscpu\":");
+		fmt_out_json(o, os, strlen(os), true);
+		size_t sys = strcspn(os, " ");
+		fmt_out_str(o, ",\"platform\":");
+		fmt_out_json(o, os, sys, true);
+	}
 	fmt_out_str(o, ",\"product\":");
 	fmt_out_json(o, cmd[0] ? cmd : "plumb", strlen(cmd[0] ? cmd : "plumb"), true);
 	fmt_out_str(o, ",\"importedFrom\":");
@@ -506,7 +578,10 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
 	w.frame_row = malloc((nframes ? nframes : 1) * sizeof *w.frame_row);
 	w.res_row = malloc(nstr * sizeof *w.res_row);
 	w.lib_of = calloc(nstr, sizeof *w.lib_of);
-	if (!names || !w.o || !w.stack_row || !w.frame_row || !w.res_row || !w.lib_of) {
+	w.lib_base = calloc(nstr, sizeof *w.lib_base);
+	size_t nt;
+	w.order = profile_timeline_order(p, &nt);
+	if (!names || !w.o || !w.stack_row || !w.frame_row || !w.res_row || !w.lib_of || !w.lib_base || (nt && !w.order)) {
 		w.oom = true;
 		goto done;
 	}
@@ -542,6 +617,8 @@ done:
 	free(w.frame_row);
 	free(w.res_row);
 	free(w.lib_of);
+	free(w.lib_base);
+	free(w.order);
 	label_table_free(names);
 	if (!w.o)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");

@@ -569,6 +569,8 @@ enum plumb_err fmt_pd_session_finish(struct pd_session *s, const struct pd_attr 
 	if (s->throttled)
 		fmt_pd_warn(s->opts, "the kernel throttled sampling %llu times while recording (no samples while it was)",
 			    (unsigned long long)s->throttled);
+	if (!maps_to_profile(s->maps, s->out, 0)) /* the recording's mappings, for re-symbolizing viewers */
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	fmt_pd_files_finish(s->files);
 	if (m->weight_unit == PROFILE_NOMEM || m->backend == PROFILE_NOMEM || m->unwinder == PROFILE_NOMEM ||
 	    m->command == PROFILE_NOMEM || m->mode == PROFILE_NOMEM)

@@ -179,14 +179,17 @@ static void thread_labels(struct pp_writer *w, uint32_t thread)
 		const char *key;
 		uint64_t num;
 		str_id str;
-	} labels[] = { { "pid", t->pid, 0 }, { "tid", t->tid, 0 }, { "thread", 0, t->name }, { "process", 0, t->process } };
+		const char *text;
+	} labels[] = { { "pid", t->pid, 0, NULL }, { "tid", t->tid, 0, NULL }, { "thread", 0, t->name, NULL },
+		       { "process", 0, 0, profile_process_name(w->p, thread) } };
 	for (size_t i = 0; i < sizeof labels / sizeof labels[0]; i++) {
-		if (!labels[i].num && !labels[i].str)
+		const char *text = labels[i].text ? labels[i].text : profile_str(w->p, labels[i].str);
+		if (!labels[i].num && !text[0])
 			continue;
 		sbuf_reset(&l);
 		pb_uint(&l, 1, st_cstr(&w->st, labels[i].key));
-		if (labels[i].str)
-			pb_uint(&l, 2, st_redacted_text(&w->st, profile_str(w->p, labels[i].str)));
+		if (text[0])
+			pb_uint(&l, 2, st_redacted_text(&w->st, text));
 		else
 			pb_uint(&l, 3, labels[i].num);
 		pb_msg(&w->m, 3, &l);
@@ -238,34 +241,71 @@ static const char *mapping_name(const struct profile *p, const struct frame *fr)
 	return NULL;
 }
 
-/* mappings: one per module (ids from 1); has_functions so pprof does not try to symbolize */
+/* One Mapping message: the module's own mapping in the process when the profile has one (bounds, file offset,
+ * build ID: what `go tool pprof -symbolize=local` needs to find and read the file), else just its name.
+ * has_functions only when every frame of the module has a name, so pprof names the others from the file. */
+static void pp_mapping_msg(struct pp_writer *w, uint32_t id, uint64_t name_id, const struct frame *fr, bool named)
+{
+	const struct profile_mapping *pm = fr->module ? profile_mapping_of(w->p, fr->module) : NULL;
+	sbuf_reset(&w->m);
+	pb_uint(&w->m, 1, id);
+	if (pm) {
+		pb_uint(&w->m, 2, pm->start);
+		pb_uint(&w->m, 3, pm->limit);
+		pb_uint(&w->m, 4, pm->offset);
+	}
+	pb_uint(&w->m, 5, name_id);
+	if (pm && pm->build_id)
+		pb_uint(&w->m, 6, st_cstr(&w->st, profile_str(w->p, pm->build_id)));
+	pb_uint(&w->m, 7, named ? 1 : 0);
+	pb_uint(&w->m, 8, fr->file ? 1 : 0);
+	pb_uint(&w->m, 9, fr->line ? 1 : 0);
+	pb_msg(&w->body, 3, &w->m);
+}
+
+/* mappings: one per module (ids from 1), the program's own first (pprof calls the profile by its first
+ * mapping's file: "File: libc.so.6" when libc came first). */
 static void pp_mappings(struct pp_writer *w)
 {
-	struct hmap map_index = HMAP_INIT;
+	struct hmap map_index = HMAP_INIT, unnamed = HMAP_INIT;
 	uint64_t nmaps = 0;
-	for (size_t f = 0, nf = profile_nframes(w->p); f < nf; f++) {
-		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
-		const char *name = mapping_name(w->p, fr);
-		w->frame_map[f] = 0;
-		if (!name)
-			continue;
-		uint64_t name_id = st_redacted(&w->st, name);
-		uint32_t id;
-		if (!hmap_get(&map_index, name_id, &id)) {
-			id = (uint32_t)++nmaps;
-			if (!hmap_put(&map_index, name_id, id))
-				w->oom = true;
-			sbuf_reset(&w->m);
-			pb_uint(&w->m, 1, id);
-			pb_uint(&w->m, 5, name_id);
-			pb_uint(&w->m, 7, 1);
-			pb_uint(&w->m, 8, fr->file ? 1 : 0);
-			pb_uint(&w->m, 9, fr->line ? 1 : 0);
-			pb_msg(&w->body, 3, &w->m);
+	size_t nf = profile_nframes(w->p), nm;
+	const struct profile_mapping *maps = profile_mappings(w->p, &nm);
+	str_id main_module = 0;
+	for (size_t i = 0; i < nm && !main_module; i++)
+		if (maps[i].main)
+			main_module = maps[i].path;
+	for (int want = 0; want < 2 && !main_module; want++) /* no mappings (a converted profile): main's module */
+		for (size_t f = 0; f < nf && !main_module; f++) {
+			const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
+			if (fr->module && fr->kind == FRAME_USER && strcmp(profile_str(w->p, fr->func), want ? "_start" : "main") == 0)
+				main_module = fr->module;
 		}
-		w->frame_map[f] = id;
+	for (size_t f = 0; f < nf; f++) { /* the modules with a nameless frame */
+		const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
+		if (fr->module && !fr->func && !hmap_put(&unnamed, fr->module, 1))
+			w->oom = true;
 	}
+	for (int pass = 0; pass < 2; pass++) /* the program's module, then the others in frame order */
+		for (size_t f = 0; f < nf; f++) {
+			const struct frame *fr = profile_frame_get(w->p, (uint32_t)f);
+			const char *name = mapping_name(w->p, fr);
+			if (pass == 0)
+				w->frame_map[f] = 0;
+			if (!name || (pass == 0 && (!main_module || fr->module != main_module)))
+				continue;
+			uint64_t name_id = st_redacted(&w->st, name);
+			uint32_t id, dummy;
+			if (!hmap_get(&map_index, name_id, &id)) {
+				id = (uint32_t)++nmaps;
+				if (!hmap_put(&map_index, name_id, id))
+					w->oom = true;
+				pp_mapping_msg(w, id, name_id, fr, !(fr->module && hmap_get(&unnamed, fr->module, &dummy)));
+			}
+			w->frame_map[f] = id;
+		}
 	hmap_release(&map_index);
+	hmap_release(&unnamed);
 }
 
 /* functions: one per distinct (name, system name, file). The system name is the name with the frame's kernel or
@@ -307,6 +347,26 @@ static void pp_functions(struct pp_writer *w)
 	interner_release(&funcs);
 }
 
+/* A location's address: in the process (the frame's ELF vaddr through its module's mapping) when the profile
+ * has the mapping — a nameless frame's too, the start of its function, so pprof can name it from the file —
+ * else the ELF vaddr of a named frame, or 0. The chain's one address is its innermost frame's. */
+static uint64_t location_address(const struct profile *p, const uint32_t *frames, size_t n)
+{
+	for (size_t k = 0; k < n; k++) { /* the innermost frame's instruction (a nameless one's too) */
+		const struct frame *fr = profile_frame_get(p, frames[k]);
+		struct frame at = *fr;
+		at.addr = profile_frame_insn(fr);
+		at.offset = 0;
+		uint64_t addr;
+		if (!at.addr)
+			continue;
+		if (profile_mapping_addr(p, &at, &addr))
+			return addr;
+		return at.addr;
+	}
+	return 0;
+}
+
 /* locations: one per distinct chain (a frame and the frames inlined into it), lines innermost first */
 static void pp_locations(struct pp_writer *w)
 {
@@ -327,7 +387,7 @@ static void pp_locations(struct pp_writer *w)
 		sbuf_reset(&w->m);
 		pb_uint(&w->m, 1, (uint64_t)l + 1);
 		pb_uint(&w->m, 2, w->frame_map[outer]);
-		pb_uint(&w->m, 3, profile_frame_insn(profile_frame_get(w->p, frames[0]))); /* the innermost's instruction */
+		pb_uint(&w->m, 3, location_address(w->p, frames, n));
 		for (size_t k = 0; k < n; k++) {
 			sbuf_reset(&w->sub);
 			pb_uint(&w->sub, 1, w->frame_func[frames[k]]);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "base/redact.h"
+#include "profile/cxxname.h"
 
 const char *label_short_path(const char *path)
 {
@@ -85,8 +86,19 @@ static void render(struct sink *k, const struct label_parts *lp, unsigned flags)
 	const char *b;
 	bool offset = !lp->func_len && lp->module_len && lp->offset;
 	char num[32];
-	if (lp->func_len) {
-		put(k, lp->func, lp->func_len);
+	size_t func_len = lp->func_len;
+	if (flags & LABEL_SHORT_NAMES) /* no symbol version, as perf script prints some */
+		func_len = label_unversioned_len(lp->func, lp->func_len);
+	if (func_len && (flags & LABEL_SHORT_NAMES) && lp->kind == FRAME_USER && label_cxx_name_is_long(lp->func, func_len)) {
+		struct sbuf shortened = SBUF_INIT;
+		label_cxx_short_name(&shortened, lp->func, func_len);
+		if (shortened.oom)
+			put(k, lp->func, func_len);
+		else
+			put(k, shortened.buf, shortened.len);
+		sbuf_release(&shortened);
+	} else if (func_len) {
+		put(k, lp->func, func_len);
 	} else if (offset) {
 		b = base_span(lp->module, lp->module_len, &bl);
 		put(k, b, bl);

@@ -24,6 +24,8 @@ enum label_flags {
 	LABEL_FUNC_ONLY = 1 << 2, /* just the name: the function, or module+0xOFFSET, or [unknown] */
 	LABEL_NO_FILE = 1 << 3,   /* no "(dir/file.c:LINE)" group (a format that holds the file and line itself) */
 	LABEL_ADDRESS = 1 << 4,   /* then "@0xINSN", the frame's instruction address (folded --addresses, §6.8) */
+	LABEL_SHORT_NAMES = 1 << 5, /* C++ names as ns::Class::method (profile/cxxname.h): what commands show unless
+				     * --full-names; never set, the label is the name as the model holds it */
 };
 
 /* A frame's parts as spans (not NUL-terminated; an absent part is NULL with length 0, line 0, addr 0). */

@@ -47,6 +47,11 @@ struct profile {
 	uint64_t values_period;
 	uint64_t *values;
 	size_t cap_values; /* rows */
+	/* mappings (profile_add_mapping) */
+	struct profile_mapping *mappings;
+	size_t nmappings, cap_mappings;
+	struct hmap mapping_index; /* hash of (start, path, pid) -> mapping id: a mapping added again */
+	struct hmap module_mapping; /* module str id -> its mapping (profile_mapping_of) */
 };
 
 struct profile *profile_new(void)
@@ -92,6 +97,9 @@ void profile_free(struct profile *p)
 	hmap_release(&p->count_index);
 	free(p->timeline);
 	free(p->values);
+	free(p->mappings);
+	hmap_release(&p->mapping_index);
+	hmap_release(&p->module_mapping);
 	free(p);
 }
 
@@ -568,7 +576,7 @@ bool profile_meta_copy(struct profile *dst, const struct profile *src)
 {
 	const struct profile_meta *sm = &src->meta;
 	struct profile_meta m = *sm;
-	str_id *strs[] = { &m.command, &m.backend, &m.unwinder, &m.mode, &m.ended, &m.weight_unit, &m.format };
+	str_id *strs[] = { &m.command, &m.backend, &m.unwinder, &m.mode, &m.ended, &m.weight_unit, &m.format, &m.os };
 	for (size_t i = 0; i < sizeof strs / sizeof strs[0]; i++) {
 		*strs[i] = profile_intern_cstr(dst, profile_str(src, *strs[i]));
 		if (*strs[i] == PROFILE_NOMEM)
@@ -576,4 +584,144 @@ bool profile_meta_copy(struct profile *dst, const struct profile *src)
 	}
 	dst->meta = m;
 	return true;
+}
+
+/* ---- mappings ---------------------------------------------------------------------------------------- */
+
+static uint64_t mapping_key(const struct profile_mapping *m)
+{
+	uint64_t h = m->start * 0x9e3779b97f4a7c15ULL;
+	h ^= ((uint64_t)m->path << 32 | m->pid) * 0xc2b2ae3d27d4eb4fULL;
+	return h ^ (h >> 29);
+}
+
+uint32_t profile_add_mapping(struct profile *p, const struct profile_mapping *m)
+{
+	uint64_t key = mapping_key(m);
+	uint32_t id;
+	if (hmap_get(&p->mapping_index, key, &id)) { /* the same mapping seen again (a fork's copy, a reload) */
+		struct profile_mapping *o = &p->mappings[id];
+		if (o->start == m->start && o->limit == m->limit && o->offset == m->offset && o->path == m->path &&
+		    o->pid == m->pid) {
+			if (m->build_id && !o->build_id)
+				o->build_id = m->build_id;
+			if (m->main && !o->main) {
+				o->main = 1;
+				if (!hmap_put(&p->module_mapping, o->path, id))
+					return PROFILE_NOMEM;
+			}
+			return id;
+		}
+	}
+	if (p->nmappings >= PROFILE_NOMEM || !ALLOC_GROW(p->mappings, p->nmappings + 1, p->cap_mappings))
+		return PROFILE_NOMEM;
+	id = (uint32_t)p->nmappings;
+	p->mappings[p->nmappings++] = *m;
+	uint32_t old;
+	bool had = hmap_get(&p->module_mapping, m->path, &old);
+	if (!hmap_put(&p->mapping_index, key, id) ||
+	    ((!had || (m->main && !p->mappings[old].main)) && !hmap_put(&p->module_mapping, m->path, id)))
+		return PROFILE_NOMEM;
+	return id;
+}
+
+const struct profile_mapping *profile_mappings(const struct profile *p, size_t *n)
+{
+	*n = p->nmappings;
+	return p->mappings;
+}
+
+const struct profile_mapping *profile_mapping_of(const struct profile *p, str_id module)
+{
+	uint32_t id;
+	if (!module || !hmap_get(&p->module_mapping, module, &id))
+		return NULL;
+	return &p->mappings[id];
+}
+
+bool profile_mapping_addr(const struct profile *p, const struct frame *f, uint64_t *addr)
+{
+	if (!f->addr || f->kind != FRAME_USER)
+		return false;
+	const struct profile_mapping *m = profile_mapping_of(p, f->module);
+	if (!m || !m->has_bias)
+		return false;
+	*addr = f->addr + m->bias;
+	return true;
+}
+
+bool profile_mappings_copy(struct profile *dst, const struct profile *src)
+{
+	for (size_t i = 0; i < src->nmappings; i++) {
+		struct profile_mapping m = src->mappings[i];
+		m.path = profile_intern_cstr(dst, profile_str(src, m.path));
+		m.build_id = profile_intern_cstr(dst, profile_str(src, m.build_id));
+		if (m.path == PROFILE_NOMEM || m.build_id == PROFILE_NOMEM || profile_add_mapping(dst, &m) == PROFILE_NOMEM)
+			return false;
+	}
+	return true;
+}
+
+/* ---- derived views ----------------------------------------------------------------------------------- */
+
+const char *profile_process_name(const struct profile *p, uint32_t thread_id)
+{
+	const struct profile_thread *t = profile_thread_get(p, thread_id);
+	if (!t)
+		return "";
+	if (t->process)
+		return profile_str(p, t->process);
+	for (size_t i = 0; t->pid && i < p->nthreads; i++) /* the process's main thread is named for the program */
+		if (p->threads[i].pid == t->pid && p->threads[i].tid == t->pid && p->threads[i].name)
+			return profile_str(p, p->threads[i].name);
+	const char *cmd = profile_str(p, p->meta.command);
+	if (cmd[0]) { /* the base name of the command's first word */
+		static __thread char prog[256];
+		size_t n = strcspn(cmd, " \t");
+		const char *b = cmd + n;
+		while (b > cmd && b[-1] != '/')
+			b--;
+		size_t len = (size_t)(cmd + n - b);
+		if (len > 0 && len < sizeof prog) {
+			memcpy(prog, b, len);
+			prog[len] = '\0';
+			return prog;
+		}
+	}
+	return profile_str(p, t->name);
+}
+
+struct time_index {
+	uint64_t time;
+	size_t i;
+};
+
+static int time_index_cmp(const void *a, const void *b)
+{
+	const struct time_index *x = a, *y = b;
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+size_t *profile_timeline_order(const struct profile *p, size_t *n)
+{
+	*n = p->ntimeline;
+	if (!p->ntimeline)
+		return NULL;
+	struct time_index *ti = malloc(p->ntimeline * sizeof *ti);
+	size_t *order = malloc(p->ntimeline * sizeof *order);
+	if (!ti || !order) {
+		free(ti);
+		free(order);
+		*n = 0;
+		return NULL;
+	}
+	for (size_t i = 0; i < p->ntimeline; i++)
+		ti[i] = (struct time_index){ p->timeline[i].time_ns, i };
+	qsort(ti, p->ntimeline, sizeof *ti, time_index_cmp);
+	for (size_t i = 0; i < p->ntimeline; i++)
+		order[i] = ti[i].i;
+	free(ti);
+	return order;
 }

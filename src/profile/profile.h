@@ -101,6 +101,7 @@ struct profile_meta {
 	str_id format;              /* the format the profile was read from ("folded", "gecko", ...), or written to
 				     * by `record`; 0 when neither */
 	uint32_t processes;         /* processes that gave samples when a backend follows several, else 0 */
+	str_id os;                  /* the system sampled, "Linux x86_64" (uname), 0 when unknown */
 };
 
 struct profile;
@@ -189,5 +190,41 @@ struct profile_meta *profile_meta(struct profile *p);
 const struct profile_meta *profile_meta_const(const struct profile *p);
 /* Copies src's metadata into dst, its strings interned in dst. False when out of memory. */
 bool profile_meta_copy(struct profile *dst, const struct profile *src);
+
+/* The name of thread_id's process: its own (profile_thread_set_process), else the name of its process's main
+ * thread (tid == pid), else the program of the command line (its base name), else the thread's name; "" when
+ * nothing names it. Points into p's strings. */
+const char *profile_process_name(const struct profile *p, uint32_t thread_id);
+/* The timeline's indexes in time order (equal times in insertion order): a malloc'd array of *n entries the
+ * caller frees, NULL when out of memory or when the timeline is empty. */
+size_t *profile_timeline_order(const struct profile *p, size_t *n);
+
+/* Mappings: the files mapped into the sampled processes, as the kernel mapped them — what pprof's mappings and
+ * the Firefox Profiler's libs carry so that a viewer can re-symbolize (docs/design.md §4.1, §6.1). Frames keep
+ * their module and ELF virtual address (struct frame); a mapping gives back the address in the process
+ * (vaddr + bias) and the file's identity (build ID). `main` marks the program's own executable. */
+struct profile_mapping {
+	uint64_t start, limit;  /* [start, limit) in the process */
+	uint64_t offset;        /* file offset of start */
+	uint64_t bias;          /* address in the process = ELF vaddr + bias (valid when has_bias) */
+	str_id path;            /* the module as frames name it (struct frame.module) */
+	str_id build_id;        /* lowercase hex (GNU build ID), 0 when unknown */
+	uint32_t pid;           /* the process, 0 when unknown */
+	uint8_t main;           /* 1: the program's executable */
+	uint8_t has_bias;
+	uint8_t pad[2];
+};
+/* Adds a mapping (strings interned in p); the same mapping added again is one (its build ID and main mark
+ * merged). Returns its id or PROFILE_NOMEM. */
+uint32_t profile_add_mapping(struct profile *p, const struct profile_mapping *m);
+/* All mappings in the order added. */
+const struct profile_mapping *profile_mappings(const struct profile *p, size_t *n);
+/* The mapping of a frame's module (the main one when several processes mapped it, else the first); NULL when
+ * the profile has none for it. */
+const struct profile_mapping *profile_mapping_of(const struct profile *p, str_id module);
+/* The address in the process of user frame f (its ELF vaddr through its module's mapping); false when unknown. */
+bool profile_mapping_addr(const struct profile *p, const struct frame *f, uint64_t *addr);
+/* Copies src's mappings into dst, their strings interned in dst. False when out of memory. */
+bool profile_mappings_copy(struct profile *dst, const struct profile *src);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -236,6 +237,12 @@ void backend_meta(struct profile *p, const char *name, const char *unwinder, uin
 	meta->lost += lost;
 	meta->backend = profile_intern_cstr(p, name);
 	meta->unwinder = profile_intern_cstr(p, unwinder);
+	struct utsname u;
+	char os[2 * sizeof u.sysname + 2];
+	if (!meta->os && uname(&u) == 0) {
+		snprintf(os, sizeof os, "%s %s", u.sysname, u.machine);
+		meta->os = profile_intern_cstr(p, os);
+	}
 }
 
 const char *backend_unwinder_name(const struct record_opts *opts)
@@ -258,6 +265,14 @@ uint32_t backend_thread(struct profile *p, struct hmap *cache, pid_t pid, pid_t 
 	char name[PROCFS_COMM_MAX];
 	procfs_comm(pid, tid, name, sizeof name);
 	id = profile_thread(p, (uint32_t)pid, (uint32_t)tid, name);
+	char process[PROCFS_COMM_MAX];
+	if (id != PROFILE_NOMEM && tid != pid) { /* a thread's process is named for its main thread */
+		procfs_comm(pid, pid, process, sizeof process);
+		if (process[0] && !profile_thread_set_process(p, id, process, strlen(process)))
+			return PROFILE_NOMEM;
+	} else if (id != PROFILE_NOMEM && name[0] && !profile_thread_set_process(p, id, name, strlen(name))) {
+		return PROFILE_NOMEM;
+	}
 	if (id != PROFILE_NOMEM && !hmap_put(cache, key, id))
 		return PROFILE_NOMEM;
 	return id;

@@ -668,6 +668,7 @@ static void pe_finish(struct pe_state *st, struct child *child)
 		st->ticks += wall_finish(st->wall, res->end_ns);
 	backend_end_command(st->opts, child, res);
 	backend_meta(st->p, "perf_event", backend_unwinder_name(st->opts), st->ticks, st->lost);
+	maps_to_profile(st->maps, st->p, child ? child->pid : st->opts->pid); /* for re-symbolizing viewers */
 	if (!st->kernel && st->opts->kernel)
 		snprintf(res->limits, sizeof res->limits, "kernel frames not permitted");
 }

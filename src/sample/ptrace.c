@@ -431,6 +431,7 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 			st.t[i].runtime = procfs_runtime_ns(st.pid, st.t[i].tid);
 		pt_loop(&st, res);
 		backend_meta(p, "ptrace", backend_unwinder_name(opts), st.ticks, st.lost);
+		maps_to_profile(st.maps, p, st.pid); /* for re-symbolizing viewers */
 		snprintf(res->limits, sizeof res->limits,
 			 "ptrace backend: user frames only; each tick stops the sampled threads (%.0f us per tick on "
 			 "average)%s",

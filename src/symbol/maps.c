@@ -32,7 +32,32 @@ struct elf_info {
 	bool loaded, ok;
 	size_t nseg;
 	uint64_t seg_off[16], seg_vaddr[16], seg_filesz[16];
+	unsigned char build_id[64]; /* the GNU build ID note, build_id_len bytes (0: none) */
+	size_t build_id_len;
 };
+
+/* The GNU build ID of elf (its NT_GNU_BUILD_ID note in a PT_NOTE segment) into info. */
+static void read_build_id(Elf *elf, size_t nph, struct elf_info *info)
+{
+	for (size_t i = 0; i < nph && !info->build_id_len; i++) {
+		GElf_Phdr ph;
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
+			continue;
+		Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
+						   ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR);
+		size_t off = 0, name_off, desc_off;
+		GElf_Nhdr nh;
+		while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
+			if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+			    memcmp((const char *)d->d_buf + name_off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
+			    nh.n_descsz <= sizeof info->build_id) {
+				memcpy(info->build_id, (const char *)d->d_buf + desc_off, nh.n_descsz);
+				info->build_id_len = nh.n_descsz;
+				break;
+			}
+		}
+	}
+}
 
 struct maps {
 	struct proc_maps *procs;
@@ -171,6 +196,7 @@ static void elf_load(struct maps *m, struct elf_info *info, pid_t pid, const str
 			}
 		}
 		info->ok = info->nseg > 0;
+		read_build_id(elf, nph, info);
 	}
 	if (elf)
 		elf_end(elf);
@@ -263,6 +289,8 @@ void maps_forget(struct maps *m, pid_t pid)
 		pm->n = 0;
 }
 
+static void entry_bias(struct maps *m, pid_t pid, struct map_entry *e);
+
 const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr)
 {
 	struct proc_maps *pm = proc_get(m, pid, false);
@@ -279,6 +307,13 @@ const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr)
 	if (lo >= pm->n || pm->entries[lo].start > addr)
 		return NULL;
 	struct map_entry *e = &pm->entries[lo];
+	entry_bias(m, pid, e);
+	return e;
+}
+
+/* Computes e's bias (and loads its file's ELF facts) once. */
+static void entry_bias(struct maps *m, pid_t pid, struct map_entry *e)
+{
 	if (!e->has_bias) {
 		struct elf_info *info = elf_get(m, e->path);
 		if (info && !info->loaded)
@@ -296,7 +331,6 @@ const struct map_entry *maps_find(struct maps *m, pid_t pid, uint64_t addr)
 		}
 		e->has_bias = true;
 	}
-	return e;
 }
 
 uint64_t maps_vaddr(const struct map_entry *e, uint64_t addr)
@@ -322,4 +356,58 @@ uint32_t maps_raw_frame(struct profile *p, const struct map_entry *m, uint64_t a
 		f.addr = addr;
 	}
 	return profile_frame(p, &f);
+}
+
+/* The executable of a process among its mappings: the file mapped lowest (x86_64 Linux loads a program at
+ * 0x400000 or 0x55..., its libraries and the loader near the top of the address space). */
+static const struct map_entry *main_entry(const struct proc_maps *pm)
+{
+	for (size_t i = 0; i < pm->n; i++) /* entries are sorted by start */
+		if (pm->entries[i].path[0] == '/')
+			return &pm->entries[i];
+	return NULL;
+}
+
+bool maps_to_profile(struct maps *m, struct profile *p, pid_t main_pid)
+{
+	static const char hex[] = "0123456789abcdef";
+	/* only the files frames are in: the others are neither opened nor kept */
+	struct interner used = INTERNER_INIT;
+	for (size_t f = 0, nf = profile_nframes(p); f < nf; f++) {
+		const struct frame *fr = profile_frame_get(p, (uint32_t)f);
+		const char *mod = profile_str(p, fr->module);
+		if (fr->kind == FRAME_USER && fr->module && intern(&used, mod, strlen(mod), NULL) == INTERN_NOMEM) {
+			interner_release(&used);
+			return false;
+		}
+	}
+	bool ok = true;
+	for (size_t k = 0; ok && k < m->nprocs; k++) {
+		struct proc_maps *pm = &m->procs[k];
+		const struct map_entry *exe = main_entry(pm);
+		for (size_t i = 0; i < pm->n; i++) {
+			struct map_entry *e = &pm->entries[i];
+			if (!e->exec || !maps_is_image(e) || intern_find(&used, e->path, strlen(e->path)) == IDTAB_NONE)
+				continue;
+			entry_bias(m, pm->pid, e);
+			struct elf_info *info = elf_get(m, e->path);
+			char id[2 * sizeof info->build_id + 1];
+			size_t n = info ? info->build_id_len : 0;
+			for (size_t j = 0; j < n; j++) {
+				id[2 * j] = hex[info->build_id[j] >> 4];
+				id[2 * j + 1] = hex[info->build_id[j] & 15];
+			}
+			id[2 * n] = '\0';
+			struct profile_mapping pmap = { .start = e->start, .limit = e->end, .offset = e->pgoff,
+							.bias = e->bias, .has_bias = 1, .pid = (uint32_t)pm->pid };
+			pmap.path = profile_intern_cstr(p, e->path);
+			pmap.build_id = n ? profile_intern(p, id, 2 * n) : 0;
+			pmap.main = exe && strcmp(exe->path, e->path) == 0 && (pm->pid == main_pid || main_pid <= 0);
+			if (pmap.path == PROFILE_NOMEM || pmap.build_id == PROFILE_NOMEM ||
+			    profile_add_mapping(p, &pmap) == PROFILE_NOMEM)
+				ok = false;
+		}
+	}
+	interner_release(&used);
+	return ok;
 }

@@ -60,6 +60,11 @@ bool maps_is_image(const struct map_entry *e);
  * when out of memory. The one way the backends and the perf.data reader make a user frame. */
 uint32_t maps_raw_frame(struct profile *p, const struct map_entry *m, uint64_t addr, bool caller, uint32_t unknown);
 
+/* Adds the executable mappings of every process the maps know to p's mappings (profile_add_mapping: bounds,
+ * file offset, bias, build ID), the lowest-mapped file of main_pid (any process when main_pid <= 0) marked as
+ * the program. False when out of memory. */
+bool maps_to_profile(struct maps *m, struct profile *p, pid_t main_pid);
+
 /* plumb's own vDSO: the kernel maps the same image into every process, so this copy describes the target's
  * "[vdso]" mapping too. Returns the image (read-only, lives as long as the process) and sets *size (bytes of
  * the ELF image: headers, segments, section headers) and *load (ELF vaddr of the image's first byte); NULL when

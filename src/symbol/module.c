@@ -140,6 +140,41 @@ static void set_name(struct sym_resolved *r, const char *name)
 	r->func = r->owned ? r->owned : name;
 }
 
+/* Drops a symbol version ("__libc_start_main@@GLIBC_2.34", "memcpy@GLIBC_2.2.5") as perf shows names: the
+ * version tells which of a library's definitions the symbol is, never a different function to the reader. A
+ * name that is all version, or an "@plt" stub's mark, is kept. */
+static void drop_version(struct sym_resolved *r)
+{
+	const char *at = r->func ? strchr(r->func, '@') : NULL;
+	if (!at || at == r->func || strcmp(at, "@plt") == 0)
+		return;
+	size_t n = (size_t)(at - r->func);
+	if (r->owned) {
+		r->owned[n] = '\0';
+		return;
+	}
+	char *copy = strndup(r->func, n);
+	if (copy) {
+		r->owned = copy;
+		r->func = copy;
+	}
+}
+
+/* The frame of a PLT stub (named X@plt from the relocations), or 0 when vaddr is in none. */
+static size_t resolve_plt(struct sym_module *m, uint64_t vaddr, bool caller, struct sym_resolved *out)
+{
+	if (!m->funcs_tried) {
+		uint64_t start;
+		sym_module_func_start(m, vaddr, &start); /* loads the unwind tables and the PLT names */
+	}
+	const char *name = plt_stubs_find(m->plt, vaddr - (caller ? 1 : 0));
+	if (!name)
+		return 0;
+	memset(out, 0, sizeof *out);
+	out->func = name;
+	return 1;
+}
+
 /* The names of vaddr from the symbol tables and DWARF (sym_module_resolve without the cache). */
 static size_t resolve_debug(struct sym_module *m, uint64_t vaddr, bool caller, struct sym_resolved *out, size_t max)
 {
@@ -233,11 +268,15 @@ size_t sym_module_resolve(struct sym_module *m, uint64_t vaddr, bool caller, str
 			m->cache = sym_cache_open(id, (size_t)len);
 	}
 	size_t n;
-	if (sym_cache_get(m->cache, vaddr, caller, out, max, &n))
-		return n;
-	n = resolve_debug(m, vaddr, caller, out, max);
-	if (n > 0)
-		sym_cache_put(m->cache, vaddr, caller, out, n);
+	if (!sym_cache_get(m->cache, vaddr, caller, out, max, &n)) {
+		n = resolve_debug(m, vaddr, caller, out, max);
+		if (n > 0)
+			sym_cache_put(m->cache, vaddr, caller, out, n);
+	}
+	if (n == 0 && max > 0)
+		return resolve_plt(m, vaddr, caller, out);
+	for (size_t i = 0; i < n; i++)
+		drop_version(&out[i]);
 	return n;
 }
 
@@ -261,8 +300,10 @@ bool sym_module_func_start(struct sym_module *m, uint64_t vaddr, uint64_t *start
 		m->funcs_tried = true;
 		Dwarf_Addr bias;
 		Elf *elf = m->mod ? dwfl_module_getelf(m->mod, &bias) : NULL;
-		if (elf)
+		if (elf) {
 			m->funcs = funcstarts_load(elf);
+			m->plt = plt_stubs_load(elf);
+		}
 	}
 	return funcstarts_find(m->funcs, vaddr, start);
 }
@@ -280,4 +321,6 @@ void sym_module_release(struct sym_module *m)
 	symtab_free(m->syms);
 	m->syms = NULL;
 	m->funcs = NULL;
+	plt_stubs_free(m->plt);
+	m->plt = NULL;
 }

@@ -15,6 +15,7 @@
 
 #include "symbol/debuginfod.h"
 #include "symbol/funcstart.h"
+#include "symbol/plt.h"
 
 #define SYM_MAX_INLINE 32
 
@@ -30,6 +31,7 @@ struct sym_module {
 	Dwarf_Addr bias;
 	struct funcstarts *funcs; /* loaded on the first address nothing names */
 	struct symtab *syms;      /* its symbols sorted by address (symbol/symtab.h), loaded on the first lookup */
+	struct plt_stubs *plt;    /* PLT stub names, loaded with funcs */
 	bool tried, funcs_tried, cache_tried, syms_tried;
 	struct sym_cache *cache; /* what its addresses resolved to in earlier runs (symbol/cache.h), or NULL */
 	struct sym_fetch_state fetch; /* what debuginfod did for it (its address is held by libdw's client) */

@@ -293,7 +293,7 @@ static size_t resolve_frame(struct symbolizer *s, const struct profile *raw, uin
 		g.file = profile_intern_cstr(out, r[i].file ? r[i].file : "");
 		g.line = s->opts->no_lines ? 0 : (uint32_t)(r[i].line > 0 ? r[i].line : 0);
 		g.inlined = i + 1 < n;
-		g.addr = i == 0 ? f->addr : 0;
+		g.addr = f->addr; /* one instruction: every frame of its inline chain is at it (the Firefox Profiler's model) */
 		ids[n - 1 - i] = profile_frame(out, &g);
 		free(r[i].owned);
 	}
@@ -418,7 +418,7 @@ enum plumb_err sym_resolve_profile(const struct profile *raw, const struct sym_o
 		for (size_t i = 0; i < n; i++)
 			profile_add_weighted(out, stack_map[c[i].stack], c[i].thread, 0, c[i].weight, c[i].samples);
 	}
-	if (!profile_meta_copy(out, raw) || !copy_values(out, raw, stack_map)) {
+	if (!profile_meta_copy(out, raw) || !copy_values(out, raw, stack_map) || !profile_mappings_copy(out, raw)) {
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 		goto done;
 	}

@@ -196,6 +196,48 @@ static void test_gecko__malformed_says_where(void **state)
 	free(deep);
 }
 
+/* The writer puts each thread's samples in time order whatever order they were added in (per-CPU rings drain
+ * out of order; the profiler takes a thread's range from its first and last sample), names the process for its
+ * main thread, and states the profile's range; read back, the times are in order. */
+static void test_gecko__writer_orders_samples_and_names_the_process(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	profile_keep_timeline(p, true);
+	uint32_t main_t = profile_thread(p, 5, 5, "prog"), worker = profile_thread(p, 5, 6, "worker");
+	struct frame f = { .func = profile_intern_cstr(p, "spin") };
+	uint32_t st = profile_stack(p, PROFILE_ROOT, profile_frame(p, &f));
+	static const uint64_t ms[] = { 90, 10, 50, 30, 70 };
+	for (size_t i = 0; i < 5; i++)
+		assert_true(profile_add_sample(p, st, i == 2 ? main_t : worker, ms[i] * 1000000, 1));
+	profile_meta(p)->interval_ns = 1000000;
+	char *text = NULL;
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+	struct perr e = PERR_INIT;
+	struct fmt_write_opts wo = { 0 };
+	assert_int_equal(fmt_gecko_write(p, out, &wo, &e), PLUMB_OK);
+	fclose(out);
+	assert_non_null(strstr(text, "\"name\":\"worker\",\"processName\":\"prog\""));
+	const char *range = strstr(text, "\"profilingStartTime\":0,\"profilingEndTime\":");
+	if (!range)
+		fail_msg("no range in %.300s", text);
+	assert_true(strtod(range + strlen("\"profilingStartTime\":0,\"profilingEndTime\":"), NULL) >= 91.0);
+	struct profile *q = read_doc(text, true, PLUMB_OK, &e);
+	size_t n;
+	const struct profile_sample *tl = profile_timeline(q, &n);
+	assert_int_equal(n, 5);
+	uint64_t last[8] = { 0 };
+	for (size_t i = 0; i < n; i++) {
+		assert_true(tl[i].thread < 8);
+		assert_true(tl[i].time_ns >= last[tl[i].thread]);
+		last[tl[i].thread] = tl[i].time_ns;
+	}
+	profile_free(q);
+	profile_free(p);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -204,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_gecko__number_forms_agree_with_strtod),
 		cmocka_unit_test(test_gecko__only_empty_strings),
 		cmocka_unit_test(test_gecko__malformed_says_where),
+		cmocka_unit_test(test_gecko__writer_orders_samples_and_names_the_process),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "base/sbuf.h"
+#include "profile/cxxname.h"
 #include "profile/label.h"
 #include "profile/profile.h"
 
@@ -225,11 +226,67 @@ static void test_label__short_path(void **state)
 	assert_string_equal(label_short_path("/x/file.c"), "x/file.c");
 }
 
+/* C++ names read by their brackets: the short label (no return type, no parameters, no qualifiers, long template
+ * arguments as <...>) and the scope `--group-by module` takes at depth 2 — namespaces and classes, never the words
+ * of a return type ("void std", "bool __gnu_cxx::__ops"). */
+static void test_label__cxx_short_names_and_scopes(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *full, *shortened, *scope;
+	} cases[] = {
+		{ "void std::vector<int, std::allocator<int> >::_M_realloc_insert<int const&>(__gnu_cxx::__normal_iterator"
+		  "<int*, std::vector<int, std::allocator<int> > >, int const&)",
+		  "std::vector<...>::_M_realloc_insert<int const&>", "std::vector<...>" },
+		{ "bool __gnu_cxx::__ops::_Iter_less_iter::operator()<int*, int*>(int*, int*) const",
+		  "__gnu_cxx::__ops::_Iter_less_iter::operator()<int*, int*>", "__gnu_cxx::__ops" },
+		{ "std::basic_ostream<char, std::char_traits<char> >& std::operator<< <std::char_traits<char> >(std::basic_"
+		  "ostream<char, std::char_traits<char> >&, char const*)",
+		  "std::operator<< <...>", "std" },
+		{ "shapes::Circle::area() const", "shapes::Circle::area", "shapes::Circle" },
+		{ "(anonymous namespace)::worker(int)", "(anonymous namespace)::worker", "(anonymous namespace)" },
+		{ "foo(int)::{lambda(int)#1}::operator()(int) const", "foo::{lambda(int)#1}::operator()",
+		  "foo::{lambda(int)#1}" },
+		{ "ns::Foo::operator bool() const", "ns::Foo::operator bool", "ns::Foo" },
+		{ "ns::Foo::operator<(ns::Foo const&) const", "ns::Foo::operator<", "ns::Foo" },
+		{ "operator new(unsigned long)", "operator new", "" },
+		{ "std::map<int, int>::find(int const&)", "std::map<int, int>::find", "std::map<int, int>" },
+		{ "void std::__introsort_loop<long*, long>(long*, long*, long) [clone .isra.0]",
+		  "std::__introsort_loop<long*, long>", "std" },
+		{ "main", "main", "" },
+		{ "__libc_start_main", "__libc_start_main", "" },
+		{ "<module>", "<module>", "" },
+		{ "(DOM) Event.type", "(DOM) Event.type", "" }, /* a JavaScript label: no C++ in it */
+		{ "core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
+		  "core::ptr" },
+	};
+	static const struct {
+		const char *name;
+		size_t len;
+	} versions[] = { { "clock_gettime@@GLIBC_2.17", 13 }, { "memcpy@GLIBC_2.2.5", 6 }, { "memcpy@plt", 10 },
+			 { "a@b", 3 }, { "@@GLIBC_2.1", 11 }, { "x@@", 3 }, { "f@@GLIBC_2.34 junk", 18 } };
+	for (size_t i = 0; i < sizeof versions / sizeof versions[0]; i++)
+		assert_int_equal(label_unversioned_len(versions[i].name, strlen(versions[i].name)), versions[i].len);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct sbuf b = SBUF_INIT;
+		label_cxx_short_name(&b, cases[i].full, strlen(cases[i].full));
+		assert_string_equal(b.buf, cases[i].shortened);
+		size_t ncomp, cut = label_cxx_scope_prefix(b.buf, b.len, 2, &ncomp);
+		char scope[256];
+		snprintf(scope, sizeof scope, "%.*s", (int)cut, b.buf);
+		assert_string_equal(scope, cases[i].scope);
+		if (strcmp(cases[i].full, cases[i].shortened) != 0) /* a name it changes is one it calls long */
+			assert_true(label_cxx_name_is_long(cases[i].full, strlen(cases[i].full)));
+		sbuf_release(&b);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label__parse_of_append_gives_the_parts),
 		cmocka_unit_test(test_label__parse_finished_labels),
+		cmocka_unit_test(test_label__cxx_short_names_and_scopes),
 		cmocka_unit_test(test_label__inlined_offset_and_thread_root),
 		cmocka_unit_test(test_label__instruction_address),
 		cmocka_unit_test(test_label__short_path),

@@ -280,6 +280,75 @@ static void test_profile__value_columns(void **state)
 	profile_free(p);
 }
 
+/* Mappings: one per (start, path, pid) however often added, the program's preferred for its module, a frame's
+ * address in the process through its module's bias, copied with their strings; the timeline in time order
+ * (ties in insertion order); a worker thread's process named for its main thread, else for the command. */
+static void test_profile__mappings_order_and_process_names(void **state)
+{
+	(void)state;
+	struct profile *p = profile_new();
+	assert_non_null(p);
+	str_id exe = profile_intern_cstr(p, "/bin/prog"), libc = profile_intern_cstr(p, "/lib/libc.so.6");
+	struct profile_mapping a = { .start = 0x7f0000001000, .limit = 0x7f0000009000, .offset = 0x1000,
+				     .bias = 0x7f0000000000, .path = libc, .pid = 7, .has_bias = 1 };
+	struct profile_mapping b = { .start = 0x555500001000, .limit = 0x555500002000, .offset = 0x1000,
+				     .bias = 0x555500000000, .path = exe, .pid = 7, .has_bias = 1 };
+	struct profile_mapping b2 = b;
+	b2.pid = 8; /* a child's copy at another address: the program's own stays the one */
+	b2.start += 0x10000;
+	b2.limit += 0x10000;
+	b2.bias += 0x10000;
+	assert_int_equal(profile_add_mapping(p, &a), 0);
+	assert_int_equal(profile_add_mapping(p, &b2), 1);
+	assert_int_equal(profile_add_mapping(p, &b), 2);
+	b.main = 1;
+	b.build_id = profile_intern_cstr(p, "abcd");
+	assert_int_equal(profile_add_mapping(p, &b), 2); /* the same mapping: its mark and build ID merged */
+	size_t n;
+	const struct profile_mapping *m = profile_mappings(p, &n);
+	assert_int_equal(n, 3);
+	assert_true(m[2].main);
+	assert_string_equal(profile_str(p, m[2].build_id), "abcd");
+	assert_ptr_equal(profile_mapping_of(p, exe), &m[2]);
+	assert_ptr_equal(profile_mapping_of(p, libc), &m[0]);
+	struct frame f = { .module = exe, .addr = 0x1234, .kind = FRAME_USER };
+	uint64_t addr;
+	assert_true(profile_mapping_addr(p, &f, &addr));
+	assert_int_equal(addr, 0x555500001234);
+	f.kind = FRAME_KERNEL;
+	assert_false(profile_mapping_addr(p, &f, &addr));
+	struct profile *q = profile_new();
+	assert_true(profile_mappings_copy(q, p));
+	const struct profile_mapping *qm = profile_mappings(q, &n);
+	assert_int_equal(n, 3);
+	assert_string_equal(profile_str(q, qm[2].path), "/bin/prog");
+	assert_string_equal(profile_str(q, qm[2].build_id), "abcd");
+	assert_true(qm[2].main);
+	profile_free(q);
+
+	profile_keep_timeline(p, true);
+	uint32_t main_t = profile_thread(p, 7, 7, "prog"), worker = profile_thread(p, 7, 9, "worker");
+	uint32_t other = profile_thread(p, 12, 13, "lonely");
+	uint32_t st = profile_stack(p, PROFILE_ROOT, profile_frame(p, &(struct frame){ .func = exe }));
+	static const uint64_t times[] = { 30, 10, 20, 10 };
+	for (size_t i = 0; i < 4; i++)
+		assert_true(profile_add_sample(p, st, i == 3 ? main_t : worker, times[i], 1));
+	size_t *order = profile_timeline_order(p, &n);
+	assert_non_null(order);
+	assert_int_equal(n, 4);
+	assert_int_equal(order[0], 1);
+	assert_int_equal(order[1], 3);
+	assert_int_equal(order[2], 2);
+	assert_int_equal(order[3], 0);
+	free(order);
+	assert_string_equal(profile_process_name(p, worker), "prog");
+	profile_meta(p)->command = profile_intern_cstr(p, "/usr/bin/lonelyprog --flag");
+	assert_string_equal(profile_process_name(p, other), "lonelyprog");
+	assert_true(profile_thread_set_process(p, other, "named", 5));
+	assert_string_equal(profile_process_name(p, other), "named");
+	profile_free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -291,6 +360,7 @@ int main(void)
 		cmocka_unit_test(test_profile__folded_ties_in_byte_order),
 		cmocka_unit_test(test_profile__folded_roundtrip),
 		cmocka_unit_test(test_profile__value_columns),
+		cmocka_unit_test(test_profile__mappings_order_and_process_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

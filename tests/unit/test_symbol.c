@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <elfutils/libdwfl.h>
+#include "unit_skip.h"
 
 #include <fcntl.h>
 #include <gelf.h>
@@ -24,6 +25,7 @@
 #include "profile/profile.h"
 #include "symbol/files.h"
 #include "symbol/funcstart.h"
+#include "symbol/plt.h"
 #include "symbol/hint.h"
 #include "symbol/kallsyms.h"
 #include "symbol/maps.h"
@@ -453,6 +455,49 @@ static void test_symbol__funcstarts_match_symbols(void **state)
 	close(fd);
 }
 
+/* PLT stubs are named as binutils names them: every `ADDR <X@plt>:` that objdump prints for the PLT sections of
+ * a library that calls through its PLT a lot (sqlite3's, several kinds of stub: .plt and .plt.got) is the stub
+ * plt_stubs_find names X@plt, and the .plt header is no stub. */
+static void test_symbol__plt_stubs_match_objdump(void **state)
+{
+	(void)state;
+	static const char lib[] = "/usr/lib/x86_64-linux-gnu/libsqlite3.so.0";
+	if (access(lib, R_OK) != 0)
+		skip_missing_tool("libsqlite3-0");
+	if (system("command -v objdump >/dev/null 2>&1") != 0)
+		skip_missing_tool("objdump");
+	elf_version(EV_CURRENT);
+	int fd = open(lib, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	assert_non_null(elf);
+	struct plt_stubs *t = plt_stubs_load(elf);
+	assert_non_null(t);
+	FILE *f = popen("objdump -d -j .plt -j .plt.got -j .plt.sec /usr/lib/x86_64-linux-gnu/libsqlite3.so.0", "r");
+	assert_non_null(f);
+	char line[512], name[400];
+	unsigned long long addr;
+	size_t seen = 0;
+	while (fgets(line, sizeof line, f)) {
+		if (sscanf(line, "%llx <%399[^>]>:", &addr, name) != 2)
+			continue;
+		const char *got = plt_stubs_find(t, addr + 4);
+		if (strstr(name, "@plt-0x")) { /* the .plt header */
+			assert_null(got);
+			continue;
+		}
+		seen++;
+		if (!got || strcmp(got, name) != 0)
+			fail_msg("%#llx: objdump says %s, plumb %s", addr, name, got ? got : "nothing");
+	}
+	pclose(f);
+	assert_true(seen > 100);
+	assert_int_equal(plt_stubs_count(t), seen);
+	plt_stubs_free(t);
+	elf_end(elf);
+	close(fd);
+}
+
 /* A file without unwind tables gives an empty table, not a failure. */
 static void test_symbol__funcstarts_empty(void **state)
 {
@@ -529,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_symbol__funcstarts_match_symbols),
 		cmocka_unit_test(test_symbol__symtab_names_like_libdw),
 		cmocka_unit_test(test_symbol__funcstarts_empty),
+		cmocka_unit_test(test_symbol__plt_stubs_match_objdump),
 		cmocka_unit_test(test_symbol__hint_package),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
