@@ -595,9 +595,12 @@ static bool finish_sampled(struct ss_reader *r, uint32_t thread, const struct ss
 	return true;
 }
 
-/* An evented profile: the stack open between two events weighs the time between them. */
+/* An evented profile: the stack open between two events weighs the time between them. It has no samples: a time
+ * unit's weight is a time over no samples (nothing invents a count of them); a count unit's weight is itself the
+ * count. */
 static bool finish_evented(struct ss_reader *r, uint32_t thread, const struct ss_kind *kd)
 {
+	uint64_t evented_samples = kd->unit_ns ? 0 : SS_AS_WEIGHT;
 	struct ss_cols *c = &r->c;
 	if (!c->has_events)
 		return ss_fail(r, "profiles[%zu].events is missing or not an array", r->idx);
@@ -612,7 +615,7 @@ static bool finish_evented(struct ss_reader *r, uint32_t thread, const struct ss
 				     prev);
 			break;
 		}
-		if (open.n && !(ok = add_interval(r, st, thread, prev, ev->at, scale, 1, "events", i)))
+		if (open.n && !(ok = add_interval(r, st, thread, prev, ev->at, scale, evented_samples, "events", i)))
 			break;
 		prev = ev->at;
 		if (ev->open) {
@@ -637,7 +640,7 @@ static bool finish_evented(struct ss_reader *r, uint32_t thread, const struct ss
 	}
 	/* frames still open at the end run to endValue */
 	if (ok && open.n && c->end > prev)
-		ok = add_interval(r, st, thread, prev, c->end, scale, 1, "endValue", 0);
+		ok = add_interval(r, st, thread, prev, c->end, scale, evented_samples, "endValue", 0);
 	u32vec_release(&open);
 	return ok;
 }
