@@ -383,6 +383,13 @@ static bool cpu_emit(struct v8_reader *r, struct v8_cpu *c, uint32_t thread, con
 		if (ns > V8_MAX_POS)
 			return v8_fail(r, "%s: the samples span more time than plumb can count", where);
 		uint64_t pos = (uint64_t)llround(ns);
+		uint32_t idx = 0;
+		if (i < n && !hmap_get(&c->by_id, c->samples[i], &idx)) {
+			/* its node was in a chunk written without data: the sample is skipped, and the stack before it
+			 * runs on through its time, as speedscope reads it */
+			r->lost_samples++;
+			continue;
+		}
 		if (have_prev && !profile_add_weighted(r->p, prev_stack, thread, prev_pos, pos - prev_pos, 1)) {
 			if (profile_overflowed(r->p))
 				return v8_fail(r, "%s: the weights add up to more than plumb can count", where);
@@ -390,12 +397,6 @@ static bool cpu_emit(struct v8_reader *r, struct v8_cpu *c, uint32_t thread, con
 		}
 		if (i == n)
 			break;
-		uint32_t idx;
-		if (!hmap_get(&c->by_id, c->samples[i], &idx)) {
-			r->lost_samples++; /* its node was in a chunk written without data: the sample is skipped */
-			have_prev = false;
-			continue;
-		}
 		prev_stack = c->nodes[idx].stack;
 		prev_pos = pos;
 		have_prev = true;
