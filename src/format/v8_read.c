@@ -21,6 +21,7 @@
 #include "base/hashmap.h"
 #include "base/json_tree.h"
 #include "base/u32vec.h"
+#include "format/v8_read.h"
 
 #define V8_MAX_POS 9.0e18 /* nanosecond positions must fit */
 
@@ -52,18 +53,8 @@ struct v8_cpu {
 	bool used;
 };
 
-struct v8_reader {
-	struct profile *p;
-	struct perr *e;
-	const char *what;        /* "malformed Chrome CPU profile" */
-	bool failed;
-	const struct fmt_read_opts *opts;
-	size_t orphans;          /* nodes whose parent is not in the profile */
-	size_t lost_samples;     /* samples of nodes not in the profile */
-};
 
-static bool v8_fail(struct v8_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool v8_fail(struct v8_reader *r, const char *fmt, ...)
+bool v8_fail(struct v8_reader *r, const char *fmt, ...)
 {
 	if (r->failed)
 		return false;
@@ -77,7 +68,7 @@ static bool v8_fail(struct v8_reader *r, const char *fmt, ...)
 	return false;
 }
 
-static bool v8_nomem(struct v8_reader *r)
+bool v8_nomem(struct v8_reader *r)
 {
 	if (!r->failed)
 		perr_set(r->e, PLUMB_ENOMEM, "out of memory reading a V8 profile");
@@ -113,7 +104,7 @@ static bool num_of(const json_t *v, double *out)
 }
 
 /* A node id: a non-negative integer. */
-static bool id_of(const json_t *v, uint64_t *out)
+bool v8_id_of(const json_t *v, uint64_t *out)
 {
 	if (!json_is_integer(v) || json_integer_value(v) < 0)
 		return false;
@@ -122,7 +113,7 @@ static bool id_of(const json_t *v, uint64_t *out)
 }
 
 /* The frame of a callFrame (or of an old-format node, whose fields are its own): DevTools' names. */
-static uint32_t frame_of(struct v8_reader *r, const json_t *cf, bool *is_root_name)
+uint32_t v8_frame_of(struct v8_reader *r, const json_t *cf, bool *is_root_name)
 {
 	const char *fn = json_string_value(json_object_get(cf, "functionName"));
 	const char *url = json_string_value(json_object_get(cf, "url"));
@@ -149,19 +140,19 @@ static bool cpu_add_node(struct v8_reader *r, struct v8_cpu *c, const json_t *n,
 		return v8_fail(r, "%s[%zu] is not an object", where, i);
 	struct v8_node nd;
 	memset(&nd, 0, sizeof nd);
-	if (!id_of(json_object_get(n, "id"), &nd.id))
+	if (!v8_id_of(json_object_get(n, "id"), &nd.id))
 		return v8_fail(r, "%s[%zu].id is not a node id", where, i);
 	const json_t *cf = json_object_get(n, "callFrame");
 	if (!json_is_object(cf))
 		return v8_fail(r, "%s[%zu].callFrame is missing or not an object", where, i);
 	json_t *parent = json_object_get(n, "parent");
 	if (parent && !json_is_null(parent)) {
-		if (!id_of(parent, &nd.parent_id))
+		if (!v8_id_of(parent, &nd.parent_id))
 			return v8_fail(r, "%s[%zu].parent is not a node id", where, i);
 		nd.has_parent = true;
 	}
 	bool root_name;
-	if ((nd.frame = frame_of(r, cf, &root_name)) == PROFILE_NOMEM)
+	if ((nd.frame = v8_frame_of(r, cf, &root_name)) == PROFILE_NOMEM)
 		return v8_nomem(r);
 	nd.is_root = root_name; /* only when it has no parent: decided when the tree is resolved */
 	uint32_t dup;
@@ -178,7 +169,7 @@ static bool cpu_add_node(struct v8_reader *r, struct v8_cpu *c, const json_t *n,
 		return v8_fail(r, "%s[%zu].children is not an array", where, i);
 	for (size_t k = 0; k < json_array_size(kids); k++) {
 		uint64_t kid;
-		if (!id_of(json_array_get(kids, k), &kid))
+		if (!v8_id_of(json_array_get(kids, k), &kid))
 			return v8_fail(r, "%s[%zu].children[%zu] is not a node id", where, i, k);
 		if (!hmap_put(&c->child_parent, kid, idx))
 			return v8_nomem(r);
@@ -217,12 +208,12 @@ static bool cpu_add_head(struct v8_reader *r, struct v8_cpu *c, const json_t *he
 		}
 		struct v8_node nd;
 		memset(&nd, 0, sizeof nd);
-		if (!id_of(json_object_get(it.n, "id"), &nd.id)) {
+		if (!v8_id_of(json_object_get(it.n, "id"), &nd.id)) {
 			ok = v8_fail(r, "a node under \"head\" has no id");
 			break;
 		}
 		bool root_name;
-		if ((nd.frame = frame_of(r, it.n, &root_name)) == PROFILE_NOMEM) {
+		if ((nd.frame = v8_frame_of(r, it.n, &root_name)) == PROFILE_NOMEM) {
 			ok = v8_nomem(r);
 			break;
 		}
@@ -274,7 +265,7 @@ static bool cpu_add_numbers(struct v8_reader *r, struct v8_cpu *c, const json_t 
 	for (size_t i = 0; i < n; i++) {
 		const json_t *v = json_array_get(arr, i);
 		if (samples) {
-			if (!id_of(v, &c->samples[c->nsamples]))
+			if (!v8_id_of(v, &c->samples[c->nsamples]))
 				return v8_fail(r, "%s[%zu] is not a node id", where, i);
 			c->nsamples++;
 		} else {
@@ -461,7 +452,7 @@ static void warn_orphans(struct v8_reader *r)
 	}
 }
 
-static enum plumb_err finish_meta(struct v8_reader *r, const char *backend, const char *unit)
+enum plumb_err v8_finish_meta(struct v8_reader *r, const char *backend, const char *unit)
 {
 	struct profile_meta *m = profile_meta(r->p);
 	m->backend = profile_intern_cstr(r->p, backend);
@@ -472,7 +463,7 @@ static enum plumb_err finish_meta(struct v8_reader *r, const char *backend, cons
 }
 
 /* The document as a tree, or NULL with e set. */
-static json_t *parse_doc(const char *buf, size_t len, const char *what, struct perr *e)
+json_t *v8_parse_doc(const char *buf, size_t len, const char *what, struct perr *e)
 {
 	struct jr_error err;
 	json_t *root = jr_parse(buf, len, JR_TREE_BIG_AS_REAL, &err);
@@ -490,7 +481,7 @@ enum plumb_err fmt_cpuprofile_read(const char *buf, size_t len, const struct fmt
 				   struct perr *e)
 {
 	struct v8_reader r = { .p = p, .e = e, .what = "malformed Chrome CPU profile", .opts = opts };
-	json_t *root = parse_doc(buf, len, r.what, e);
+	json_t *root = v8_parse_doc(buf, len, r.what, e);
 	if (!root)
 		return e->code ? e->code : PLUMB_EFORMAT;
 	struct v8_cpu c;
@@ -503,7 +494,7 @@ enum plumb_err fmt_cpuprofile_read(const char *buf, size_t len, const struct fmt
 	cpu_release(&c);
 	json_decref(root);
 	warn_orphans(&r);
-	return ok ? finish_meta(&r, "cpuprofile", "nanoseconds") : (e->code ? e->code : PLUMB_EFORMAT);
+	return ok ? v8_finish_meta(&r, "cpuprofile", "nanoseconds") : (e->code ? e->code : PLUMB_EFORMAT);
 }
 
 /* ---- Chrome trace events ---- */
@@ -661,7 +652,7 @@ enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct f
 				     struct perr *e)
 {
 	struct v8_reader r = { .p = p, .e = e, .what = "malformed Chrome trace", .opts = opts };
-	json_t *root = parse_doc(buf, len, r.what, e);
+	json_t *root = v8_parse_doc(buf, len, r.what, e);
 	if (!root)
 		return e->code ? e->code : PLUMB_EFORMAT;
 	const json_t *events = json_is_array(root) ? root : json_object_get(root, "traceEvents");
@@ -712,103 +703,5 @@ enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct f
 	free(order);
 	json_decref(root);
 	warn_orphans(&r);
-	return ok ? finish_meta(&r, "chrome-trace", "nanoseconds") : (e->code ? e->code : PLUMB_EFORMAT);
-}
-
-/* ---- the sampling heap profile ---- */
-
-/* Each node's selfSize in bytes on its stack; with a samples array, each node's count of samples beside. */
-enum plumb_err fmt_heapprofile_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
-				    struct perr *e)
-{
-	(void)opts;
-	struct v8_reader r = { .p = p, .e = e, .what = "malformed V8 heap profile" };
-	json_t *root = parse_doc(buf, len, r.what, e);
-	if (!root)
-		return e->code ? e->code : PLUMB_EFORMAT;
-	const json_t *head = json_object_get(root, "head");
-	bool ok = json_is_object(head) ? true : v8_fail(&r, "\"head\" is missing or not an object");
-	uint32_t thread = ok ? profile_thread(p, 0, 0, "") : 0;
-	if (thread == PROFILE_NOMEM)
-		ok = v8_nomem(&r);
-	profile_keep_timeline(p, false);
-	/* samples per node id, when the profile lists them */
-	struct hmap nsamples = HMAP_INIT;
-	const json_t *samples = json_object_get(root, "samples");
-	bool has_samples = json_is_array(samples);
-	for (size_t i = 0; ok && i < json_array_size(samples); i++) {
-		uint64_t id;
-		uint32_t n = 0;
-		if (!id_of(json_object_get(json_array_get(samples, i), "nodeId"), &id)) {
-			ok = v8_fail(&r, "samples[%zu].nodeId is not a node id", i);
-			break;
-		}
-		hmap_get(&nsamples, id, &n);
-		if (n < UINT32_MAX && !hmap_put(&nsamples, id, n + 1))
-			ok = v8_nomem(&r);
-	}
-	struct item {
-		const json_t *n;
-		uint32_t stack;
-		uint32_t depth;
-	} *todo = NULL;
-	size_t ntodo = 0, cap = 0;
-	if (ok && !ALLOC_GROW(todo, 1, cap))
-		ok = v8_nomem(&r);
-	else if (ok)
-		todo[ntodo++] = (struct item){ head, PROFILE_ROOT, 0 };
-	while (ok && ntodo) {
-		struct item it = todo[--ntodo];
-		const json_t *cf = json_object_get(it.n, "callFrame");
-		if (!json_is_object(it.n) || !json_is_object(cf)) {
-			ok = v8_fail(&r, "a node has no callFrame object");
-			break;
-		}
-		if (it.depth >= FMT_MAX_FRAMES) {
-			ok = v8_fail(&r, "a node is more than %zu frames deep, the cap on one stack (docs/design.md §6.6)",
-				     (size_t)FMT_MAX_FRAMES);
-			break;
-		}
-		bool root_name;
-		uint32_t frame = frame_of(&r, cf, &root_name), st = it.stack;
-		if (frame == PROFILE_NOMEM) {
-			ok = v8_nomem(&r);
-			break;
-		}
-		if (!(it.depth == 0 && root_name) && (st = profile_stack(p, it.stack, frame)) == PROFILE_NOMEM) {
-			ok = v8_nomem(&r);
-			break;
-		}
-		const json_t *size = json_object_get(it.n, "selfSize");
-		if (!json_is_number(size) || !(json_number_value(size) >= 0) || json_number_value(size) > 9e18) {
-			ok = v8_fail(&r, "a node's selfSize is not a size in bytes");
-			break;
-		}
-		uint64_t bytes = (uint64_t)json_number_value(size);
-		uint32_t n = 0;
-		uint64_t id;
-		if (has_samples && id_of(json_object_get(it.n, "id"), &id))
-			hmap_get(&nsamples, id, &n);
-		if ((bytes || n) && !profile_add_weighted(p, st, thread, 0, bytes, n)) {
-			ok = profile_overflowed(p) ? v8_fail(&r, "the sizes add up to more than plumb can count")
-						   : v8_nomem(&r);
-			break;
-		}
-		const json_t *kids = json_object_get(it.n, "children");
-		if (kids && !json_is_array(kids)) {
-			ok = v8_fail(&r, "a node's children is not an array");
-			break;
-		}
-		size_t nk = json_array_size(kids);
-		if (!ALLOC_GROW(todo, ntodo + nk, cap)) {
-			ok = v8_nomem(&r);
-			break;
-		}
-		for (size_t k = nk; k-- > 0;)
-			todo[ntodo++] = (struct item){ json_array_get(kids, k), st, it.depth + 1 };
-	}
-	free(todo);
-	hmap_release(&nsamples);
-	json_decref(root);
-	return ok ? finish_meta(&r, "heapprofile", "bytes") : (e->code ? e->code : PLUMB_EFORMAT);
+	return ok ? v8_finish_meta(&r, "chrome-trace", "nanoseconds") : (e->code ? e->code : PLUMB_EFORMAT);
 }
