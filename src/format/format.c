@@ -72,8 +72,11 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 	if (p == end)
 		return FMT_FOLDED; /* empty input: an empty folded profile */
 	size_t head = (size_t)(end - p) < 4096 ? (size_t)(end - p) : 4096;
-	if (*p == '[')
-		return FMT_CHROME_TRACE; /* a JSON array: trace events (told apart whole, fmt_json_sniff) */
+	if (*p == '[') { /* a JSON array of objects: trace events; "[unknown];main 3" is folded text */
+		const char *q = skip_ws(p + 1, end);
+		if (q < end && (*q == '{' || *q == ']'))
+			return FMT_CHROME_TRACE;
+	}
 	if (*p == '{') {
 		/* the "$schema" URL every speedscope file carries (not just the word: a Firefox profile of a
 		 * program under a "speedscope" directory names it in its paths), near either end */

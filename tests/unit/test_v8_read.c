@@ -202,6 +202,8 @@ static void test_v8_read__sniff(void **state)
 		{ "{\"meta\": {\"version\": 12}, \"threads\": []}", FMT_GECKO_RAW },
 		{ "{\"meta\": {\"version\": 12, \"preprocessedProfileVersion\": 49}, \"threads\": []}", FMT_GECKO },
 		{ "{\"$schema\": \"https://www.speedscope.app/file-format-schema.json\"}", FMT_SPEEDSCOPE },
+		{ "[unknown];main 3\n", FMT_FOLDED },  /* folded text that starts like an array */
+		{ "[\n  {\"ph\": \"X\"}]", FMT_CHROME_TRACE },
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
 		if (fmt_json_sniff(cases[i].doc, strlen(cases[i].doc)) != cases[i].kind)
