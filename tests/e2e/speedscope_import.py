@@ -184,12 +184,12 @@ def totals(doc):
 
 
 def corpus_files(root):
-    """The corpus's profiles (relative paths), without LICENSE, ORIGIN and the totals file."""
+    """The corpus's profiles (relative paths), without LICENSE, ORIGIN, the totals file and speedscope's exports."""
     out = []
     for d, _, names in os.walk(root):
         for n in names:
             rel = os.path.relpath(os.path.join(d, n), root)
-            if rel not in ("LICENSE", "ORIGIN", "speedscope-totals.json"):
+            if rel not in ("LICENSE", "ORIGIN", "speedscope-totals.json") and not rel.startswith("exported/"):
                 out.append(rel)
     return sorted(out)
 

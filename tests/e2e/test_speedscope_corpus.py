@@ -186,6 +186,21 @@ class SpeedscopeCorpus(unittest.TestCase):
         mine = {base_name(r["name"]): r["count"] for r in hot["leaf"]}
         self.assertEqual(mine, {n: round(w * UNIT_NS[prof["unit"]]) for n, w in prof["self"].items() if w})
 
+    def test_speedscope_export_of_pprof_is_a_time_without_samples(self):
+        """speedscope's own export (evented) of the Go profile: the same time per function as the profile, and no
+        made-up sample count (it has none: it read "1500.0 ms (9 samples)" for 150 samples)."""
+        exported = os.path.join(CORPUS, "exported", "simple.prof.speedscope.json")
+        r = plumb("hot", exported)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(speedscope): 1500.0 ms in 1 thread", r.stdout.splitlines()[0])
+        r = plumb("hot", exported, "--json")
+        ev = json.loads(r.stdout)
+        src = self.read("pprof/simple.prof")
+        self.assertEqual(ev["samples"], 0)
+        self.assertEqual(ev["total"], src["total"])
+        self.assertEqual({base_name(x["name"]): x["count"] for x in ev["leaf"]},
+                         {base_name(x["name"]): x["count"] for x in src["leaf"]})
+
     def test_perf_script_counts_every_event(self):
         rels = self.files("linux-perf")
         self.assertEqual(len(rels), 7)
