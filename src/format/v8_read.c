@@ -19,6 +19,7 @@
 
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/idtab.h"
 #include "base/json_tree.h"
 #include "base/u32vec.h"
 #include "format/v8_read.h"
@@ -502,16 +503,22 @@ enum plumb_err fmt_cpuprofile_read(const char *buf, size_t len, const struct fmt
 struct v8_trace {
 	struct v8_cpu *cpus;
 	size_t ncpus, cap_cpus;
+	struct idtab by_key;   /* profile id -> index into cpus */
+	struct hmap thread_names, process_names; /* pid << 32 | tid, and pid -> index of the naming event */
 	const json_t **events; /* the events that matter, sorted by ts */
 	size_t nevents, cap_events;
 };
 
+static bool cpu_key_eq(const void *ctx, uint32_t id, const void *key)
+{
+	const struct v8_trace *t = ctx;
+	return strcmp(t->cpus[id].key, key) == 0;
+}
+
 static struct v8_cpu *trace_cpu(struct v8_trace *t, const char *key)
 {
-	for (size_t i = 0; i < t->ncpus; i++)
-		if (strcmp(t->cpus[i].key, key) == 0)
-			return &t->cpus[i];
-	return NULL;
+	uint32_t id = idtab_find(&t->by_key, hash_bytes(key, strlen(key)), cpu_key_eq, t, key);
+	return id == IDTAB_NONE ? NULL : &t->cpus[id];
 }
 
 static double ev_ts(const json_t *ev)
@@ -563,12 +570,16 @@ static bool trace_new_cpu(struct v8_reader *r, struct v8_trace *t, const json_t 
 		cpu_release(c);
 		c->key = k;
 	} else {
-		if (!ALLOC_GROW(t->cpus, t->ncpus + 1, t->cap_cpus))
+		if (t->ncpus >= UINT32_MAX - 1 || !ALLOC_GROW(t->cpus, t->ncpus + 1, t->cap_cpus))
 			return v8_nomem(r);
-		c = &t->cpus[t->ncpus++];
+		c = &t->cpus[t->ncpus];
 		memset(c, 0, sizeof *c);
-		if (!(c->key = strdup(key)))
+		if (!(c->key = strdup(key)) || !idtab_add(&t->by_key, hash_bytes(key, strlen(key)), (uint32_t)t->ncpus)) {
+			free(c->key);
+			c->key = NULL;
 			return v8_nomem(r);
+		}
+		t->ncpus++;
 	}
 	c->pid = ev_u32(ev, "pid");
 	c->tid = ev_u32(ev, "tid");
@@ -628,21 +639,38 @@ static bool trace_event(struct v8_reader *r, struct v8_trace *t, const json_t *e
 }
 
 /* The thread of a profile: its pid and tid, with the names the trace's metadata events give them. */
-static uint32_t trace_thread(struct v8_reader *r, const json_t *events, const struct v8_cpu *c)
+/* The trace's thread_name and process_name events, by (pid, tid) and pid: the last of each wins. */
+static bool trace_names(struct v8_reader *r, struct v8_trace *t, const json_t *events)
 {
-	const char *tname = "", *pname = NULL;
-	for (size_t i = 0; i < json_array_size(events); i++) {
+	for (size_t i = 0; i < json_array_size(events) && i < UINT32_MAX; i++) {
 		const json_t *ev = json_array_get(events, i);
 		const char *n = json_string_value(json_object_get(ev, "name"));
-		const char *v = json_string_value(json_object_get(json_object_get(ev, "args"), "name"));
-		if (!n || !v || ev_u32(ev, "pid") != c->pid)
+		if (!n || !json_is_string(json_object_get(json_object_get(ev, "args"), "name")))
 			continue;
-		if (strcmp(n, "thread_name") == 0 && ev_u32(ev, "tid") == c->tid)
-			tname = v;
-		else if (strcmp(n, "process_name") == 0)
-			pname = v;
+		uint64_t pid = ev_u32(ev, "pid");
+		if (strcmp(n, "thread_name") == 0 && !hmap_put(&t->thread_names, pid << 32 | ev_u32(ev, "tid"), (uint32_t)i))
+			return v8_nomem(r);
+		if (strcmp(n, "process_name") == 0 && !hmap_put(&t->process_names, pid, (uint32_t)i))
+			return v8_nomem(r);
 	}
-	uint32_t id = profile_thread(r->p, c->pid, c->tid, tname);
+	return true;
+}
+
+static const char *event_arg_name(const json_t *events, const struct hmap *m, uint64_t key)
+{
+	uint32_t i;
+	if (!hmap_get(m, key, &i))
+		return NULL;
+	return json_string_value(json_object_get(json_object_get(json_array_get(events, i), "args"), "name"));
+}
+
+/* The thread of a profile: its pid and tid, with the names the trace's metadata events give them. */
+static uint32_t trace_thread(struct v8_reader *r, const struct v8_trace *t, const json_t *events,
+			     const struct v8_cpu *c)
+{
+	const char *tname = event_arg_name(events, &t->thread_names, (uint64_t)c->pid << 32 | c->tid);
+	const char *pname = event_arg_name(events, &t->process_names, c->pid);
+	uint32_t id = profile_thread(r->p, c->pid, c->tid, tname ? tname : "");
 	if (id != PROFILE_NOMEM && pname && !profile_thread_set_process(r->p, id, pname, strlen(pname)))
 		id = PROFILE_NOMEM;
 	return id;
@@ -681,9 +709,11 @@ enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct f
 	for (size_t i = 0; ok && i < t.nevents; i++)
 		ok = trace_event(&r, &t, t.events[order[i].index], order[i].index);
 	size_t used = 0;
+	if (ok)
+		ok = trace_names(&r, &t, events);
 	for (size_t i = 0; ok && i < t.ncpus; i++) {
 		struct v8_cpu *c = &t.cpus[i];
-		uint32_t thread = trace_thread(&r, events, c);
+		uint32_t thread = trace_thread(&r, &t, events, c);
 		if (thread == PROFILE_NOMEM) {
 			ok = v8_nomem(&r);
 			break;
@@ -699,6 +729,9 @@ enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct f
 	for (size_t i = 0; i < t.ncpus; i++)
 		cpu_release(&t.cpus[i]);
 	free(t.cpus);
+	idtab_release(&t.by_key);
+	hmap_release(&t.thread_names);
+	hmap_release(&t.process_names);
 	free(t.events);
 	free(order);
 	json_decref(root);
