@@ -1,9 +1,8 @@
 /* v8_read.c — reads what V8 writes: Chrome DevTools' and `node --cpu-prof`'s `.cpuprofile` (nodes with callFrame,
  * samples, timeDeltas; and the old nested "head" form with timestamps), Chrome's trace-event JSON whose
- * Profile/ProfileChunk events carry a cpuProfile split over chunks (or one CpuProfile event), and the sampling
- * heap profile `.heapprofile` (a tree of callFrame, selfSize, children). Each CPU profile is one thread; a
- * sample weighs the time to the next sample (the last one: to the profile's end), in nanoseconds, as DevTools
- * draws it, and counts as one sample; a heap profile's weight is its bytes.
+ * Profile/ProfileChunk events carry a cpuProfile split over chunks (or one CpuProfile event); the heap profile is
+ * format/v8_heap_read.c's. Each CPU profile is one thread; a sample weighs the time to the next sample (the last
+ * one: to the profile's end), in nanoseconds, as DevTools draws it, and counts as one sample.
  *
  * Frames are named as DevTools names them: a function without a name is "(anonymous)"; the tree's own "(root)" is
  * no frame; "(program)", "(idle)" and "(garbage collector)" are frames below the root, where V8 put them. The
@@ -51,9 +50,7 @@ struct v8_cpu {
 	bool has_start, has_end;
 	char *key;               /* a trace's profile id ("0x9", or "pid:tid") */
 	uint32_t pid, tid;
-	bool used;
 };
-
 
 bool v8_fail(struct v8_reader *r, const char *fmt, ...)
 {
@@ -362,10 +359,12 @@ static bool cpu_emit(struct v8_reader *r, struct v8_cpu *c, uint32_t thread, con
 		if (i < n) {
 			at = c->absolute ? c->deltas[i] : (t += c->deltas[i]);
 		} else {
-			/* the end: the extra timestamp, else endTime, never before the last sample */
-			at = c->absolute && c->ndeltas == n + 1 ? c->deltas[n] : (c->has_end ? c->end : top);
-			if (c->absolute && c->ndeltas != n + 1 && c->has_end && c->end * 1e6 >= top)
-				at = c->end * 1e6; /* the old form's endTime is in seconds */
+			/* the end: the old form's extra timestamp, else endTime (in seconds in the old form), never
+			 * before the last sample (the maximum below) */
+			if (c->absolute)
+				at = c->ndeltas == n + 1 ? c->deltas[n] : c->has_end ? c->end * 1e6 : top;
+			else
+				at = c->has_end ? c->end : top;
 		}
 		if (at > top)
 			top = at;
@@ -583,7 +582,6 @@ static bool trace_new_cpu(struct v8_reader *r, struct v8_trace *t, const json_t 
 	}
 	c->pid = ev_u32(ev, "pid");
 	c->tid = ev_u32(ev, "tid");
-	c->used = true;
 	*out = c;
 	return true;
 }
