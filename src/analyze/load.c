@@ -12,7 +12,8 @@
 /* Formats whose samples carry times. */
 static bool format_has_times(enum fmt_kind k)
 {
-	return k == FMT_GECKO || k == FMT_PERF_SCRIPT || k == FMT_SPEEDSCOPE;
+	return k == FMT_GECKO || k == FMT_PERF_SCRIPT || k == FMT_SPEEDSCOPE || k == FMT_CPUPROFILE ||
+	       k == FMT_CHROME_TRACE || k == FMT_GECKO_RAW;
 }
 
 enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opts *lo, const struct hot_opts *o,
@@ -57,7 +58,8 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	ro.sample_index = lo ? lo->sample_index : NULL;
 	ro.source_path = path;
 	ro.keep_timeline = stages != NULL;
-	if (kind == FMT_PERF_DATA && o) { /* what it skipped: a recording cut short, its other events */
+	/* what it skipped: a recording cut short, its other events; a Chrome trace's chunks written without data */
+	if ((kind == FMT_PERF_DATA || kind == FMT_CHROME_TRACE || kind == FMT_CPUPROFILE) && o) {
 		ro.warn = o->warn;
 		ro.warn_ctx = o->warn_ctx;
 	}

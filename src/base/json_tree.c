@@ -143,6 +143,10 @@ static json_t *build_number(struct builder *b)
 	json_t *v;
 	if (integer) {
 		json_int_t x;
+		if (!parse_int(text, len, &x) && (b->flags & JR_TREE_BIG_AS_REAL) && isfinite(d)) {
+			v = json_real(d);
+			goto made;
+		}
 		if (!parse_int(text, len, &x)) {
 			j->p = at;
 			jr_fail(j, "an integer out of range");
@@ -157,6 +161,7 @@ static json_t *build_number(struct builder *b)
 		}
 		v = json_real(d);
 	}
+made:
 	if (!v)
 		jr_oom(j);
 	return v;

@@ -14,6 +14,7 @@
 enum {
 	JR_TREE_NO_DUPLICATES = 1, /* a key twice in one object is an error */
 	JR_TREE_FIRST_VALUE = 2,   /* jr_parse: read the first value only; what follows it is not looked at */
+	JR_TREE_BIG_AS_REAL = 4,   /* an integer beyond json_int_t is a real (trace files carry 64-bit ids) */
 };
 
 /* Reads the value at the reader's cursor into a new tree; NULL when the reader failed (its message says why). */

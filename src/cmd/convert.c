@@ -21,8 +21,8 @@ int cmd_convert(int argc, char **argv)
 	bool threads = false, addresses = false;
 	const struct opt opts[] = {
 		OPT_STRING("output", 'o', &output, "PATH", "where to write (`-` for stdout)"),
-		OPT_STRING("from", 0, &from, "FMT", "input format: folded, gecko, speedscope, pprof, perf-script "
-			   "(default: sniffed from the content)"),
+		OPT_STRING("from", 0, &from, "FMT", "input format: folded, gecko, gecko-raw, speedscope, pprof, "
+			   "perf-script, perf-data, cpuprofile, chrome-trace, heapprofile (default: sniffed from the content)"),
 		OPT_STRING("to", 0, &to, "FMT", "output format: folded, gecko, speedscope, pprof, svg "
 			   "(default: from the output's extension)"),
 		CMD_COLLAPSE_OPTS(collapse),
@@ -50,8 +50,8 @@ int cmd_convert(int argc, char **argv)
 	enum fmt_kind in_kind = FMT_UNKNOWN, out_kind = FMT_UNKNOWN;
 	if (from && ((in_kind = fmt_from_name(from)) == FMT_UNKNOWN || in_kind == FMT_SVG)) {
 		opt_result_release(&res);
-		return perr_fail(EXIT_USAGE, "convert: unknown input format '%s' (folded, gecko, speedscope, pprof, "
-					      "perf-script, perf-data)", from);
+		return perr_fail(EXIT_USAGE, "convert: unknown input format '%s' (folded, gecko, gecko-raw, "
+					      "speedscope, pprof, perf-script, perf-data, cpuprofile, chrome-trace, heapprofile)", from);
 	}
 	if (to) {
 		out_kind = fmt_from_name(to);

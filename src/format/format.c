@@ -17,7 +17,8 @@ static const struct {
 } names[] = {
 	{ FMT_FOLDED, "folded" }, { FMT_GECKO, "gecko" }, { FMT_SPEEDSCOPE, "speedscope" },
 	{ FMT_PPROF, "pprof" }, { FMT_PERF_SCRIPT, "perf-script" }, { FMT_SVG, "svg" },
-	{ FMT_HOT_JSON, "hot-json" }, { FMT_PERF_DATA, "perf-data" },
+	{ FMT_HOT_JSON, "hot-json" }, { FMT_PERF_DATA, "perf-data" }, { FMT_CPUPROFILE, "cpuprofile" },
+	{ FMT_CHROME_TRACE, "chrome-trace" }, { FMT_HEAPPROFILE, "heapprofile" }, { FMT_GECKO_RAW, "gecko-raw" },
 };
 
 enum fmt_kind fmt_from_name(const char *name)
@@ -71,6 +72,11 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 	if (p == end)
 		return FMT_FOLDED; /* empty input: an empty folded profile */
 	size_t head = (size_t)(end - p) < 4096 ? (size_t)(end - p) : 4096;
+	if (*p == '[') { /* a JSON array of objects: trace events; "[unknown];main 3" is folded text */
+		const char *q = skip_ws(p + 1, end);
+		if (q < end && (*q == '{' || *q == ']'))
+			return FMT_CHROME_TRACE;
+	}
 	if (*p == '{') {
 		/* the "$schema" URL every speedscope file carries (not just the word: a Firefox profile of a
 		 * program under a "speedscope" directory names it in its paths), near either end */
@@ -89,6 +95,30 @@ enum fmt_kind fmt_sniff(const char *buf, size_t len)
 	if (nl && nl + 1 < end && (nl[1] == '\t' || (nl[1] == ' ' && nl + 2 < end && nl[2] == ' ')))
 		return FMT_PERF_SCRIPT;
 	return FMT_FOLDED;
+}
+
+/* The JSON kinds by their keys: speedscope's schema URL and plumb's summary first (fmt_sniff), then a trace
+ * (an array, or "traceEvents"), V8's node trees ("callFrame" or the old "head" with "hitCount"; a heap profile
+ * has "selfSize"), and a Gecko profile that was never processed (no "preprocessedProfileVersion" but
+ * "threads" and "meta", anywhere) apart from the processed one. Other keys are looked for in the first 64 KiB. */
+enum fmt_kind fmt_json_sniff(const char *buf, size_t len)
+{
+	enum fmt_kind k = fmt_sniff(buf, len);
+	if (k != FMT_GECKO && k != FMT_CHROME_TRACE)
+		return k;
+	const char *p = skip_ws(buf, buf + len);
+	size_t head = (size_t)(buf + len - p) < ((size_t)64 << 10) ? (size_t)(buf + len - p) : (size_t)64 << 10;
+#define HAS(s) (memmem(p, head, s, sizeof s - 1) != NULL)
+	if (k == FMT_CHROME_TRACE || HAS("\"traceEvents\""))
+		return FMT_CHROME_TRACE;
+	if (HAS("\"callFrame\"") || (HAS("\"head\"") && HAS("\"hitCount\"")))
+		return HAS("\"selfSize\"") ? FMT_HEAPPROFILE : FMT_CPUPROFILE;
+	size_t all = (size_t)(buf + len - p);
+	if (!memmem(p, all, "\"preprocessedProfileVersion\"", 28) && memmem(p, all, "\"threads\"", 9) &&
+	    memmem(p, all, "\"meta\"", 6))
+		return FMT_GECKO_RAW;
+#undef HAS
+	return FMT_GECKO;
 }
 
 #define SNIFF_HEAD ((size_t)64 << 10)
@@ -114,9 +144,10 @@ static enum plumb_err source_start(struct fmt_source *src, struct perr *e)
 		return perr_set(e, PLUMB_EFORMAT, "%s is empty: no profile in it",
 				strcmp(src->st->name, "-") == 0 ? "standard input" : src->st->name);
 	src->kind = fmt_sniff(head, len);
-	/* a JSON document is sniffed again whole: speedscope's schema URL may be at its end */
-	if (src->kind == FMT_GECKO && !(rc = fmt_source_document(src, &head, &len, e)))
-		src->kind = fmt_sniff(head, len);
+	/* a JSON document is sniffed again whole: speedscope's schema URL may be at its end, V8's and Gecko's
+	 * shapes are told by their keys */
+	if ((src->kind == FMT_GECKO || src->kind == FMT_CHROME_TRACE) && !(rc = fmt_source_document(src, &head, &len, e)))
+		src->kind = fmt_json_sniff(head, len);
 	return rc;
 }
 
@@ -179,6 +210,10 @@ static const struct {
 	{ FMT_GECKO, NULL, fmt_gecko_read },
 	{ FMT_SPEEDSCOPE, NULL, fmt_speedscope_read },
 	{ FMT_PPROF, NULL, fmt_pprof_read },
+	{ FMT_CPUPROFILE, NULL, fmt_cpuprofile_read },
+	{ FMT_CHROME_TRACE, NULL, fmt_chrome_trace_read },
+	{ FMT_HEAPPROFILE, NULL, fmt_heapprofile_read },
+	{ FMT_GECKO_RAW, NULL, fmt_gecko_raw_read },
 };
 
 static const struct {

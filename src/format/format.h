@@ -25,6 +25,10 @@ enum fmt_kind {
 	FMT_SVG,         /* flame graph (output only, drawn one layer up: render/output.h) */
 	FMT_HOT_JSON,    /* plumb.hot.v1 summary (input of diff) */
 	FMT_PERF_DATA,   /* perf.data, file or pipe mode (input only) */
+	FMT_CPUPROFILE,  /* Chrome DevTools' and node --cpu-prof's .cpuprofile (input only) */
+	FMT_CHROME_TRACE, /* Chrome trace-event JSON with Profile/ProfileChunk events (input only) */
+	FMT_HEAPPROFILE, /* V8's sampling heap profile, .heapprofile (input only) */
+	FMT_GECKO_RAW,   /* the Gecko profiler's own, unprocessed JSON (input only) */
 };
 
 /* Options readers understand (the stackcollapse-perf options for perf script, the samply sidecar). */
@@ -134,5 +138,21 @@ enum plumb_err fmt_gecko_write(const struct profile *p, FILE *out, const struct 
  * Malformed input is PLUMB_EFORMAT naming the key and index. */
 enum plumb_err fmt_speedscope_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
 				   struct perr *e);
+
+/* V8's formats (format/v8_read.c): a .cpuprofile (and its old "head" form) and a trace's Profile/ProfileChunk
+ * events weigh each sample its time in nanoseconds, one thread per CPU profile; a .heapprofile weighs bytes.
+ * Malformed input is PLUMB_EFORMAT naming the key and index. */
+enum plumb_err fmt_cpuprofile_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				   struct perr *e);
+enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				     struct perr *e);
+enum plumb_err fmt_heapprofile_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				    struct perr *e);
+/* The Gecko profiler's unprocessed JSON (format/gecko_raw_read.c): schema'd tables per thread, subprocesses in
+ * "processes", and the same wrapped in a Firefox DevTools export ("profile"). */
+enum plumb_err fmt_gecko_raw_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+				  struct perr *e);
+/* Which JSON profile a document is by its content (the whole document): one of the JSON kinds above. */
+enum fmt_kind fmt_json_sniff(const char *buf, size_t len);
 
 #endif

@@ -1,6 +1,7 @@
 /* speedscope_read.c — reads the speedscope file format (https://www.speedscope.app/file-format-schema.json):
  * shared.frames[] and profiles[] of type "sampled" (stacks of frame indexes, outermost first, with weights) or
- * "evented" (open/close events; the stack open between two events gets the time between them as its weight).
+ * "evented" (open/close events; the stack open between two events gets the time between them as its weight; every
+ * frame opened must be closed, as speedscope requires).
  * One speedscope profile is one thread. Time units become nanoseconds; cumulative positions are rounded, not each
  * weight, so totals do not drift. plumb's own keys (plumb, plumb_thread, plumb_samples) give back what the schema
  * has no place for. A frame's name is a label (profile/label.h); a "file" key holds the location it then lacks.
@@ -595,9 +596,12 @@ static bool finish_sampled(struct ss_reader *r, uint32_t thread, const struct ss
 	return true;
 }
 
-/* An evented profile: the stack open between two events weighs the time between them. */
+/* An evented profile: the stack open between two events weighs the time between them. It has no samples: a time
+ * unit's weight is a time over no samples (nothing invents a count of them); a count unit's weight is itself the
+ * count. */
 static bool finish_evented(struct ss_reader *r, uint32_t thread, const struct ss_kind *kd)
 {
+	uint64_t evented_samples = kd->unit_ns ? 0 : SS_AS_WEIGHT;
 	struct ss_cols *c = &r->c;
 	if (!c->has_events)
 		return ss_fail(r, "profiles[%zu].events is missing or not an array", r->idx);
@@ -612,7 +616,7 @@ static bool finish_evented(struct ss_reader *r, uint32_t thread, const struct ss
 				     prev);
 			break;
 		}
-		if (open.n && !(ok = add_interval(r, st, thread, prev, ev->at, scale, 1, "events", i)))
+		if (open.n && !(ok = add_interval(r, st, thread, prev, ev->at, scale, evented_samples, "events", i)))
 			break;
 		prev = ev->at;
 		if (ev->open) {
@@ -635,9 +639,10 @@ static bool finish_evented(struct ss_reader *r, uint32_t thread, const struct ss
 			st = profile_stack_parent(r->p, st);
 		}
 	}
-	/* frames still open at the end run to endValue */
-	if (ok && open.n && c->end > prev)
-		ok = add_interval(r, st, thread, prev, c->end, scale, 1, "endValue", 0);
+	/* a frame still open at the end is an incomplete trace: speedscope refuses it, and so does plumb */
+	if (ok && open.n)
+		ok = ss_fail(r, "profiles[%zu]: frame %u is opened and never closed (%zu frames open at the end)",
+			     r->idx, open.v[open.n - 1], open.n);
 	u32vec_release(&open);
 	return ok;
 }

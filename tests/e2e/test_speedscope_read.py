@@ -1,7 +1,7 @@
 """`plumb hot` reads speedscope files: a recording of the split target (50/30/20 across path_a/b/c), converted
 to speedscope, gives the same top functions and shares as the folded recording it came from; an evented
-speedscope file (as other tools write) is read with its time weights, which survive a trip through the Firefox
-Profiler format; a malformed one is refused with exit 5
+speedscope file (as other tools write) is read with its time weights and no samples, which survive a trip through
+the Firefox Profiler format; a malformed one is refused with exit 5
 and a message naming the key."""
 import json
 import os
@@ -56,6 +56,11 @@ class SpeedscopeRead(TempDir):
         self.assertEqual(leaf["work"], 7_000_000)
         self.assertEqual(leaf["idle"], 1_000_000)
         self.assertEqual(leaf["main (src/m.c)"], 2_000_000)
+        # an evented profile has no samples: its weight is a time, not a count of its five intervals
+        self.assertEqual(h["samples"], 0)
+        r = plumb("hot", path)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("(speedscope): 10.0 ms in 1 thread", r.stdout.splitlines()[0])
         # through the Firefox Profiler format and back: time weights go out as "tracing-ms" and come back as the
         # same nanoseconds (not as a count of samples)
         gecko = self.path("e.json.gz")

@@ -97,12 +97,13 @@ static void test_speedscope_read__evented(void **state)
 		 " \"endValue\": 12, \"events\": [{\"type\": \"O\", \"frame\": 0, \"at\": 0},"
 		 " {\"type\": \"O\", \"frame\": 1, \"at\": 2}, {\"type\": \"C\", \"frame\": 1, \"at\": 5},"
 		 " {\"type\": \"O\", \"frame\": 2, \"at\": 5}, {\"type\": \"C\", \"frame\": 2, \"at\": 6},"
-		 " {\"type\": \"C\", \"frame\": 0, \"at\": 10}, {\"type\": \"O\", \"frame\": 1, \"at\": 11}]}],"
+		 " {\"type\": \"C\", \"frame\": 0, \"at\": 10}, {\"type\": \"O\", \"frame\": 1, \"at\": 11},"
+		 " {\"type\": \"C\", \"frame\": 1, \"at\": 12}]}],"
 		 " \"exporter\": \"other\"}",
 		 frames);
 	struct perr e = PERR_INIT;
 	struct profile *p = read_doc(doc, FMT_SPEEDSCOPE, true, PLUMB_OK, &e);
-	/* main [0,2) + [6,10), main;foo [2,5), main;bar [5,6), foo [11,12) (open until endValue) */
+	/* main [0,2) + [6,10), main;foo [2,5), main;bar [5,6), foo [11,12) */
 	assert_int_equal(profile_total_weight(p), 11);
 	assert_false(profile_has_timeline(p)); /* unit "none": no times */
 	assert_string_equal(profile_str(p, profile_meta(p)->weight_unit), "samples");
@@ -170,6 +171,9 @@ static void test_speedscope_read__malformed_says_where(void **state)
 		{ "{\"shared\": {\"frames\": [{\"name\": \"f\"}]}, \"profiles\": [{\"type\": \"evented\","
 		  " \"events\": [{\"type\": \"X\", \"frame\": 0, \"at\": 5}]}]}",
 		  "profiles[0].events[0].type" },
+		{ "{\"shared\": {\"frames\": [{\"name\": \"f\"}]}, \"profiles\": [{\"type\": \"evented\", \"endValue\": 9,"
+		  " \"events\": [{\"type\": \"O\", \"frame\": 0, \"at\": 5}]}]}",
+		  "profiles[0]: frame 0 is opened and never closed" },
 		{ "{\"shared\": {\"frames\": [{\"name\": \"f\"}]}, \"profiles\": [{\"type\": \"sampled\", \"unit\": \"seconds\","
 		  " \"samples\": [[0], [0]], \"weights\": [1e10, 1e10]}]}",
 		  "profiles[0].weights[0]: weights add up to more than plumb can count" },
