@@ -87,8 +87,10 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
  * redraws cost the number of CPUs times the rate, whatever the target does. */
 static void cpu_event_wakeups(struct pe_state *st, struct perf_event_attr *attr)
 {
-	if (st->nrings <= PERF_REDRAW_MAX_RINGS)
-		return; /* fill_attr's: a drawn period, a wake-up per sample */
+	if (st->nrings <= PERF_REDRAW_MAX_RINGS) { /* fill_attr's drawn period, redrawn every few samples */
+		attr->wakeup_events = PERF_PERIODS_CPU_BATCH;
+		return;
+	}
 	attr->sample_period = st->periods.mean_ns;
 	attr->watermark = 1;
 	attr->wakeup_events = 0;
@@ -629,6 +631,7 @@ static void pe_loop(struct pe_state *st, struct child *child)
 {
 	const struct record_opts *opts = st->opts;
 	uint64_t deadline = backend_deadline(opts, st->res->start_ns);
+	st->periods.own_tids = &st->own_tids; /* filled when the events were opened; read-only from here */
 	perf_redraw_start(&st->redraw, st->rings, st->nrings, &st->periods);
 	/* The redraw thread takes most wake-ups (a ring's readiness goes to one poller): drain often enough that a
 	 * ring of 64 samples or more does not fill, and at least every 50 ms. */

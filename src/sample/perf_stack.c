@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/clock.h"
 #include "base/grow.h"
 
 #include "symbol/maps.h"
@@ -69,7 +70,7 @@ bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t per
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
 	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
 		return false;
-	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0 };
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, 0 };
 	return true;
 }
 
@@ -96,9 +97,19 @@ static uint64_t counted_since(struct perf_period_event *ev, uint64_t *count)
 	return since % ev->period;
 }
 
-static void redraw(struct perf_periods *pp, struct perf_period_event *ev)
+/* How long ago a CPU's event last fired, from the time of one of its samples: its clock is that CPU's time
+ * (CLOCK_MONOTONIC, perf_attr_cpu_clock), so no read() is needed — a read of a per-CPU event is an IPI to its
+ * CPU, which interrupts whatever runs there (with the period's ioctl, two per sample: at 1 kHz the target lost
+ * 4-6% of its time to them, and its samples showed it as kernel time). */
+static uint64_t cpu_since(const struct perf_period_event *ev, uint64_t time_ns)
 {
-	uint64_t count, late = counted_since(ev, &count);
+	uint64_t now = mono_ns();
+	return now > time_ns && ev->period ? (now - time_ns) % ev->period : 0;
+}
+
+static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64_t time_ns)
+{
+	uint64_t count = 0, late = ev->tid < 0 ? cpu_since(ev, time_ns) : counted_since(ev, &count);
 	uint64_t period = perf_periods_draw(pp);
 	/* the time since the event fired is taken off, so the next sample comes a drawn interval after the last one;
 	 * never below a quarter of the interval, since the kernel repeats this period until the next redraw and a
@@ -120,8 +131,16 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, ui
 	if (!hmap_get(&pp->by_id, id, &i))
 		return;
 	struct perf_period_event *ev = &pp->ev[i];
-	if (ev->tid < 0 ? pp->cpu_redraw : (uint32_t)ev->tid == tid)
-		redraw(pp, ev);
+	uint32_t dummy;
+	/* a CPU's sample of a thread that has a clock of its own is not that thread's sample (perf_event drops it):
+	 * a redraw would only cost the CPU an interrupt */
+	if (ev->tid < 0) {
+		if (pp->cpu_redraw && ++ev->seen % PERF_PERIODS_CPU_BATCH == 0 &&
+		    !(pp->own_tids && hmap_get(pp->own_tids, tid, &dummy)))
+			redraw(pp, ev, time_ns);
+	} else if ((uint32_t)ev->tid == tid) {
+		redraw(pp, ev, time_ns);
+	}
 }
 
 enum plumb_err perf_stacker_init(struct perf_stacker *s, const struct record_opts *opts, struct profile *p,

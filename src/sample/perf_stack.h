@@ -32,6 +32,12 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
  * averages 1 / interval. An inherited event (a thread the target created) keeps the period it started with, its
  * parent's of the moment: its samples name the parent's id and must not restart the parent's countdown, so only
  * a sample of the event's own thread does. Owns nothing but its table. */
+/* A CPU's event wakes the redraw thread at every 4th sample (wakeup_events) and gets its next period then: each
+ * draw is used for 4 intervals, a fixed number, so the rate stays one sample per interval and the first of the
+ * four is still at a random phase of any rhythm. Waking at every sample cost a target 4-6% of its time at 1 kHz
+ * (the woken thread preempts whatever was sampled: a CPU-bound program read 20% kernel time for 16). */
+#define PERF_PERIODS_CPU_BATCH 4
+
 struct perf_periods {
 	struct rand64 rng;
 	uint64_t mean_ns;
@@ -41,10 +47,13 @@ struct perf_periods {
 		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
 		uint64_t period;    /* its period now */
 		uint64_t armed_at;  /* its count when it was given that period */
+		uint64_t seen;      /* a CPU's event: its samples so far (it is redrawn at every PERF_PERIODS_CPU_BATCH-th) */
 	} *ev;
 	size_t n, cap;
 	uint64_t redraws;    /* periods given: what randomizing costs is an ioctl and a read each */
 	bool cpu_redraw;     /* per-CPU events are redrawn too (a thread wakes at each of their samples) */
+	const struct hmap *own_tids; /* or NULL: threads with events of their own, whose per-CPU samples are not
+				      * redrawn (borrowed; not changed while the redraw thread runs) */
 };
 
 void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed);
