@@ -247,7 +247,8 @@ SAMPLING = ["--pid", "--target", "--all", "--comm", "--interval", "--rate", "--s
 # record's options that are about its output, not about sampling.
 RECORD_OUTPUT = ["--call", "--output", "--format", "--threads", "--no-lines", "--summary", "--stages",
                  "--save-baseline", "--force", "--top", "--group-by", "--module-depth", "--collapse-generics",
-                 "--include", "--exclude", "--repo-only", "--root", "--thread", "--top-threads", "--help"]
+                 "--include", "--exclude", "--repo-only", "--root", "--thread", "--top-threads", "--help",
+                 "--addresses", "--full-names"]
 
 
 def options(*command):

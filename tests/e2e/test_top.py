@@ -273,7 +273,10 @@ class TopPipe(TempDir):
         blocks = [b for b in r.stdout.split("\n\n") if b.strip()]
         self.assertEqual(len(blocks), 3, r.stdout)
         for block in blocks:
-            self.assertIn("\nlast 0.", block)
+            # a screen every 0.5 s, later when a loaded machine keeps plumb from a CPU (1.2 s seen)
+            m = re.search(r"\nlast ([\d.]+)s:", block)
+            self.assertTrue(m, block)
+            self.assertTrue(0.4 <= float(m.group(1)) <= 2.0, block)
             self.assertIn("\nsession ", block)
             self.assertIn("work_a (targets/splitswitch.c)", block)
         self.assertTrue(untraced(self.target.pid))
