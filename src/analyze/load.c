@@ -57,7 +57,10 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	ro.sample_index = lo ? lo->sample_index : NULL;
 	ro.source_path = path;
 	ro.keep_timeline = stages != NULL;
-	if (kind == FMT_PERF_DATA && o) { /* what it skipped: a recording cut short, its other events */
+	/* folded text is read as flamegraph.pl reads it: lines that are not "stack COUNT" skipped, in one warning */
+	ro.lenient = true;
+	if ((kind == FMT_PERF_DATA || kind == FMT_FOLDED) && o) { /* what it skipped: a recording cut short, its
+								     other events, folded lines */
 		ro.warn = o->warn;
 		ro.warn_ctx = o->warn_ctx;
 	}

@@ -76,6 +76,7 @@ int cmd_convert(int argc, char **argv)
 	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = out_kind == FMT_GECKO || out_kind == FMT_SPEEDSCOPE;
 	ro.warn = cmd_warn_to_stderr;
+	ro.lenient = true; /* folded lines that are not "stack COUNT" are skipped, in one warning */
 	struct profile *p = NULL;
 	struct perr e = PERR_INIT;
 	/* a progress line on a terminal for a long read or write (base/progress.h) */

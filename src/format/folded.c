@@ -10,6 +10,7 @@
 #include "base/redact.h"
 #include "base/hashmap.h"
 #include "base/sbuf.h"
+#include "base/str.h"
 #include "base/u32vec.h"
 #include "format/folded_line.h"
 #include "format/stream.h"
@@ -32,7 +33,7 @@ struct folded_reader {
 	const char *prev;       /* previous line's stack text, in the current block */
 	uint32_t prev_thread, all_thread;
 	size_t prev_root;       /* length of the previous line's root frame and its ';' (0: none) */
-	uint64_t lineno, bad, first_bad_line;
+	uint64_t lineno, bad, first_bad_line, data;
 	char first_bad[100];
 };
 
@@ -157,24 +158,26 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 			continue;
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
+		char shown[100];
+		str_shown(shown, sizeof shown, s, (size_t)(le - s > 60 ? 60 : le - s));
 		if (kind == FOLDED_OVERFLOW) {
-			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %.*s",
-				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX,
-				 (int)(le - s > 60 ? 60 : le - s), s);
+			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %s",
+				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX, shown);
 			return false;
 		}
 		if (kind == FOLDED_BAD) {
 			if (!r->o->lenient) {
-				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %.*s",
-					 (unsigned long long)r->lineno, (int)(le - s > 60 ? 60 : le - s), s);
+				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %s",
+					 (unsigned long long)r->lineno, shown);
 				return false;
 			}
 			if (!r->bad++) {
 				r->first_bad_line = r->lineno;
-				snprintf(r->first_bad, sizeof r->first_bad, "%.*s", (int)(le - s > 60 ? 60 : le - s), s);
+				snprintf(r->first_bad, sizeof r->first_bad, "%s", shown);
 			}
 			continue;
 		}
+		r->data++;
 		if (!folded_line(r, fl.stack, fl.stack + fl.stack_len, fl.count))
 			return false;
 	}
@@ -205,6 +208,10 @@ enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_re
 	else if (r.bad && profile_total_weight(p) == 0 && profile_nstacks(p) == 1)
 		rc = perr_set(e, PLUMB_EFORMAT, "no line is folded stacks (\"stack COUNT\"); line %llu reads: %s",
 			      (unsigned long long)r.first_bad_line, r.first_bad);
+	else if (!r.data && !r.bad)
+		/* comments and blank lines only: no samples, an input that cannot be used (docs/design.md §3.2) */
+		rc = perr_set(e, PLUMB_EFORMAT, "no stacks in it: %llu line%s of comments and blank lines only",
+			      (unsigned long long)r.lineno, r.lineno == 1 ? "" : "s");
 	else if (r.bad && opts->warn) {
 		char msg[300];
 		snprintf(msg, sizeof msg, "skipped %llu line%s that %s not folded stacks (\"stack COUNT\"); the first, "

@@ -15,6 +15,7 @@
 
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/str.h"
 #include "format/stream.h"
 #include "profile/label.h"
 
@@ -44,7 +45,9 @@ static void warn_once(struct ps *s, bool *flag, const char *what, const char *li
 	*flag = true;
 	int n = (int)(le - line);
 	char *msg = flag == &s->warned_event ? s->msg_event : s->msg_stack;
-	snprintf(msg, WARN_MAX, "%s: %.*s%s", what, n > 300 ? 300 : n, line, n > 300 ? "..." : "");
+	char shown[WARN_MAX - 40];
+	str_shown(shown, sizeof shown, line, (size_t)(n > 300 ? 300 : n));
+	snprintf(msg, WARN_MAX, "%s: %s%s", what, shown, n > 300 ? "..." : "");
 }
 
 /* The cache's hash of a stack line's text: words in, one multiply each, the last word overlapping the one
