@@ -92,12 +92,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	snprintf(label, sizeof label, "writing %s", output);
 	progress_label(pr, label);
-	/* folded has no place for a unit: say what the counts are instead of letting them pass for samples */
-	const struct profile_meta *m = profile_meta_const(p);
-	const char *unit = profile_str(p, m->weight_unit);
-	if (out_kind == FMT_FOLDED && unit[0] && strcmp(unit, "samples") != 0)
-		perr_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
-			   (unsigned long long)profile_total_samples(p));
+	/* folded counts that are not samples say their unit in a "# plumb:" first line (format/folded.c) */
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = no_lines ? LABEL_NO_LINES : 0;
 	wo.threads = threads;

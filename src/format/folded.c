@@ -34,6 +34,9 @@ struct folded_reader {
 	uint32_t prev_thread, all_thread;
 	size_t prev_root;       /* length of the previous line's root frame and its ';' (0: none) */
 	uint64_t lineno, bad, first_bad_line, data;
+	char unit[40];          /* from a "# plumb: samples=N unit=U" line: what the counts are ("" samples) */
+	uint64_t unit_samples;  /*   and how many samples they stand for */
+	bool header;
 	char first_bad[100];
 };
 
@@ -143,6 +146,45 @@ static bool folded_line(struct folded_reader *r, const char *s, const char *stac
 	return true;
 }
 
+/* "# plumb: samples=N unit=U", the line plumb's writer puts first when the counts are not samples (flamegraph.pl
+ * and speedscope skip it: it does not end in a count): the unit ("ns" is nanoseconds) and how many samples the
+ * counts stand for. Words it does not know are skipped. */
+static void plumb_header(struct folded_reader *r, const char *s, const char *le)
+{
+	while (s < le && (*s == ' ' || *s == '\t'))
+		s++;
+	if (le - s < 8 || memcmp(s, "# plumb:", 8) != 0)
+		return;
+	r->header = true;
+	for (const char *w = s + 8; w < le;) {
+		while (w < le && (*w == ' ' || *w == '\t' || *w == '\r'))
+			w++;
+		const char *we = w;
+		while (we < le && *we != ' ' && *we != '\t' && *we != '\r')
+			we++;
+		size_t n = (size_t)(we - w);
+		if (n > 5 && memcmp(w, "unit=", 5) == 0 && n - 5 < sizeof r->unit) {
+			bool ok = true;
+			for (const char *c = w + 5; c < we; c++)
+				ok &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || *c == '-';
+			if (ok && n - 5 == 2 && memcmp(w + 5, "ns", 2) == 0)
+				snprintf(r->unit, sizeof r->unit, "nanoseconds");
+			else if (ok)
+				snprintf(r->unit, sizeof r->unit, "%.*s", (int)(n - 5), w + 5);
+		} else if (n > 8 && memcmp(w, "samples=", 8) == 0) {
+			uint64_t v = 0;
+			bool ok = n - 8 <= 18;
+			for (const char *c = w + 8; c < we && ok; c++) {
+				ok = *c >= '0' && *c <= '9';
+				v = v * 10 + (uint64_t)(*c - '0');
+			}
+			if (ok)
+				r->unit_samples = v;
+		}
+		w = we;
+	}
+}
+
 /* The lines of one block. */
 static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 {
@@ -154,8 +196,11 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 		r->lineno++;
 		struct fmt_folded_line fl;
 		enum fmt_folded_kind kind = fmt_folded_split(s, le, &fl);
-		if (kind == FOLDED_NONE)
+		if (kind == FOLDED_NONE) {
+			if (!r->header && !r->data)
+				plumb_header(r, s, le);
 			continue;
+		}
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
 		char shown[100];
@@ -221,6 +266,16 @@ enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_re
 	}
 	if (!rc && profile_nthreads(p) == 0 && profile_thread(p, 0, 0, "all") == PROFILE_NOMEM)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (!rc && r.unit[0] && strcmp(r.unit, "samples") != 0) {
+		/* the counts keep their unit; the samples they stand for are shared out by weight */
+		struct profile_meta *m = profile_meta(p);
+		m->weight_unit = profile_intern_cstr(p, r.unit);
+		if (r.unit_samples && r.unit_samples <= profile_total_weight(p)) {
+			profile_spread_samples(p, r.unit_samples);
+			if (strcmp(r.unit, "nanoseconds") == 0)
+				m->interval_ns = (profile_total_weight(p) + r.unit_samples / 2) / r.unit_samples;
+		}
+	}
 	tc_release(&r.labels);
 	tc_release(&r.roots);
 	free(r.nodes);
@@ -634,6 +689,18 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 		goto done;
 	}
 	qsort(lines, nlines, sizeof *lines, cmp_line);
+	/* counts that are not samples say what they are in a first comment line, which readers of folded text skip
+	 * (it ends in no count) and plumb's reader honours */
+	const char *unit = profile_str(p, profile_meta_const(p)->weight_unit);
+	if (unit[0] && strcmp(unit, "samples") != 0) {
+		fprintf(out, "# plumb: samples=%llu unit=", (unsigned long long)profile_total_samples(p));
+		if (strcmp(unit, "nanoseconds") == 0)
+			fputs("ns", out);
+		else
+			for (const char *c = unit; *c && c - unit < 32; c++)
+				fputc((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '-' ? *c : '_', out);
+		fputc('\n', out);
+	}
 	b->out = out;
 	b->used = 0;
 	b->written = 0;
