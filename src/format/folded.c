@@ -203,8 +203,11 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 		}
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
+		const char *te = le;
+		while (te > s && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r'))
+			te--;
 		char shown[100];
-		str_shown(shown, sizeof shown, s, (size_t)(le - s > 60 ? 60 : le - s));
+		str_shown(shown, sizeof shown, s, (size_t)(te - s > 60 ? 60 : te - s));
 		if (kind == FOLDED_OVERFLOW) {
 			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %s",
 				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX, shown);
