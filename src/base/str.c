@@ -51,7 +51,7 @@ void str_shown(char *buf, size_t size, const char *s, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		unsigned char c = (unsigned char)s[i];
 		size_t need = c < 0x20 || c == 0x7f ? 4 : 1;
-		if (o + need + 4 > size) {
+		if (o + need + (i + 1 < n ? 3 : 0) + 1 > size) { /* room for it, "..." when more follows, the NUL */
 			snprintf(buf + o, size - o, "%s", size - o > 3 ? "..." : "");
 			return;
 		}
