@@ -84,6 +84,7 @@ struct ps {
 	uint64_t filtered;       /* events of other types skipped */
 	uint64_t samples, with_period; /* events kept; of those, how many carried a period */
 	struct ps_layout layout;
+	bool layout_confirmed;   /* an event read with the layout gave a sample: it holds for the rest */
 	uint64_t events;         /* event lines of the kept type */
 	uint64_t sym_lines, nosym_lines; /* stack lines with a function name, and with an address (or module) only */
 	bool warned_event, warned_stack;

@@ -419,6 +419,9 @@ static void event_line(struct ps *s, const char *line, const char *le)
 {
 	s->in_event = true;
 	struct ps_fields f;
+	/* the layout is the first line's that gave a sample: a weird line before it decides nothing */
+	if (!s->layout_confirmed)
+		s->layout.known = false;
 	if (!event_fields(&s->layout, line, le, &f)) {
 		warn_once(s, &s->warned_event, "Weird event line", line, le);
 		s->in_event = false;
@@ -528,6 +531,7 @@ static void after_event(struct ps *s)
 		}
 		s->samples++;
 		s->with_period += s->have_period;
+		s->layout_confirmed = true;
 	}
 	s->in_event = false;
 	s->skip = false;
