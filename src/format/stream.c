@@ -103,6 +103,20 @@ static enum plumb_err start(struct fmt_stream *st, struct perr *e)
 			return perr_set(e, PLUMB_ENOMEM, "out of memory opening %s", st->name);
 		return PLUMB_OK;
 	}
+	if (got == 2 && (unsigned char)st->buf[0] == 0xef && (unsigned char)st->buf[1] == 0xbb) {
+		/* a UTF-8 byte-order mark is no data either */
+		ssize_t r = raw_read(st, st->buf + 2, 1);
+		if (r < 0)
+			return read_error(st, e);
+		got += (size_t)r;
+		if (got == 3 && (unsigned char)st->buf[2] == 0xbf)
+			got = 0;
+		else if (got < 3)
+			st->eof = true;
+		st->end = got;
+		st->total = got;
+		return PLUMB_OK;
+	}
 	st->end = got;
 	st->total = got;
 	if (got < 2)

@@ -1,7 +1,7 @@
 /* stream.h — every input is read as a bounded stream (docs/design.md §6.6): a window of bytes refilled from a
  * file, a pipe or a buffer, gunzipped on the way (zlib's streaming inflate) when the data starts with the gzip
  * magic, and decoded to UTF-8 when it starts with a UTF-16 byte-order mark (little- or big-endian; an unpaired
- * surrogate reads as U+FFFD), so a reader's memory grows with what the profile holds, never with the input's
+ * surrogate reads as U+FFFD; a UTF-8 byte-order mark is dropped), so a reader's memory grows with what the profile holds, never with the input's
  * length. The caps, each
  * ending the read with PLUMB_EFORMAT (exit 5) and where it stopped:
  *   FMT_MAX_LINE      one line of a text format (folded, perf script)

@@ -1,6 +1,6 @@
 """Folded text read the way flamegraph.pl reads it, in every command that reads it (hot, diff, flame, convert;
 docs/design.md §6.1): a line that is not "stack COUNT" is skipped and counted in one warning, `#` and `//` lines
-are comments, CRLF line ends and UTF-16 with a byte-order mark read as the same stacks, and a file of comments
+are comments, CRLF line ends and UTF-16 (or UTF-8) with a byte-order mark read as the same stacks, and a file of comments
 only has no samples (exit 5). An output name whose extension names no format is exit 2 (§6.5)."""
 import json
 import os
@@ -20,11 +20,12 @@ SKIPPED = 2
 
 class FoldedRead(TempDir):
     def variants(self):
-        """The same stacks as UTF-8, CRLF, UTF-16 LE and BE with their byte-order marks."""
+        """The same stacks as UTF-8, CRLF, UTF-16 LE and BE and UTF-8 with their byte-order marks."""
         out = {}
         for name, data in (("utf8", TEXT.encode()), ("crlf", TEXT.replace("\n", "\r\n").encode()),
                            ("utf16le", b"\xff\xfe" + TEXT.replace("\n", "\r\n").encode("utf-16-le")),
-                           ("utf16be", b"\xfe\xff" + TEXT.encode("utf-16-be"))):
+                           ("utf16be", b"\xfe\xff" + TEXT.encode("utf-16-be")),
+                           ("utf8bom", b"\xef\xbb\xbf" + TEXT.encode())):
             path = self.path(name + ".folded")
             with open(path, "wb") as f:
                 f.write(data)
