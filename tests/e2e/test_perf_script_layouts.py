@@ -22,7 +22,8 @@ READ = {
     "comm-pid-tid-time-period": "comm,pid,tid,time,period,ip,sym",
     "comm-tid": "comm,tid,ip,sym",
     "srcline": "comm,pid,ip,sym,dso,symoff,srcline",
-    "realistic": "comm,pid,tid,time,event,ip,sym,dso,period",
+    "realistic": "comm,pid,tid,cpu,time,event,ip,sym,dso",
+    "with-period": "comm,pid,tid,time,event,ip,sym,dso,period",
     "stacks-only": "ip,sym",
 }
 # field lists that leave out what a profile needs: refused, naming it
@@ -42,8 +43,9 @@ class PerfScriptLayouts(unittest.TestCase):
         cls._td = tempfile.TemporaryDirectory(prefix="plumb-test-")
         cls.tmp = cls._td.name
         cls.data = os.path.join(cls.tmp, "perf.data")
-        rec = subprocess.run([cls.perf, "record", "-q", "-g", "-F", "997", "-o", cls.data, "--", target("split"),
-                              "0.4"], capture_output=True, text=True, timeout=300,
+        # --sample-cpu: the cpu field can be printed (its "[001]" sits between the thread and the time)
+        rec = subprocess.run([cls.perf, "record", "-q", "-g", "--sample-cpu", "-F", "997", "-o", cls.data, "--",
+                              target("split"), "0.4"], capture_output=True, text=True, timeout=300,
                              env=dict(os.environ, SPLIT_CLOCK="cpu"))
         if rec.returncode != 0:
             raise AssertionError("perf record failed: " + rec.stderr)
