@@ -90,7 +90,9 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 	fprintf(out, "%s (%s): ", s->source ? s->source : "profile", s->format ? s->format : "?");
 	char ms[32];
 	weight_text(ms, sizeof ms, s->all.total, unit);
-	if (is_time(unit)) /* a time and its sample count, both (perf script with periods) */
+	if (is_time(unit) && !s->all.samples) /* a time whose number of samples is not known */
+		fprintf(out, "%s ms", ms);
+	else if (is_time(unit)) /* a time and its sample count, both (perf script with periods) */
 		fprintf(out, "%s ms (%llu sample%s)", ms, (unsigned long long)s->all.samples, s->all.samples == 1 ? "" : "s");
 	else
 		fprintf(out, "%llu %s", (unsigned long long)s->all.total, one ? "sample" : unit);

@@ -273,9 +273,10 @@ enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_re
 		/* the counts keep their unit; the samples they stand for are shared out by weight */
 		struct profile_meta *m = profile_meta(p);
 		m->weight_unit = profile_intern_cstr(p, r.unit);
-		if (r.unit_samples && r.unit_samples <= profile_total_weight(p)) {
+		/* without a number of samples there is none to tell (0: unknown), not one per unit of weight */
+		if (r.unit_samples <= profile_total_weight(p)) {
 			profile_spread_samples(p, r.unit_samples);
-			if (strcmp(r.unit, "nanoseconds") == 0)
+			if (r.unit_samples && strcmp(r.unit, "nanoseconds") == 0)
 				m->interval_ns = (profile_total_weight(p) + r.unit_samples / 2) / r.unit_samples;
 		}
 	}

@@ -79,6 +79,36 @@ class FoldedRead(TempDir):
                 self.assertEqual(r.returncode, 5, r.stdout + r.stderr)
                 self.assertIn("no stacks", r.stderr)
 
+    def test_unit_line(self):
+        """"# plumb: samples=N unit=U" gives the counts their unit; diff compares a time side with a sample side as
+        samples, and refuses what has no common unit."""
+        files = {}
+        for name, text in (("ns", "# plumb: samples=5 unit=ns\nmain;a 3000000\nmain;b 2000000\n"),
+                           ("ns-unknown", "# plumb: unit=ns\nmain;a 3000000\nmain;b 2000000\n"),
+                           ("bytes", "# plumb: samples=5 unit=bytes\nmain;a 300\nmain;b 200\n"),
+                           ("samples", "main;a 3\nmain;b 2\n")):
+            files[name] = self.path(name + ".folded")
+            with open(files[name], "w") as f:
+                f.write(text)
+        doc = json.loads(plumb("hot", files["ns"], "--json").stdout)
+        self.assertEqual((doc["weight_unit"], doc["total"], doc["samples"], doc["interval_ns"]),
+                         ("nanoseconds", 5000000, 5, 1000000))
+        self.assertEqual(plumb("hot", files["ns"]).stdout.splitlines()[0], files["ns"] + " (folded): 5.000 ms (5 "
+                         "samples) in 1 thread")
+        doc = json.loads(plumb("hot", files["ns-unknown"], "--json").stdout)
+        self.assertEqual((doc["weight_unit"], doc["samples"]), ("nanoseconds", 0))
+        r = plumb("diff", files["ns"], files["samples"], "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("compared as numbers of samples", r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual((doc["before"]["total"], doc["after"]["total"]), (5, 5))
+        self.assertEqual([x["delta_count"] for x in doc["rows"]], [0, 0])
+        for a, b in (("ns", "bytes"), ("ns-unknown", "samples")):
+            with self.subTest(before=a, after=b):
+                r = plumb("diff", files[a], files[b])
+                self.assertEqual(r.returncode, 5, r.stdout + r.stderr)
+                self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
     def test_control_bytes_of_a_bad_line_are_escaped(self):
         path = self.path("esc.folded")
         with open(path, "w") as f:
