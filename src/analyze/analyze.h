@@ -68,6 +68,12 @@ struct hot_diff_row {
 	bool significant;          /* p_adjusted <= alpha */
 };
 
+/* Names one function alike on both sides when one side knows less of it: a row "f" (or "f_[k]") on one side and
+ * "f (dir/file.c)" or "f (libx.so)_[k]" on the other, each the only row of that function on its side, both take
+ * the fuller name — `perf script` text names the function alone where plumb's own profiles add its file. Rows
+ * of two known, different files stay apart. False when out of memory. */
+bool hot_diff_unify_names(struct hot_table *before, struct hot_table *after);
+
 /* Rows for the union of names, sorted by |delta_points| (largest first), then |delta_count|, then name.
  * The caller frees *rows (names are not copied: keep the tables alive). */
 enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,

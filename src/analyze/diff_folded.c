@@ -12,6 +12,7 @@
 #include "base/grow.h"
 #include "base/idtab.h"
 #include "base/sbuf.h"
+#include "base/str.h"
 #include "format/diff_folded.h"
 #include "format/folded_line.h"
 #include "format/stream.h"
@@ -134,7 +135,7 @@ static enum plumb_err read_side(const struct diff_folded_opts *opt, const struct
 				if (!bad++) {
 					size_t n = (size_t)(le - line);
 					first_bad = lineno;
-					snprintf(bad_text, sizeof bad_text, "%.*s", (int)(n > 100 ? 100 : n), line);
+					str_shown(bad_text, sizeof bad_text, line, n > 100 ? 100 : n);
 				}
 				continue;
 			}

@@ -22,6 +22,84 @@ static int diff_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* The function of a row name: without its "_[k]"/"_[j]" suffix and its " (file or module)". */
+static size_t bare_len(const char *name, bool *has_where)
+{
+	size_t n = strlen(name);
+	if (n >= 4 && name[n - 4] == '_' && name[n - 3] == '[' && name[n - 1] == ']')
+		n -= 4;
+	*has_where = false;
+	if (n && name[n - 1] == ')') {
+		for (size_t i = n - 1; i > 0; i--)
+			if (name[i] == '(' && name[i - 1] == ' ') {
+				*has_where = true;
+				return i - 1;
+			}
+	}
+	return n;
+}
+
+struct bare_ent {
+	const char *name;
+	size_t len;
+	bool where;
+	int side;
+	size_t idx;
+};
+
+static int bare_cmp(const void *a, const void *b)
+{
+	const struct bare_ent *x = a, *y = b;
+	size_t n = x->len < y->len ? x->len : y->len;
+	int c = memcmp(x->name, y->name, n);
+	if (c)
+		return c;
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return x->side != y->side ? x->side - y->side : (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+bool hot_diff_unify_names(struct hot_table *before, struct hot_table *after)
+{
+	struct hot_table *t[2] = { before, after };
+	size_t n = before->n + after->n;
+	struct bare_ent *v = malloc((n ? n : 1) * sizeof *v);
+	if (!v)
+		return false;
+	size_t k = 0;
+	for (int side = 0; side < 2; side++)
+		for (size_t i = 0; i < t[side]->n; i++) {
+			struct bare_ent *b = &v[k++];
+			b->name = t[side]->rows[i].name;
+			b->len = bare_len(b->name, &b->where);
+			b->side = side;
+			b->idx = i;
+		}
+	qsort(v, n, sizeof *v, bare_cmp);
+	bool ok = true;
+	for (size_t i = 0; ok && i < n;) {
+		size_t j = i;
+		while (j < n && v[j].len == v[i].len && memcmp(v[j].name, v[i].name, v[i].len) == 0)
+			j++;
+		/* exactly one row on each side, their names differ and one of them has no file or module */
+		if (j - i == 2 && v[i].side == 0 && v[i + 1].side == 1 && strcmp(v[i].name, v[i + 1].name) != 0 &&
+		    (!v[i].where || !v[i + 1].where)) {
+			struct bare_ent *poor = strlen(v[i].name) < strlen(v[i + 1].name) ? &v[i] : &v[i + 1];
+			struct bare_ent *rich = poor == &v[i] ? &v[i + 1] : &v[i];
+			char *copy = strdup(rich->name);
+			if (!copy) {
+				ok = false;
+				break;
+			}
+			free(t[poor->side]->rows[poor->idx].name);
+			t[poor->side]->rows[poor->idx].name = copy;
+		}
+		i = j;
+	}
+	free(v);
+	return ok;
+}
+
 enum plumb_err hot_diff(const struct hot_table *before, uint64_t before_total, const struct hot_table *after,
 			uint64_t after_total, struct hot_diff_row **rows_out, size_t *n_out, struct perr *e)
 {

@@ -58,8 +58,11 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	ro.sample_index = lo ? lo->sample_index : NULL;
 	ro.source_path = path;
 	ro.keep_timeline = stages != NULL;
-	/* what it skipped: a recording cut short, its other events; a Chrome trace's chunks written without data */
-	if ((kind == FMT_PERF_DATA || kind == FMT_CHROME_TRACE || kind == FMT_CPUPROFILE) && o) {
+	/* folded text is read as flamegraph.pl reads it: lines that are not "stack COUNT" skipped, in one warning */
+	ro.lenient = true;
+	/* what it skipped: a recording cut short, its other events; a Chrome trace's chunks written without data;
+	 * folded lines */
+	if ((kind == FMT_PERF_DATA || kind == FMT_CHROME_TRACE || kind == FMT_CPUPROFILE || kind == FMT_FOLDED) && o) {
 		ro.warn = o->warn;
 		ro.warn_ctx = o->warn_ctx;
 	}

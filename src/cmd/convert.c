@@ -78,6 +78,7 @@ int cmd_convert(int argc, char **argv)
 	cmd_collapse_apply(&collapse, &ro);
 	ro.keep_timeline = out_kind == FMT_GECKO || out_kind == FMT_SPEEDSCOPE;
 	ro.warn = cmd_warn_to_stderr;
+	ro.lenient = true; /* folded lines that are not "stack COUNT" are skipped, in one warning */
 	struct profile *p = NULL;
 	struct perr e = PERR_INIT;
 	/* a progress line on a terminal for a long read or write (base/progress.h) */
@@ -93,12 +94,7 @@ int cmd_convert(int argc, char **argv)
 	}
 	snprintf(label, sizeof label, "writing %s", output);
 	progress_label(pr, label);
-	/* folded has no place for a unit: say what the counts are instead of letting them pass for samples */
-	const struct profile_meta *m = profile_meta_const(p);
-	const char *unit = profile_str(p, m->weight_unit);
-	if (out_kind == FMT_FOLDED && unit[0] && strcmp(unit, "samples") != 0)
-		perr_warn("folded stacks have no unit: the counts written are %s (%llu samples in all)", unit,
-			   (unsigned long long)profile_total_samples(p));
+	/* folded counts that are not samples say their unit in a "# plumb:" first line (format/folded.c) */
 	struct fmt_write_opts wo = { 0 };
 	wo.label_flags = (no_lines ? LABEL_NO_LINES : 0) | (short_names ? LABEL_SHORT_NAMES : 0) |
 			 (addresses && out_kind == FMT_FOLDED ? LABEL_ADDRESS : 0);

@@ -136,8 +136,14 @@ static bool side_samples(struct diff_cmd *d, int i, uint64_t *samples)
 		*samples = d->total[i];
 		return true;
 	}
-	snprintf(d->untested, sizeof d->untested, "%s's weights are %s, not sample counts", i ? "AFTER" : "BEFORE",
-		 unit);
+	/* weights in another unit over a known number of samples: each count is count * samples / total
+	 * (docs/diff.md, Units) */
+	if (d->side[i]->all.samples) {
+		*samples = d->side[i]->all.samples;
+		return true;
+	}
+	snprintf(d->untested, sizeof d->untested, "%s's weights are %s, not sample counts, and their number of samples "
+		 "is not known", i ? "AFTER" : "BEFORE", unit);
 	return false;
 }
 
@@ -163,6 +169,42 @@ static int diff_test(struct diff_cmd *d)
 	return EXIT_DONE;
 }
 
+/* Two sides weighed in different units are compared as samples: the side whose weights are not sample counts has
+ * its counts turned into samples (count * samples / total) when its number of samples is known; else they cannot
+ * be compared (exit 5). Returns an exit code (EXIT_DONE to go on). */
+static int diff_units(struct diff_cmd *d)
+{
+	const char *unit[2];
+	for (int i = 0; i < 2; i++)
+		unit[i] = d->side[i]->weight_unit ? d->side[i]->weight_unit : "samples";
+	if (strcmp(unit[0], unit[1]) == 0)
+		return EXIT_DONE;
+	if (strcmp(unit[0], "samples") != 0 && strcmp(unit[1], "samples") != 0)
+		return perr_fail(EXIT_INPUT, "diff: BEFORE is weighed in %s and AFTER in %s, which cannot be compared",
+				 unit[0], unit[1]);
+	for (int i = 0; i < 2; i++) {
+		if (strcmp(unit[i], "samples") == 0)
+			continue;
+		uint64_t n = d->side[i]->all.samples, total = d->total[i];
+		if (!n)
+			return perr_fail(EXIT_INPUT, "diff: %s is weighed in %s and %s in %s, with no number of samples "
+					 "to compare them by", i ? "AFTER" : "BEFORE", unit[i], i ? "BEFORE" : "AFTER",
+					 unit[1 - i]);
+		struct hot_table *t = (struct hot_table *)d->table[i];
+		for (size_t r = 0; r < t->n; r++)
+			t->rows[r].count = total ? (uint64_t)llround((double)t->rows[r].count * (double)n / (double)total) : 0;
+		d->total[i] = n;
+		perr_warn("diff: %s is weighed in %s, %s in %s: compared as numbers of samples (%llu for %s)",
+			  i ? "AFTER" : "BEFORE", unit[i], i ? "BEFORE" : "AFTER", unit[1 - i], (unsigned long long)n,
+			  i ? "AFTER" : "BEFORE");
+		free(d->side[i]->weight_unit);
+		d->side[i]->weight_unit = strdup("samples");
+		if (!d->side[i]->weight_unit)
+			return perr_fail(EXIT_INPUT, "diff: out of memory");
+	}
+	return EXIT_DONE;
+}
+
 /* Reads both sides into summaries, picks their tables and diffs them. Returns an exit code. */
 static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
 {
@@ -183,6 +225,11 @@ static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
 	    (d->kind == HOT_GROUPED_LEAF || d->kind == HOT_GROUPED_INCLUSIVE))
 		perr_warn("diff: the two sides are grouped differently (%s and %s)", hot_group_name(d->side[0]->group_by),
 			   hot_group_name(d->side[1]->group_by));
+	int urc = diff_units(d);
+	if (urc != EXIT_DONE)
+		return urc;
+	if (!hot_diff_unify_names((struct hot_table *)d->table[0], (struct hot_table *)d->table[1]))
+		return perr_fail(EXIT_INPUT, "diff: out of memory");
 	if (hot_diff(d->table[0], d->total[0], d->table[1], d->total[1], &d->rows, &d->nrows, &e))
 		return perr_report(&e);
 	d->compared = d->nrows;

@@ -92,6 +92,10 @@ int cmd_flame(int argc, char **argv)
 		code = perr_fail(EXIT_USAGE, "flame: --diff draws merged stacks; it cannot be combined with --flamechart");
 	else if (reverse && flamechart)
 		code = perr_fail(EXIT_USAGE, "flame: --reverse merges stacks from the leaf; a --flamechart keeps time order");
+	else if (strcmp(output, "-") != 0 && fmt_from_path(output) != FMT_SVG &&
+		 (fmt_from_path(output) != FMT_UNKNOWN || fmt_path_ext_unknown(output)))
+		code = perr_fail(EXIT_USAGE, "flame: writes an SVG flame graph, not '%s': name it .svg (`plumb convert` "
+					      "writes the other formats)", output);
 	else if (!cmd_weight_apply("flame", collapse.weight, &(const char *){ collapse.sample_index }, &code))
 		;
 	else

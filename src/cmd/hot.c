@@ -90,7 +90,7 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 	fprintf(out, "%s (%s): ", s->source ? s->source : "profile", s->format ? s->format : "?");
 	char ms[32];
 	weight_text(ms, sizeof ms, s->all.total, unit);
-	if (is_time(unit) && !s->all.samples) /* a time and no samples: an evented (traced) profile */
+	if (is_time(unit) && !s->all.samples) /* a time whose number of samples is not known (an evented profile) */
 		fprintf(out, "%s ms", ms);
 	else if (is_time(unit)) /* a time and its sample count, both (perf script with periods) */
 		fprintf(out, "%s ms (%llu sample%s)", ms, (unsigned long long)s->all.samples, s->all.samples == 1 ? "" : "s");

@@ -386,6 +386,11 @@ int cmd_metrics_record(int argc, char **argv)
 		goto out;
 	}
 	rq->kind = rq->profile ? fmt_from_path(rq->profile) : FMT_FOLDED;
+	if (rq->kind == FMT_UNKNOWN && fmt_path_ext_unknown(rq->profile)) {
+		rc = perr_fail(EXIT_USAGE, "metrics record: cannot tell the format of --profile '%s' from its extension "
+					    "(.folded, .json, .speedscope.json, .pb.gz, .svg)", rq->profile);
+		goto out;
+	}
 	if (rq->kind == FMT_UNKNOWN)
 		rq->kind = FMT_FOLDED;
 	if (store_path_for_write(&STORE_METRICS, rq->name, rq->force, path, sizeof path, &e) ||

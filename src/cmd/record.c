@@ -232,6 +232,12 @@ static bool record__check_options(struct record *rec, int *rc)
 		perr_fail(EXIT_USAGE, "record: unknown --format '%s'", a->format);
 		return false;
 	}
+	if (rec->kind == FMT_UNKNOWN && fmt_path_ext_unknown(a->output)) {
+		/* "-o a.xml" would be folded text under a name that promises something else */
+		perr_fail(EXIT_USAGE, "record: cannot tell the output format from '%s' (.folded, .txt, .json, .json.gz, "
+				       ".speedscope.json, .pb.gz, .pprof, .svg); add --format FMT", a->output);
+		return false;
+	}
 	if (rec->kind == FMT_UNKNOWN)
 		rec->kind = FMT_FOLDED;
 	return true;

@@ -10,6 +10,7 @@
 #include "base/redact.h"
 #include "base/hashmap.h"
 #include "base/sbuf.h"
+#include "base/str.h"
 #include "base/u32vec.h"
 #include "format/folded_line.h"
 #include "format/stream.h"
@@ -32,7 +33,10 @@ struct folded_reader {
 	const char *prev;       /* previous line's stack text, in the current block */
 	uint32_t prev_thread, all_thread;
 	size_t prev_root;       /* length of the previous line's root frame and its ';' (0: none) */
-	uint64_t lineno, bad, first_bad_line;
+	uint64_t lineno, bad, first_bad_line, data;
+	char unit[40];          /* from a "# plumb: samples=N unit=U" line: what the counts are ("" samples) */
+	uint64_t unit_samples;  /*   and how many samples they stand for */
+	bool header;
 	char first_bad[100];
 };
 
@@ -142,6 +146,45 @@ static bool folded_line(struct folded_reader *r, const char *s, const char *stac
 	return true;
 }
 
+/* "# plumb: samples=N unit=U", the line plumb's writer puts first when the counts are not samples (flamegraph.pl
+ * and speedscope skip it: it does not end in a count): the unit ("ns" is nanoseconds) and how many samples the
+ * counts stand for. Words it does not know are skipped. */
+static void plumb_header(struct folded_reader *r, const char *s, const char *le)
+{
+	while (s < le && (*s == ' ' || *s == '\t'))
+		s++;
+	if (le - s < 8 || memcmp(s, "# plumb:", 8) != 0)
+		return;
+	r->header = true;
+	for (const char *w = s + 8; w < le;) {
+		while (w < le && (*w == ' ' || *w == '\t' || *w == '\r'))
+			w++;
+		const char *we = w;
+		while (we < le && *we != ' ' && *we != '\t' && *we != '\r')
+			we++;
+		size_t n = (size_t)(we - w);
+		if (n > 5 && memcmp(w, "unit=", 5) == 0 && n - 5 < sizeof r->unit) {
+			bool ok = true;
+			for (const char *c = w + 5; c < we; c++)
+				ok &= (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '_' || *c == '-';
+			if (ok && n - 5 == 2 && memcmp(w + 5, "ns", 2) == 0)
+				snprintf(r->unit, sizeof r->unit, "nanoseconds");
+			else if (ok)
+				snprintf(r->unit, sizeof r->unit, "%.*s", (int)(n - 5), w + 5);
+		} else if (n > 8 && memcmp(w, "samples=", 8) == 0) {
+			uint64_t v = 0;
+			bool ok = n - 8 <= 18;
+			for (const char *c = w + 8; c < we && ok; c++) {
+				ok = *c >= '0' && *c <= '9';
+				v = v * 10 + (uint64_t)(*c - '0');
+			}
+			if (ok)
+				r->unit_samples = v;
+		}
+		w = we;
+	}
+}
+
 /* The lines of one block. */
 static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 {
@@ -153,28 +196,36 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 		r->lineno++;
 		struct fmt_folded_line fl;
 		enum fmt_folded_kind kind = fmt_folded_split(s, le, &fl);
-		if (kind == FOLDED_NONE)
+		if (kind == FOLDED_NONE) {
+			if (!r->header && !r->data)
+				plumb_header(r, s, le);
 			continue;
+		}
 		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
 			s++;
+		const char *te = le;
+		while (te > s && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r'))
+			te--;
+		char shown[100];
+		str_shown(shown, sizeof shown, s, (size_t)(te - s > 60 ? 60 : te - s));
 		if (kind == FOLDED_OVERFLOW) {
-			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %.*s",
-				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX,
-				 (int)(le - s > 60 ? 60 : le - s), s);
+			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %s",
+				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX, shown);
 			return false;
 		}
 		if (kind == FOLDED_BAD) {
 			if (!r->o->lenient) {
-				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %.*s",
-					 (unsigned long long)r->lineno, (int)(le - s > 60 ? 60 : le - s), s);
+				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %s",
+					 (unsigned long long)r->lineno, shown);
 				return false;
 			}
 			if (!r->bad++) {
 				r->first_bad_line = r->lineno;
-				snprintf(r->first_bad, sizeof r->first_bad, "%.*s", (int)(le - s > 60 ? 60 : le - s), s);
+				snprintf(r->first_bad, sizeof r->first_bad, "%s", shown);
 			}
 			continue;
 		}
+		r->data++;
 		if (!folded_line(r, fl.stack, fl.stack + fl.stack_len, fl.count))
 			return false;
 	}
@@ -205,6 +256,10 @@ enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_re
 	else if (r.bad && profile_total_weight(p) == 0 && profile_nstacks(p) == 1)
 		rc = perr_set(e, PLUMB_EFORMAT, "no line is folded stacks (\"stack COUNT\"); line %llu reads: %s",
 			      (unsigned long long)r.first_bad_line, r.first_bad);
+	else if (!r.data && !r.bad)
+		/* comments and blank lines only: no samples, an input that cannot be used (docs/design.md §3.2) */
+		rc = perr_set(e, PLUMB_EFORMAT, "no stacks in it: %llu line%s of comments and blank lines only",
+			      (unsigned long long)r.lineno, r.lineno == 1 ? "" : "s");
 	else if (r.bad && opts->warn) {
 		char msg[300];
 		snprintf(msg, sizeof msg, "skipped %llu line%s that %s not folded stacks (\"stack COUNT\"); the first, "
@@ -214,6 +269,17 @@ enum plumb_err fmt_folded_read_stream(struct fmt_stream *st, const struct fmt_re
 	}
 	if (!rc && profile_nthreads(p) == 0 && profile_thread(p, 0, 0, "all") == PROFILE_NOMEM)
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
+	if (!rc && r.unit[0] && strcmp(r.unit, "samples") != 0) {
+		/* the counts keep their unit; the samples they stand for are shared out by weight */
+		struct profile_meta *m = profile_meta(p);
+		m->weight_unit = profile_intern_cstr(p, r.unit);
+		/* without a number of samples there is none to tell (0: unknown), not one per unit of weight */
+		if (r.unit_samples <= profile_total_weight(p)) {
+			profile_spread_samples(p, r.unit_samples);
+			if (r.unit_samples && strcmp(r.unit, "nanoseconds") == 0)
+				m->interval_ns = (profile_total_weight(p) + r.unit_samples / 2) / r.unit_samples;
+		}
+	}
 	tc_release(&r.labels);
 	tc_release(&r.roots);
 	free(r.nodes);
@@ -627,6 +693,18 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 		goto done;
 	}
 	qsort(lines, nlines, sizeof *lines, cmp_line);
+	/* counts that are not samples say what they are in a first comment line, which readers of folded text skip
+	 * (it ends in no count) and plumb's reader honours */
+	const char *unit = profile_str(p, profile_meta_const(p)->weight_unit);
+	if (unit[0] && strcmp(unit, "samples") != 0) {
+		fprintf(out, "# plumb: samples=%llu unit=", (unsigned long long)profile_total_samples(p));
+		if (strcmp(unit, "nanoseconds") == 0)
+			fputs("ns", out);
+		else
+			for (const char *c = unit; *c && c - unit < 32; c++)
+				fputc((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || *c == '-' ? *c : '_', out);
+		fputc('\n', out);
+	}
 	b->out = out;
 	b->used = 0;
 	b->written = 0;

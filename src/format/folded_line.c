@@ -48,7 +48,7 @@ enum fmt_folded_kind fmt_folded_split(const char *s, const char *e, struct fmt_f
 	memset(out, 0, sizeof *out);
 	while (s < e && blank(*s))
 		s++;
-	if (s == e || *s == '#')
+	if (s == e || *s == '#' || (e - s >= 2 && s[0] == '/' && s[1] == '/'))
 		return FOLDED_NONE;
 	e = trim_end(s, e);
 	const char *c1;

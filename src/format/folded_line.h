@@ -1,7 +1,7 @@
 /* folded_line.h — the one splitter of a folded text line, under every folded reader (format/folded.c,
  * format/diff_folded.c, analyze/diff_folded.c), so they agree on what a line is:
- *   - leading and trailing blanks (space, tab, CR) are not part of it; a line then empty, or starting with '#',
- *     is no data (a comment);
+ *   - leading and trailing blanks (space, tab, CR) are not part of it; a line then empty, or starting with '#'
+ *     or "//", is no data (a comment);
  *   - its last blank-separated token is a count: digits with at most one '.' (a fractional part is dropped, as
  *     the FlameGraph tools do; ".5" and "1.2.3" are not counts); the stack is what comes before it, trailing
  *     blanks trimmed, and is never empty;

@@ -54,6 +54,16 @@ enum fmt_kind fmt_from_path(const char *path)
 	return FMT_UNKNOWN;
 }
 
+bool fmt_path_ext_unknown(const char *path)
+{
+	if (fmt_from_path(path) != FMT_UNKNOWN)
+		return false;
+	const char *base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	const char *dot = strrchr(base, '.');
+	return dot && dot > base && dot[1];
+}
+
 static const char *skip_ws(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))

@@ -56,6 +56,9 @@ struct fmt_write_opts {
 enum fmt_kind fmt_from_name(const char *name);          /* "folded", "gecko", ... */
 const char *fmt_name(enum fmt_kind kind);
 enum fmt_kind fmt_from_path(const char *path);          /* by extension; FMT_UNKNOWN when none fits */
+/* True when the file name has an extension that names no format ("a.xml"); a name without one ("profile") has
+ * none to be wrong. Writers refuse such a name unless the format is given (docs/design.md §6.5). */
+bool fmt_path_ext_unknown(const char *path);
 enum fmt_kind fmt_sniff(const char *buf, size_t len);   /* by content */
 
 /* An opened input (docs/design.md §6.6): a bounded stream and the format sniffed from its first bytes. Line

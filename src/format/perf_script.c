@@ -78,6 +78,15 @@ enum plumb_err fmt_perf_script_read_stream(struct fmt_stream *st, const struct f
 		rc = profile_overflowed(p) ? perr_set(e, PLUMB_EFORMAT, "the periods add up past %llu, more than a "
 					   "profile can count", (unsigned long long)PROFILE_MAX_WEIGHT)
 					   : perr_set(e, PLUMB_ENOMEM, "out of memory reading perf script text");
+	else if (s.events && !s.sym_lines)
+		rc = s.nosym_lines ? perr_set(e, PLUMB_EFORMAT, "perf script text without function names: its stack "
+					      "lines have no symbol (run perf script with the sym field, "
+					      "-F ...,ip,sym)")
+				   : perr_set(e, PLUMB_EFORMAT, "perf script events without stack lines: the ip and "
+					      "sym fields are missing (run perf script with -F ...,ip,sym)");
+	else if (s.events && !s.samples)
+		rc = perr_set(e, PLUMB_EFORMAT, "none of %llu perf script events had a stack that could be read",
+			      (unsigned long long)s.events);
 	else
 		ps_finish(&s, p, opts);
 	ps_release(&s);

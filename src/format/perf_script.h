@@ -27,8 +27,23 @@ struct key_block {
 	char data[65536];
 };
 
+/* What the event lines of one file hold (perf script -F): taken from the first one. */
+struct ps_layout {
+	bool known;
+	bool comm;       /* a process name first */
+	bool pid;        /* then pid/tid, pid or tid */
+	bool headerless; /* no header fields at all: an event is its stack lines (-F ip,sym) */
+};
+
+/* The fields of one event line (pointers into the line; NULL or 0 when the field is not there). */
+struct ps_fields {
+	const char *comm, *pid, *tid, *time, *period, *ev, *rest;
+	size_t comm_len, pid_len, tid_len, time_len, period_len, ev_len;
+	size_t hdr_len;  /* the line's start to the end of the thread fields: the header cache's key */
+};
+
 struct header {
-	uint32_t root_frame;
+	uint32_t root_frame;  /* PROFILE_NOMEM: no root frame (the lines have no comm) */
 	uint32_t thread;
 	uint32_t idx;      /* index in ps.hdrs / ps.last */
 };
@@ -68,6 +83,10 @@ struct ps {
 	bool have_event;
 	uint64_t filtered;       /* events of other types skipped */
 	uint64_t samples, with_period; /* events kept; of those, how many carried a period */
+	struct ps_layout layout;
+	bool layout_confirmed;   /* an event read with the layout gave a sample: it holds for the rest */
+	uint64_t events;         /* event lines of the kept type */
+	uint64_t sym_lines, nosym_lines; /* stack lines with a function name, and with an address (or module) only */
 	bool warned_event, warned_stack;
 	char msg_event[WARN_MAX], msg_stack[WARN_MAX];
 	uint64_t first_time;

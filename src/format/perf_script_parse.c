@@ -15,6 +15,7 @@
 
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/str.h"
 #include "format/stream.h"
 #include "profile/label.h"
 
@@ -44,7 +45,9 @@ static void warn_once(struct ps *s, bool *flag, const char *what, const char *li
 	*flag = true;
 	int n = (int)(le - line);
 	char *msg = flag == &s->warned_event ? s->msg_event : s->msg_stack;
-	snprintf(msg, WARN_MAX, "%s: %.*s%s", what, n > 300 ? 300 : n, line, n > 300 ? "..." : "");
+	char shown[WARN_MAX - 40];
+	str_shown(shown, sizeof shown, line, (size_t)(n > 300 ? 300 : n));
+	snprintf(msg, WARN_MAX, "%s: %s%s", what, shown, n > 300 ? "..." : "");
 }
 
 /* The cache's hash of a stack line's text: words in, one multiply each, the last word overlapping the one
@@ -67,6 +70,66 @@ static inline uint64_t line_hash(const char *p, size_t n, uint64_t seed)
 	return hash_u64(h ^ w);
 }
 
+/* The shapes of perf script's words (tools/perf/builtin-script.c prints them so). */
+static bool hex_token(const char *t, const char *e)
+{
+	if (e - t > 2 && t[0] == '0' && t[1] == 'x')
+		t += 2;
+	if (t == e)
+		return false;
+	for (; t < e; t++)
+		if (!is_hex(*t))
+			return false;
+	return true;
+}
+
+static bool digits(const char *t, const char *e)
+{
+	if (t == e)
+		return false;
+	for (; t < e; t++)
+		if (*t < '0' || *t > '9')
+			return false;
+	return true;
+}
+
+/* "pid", "tid" or "pid/tid" */
+static bool pid_token(const char *t, const char *e)
+{
+	const char *slash = memchr(t, '/', (size_t)(e - t));
+	return slash ? digits(t, slash) && digits(slash + 1, e) : digits(t, e);
+}
+
+/* "[003]": the cpu field */
+static bool cpu_token(const char *t, const char *e)
+{
+	return e - t >= 3 && t[0] == '[' && e[-1] == ']' && digits(t + 1, e - 1);
+}
+
+/* "11616.336684:": the time field (seconds with a fraction, then a colon) */
+static bool time_token(const char *t, const char *e)
+{
+	if (e - t < 4 || e[-1] != ':')
+		return false;
+	const char *dot = memchr(t, '.', (size_t)(e - t));
+	return dot && digits(t, dot) && digits(dot + 1, e - 1);
+}
+
+/* A line of the srcline field, printed under its stack line: "  file.c:38", "  [kernel.kallsyms][ffff...]",
+ * "  ??:0" — indented by spaces, its first word no address. */
+static bool srcline_line(const char *line, const char *le)
+{
+	if (le - line < 3 || line[0] != ' ' || line[1] != ' ')
+		return false;
+	const char *q = line;
+	while (q < le && is_ws(*q))
+		q++;
+	const char *w = q;
+	while (w < le && !is_ws(*w))
+		w++;
+	return !hex_token(q, w) && (memchr(q, ':', (size_t)(w - q)) || *q == '[');
+}
+
 static void stack_line(struct ps *s, const char *line, const char *le)
 {
 	if (s->skip)
@@ -76,7 +139,11 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 		q++;
 	const char *sp = memchr(q, ' ', (size_t)(le - q));
 	if (!sp) {
-		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
+		/* an address alone: perf script ran without the sym field (counted, refused when no line has one) */
+		if (hex_token(q, le))
+			s->nosym_lines++;
+		else
+			warn_once(s, &s->warned_stack, "Weird stack line", line, le);
 		return;
 	}
 	const char *pc = q, *pc_end = sp;
@@ -84,17 +151,27 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 		pc_end--;
 	const char *rest = sp + 1;
 	const char *lsp = memrchr(rest, ' ', (size_t)(le - rest));
+	if (!lsp && rest[0] == '(' && le[-1] == ')')
+		lsp = sp; /* "addr (module)": no sym field */
 	if (!lsp || le - (lsp + 1) < 2 || lsp[1] != '(' || le[-1] != ')') {
-		warn_once(s, &s->warned_stack, "Weird stack line", line, le);
-		return;
+		/* no "(module)": perf script -F without dso ("addr sym+off"); the module is then empty */
+		if (!hex_token(pc, pc_end)) {
+			warn_once(s, &s->warned_stack, "Weird stack line", line, le);
+			return;
+		}
+		lsp = le;
 	}
 	/* the cache key: the function text with its "+0x<hex>" offset cut off, and the "(module)" */
-	const char *raw = rest, *raw_end = lsp;
+	const char *raw = rest, *raw_end = lsp < rest ? rest : lsp;
 	while (raw < raw_end && is_ws(*raw))
 		raw++;
 	while (raw_end > raw && is_ws(raw_end[-1]))
 		raw_end--;
 	bool blank = raw == raw_end;
+	if (blank)
+		s->nosym_lines++; /* "addr (module)": no sym field */
+	else
+		s->sym_lines++;
 	if (blank) {
 		raw = " ";
 		raw_end = raw + 1;
@@ -118,8 +195,8 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 	uint64_t h = line_hash(raw, (size_t)(raw_end - raw), tail + ((uint64_t)mod_len << 32) + key_len);
 	uint32_t rec;
 	if (!cacheable || !tc_get2(&s->lines, h, raw, key_len, lsp, mod_len, &rec)) {
-		rec = ps_line_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw), lsp + 2,
-				     (size_t)(le - lsp - 3));
+		rec = ps_line_frames(s, pc, (size_t)(pc_end - pc), raw, (size_t)(raw_end - raw),
+				     mod_len ? lsp + 2 : lsp, mod_len ? (size_t)(le - lsp - 3) : 0);
 		if (s->oom)
 			return;
 		/* the key is copied next to the other keys: compares then touch a few hot cache lines instead of
@@ -146,50 +223,104 @@ static void stack_line(struct ps *s, const char *line, const char *le)
 		}
 }
 
-/* Finds "comm pid[/tid] " at the start of an event line: the first all-digit word (slash allowed) after the
- * first word. Returns the offset just past the space after it, or 0 when the line has none. */
-static size_t event_parts(const char *line, const char *le, const char **comm, size_t *comm_len, const char **pid,
-			  size_t *pid_len, const char **tid, size_t *tid_len)
+static const char *word_end(const char *q, const char *le)
 {
-	size_t n = (size_t)(le - line), word_start = 0;
-	bool all_digits = false, last_space = false;
-	size_t slash = (size_t)-1;
-	for (size_t i = 0; i < n; i++) {
-		char c = line[i];
-		if (c == ' ') {
-			if (all_digits && !last_space) {
-				if (slash != (size_t)-1) {
-					*pid = line + word_start;
-					*pid_len = slash - word_start;
-					*tid = line + slash + 1;
-					*tid_len = i - slash - 1;
-				} else {
-					*pid = NULL;
-					*pid_len = 0;
-					*tid = line + word_start;
-					*tid_len = i - word_start;
-				}
-				const char *cs = line, *ce = line + word_start - 1;
-				while (cs < ce && is_ws(*cs))
-					cs++;
-				while (ce > cs && is_ws(ce[-1]))
-					ce--;
-				*comm = cs;
-				*comm_len = (size_t)(ce - cs);
-				return i + 1;
-			}
-			word_start = i + 1;
-			all_digits = true;
-		} else if (c == '/') {
-			if (all_digits)
-				slash = i;
-		} else if (c < '0' || c > '9') {
-			all_digits = false;
-			slash = (size_t)-1;
-		}
-		last_space = c == ' ';
+	while (q < le && !is_ws(*q))
+		q++;
+	return q;
+}
+
+static const char *skip_blanks(const char *q, const char *le)
+{
+	while (q < le && is_ws(*q))
+		q++;
+	return q;
+}
+
+/* Reads an event line the way perf script prints its header (tools/perf/builtin-script.c, in this order, each
+ * field there only when -F asks for it): [VM:pid] [VCPU:n] comm pid/tid|pid|tid [cpu] time: period event: and
+ * then the rest (a one-frame stack, a tracepoint's text). Whether the lines have a comm and a pid is taken from
+ * the first event line (L, unknown until then) and every later line must agree: a comm can hold spaces and
+ * digits, so only the layout tells "1234 5678" apart. False when the line is not an event line of that layout. */
+static bool event_fields(struct ps_layout *L, const char *line, const char *le, struct ps_fields *f)
+{
+	memset(f, 0, sizeof *f);
+	const char *q = skip_blanks(line, le);
+	while ((le - q > 3 && memcmp(q, "VM:", 3) == 0) || (le - q > 5 && memcmp(q, "VCPU:", 5) == 0))
+		q = skip_blanks(word_end(q, le), le);
+	if (q == le)
+		return false;
+	const char *w = q, *we = word_end(q, le);
+	bool first = !L->known;
+	if (first) {
+		L->comm = !pid_token(w, we) && !cpu_token(w, we) && !time_token(w, we);
+		L->pid = !L->comm && pid_token(w, we);
 	}
-	return 0;
+	const char *hdr_end = q;
+	if (L->comm) {
+		/* the comm runs to the pid; without a pid, to the first word shaped as a later field */
+		const char *comm_end = we;
+		const char *pid = NULL, *pid_end = NULL;
+		for (const char *n = skip_blanks(we, le); n < le; n = skip_blanks(comm_end, le)) {
+			const char *ne = word_end(n, le);
+			if (pid_token(n, ne) && (L->pid || first)) {
+				pid = n;
+				pid_end = ne;
+				break;
+			}
+			if (cpu_token(n, ne) || time_token(n, ne) || digits(n, ne) || ne[-1] == ':')
+				break;
+			comm_end = ne;
+		}
+		if (first)
+			L->pid = pid != NULL;
+		if (L->pid && !pid)
+			return false;
+		f->comm = q;
+		f->comm_len = (size_t)(comm_end - q);
+		w = pid ? pid : comm_end;
+		we = pid ? pid_end : comm_end;
+		hdr_end = we;
+	} else if (L->pid) {
+		if (!pid_token(w, we))
+			return false;
+		hdr_end = we;
+	}
+	if (L->pid) {
+		const char *slash = memchr(w, '/', (size_t)(we - w));
+		f->tid = slash ? slash + 1 : w;
+		f->tid_len = (size_t)(we - f->tid);
+		f->pid = slash ? w : NULL;
+		f->pid_len = slash ? (size_t)(slash - w) : 0;
+		q = skip_blanks(we, le);
+	} else if (L->comm) {
+		q = skip_blanks(we, le);
+	}
+	L->known = true;
+	f->hdr_len = (size_t)(hdr_end - line);
+	/* the fields after the thread, each optional, in perf's order */
+	we = word_end(q, le);
+	if (cpu_token(q, we))
+		we = word_end(q = skip_blanks(we, le), le);
+	if (time_token(q, we)) {
+		f->time = q;
+		f->time_len = (size_t)(we - q - 1);
+		we = word_end(q = skip_blanks(we, le), le);
+	}
+	if (digits(q, we)) {
+		f->period = q;
+		f->period_len = (size_t)(we - q);
+		we = word_end(q = skip_blanks(we, le), le);
+	}
+	if (we > q && we[-1] == ':') {
+		/* the event's name to its first colon: "cycles:u:" is cycles, as stackcollapse-perf reads it */
+		const char *colon = memchr(q, ':', (size_t)(we - q));
+		f->ev = q;
+		f->ev_len = (size_t)(colon - q);
+		q = skip_blanks(we, le);
+		f->rest = q < le ? q : NULL;
+	}
+	return true;
 }
 
 static uint32_t parse_u32(const char *s, size_t n)
@@ -204,9 +335,10 @@ static uint32_t parse_u32(const char *s, size_t n)
 }
 
 /* The thread and root frame of an event header, cached by the header's text. */
-static bool event_header(struct ps *s, const char *line, size_t hdr_len, const char *comm, size_t comm_len,
-			 const char *pid, size_t pid_len, const char *tid, size_t tid_len)
+static bool event_header(struct ps *s, const char *line, const struct ps_fields *f)
 {
+	size_t hdr_len = f->hdr_len, comm_len = f->comm_len, pid_len = f->pid_len, tid_len = f->tid_len;
+	const char *comm = f->comm ? f->comm : "", *pid = f->pid, *tid = f->tid ? f->tid : "";
 	uint64_t h = hash_bytes(line, hdr_len);
 	uint32_t idx;
 	if (tc_get(&s->headers, h, line, (uint32_t)hdr_len, &idx)) {
@@ -232,7 +364,8 @@ static bool event_header(struct ps *s, const char *line, size_t hdr_len, const c
 	if (b->oom)
 		return false;
 	struct header hd;
-	hd.root_frame = label_frame(s->p, b->buf, b->len);
+	/* lines without a comm (perf script -F without it) have no process frame to root their stacks */
+	hd.root_frame = s->layout.comm ? label_frame(s->p, b->buf, b->len) : PROFILE_NOMEM;
 	sbuf_reset(b);
 	sbuf_add(b, comm, comm_len);
 	if (b->oom)
@@ -240,7 +373,7 @@ static bool event_header(struct ps *s, const char *line, size_t hdr_len, const c
 	uint32_t tid_v = parse_u32(tid, tid_len);
 	hd.thread = profile_thread(s->p, pid ? parse_u32(pid, pid_len) : 0, tid_v, b->buf);
 	/* perf script names the thread (comm); its process name is not on the line */
-	if (hd.root_frame == PROFILE_NOMEM || hd.thread == PROFILE_NOMEM)
+	if ((s->layout.comm && hd.root_frame == PROFILE_NOMEM) || hd.thread == PROFILE_NOMEM)
 		return false;
 	if (s->nhdrs == s->cap_hdrs) {
 		size_t nc = grow_cap(s->nhdrs + 1, s->cap_hdrs);
@@ -285,98 +418,87 @@ static bool parse_time(const char *t, size_t n, uint64_t *ns)
 static void event_line(struct ps *s, const char *line, const char *le)
 {
 	s->in_event = true;
-	const char *comm, *pid, *tid;
-	size_t comm_len, pid_len, tid_len;
-	size_t end = event_parts(line, le, &comm, &comm_len, &pid, &pid_len, &tid, &tid_len);
-	if (!end) {
+	struct ps_fields f;
+	/* the layout is the first line's that gave a sample: a weird line before it decides nothing */
+	if (!s->layout_confirmed)
+		s->layout.known = false;
+	if (!event_fields(&s->layout, line, le, &f)) {
 		warn_once(s, &s->warned_event, "Weird event line", line, le);
 		s->in_event = false;
 		return;
 	}
-	const char *rest = line + end;
-	const char *c1 = memchr(rest, ':', (size_t)(le - rest));
-	const char *single = NULL;
 	s->period = 1;
-	if (c1) {
-		const char *p2 = c1 + 1;
-		const char *c2 = memchr(p2, ':', (size_t)(le - p2));
-		const char *p2e = c2 ? c2 : le;
-		const char *lsp = memrchr(p2, ' ', (size_t)(p2e - p2));
-		const char *ev = lsp ? lsp + 1 : p2;
-		size_t ev_len = (size_t)(p2e - ev);
-		if (lsp) {
-			const char *prev = memrchr(p2, ' ', (size_t)(lsp - p2));
-			const char *ps = prev ? prev + 1 : p2;
-			uint64_t v = 0;
-			bool ok = ps < lsp;
-			for (const char *q = ps; q < lsp && ok; q++) {
-				if (*q < '0' || *q > '9' || v > UINT64_MAX / 10 - 10)
-					ok = false;
-				else
-					v = v * 10 + (uint64_t)(*q - '0');
-			}
-			if (ok) {
-				s->period = v;
-				s->have_period = true;
-			}
+	/* a period weighs in its event's unit: without the event's name (-F without event) it has none, and the
+	 * events count as samples */
+	if (f.period && f.ev) {
+		uint64_t v = 0;
+		bool ok = true;
+		for (size_t i = 0; i < f.period_len && ok; i++) {
+			if (v > UINT64_MAX / 10 - 10)
+				ok = false;
+			else
+				v = v * 10 + (uint64_t)(f.period[i] - '0');
 		}
+		if (ok) {
+			s->period = v;
+			s->have_period = true;
+		}
+	}
+	if (f.ev) {
 		if (s->have_event) {
-			if (ev_len != s->event_len || memcmp(ev, s->event, ev_len) != 0) {
+			if (f.ev_len != s->event_len || memcmp(f.ev, s->event, f.ev_len) != 0) {
 				s->skip = true;
 				s->filtered++;
 				return;
 			}
 		} else {
 			/* the first event type seen is the one kept; its name outlives this block of text */
-			const char *copy = key_copy(s, ev, ev_len);
+			const char *copy = key_copy(s, f.ev, f.ev_len);
 			if (!copy) {
 				s->oom = true;
 				return;
 			}
 			s->have_event = true;
 			s->event = copy;
-			s->event_len = ev_len;
-		}
-		if (s->o->keep_timeline) {
-			const char *t = c1;
-			while (t > rest && !is_ws(t[-1]))
-				t--;
-			uint64_t ns;
-			if (parse_time(t, (size_t)(c1 - t), &ns)) {
-				s->time_ns = ns;
-				if (!s->have_time) {
-					s->have_time = true;
-					s->first_time = ns;
-				}
-			}
-		}
-		if (c2) {
-			const char *p3 = c2 + 1;
-			const char *q = p3;
-			while (q < le && *q != ':' && *q != ' ')
-				q++;
-			q = q < le ? q + 1 : p3;
-			while (q < le && is_ws(*q))
-				q++;
-			if (q < le)
-				single = q;
+			s->event_len = f.ev_len;
 		}
 	}
-	if (!event_header(s, line, end - 1, comm, comm_len, pid, pid_len, tid, tid_len)) {
+	uint64_t ns;
+	if (s->o->keep_timeline && f.time && parse_time(f.time, f.time_len, &ns)) {
+		s->time_ns = ns;
+		if (!s->have_time) {
+			s->have_time = true;
+			s->first_time = ns;
+		}
+	}
+	s->events++;
+	if (!event_header(s, line, &f)) {
 		s->oom = true;
 		return;
 	}
-	if (single) {
-		stack_line(s, single, le);
+	if (f.rest) {
+		stack_line(s, f.rest, le);
 		s->in_event = false;
 	}
+}
+
+/* An event of a file whose lines have no header fields (perf script -F ip,sym): its first stack line starts it. */
+static void headerless_event(struct ps *s, const char *line)
+{
+	struct ps_fields f;
+	memset(&f, 0, sizeof f);
+	s->in_event = true;
+	s->period = 1;
+	s->events++;
+	if (!event_header(s, line, &f))
+		s->oom = true;
 }
 
 static void after_event(struct ps *s)
 {
 	if (s->stack.n && !s->skip) {
 		struct last_stack *L = &s->last[s->cur.idx];
-		size_t n = s->stack.n + 1;
+		size_t root = s->cur.root_frame != PROFILE_NOMEM, n = s->stack.n + root;
 		if (n > L->cap) {
 			size_t nc = grow_cap(n, L->cap);
 			if (!REALLOC_ARRAY(L->frames, nc) || !REALLOC_ARRAY(L->nodes, nc) || !REALLOC_ARRAY(L->prev, nc)) {
@@ -388,7 +510,7 @@ static void after_event(struct ps *s)
 		/* outermost first: the process frame, then the collected frames reversed; the part shared with the
 		 * thread's previous stack is reused, the rest goes down the prefix tree as one path */
 		for (size_t i = 0; i < n; i++)
-			L->frames[i] = i ? s->stack.v[s->stack.n - i] : s->cur.root_frame;
+			L->frames[i] = i || !root ? s->stack.v[s->stack.n - i - 1 + root] : s->cur.root_frame;
 		size_t k = 0;
 		while (k < n && k < L->n && L->nodes[k] != PROFILE_NOMEM && L->frames[k] == L->prev[k])
 			k++;
@@ -409,6 +531,7 @@ static void after_event(struct ps *s)
 		}
 		s->samples++;
 		s->with_period += s->have_period;
+		s->layout_confirmed = true;
 	}
 	s->in_event = false;
 	s->skip = false;
@@ -431,17 +554,23 @@ bool fmt_perf_script_sniff(const char *buf, size_t len)
 		if (line < t && *line != '#') {
 			looked++;
 			if (!ev) {
-				const char *c, *pd, *td;
-				size_t cl, pl, tl;
-				size_t off = event_parts(line, t, &c, &cl, &pd, &pl, &td, &tl);
-				if (!off || !memchr(line + off, ':', (size_t)(t - line - (ptrdiff_t)off)))
+				struct ps_layout L = { 0 };
+				struct ps_fields f;
+				/* a file of stack lines only (-F ip,sym): a tab, an address, a name */
+				if (*line == '\t' && looked == 1) {
+					const char *w = skip_blanks(line, t), *we = word_end(w, t);
+					if (hex_token(w, we) && we < t)
+						return true;
+				}
+				if (!event_fields(&L, line, t, &f) || (!f.ev && !f.pid && !f.time && !f.tid))
 					return false;
 				ev = line;
 				/* a one-frame stack on the event line itself: "... cycles:u:  ffff sym (module)" */
-				if (t[-1] == ')' && memchr(line + off, '(', (size_t)(t - line - (ptrdiff_t)off)))
+				if (f.rest && t[-1] == ')' && memchr(f.rest, '(', (size_t)(t - f.rest)))
 					return true;
 			} else {
-				/* the line after an event must be a stack line: "addr sym (module)" */
+				/* the line after an event must be a stack line: "addr sym (module)", or a tab, an
+				 * address and a name when perf script -F left the module out */
 				const char *q = line;
 				while (q < t && is_ws(*q))
 					q++;
@@ -451,7 +580,7 @@ bool fmt_perf_script_sniff(const char *buf, size_t len)
 				for (const char *h = q; h < sp; h++)
 					if (!is_hex(*h) && *h != 'x')
 						return false;
-				return t[-1] == ')' && memchr(sp, '(', (size_t)(t - sp)) != NULL;
+				return (t[-1] == ')' && memchr(sp, '(', (size_t)(t - sp)) != NULL) || *line == '\t';
 			}
 		} else if (line < t) {
 			/* comment */
@@ -491,9 +620,16 @@ void ps_run(struct ps *s, const char *buf, const char *end)
 			le--;
 		if (le == line)
 			after_event(s);
-		else if (s->in_event)
-			stack_line(s, line, le);
-		else {
+		else if (s->in_event) {
+			if (!srcline_line(line, le))
+				stack_line(s, line, le);
+		} else if (*line == '\t' && (s->layout.headerless || !s->layout.known) &&
+			   hex_token(skip_blanks(line, le), word_end(skip_blanks(line, le), le))) {
+			s->layout.known = s->layout.headerless = true;
+			headerless_event(s, line);
+			if (!s->oom)
+				stack_line(s, line, le);
+		} else {
 			event_line(s, line, le);
 			if (s->stack.n)
 				after_event(s);

@@ -63,7 +63,7 @@ static enum plumb_err read_error(struct fmt_stream *st, struct perr *e)
 	return perr_set(e, PLUMB_EIO, "cannot read %s: %s", st->name, strerror(errno));
 }
 
-/* The first raw bytes decide: gzip magic starts an inflating stream. */
+/* The first raw bytes decide: gzip magic starts an inflating stream, a UTF-16 byte-order mark a decoding one. */
 static enum plumb_err start(struct fmt_stream *st, struct perr *e)
 {
 	st->cap = READ_CHUNK;
@@ -90,6 +90,31 @@ static enum plumb_err start(struct fmt_stream *st, struct perr *e)
 		memcpy(st->raw, st->buf, 2);
 		st->zs.next_in = st->raw;
 		st->zs.avail_in = 2;
+		return PLUMB_OK;
+	}
+	if (got == 2 && (unsigned char)st->buf[0] == 0xff && (unsigned char)st->buf[1] == 0xfe)
+		st->utf16 = 1;
+	else if (got == 2 && (unsigned char)st->buf[0] == 0xfe && (unsigned char)st->buf[1] == 0xff)
+		st->utf16 = 2;
+	if (st->utf16) {
+		/* the byte-order mark is no data */
+		st->raw_cap = RAW_CHUNK;
+		if (!(st->raw = malloc(st->raw_cap)))
+			return perr_set(e, PLUMB_ENOMEM, "out of memory opening %s", st->name);
+		return PLUMB_OK;
+	}
+	if (got == 2 && (unsigned char)st->buf[0] == 0xef && (unsigned char)st->buf[1] == 0xbb) {
+		/* a UTF-8 byte-order mark is no data either */
+		ssize_t r = raw_read(st, st->buf + 2, 1);
+		if (r < 0)
+			return read_error(st, e);
+		got += (size_t)r;
+		if (got == 3 && (unsigned char)st->buf[2] == 0xbf)
+			got = 0;
+		else if (got < 3)
+			st->eof = true;
+		st->end = got;
+		st->total = got;
 		return PLUMB_OK;
 	}
 	st->end = got;
@@ -222,6 +247,77 @@ static ssize_t inflate_some(struct fmt_stream *st, struct perr *e)
 	}
 }
 
+static char *utf8_put(char *out, uint32_t cp)
+{
+	if (cp < 0x80) {
+		*out++ = (char)cp;
+	} else if (cp < 0x800) {
+		*out++ = (char)(0xc0 | cp >> 6);
+		*out++ = (char)(0x80 | (cp & 0x3f));
+	} else if (cp < 0x10000) {
+		*out++ = (char)(0xe0 | cp >> 12);
+		*out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*out++ = (char)(0x80 | (cp & 0x3f));
+	} else {
+		*out++ = (char)(0xf0 | cp >> 18);
+		*out++ = (char)(0x80 | ((cp >> 12) & 0x3f));
+		*out++ = (char)(0x80 | ((cp >> 6) & 0x3f));
+		*out++ = (char)(0x80 | (cp & 0x3f));
+	}
+	return out;
+}
+
+/* Decodes UTF-16 into UTF-8 in buf[end, cap) (fill keeps at least 8 bytes of room): returns bytes produced (0
+ * with eof set at the end), or -1 on error. A lone surrogate is U+FFFD; an odd last byte is dropped. */
+static ssize_t utf16_some(struct fmt_stream *st, struct perr *e)
+{
+	for (;;) {
+		size_t have = st->raw_len - st->raw_pos;
+		if (have < 4 && !st->raw_eof) {
+			memmove(st->raw, st->raw + st->raw_pos, have);
+			st->raw_pos = 0;
+			st->raw_len = have;
+			ssize_t r = raw_read(st, st->raw + have, st->raw_cap - have);
+			if (r < 0) {
+				read_error(st, e);
+				return -1;
+			}
+			if (r == 0)
+				st->raw_eof = true;
+			st->raw_len += (size_t)r;
+			continue;
+		}
+		const unsigned char *in = st->raw + st->raw_pos, *ie = st->raw + st->raw_len;
+		char *start = st->buf + st->end, *out = start, *oe = st->buf + st->cap;
+		bool le = st->utf16 == 1;
+		while (ie - in >= 2 && oe - out >= 4) {
+			uint32_t u = le ? (uint32_t)in[0] | (uint32_t)in[1] << 8 : (uint32_t)in[0] << 8 | in[1];
+			size_t used = 2;
+			if (u >= 0xd800 && u < 0xdc00) {
+				if (ie - in < 4 && !st->raw_eof)
+					break; /* the pair's second half is in the next read */
+				uint32_t u2 = ie - in < 4 ? 0 : le ? (uint32_t)in[2] | (uint32_t)in[3] << 8
+								   : (uint32_t)in[2] << 8 | in[3];
+				if (u2 >= 0xdc00 && u2 < 0xe000) {
+					u = 0x10000 + ((u - 0xd800) << 10) + (u2 - 0xdc00);
+					used = 4;
+				} else {
+					u = 0xfffd;
+				}
+			} else if (u >= 0xdc00 && u < 0xe000) {
+				u = 0xfffd;
+			}
+			out = utf8_put(out, u);
+			in += used;
+		}
+		st->raw_pos = (size_t)(in - st->raw);
+		if (st->raw_eof && ie - in < 2)
+			st->eof = true;
+		if (out > start || st->eof)
+			return (ssize_t)(out - start);
+	}
+}
+
 /* Reads more data into the window: unread data moves to its start first, and the window doubles when it is full
  * (or holds less than `need` bytes). Returns 1 when data came, 0 at the end, -1 on error. */
 static int fill(struct fmt_stream *st, size_t need, struct perr *e)
@@ -233,7 +329,7 @@ static int fill(struct fmt_stream *st, size_t need, struct perr *e)
 		st->end -= st->pos;
 		st->pos = 0;
 	}
-	if (st->end == st->cap || need > st->cap) {
+	if (st->end == st->cap || need > st->cap || (st->utf16 && st->cap - st->end < 8)) {
 		size_t nc = st->cap * 2 < need ? need : st->cap * 2;
 		char *nb = realloc(st->buf, nc + 1);
 		if (!nb) {
@@ -246,6 +342,8 @@ static int fill(struct fmt_stream *st, size_t need, struct perr *e)
 	ssize_t got;
 	if (st->gz) {
 		got = inflate_some(st, e);
+	} else if (st->utf16) {
+		got = utf16_some(st, e);
 	} else {
 		size_t room = st->cap - st->end;
 		got = raw_read(st, st->buf + st->end, room < READ_CHUNK ? room : READ_CHUNK);
@@ -264,7 +362,7 @@ static int fill(struct fmt_stream *st, size_t need, struct perr *e)
 	}
 	st->end += (size_t)got;
 	st->total += (uint64_t)got;
-	if ((st->gz || !st->regular) && st->max_total && st->total > st->max_total) {
+	if ((st->gz || st->utf16 || !st->regular) && st->max_total && st->total > st->max_total) {
 		over_cap(st, e);
 		return -1;
 	}

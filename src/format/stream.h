@@ -1,6 +1,8 @@
 /* stream.h — every input is read as a bounded stream (docs/design.md §6.6): a window of bytes refilled from a
  * file, a pipe or a buffer, gunzipped on the way (zlib's streaming inflate) when the data starts with the gzip
- * magic, so a reader's memory grows with what the profile holds, never with the input's length. The caps, each
+ * magic, and decoded to UTF-8 when it starts with a UTF-16 byte-order mark (little- or big-endian; an unpaired
+ * surrogate reads as U+FFFD; a UTF-8 byte-order mark is dropped), so a reader's memory grows with what the profile holds, never with the input's
+ * length. The caps, each
  * ending the read with PLUMB_EFORMAT (exit 5) and where it stopped:
  *   FMT_MAX_LINE      one line of a text format (folded, perf script)
  *   FMT_MAX_FRAMES    frames in one stack, in every reader
@@ -41,6 +43,8 @@ struct fmt_stream {
 	unsigned char *raw;      /* compressed bytes read, not inflated yet */
 	size_t raw_cap;
 	bool raw_eof;
+	int utf16;               /* 1 little-endian, 2 big-endian UTF-16 (after its byte-order mark), read as UTF-8 */
+	size_t raw_pos, raw_len; /* UTF-16 bytes read, not decoded yet: raw[raw_pos, raw_len) */
 	/* the window: buf[pos, end) is data not handed out yet */
 	char *buf;
 	size_t cap, pos, end;

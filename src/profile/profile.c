@@ -562,6 +562,31 @@ uint64_t profile_total_samples(const struct profile *p)
 	return p->total_samples;
 }
 
+void profile_spread_samples(struct profile *p, uint64_t samples)
+{
+	if (!p->total_weight)
+		return;
+	/* each count gets the samples up to its cumulative weight less those before it: exact total, and each
+	 * within one of its proportional share */
+	unsigned __int128 cum = 0;
+	uint64_t before = 0;
+	for (size_t i = 0; i < p->ncounts; i++) {
+		cum += p->counts[i].weight;
+		uint64_t upto = (uint64_t)(cum * samples / p->total_weight);
+		p->counts[i].samples = upto - before;
+		before = upto;
+	}
+	cum = 0;
+	before = 0;
+	for (size_t i = 0; i < p->ntimeline; i++) {
+		cum += p->timeline[i].weight;
+		uint64_t upto = (uint64_t)(cum * samples / p->total_weight);
+		p->timeline[i].samples = upto - before;
+		before = upto;
+	}
+	p->total_samples = samples;
+}
+
 struct profile_meta *profile_meta(struct profile *p)
 {
 	return &p->meta;

@@ -164,6 +164,10 @@ const struct profile_sample *profile_timeline(const struct profile *p, size_t *n
 /* Sum of all weights, and of all sample counts. */
 uint64_t profile_total_weight(const struct profile *p);
 uint64_t profile_total_samples(const struct profile *p);
+/* Shares `samples` samples out over the counts (and the timeline) in proportion to their weights, so they add up
+ * to exactly that many: for a format that keeps weights and only their total number of samples (folded text with
+ * its "# plumb:" line). Nothing happens when the total weight is 0. */
+void profile_spread_samples(struct profile *p, uint64_t samples);
 
 /* Value columns: profiles that measure several things per (stack, thread) — an allocation profile's objects and
  * bytes allocated, in use at exit, at the peak, freed — keep them as named columns beside the weight (which stays

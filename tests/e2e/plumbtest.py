@@ -47,12 +47,13 @@ def plumb(*args, debug=True, timeout=120, input=None, extra_env=None, cwd=None):
 
 
 def read_folded(path):
-    """Returns [(frames list outermost first, count)] in file order."""
+    """Returns [(frames list outermost first, count)] in file order; comment lines (plumb's `# plumb:` unit line)
+    are skipped, as flamegraph.pl skips them."""
     rows = []
     with open(path) as f:
         for line in f:
             line = line.rstrip("\n")
-            if not line:
+            if not line or line.startswith("#"):
                 continue
             stack, _, count = line.rpartition(" ")
             rows.append((stack.split(";"), int(count)))

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "analyze/analyze.h"
 
@@ -108,6 +109,46 @@ static void test_hot_diff__weights_scaled_to_samples(void **state)
 	free(rows);
 }
 
+static struct hot_table table_of(const char *const *names, size_t n)
+{
+	struct hot_table t = { calloc(n, sizeof(struct hot_row)), n };
+	for (size_t i = 0; i < n; i++) {
+		t.rows[i].name = strdup(names[i]);
+		t.rows[i].count = 10;
+	}
+	return t;
+}
+
+static void table_free(struct hot_table *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].name);
+	free(t->rows);
+}
+
+static void test_hot_diff__unify_names(void **state)
+{
+	(void)state;
+	/* perf script names functions alone; plumb's own profiles add the file or module and _[k] */
+	const char *perf[] = { "burn", "spin", "schedule", "dup", "only_perf", "static_fn (a.c)" };
+	const char *own[] = { "burn (targets/split.c)", "spin (libspin.so)", "schedule_[k]", "dup (x.c)", "dup (y.c)",
+			      "static_fn (b.c)" };
+	struct hot_table a = table_of(perf, 6), b = table_of(own, 6);
+	assert_true(hot_diff_unify_names(&a, &b));
+	assert_string_equal(a.rows[0].name, "burn (targets/split.c)");
+	assert_string_equal(a.rows[1].name, "spin (libspin.so)");
+	assert_string_equal(a.rows[2].name, "schedule_[k]");
+	/* two rows of one function on a side: which one it is cannot be told */
+	assert_string_equal(a.rows[3].name, "dup");
+	assert_string_equal(a.rows[4].name, "only_perf");
+	/* two known, different files are two functions */
+	assert_string_equal(a.rows[5].name, "static_fn (a.c)");
+	assert_string_equal(b.rows[5].name, "static_fn (b.c)");
+	assert_string_equal(b.rows[0].name, "burn (targets/split.c)");
+	table_free(&a);
+	table_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -115,6 +156,7 @@ int main(void)
 		cmocka_unit_test(test_hot_diff__holm),
 		cmocka_unit_test(test_hot_diff__noise_and_signal),
 		cmocka_unit_test(test_hot_diff__weights_scaled_to_samples),
+		cmocka_unit_test(test_hot_diff__unify_names),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

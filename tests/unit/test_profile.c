@@ -99,6 +99,28 @@ static void test_profile__timeline_when_asked(void **state)
 	profile_free(p);
 }
 
+static void test_profile__spread_samples(void **state)
+{
+	(void)state;
+	/* weights in nanoseconds over 7 samples: shared by weight, exactly 7 in all, each within one of its share */
+	struct profile *p = profile_new();
+	uint32_t f[3] = { user_frame(p, "a", "", 0, ""), user_frame(p, "b", "", 0, ""), user_frame(p, "c", "", 0, "") };
+	uint32_t t = profile_thread(p, 1, 1, "");
+	uint64_t w[3] = { 3000, 2500, 1500 };
+	for (int i = 0; i < 3; i++)
+		assert_true(profile_add_weighted(p, profile_stack_from(p, &f[i], 1), t, 0, w[i], w[i]));
+	profile_spread_samples(p, 7);
+	size_t n;
+	const struct profile_count *c = profile_counts(p, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(c[0].samples + c[1].samples + c[2].samples, 7);
+	assert_int_equal(c[0].samples, 3);
+	assert_true(c[1].samples >= 2 && c[1].samples <= 3 && c[2].samples >= 1 && c[2].samples <= 2);
+	assert_int_equal(profile_total_samples(p), 7);
+	assert_int_equal(profile_total_weight(p), 7000);
+	profile_free(p);
+}
+
 static char *label_of(struct profile *p, uint32_t frame, unsigned flags)
 {
 	struct sbuf sb = SBUF_INIT;
@@ -355,6 +377,7 @@ int main(void)
 		cmocka_unit_test(test_profile__interning),
 		cmocka_unit_test(test_profile__aggregation_is_bounded_by_distinct_stacks),
 		cmocka_unit_test(test_profile__timeline_when_asked),
+		cmocka_unit_test(test_profile__spread_samples),
 		cmocka_unit_test(test_profile__labels),
 		cmocka_unit_test(test_profile__folded_order_and_merge),
 		cmocka_unit_test(test_profile__folded_ties_in_byte_order),
