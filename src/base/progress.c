@@ -41,7 +41,7 @@ bool progress_wanted(int fd)
 	if (term && strcmp(term, "dumb") == 0)
 		return false;
 	const char *want = getenv("PLUMB_PROGRESS");
-	if (want && !gate_value_enabled(want))
+	if (want && gate_value_read(want) == GATE_OFF)
 		return false;
 	return true;
 }
