@@ -66,3 +66,20 @@ size_t shown_escape(char *dst, size_t size, const char *s, size_t len, size_t ma
 	dst[j] = '\0';
 	return j;
 }
+
+bool shown_fputs(const char *s, FILE *out)
+{
+	size_t n = strlen(s), i = 0, plain = 0;
+	bool ok = true;
+	while (i < n) {
+		char esc[SHOWN_ESC_MAX];
+		size_t el, take = shown_char(s + i, n - i, esc, &el);
+		if (el) {
+			ok &= fwrite(s + plain, 1, i - plain, out) == i - plain && fwrite(esc, 1, el, out) == el;
+			plain = i + take;
+		}
+		i += take;
+	}
+	ok &= fwrite(s + plain, 1, n - plain, out) == n - plain;
+	return ok;
+}

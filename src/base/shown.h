@@ -8,7 +8,9 @@
 #ifndef PLUMB_BASE_SHOWN_H
 #define PLUMB_BASE_SHOWN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The longest escape one character becomes ("\u202e"), without a NUL. */
 #define SHOWN_ESC_MAX 6
@@ -22,5 +24,9 @@ size_t shown_char(const char *s, size_t n, char esc[SHOWN_ESC_MAX], size_t *esc_
 /* s[0..len) made safe into dst[0..size) (size >= 64; always NUL-terminated): at most `max` bytes of s are
  * shown, then " [... N more bytes]"; an escape or a character is never cut in two. Returns the bytes written. */
 size_t shown_escape(char *dst, size_t size, const char *s, size_t len, size_t max);
+
+/* Writes s escaped to out (a text report on stdout: frame, thread and stage names); nothing is cut (labels are
+ * capped where they are made, docs/design.md §4.1). Returns false when a write failed. */
+bool shown_fputs(const char *s, FILE *out);
 
 #endif
