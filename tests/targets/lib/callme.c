@@ -8,7 +8,9 @@
  *   void_work     a void function (its return register holds garbage: plumb must not call that a failure)
  *   threads200    starts and joins 200 threads in waves of 20; thread i is named w<i> and burns ~15 ms of CPU
  *   fork_returns_five  forks: the host returns 5; the forked copy returns 0 from the same call, after the host
- *                 has exited (it waits for the end of a pipe the host holds) — the call "returns twice" */
+ *                 has exited (it waits for the end of a pipe the host holds) — the call "returns twice"
+ *   setsid_child  forks a child that leaves the session (setsid), writes its pid to $CALLME_PIDFILE and sleeps
+ *                 60 s; returns 0 at once: plumb must not leave that child running */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -133,6 +135,34 @@ NOINLINE int fork_returns_five(void)
 	}
 	close(fds[0]);
 	return 5 + (int)(sink & 0);
+}
+
+NOINLINE int setsid_child(void)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return 99;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		setsid();
+		const char *path = getenv("CALLME_PIDFILE");
+		FILE *f = path ? fopen(path, "w") : NULL;
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+		close(fds[1]); /* the pid is written */
+		sleep(60);
+		_exit(0);
+	}
+	close(fds[1]);
+	char c;
+	while (read(fds[0], &c, 1) > 0) /* end of file: the child wrote its pid and is in its own session */
+		;
+	close(fds[0]);
+	sink = burn(200);
+	return pid > 0 ? 0 : 98;
 }
 
 NOINLINE void void_work(void)
