@@ -244,16 +244,20 @@ class FateByBackend(Marked):
     def test_call_ends_the_setsid_child_it_started(self):
         # issue 27: a function that forks a child which leaves the session (setsid) left it running after plumb
         # exited; the --call host is a subreaper and ends what the call started before it reports the return
-        pidfile = self.path("child.pid")
-        r = subprocess.run([PLUMB, "record", "--call", CALLME + ":setsid_child", "-o", self.path("s.folded")],
-                           env=env(PLUMB_FATE_MARK=self.mark, CALLME_PIDFILE=pidfile), capture_output=True, text=True,
-                           timeout=120, preexec_fn=no_core)
-        self.assertIn("setsid_child() returned 0.", r.stderr)
-        self.assertEqual(r.returncode, 0, r.stderr)
+        # output to files: a child left running would hold a pipe open, and reading it to its end would wait
+        pidfile, errfile = self.path("child.pid"), self.path("err.txt")
+        with open(errfile, "w") as err, open(self.path("out.txt"), "w") as out:
+            rc = subprocess.run([PLUMB, "record", "--call", CALLME + ":setsid_child", "-o", self.path("s.folded")],
+                                env=env(PLUMB_FATE_MARK=self.mark, CALLME_PIDFILE=pidfile), stdout=out, stderr=err,
+                                timeout=120, preexec_fn=no_core).returncode
+        with open(errfile) as f:
+            stderr = f.read()
         with open(pidfile) as f:
             child = int(f.read())
         self.assertNotIn(child, marked(self.mark), "the setsid child is still running after plumb exited")
         self.assertEqual(marked(self.mark), [])
+        self.assertIn("setsid_child() returned 0.", stderr)
+        self.assertEqual(rc, 0, stderr)
 
     @real_build
     def test_one_tick_is_one_tick(self):

@@ -161,7 +161,7 @@ NOINLINE int setsid_child(void)
 	while (read(fds[0], &c, 1) > 0) /* end of file: the child wrote its pid and is in its own session */
 		;
 	close(fds[0]);
-	sink = burn(200);
+	sink = burn(3000);
 	return pid > 0 ? 0 : 98;
 }
 
