@@ -5,6 +5,7 @@
  * messages and the output file of both. */
 #include "cmd/cmd.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +47,10 @@ static enum plumb_err diff_folded_write(const struct diff_folded_opts *dopt, con
 	rc = atomic_open(&af, output, e);
 	if (!rc && (rc = diff_folded_from_readers(dopt, &side[0], &side[1], af.fp, e)))
 		atomic_abort(&af);
-	else if (!rc && ferror(af.fp)) {
+	else if (!rc && (fflush(af.fp) != 0 || ferror(af.fp))) { /* the flush fails again and says why (ENOSPC) */
+		int err = errno;
 		atomic_abort(&af);
-		rc = perr_set(e, PLUMB_EOUTPUT, "cannot write %s", output);
+		rc = fmt_write_failed(output, err, e);
 	} else if (!rc) {
 		rc = atomic_commit(&af, e);
 	}

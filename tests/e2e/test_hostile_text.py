@@ -6,9 +6,10 @@ import os
 import stat
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, TempDir, env, main, plumb, target  # noqa: E402
+from plumbtest import PLUMB, TempDir, env, main, needs_root, plumb, target  # noqa: E402
 
 # The eight secret shapes a stage name carried verbatim (the name, and the part of it that must not survive).
 STAGE_SHAPES = [
@@ -76,6 +77,64 @@ class EscapedMessages(TempDir):
             frames = [fr for line in f for fr in line.rsplit(" ", 1)[0].split(";")]
         self.assertIn("A" * (16 << 10) + "...", frames)
         self.assertTrue(all(len(fr) <= (16 << 10) + 3 for fr in frames))
+
+
+class NothingReadAndWriteErrors(TempDir):
+    def test_an_input_with_no_sample_is_exit_5(self):
+        # a comment-only folded file, and a stage file whose first '{' was flipped (read as perf script text), held
+        # no sample and read as an empty profile with exit 0
+        comments = self.path("c.folded")
+        with open(comments, "w") as f:
+            f.write("# just a comment\n# another one\n")
+        flipped = self.path("flipped.json")
+        with open(flipped, "w") as f:
+            f.write('["schema": "plumb.stages.v1", "time_unit": "ms", "time_origin": "profile_start",\n'
+                    ' "stages": [{"name": "command", "start_ms": 0.0, "end_ms": 10.0}]}\n')
+        for path in (comments, flipped):
+            for args in (("hot", path), ("convert", path, "-o", self.path("o.json")), ("flame", path, "-o",
+                                                                                        self.path("o.svg"))):
+                r = plumb(*args, debug=False)
+                self.assertEqual(r.returncode, 5, (args, r.stdout, r.stderr))
+                if args[0] != "flame":  # flame reads folded text only: the flipped file is not folded there
+                    self.assertIn("holds no sample", r.stderr)
+                self.assertEqual(len(r.stderr.splitlines()), 1, r.stderr)
+            self.assertFalse(os.path.exists(self.path("o.json")))
+
+    def test_a_full_disk_says_why(self):
+        needs_root("it mounts a 64 KiB tmpfs to fill")
+        a = self.path("a.folded")
+        with open(a, "w") as f:
+            for i in range(20000):
+                f.write("main;fn%d;leaf%d %d\n" % (i, i, i % 7 + 1))
+        full = self.path("full")
+        os.mkdir(full)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", full], check=True, timeout=30)
+        try:
+            r = plumb("diff", "--folded", a, a, "-o", os.path.join(full, "out.folded"), debug=False)
+            self.assertEqual(r.returncode, 6, r.stderr)
+            self.assertIn("No space left on device", r.stderr)
+            self.assertEqual(os.listdir(full), [], "a temporary file was left behind")
+        finally:
+            subprocess.run(["umount", full], check=True, timeout=30)
+
+    def test_a_fifo_no_one_reads_is_given_up(self):
+        src = self.path("x.folded")
+        with open(src, "w") as f:
+            f.write("main;a 3\nmain;b 2\n")
+        fifo = self.path("out.fifo")
+        os.mkfifo(fifo)
+        t0 = time.monotonic()
+        r = plumb("convert", src, "--to", "folded", "-o", fifo, debug=False, timeout=30)
+        took = time.monotonic() - t0
+        self.assertEqual(r.returncode, 6, r.stderr)
+        self.assertIn("no one read", r.stderr)
+        self.assertLess(took, 8, "it waited %.1f s" % took)
+        # with a reader it is written in place, whole
+        reader = subprocess.Popen(["cat", fifo], stdout=subprocess.PIPE, text=True)
+        r = plumb("convert", src, "--to", "folded", "-o", fifo, debug=False, timeout=30)
+        out, _ = reader.communicate(timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(sorted(out.splitlines()), ["main;a 3", "main;b 2"])
 
 
 class RedactedStageNames(TempDir):
