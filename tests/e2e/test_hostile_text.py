@@ -88,8 +88,10 @@ class NothingReadAndWriteErrors(TempDir):
             f.write("# just a comment\n# another one\n")
         flipped = self.path("flipped.json")
         with open(flipped, "w") as f:
-            f.write('["schema": "plumb.stages.v1", "time_unit": "ms", "time_origin": "profile_start",\n'
-                    ' "stages": [{"name": "command", "start_ms": 0.0, "end_ms": 10.0}]}\n')
+            # as record writes a stage file, its first '{' flipped to '['
+            f.write('["schema": "plumb.stages.v1", "time_unit": "ms", "time_origin": "profile_start", "stages": [\n'
+                    '  {"name": "command", "start_ms": 0.000, "end_ms": 294.381},\n'
+                    '  {"name": "parse", "start_ms": 6.373, "end_ms": 66.097}\n]}\n')
         for path in (comments, flipped):
             for args in (("hot", path), ("convert", path, "-o", self.path("o.json")), ("flame", path, "-o",
                                                                                         self.path("o.svg"))):
