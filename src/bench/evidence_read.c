@@ -17,6 +17,7 @@
 #include "base/json_tree.h"
 #include "base/readall.h"
 #include "base/redact.h"
+#include "base/shown.h"
 #include "base/utf8.h"
 
 struct rd {
@@ -152,6 +153,14 @@ static enum plumb_err add_sample_json(struct rd *r, struct bench_evidence *ev, j
 	/* an artifact plumb did not write (or an older one) is redacted as it is read: report, compare and baseline
 	 * show never print a sample's secret (docs/design.md §3.6) */
 	char *tag_text = NULL, *red_name = redact_dup(json_string_value(name));
+	if (red_name) { /* a control byte in a metric name is kept escaped: every report prints names (§3.3) */
+		size_t n = strlen(red_name), cap = n * SHOWN_ESC_MAX + 64;
+		char *shown = malloc(cap);
+		if (shown)
+			shown_escape(shown, cap, red_name, n, n);
+		free(red_name);
+		red_name = shown;
+	}
 	if (!red_name || !bench_tags_redacted(tags, &tag_text)) {
 		free(red_name);
 		return perr_set(r->e, PLUMB_ENOMEM, "out of memory");

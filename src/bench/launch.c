@@ -23,6 +23,7 @@
 #include "os/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/shown.h"
 #include "bench/machine.h"
 #include "bench/runner.h"
 
@@ -50,7 +51,13 @@ bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, l
 		/* the name and the tags are redacted here, where the sample is captured: the artifact holds only that
 		 * form (a program may name a sample after its input, docs/design.md §3.6) */
 		sbuf_addf(&full, "%s.", case_name);
-		redact_append(&full, json_string_value(name), json_string_length(name));
+		struct sbuf red = SBUF_INIT;
+		redact_append(&red, json_string_value(name), json_string_length(name));
+		char shown[1024 + 64]; /* a name is an identifier: any control byte in it is kept escaped (§3.3) */
+		shown_escape(shown, sizeof shown, red.buf, red.len, 1024);
+		sbuf_addstr(&full, shown);
+		full.oom |= red.oom;
+		sbuf_release(&red);
 		char *tag_text = NULL;
 		bool tags_ok = !json_is_object(tags) || bench_tags_redacted(tags, &tag_text);
 		ok = tags_ok && !full.oom && bench_evidence_add_sample(ev, full.buf, kind ? json_string_value(kind) : "",

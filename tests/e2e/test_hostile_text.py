@@ -63,6 +63,27 @@ class EscapedMessages(TempDir):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.no_raw_control("hot's report", r.stdout + r.stderr)
         self.assertIn(b"ev\\x1b]0il\\x07", r.stdout)
+        r = run_bytes("diff", folded, folded)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.no_raw_control("diff's report", r.stdout + r.stderr)
+        # a bench sample named with escape sequences: every report prints metric names
+        script = self.path("emit.sh")
+        with open(script, "w") as f:
+            f.write("#!/bin/sh\nprintf '%s\\n' '{\"name\":\"m\\u001b]0;PWN\\u0007x\",\"value\":1.5}' "
+                    ">> \"$PLUMB_SAMPLES\"\n")
+        os.chmod(script, stat.S_IRWXU)
+        suite = self.path("esc.ini")
+        with open(suite, "w") as f:
+            f.write("[case c]\nrun = %s\n" % script)
+        art = self.path("esc.json")
+        r = run_bytes("bench", "run", suite, "--repeats", "3", "--warmup", "0", "--out", art)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.no_raw_control("bench run", r.stdout + r.stderr)
+        for args in (("report", art), ("report", art, "--markdown"), ("compare", art, art)):
+            r = run_bytes("bench", *args)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.no_raw_control("bench " + " ".join(args[:1] + args[2:]), r.stdout + r.stderr)
+            self.assertIn(b"c.m\\x1b]0;PWN\\x07x", r.stdout)
 
     def test_a_huge_name_is_capped(self):
         # a 1 MiB function name (the 200 MB perf-map name, smaller) is kept as its first 16 KiB and "..."
