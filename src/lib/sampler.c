@@ -7,7 +7,6 @@
  * wrapping pthread_create. Invariant: the signal handler allocates nothing, takes no lock and calls no unwinder — it
  * copies the registers and a bounded slice of the stack into a preallocated slot of the ring
  * (inproc_ring.h) and returns; plumb unwinds outside the target. */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -23,7 +22,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -344,58 +342,6 @@ static void call_failed(const char *what, const char *err)
 
 /* `plumb record --call LIB:SYMBOL`: plumb runs itself with this library preloaded; we load LIB, resolve
  * SYMBOL, sample while it runs, and exit without ever returning to plumb's main(). */
-/* Kills every process listed in /proc/self/task/TID/children (the host's children, with the orphans a subreaper
- * is given); returns how many it signalled. */
-static int kill_children(void)
-{
-	DIR *d = opendir("/proc/self/task");
-	if (!d)
-		return 0;
-	int n = 0;
-	struct dirent *de;
-	while ((de = readdir(d)) != NULL) {
-		if (de->d_name[0] == '.')
-			continue;
-		char path[64], buf[4096];
-		snprintf(path, sizeof path, "/proc/self/task/%s/children", de->d_name);
-		FILE *f = fopen(path, "re");
-		if (!f)
-			continue;
-		size_t got = fread(buf, 1, sizeof buf - 1, f);
-		fclose(f);
-		buf[got] = '\0';
-		for (char *p = buf, *end; *p; p = end) {
-			long pid = strtol(p, &end, 10);
-			if (end == p)
-				break;
-			if (pid > 0 && kill((pid_t)pid, SIGKILL) == 0)
-				n++;
-		}
-	}
-	closedir(d);
-	return n;
-}
-
-/* Ends what the called function started and left running (docs/design.md §5.4): the host is a child subreaper
- * (set before the call), so a process the function forked that left the session (setsid) or was orphaned comes
- * back to the host instead of init; each is killed and reaped until none is left (at most ~2 s). */
-static void end_descendants(void)
-{
-	for (int round = 0; round < 2000; round++) {
-		int signalled = kill_children();
-		bool reaped = false;
-		pid_t w;
-		while ((w = waitpid(-1, NULL, WNOHANG)) > 0)
-			reaped = true;
-		if (w < 0 && errno == ECHILD)
-			return; /* no child at all, dead or alive */
-		if (!signalled && !reaped) {
-			struct timespec nap = { 0, 1000000 };
-			nanosleep(&nap, NULL);
-		}
-	}
-}
-
 static void run_call(const char *lib, const char *sym)
 {
 	atomic_store_explicit(&ring->call_state, CALL_LOADING, memory_order_release);
@@ -411,7 +357,6 @@ static void run_call(const char *lib, const char *sym)
 	wait_ack(2000000000ull);
 	atomic_store_explicit(&ring->call_state, CALL_RUNNING, memory_order_release);
 	register_thread();
-	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); /* what the call starts stays below the host (end_descendants) */
 	int r = invoke(fn);
 	if (atomic_load(&ring->attached) != (uint32_t)getpid()) {
 		/* A process the function forked returned from it too: only the host's return is the call's. */
@@ -420,7 +365,6 @@ static void run_call(const char *lib, const char *sym)
 		_exit(0);
 	}
 	ring->call_ret = r;
-	end_descendants();
 	atomic_store_explicit(&ring->call_state, CALL_RETURNED, memory_order_release);
 	unregister_thread(NULL);
 	fflush(NULL);
