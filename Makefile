@@ -40,6 +40,7 @@ LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/os/home.c src/os/atomic.
 	src/os/store.c src/os/fs.c src/base/str.c src/os/announce.c src/os/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
 LIB_SRC  += src/os/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
 LIB_SRC  += src/base/progress.c  # err.c erases a progress line before a message (libplumb never draws one)
+LIB_SRC  += src/base/shown.c  # err.c escapes what it prints
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
 PRELOAD_SRC := src/lib/sampler.c src/lib/alloc.c src/lib/preload_common.c src/base/gate.c src/base/clock.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)

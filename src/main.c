@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -105,7 +106,11 @@ int main(int argc, char **argv)
 			cmd = c;
 	if (!cmd)
 		return perr_fail(EXIT_USAGE, "'%s' is not a plumb command (see plumb --help)", name);
-	if (gated(cmd->name) && !gate_enabled() && !asks(argc - 1, argv + 1, "--help", "-h"))
+	if (gated(cmd->name) && !gate_enabled() && !asks(argc - 1, argv + 1, "--help", "-h")) {
+		if (gate_value_read(getenv("PLUMB_DEBUG")) == GATE_UNKNOWN) /* the one place the note is printed */
+			perr_warn("PLUMB_DEBUG=%s is not understood, so the switch is off (on: 1, true, yes, on)",
+				  getenv("PLUMB_DEBUG"));
 		return perr_fail(EXIT_FAILED, "%s: " GATE_HOWTO, name);
+	}
 	return finish_stdout(cmd->fn(argc - 1, argv + 1));
 }

@@ -1,11 +1,22 @@
-/* gate.h — the debug switch (docs/design.md §3.1): sampling and recording happen only when PLUMB_DEBUG is true. */
+/* gate.h — the debug switch (docs/design.md §3.1): sampling and recording happen only when PLUMB_DEBUG is true.
+ * Only the documented on-values turn it on; anything else is off. Nothing here prints: plumb's dispatcher says
+ * when a value was not understood (libplumb, inside someone else's program, stays silent). */
 #ifndef PLUMB_BASE_GATE_H
 #define PLUMB_BASE_GATE_H
 
 #include <stdbool.h>
 
-/* True when `value` reads as enabled: set, non-empty, and not 0/false/no/off (any case, surrounding
- * blanks ignored). NULL reads as disabled. */
+enum gate_reading {
+	GATE_OFF,      /* unset, empty, 0/false/no/off */
+	GATE_ON,       /* 1/true/yes/on */
+	GATE_UNKNOWN,  /* anything else: off, and worth a note */
+};
+
+/* How `value` reads: 1, true, yes, on (any case, surrounding blanks ignored) are on; NULL, empty, 0, false,
+ * no, off are off; anything else ("disabled", "junk", "-1", "00", "2") is GATE_UNKNOWN, which is off. */
+enum gate_reading gate_value_read(const char *value);
+
+/* gate_value_read(value) == GATE_ON. */
 bool gate_value_enabled(const char *value);
 
 /* gate_value_enabled(getenv("PLUMB_DEBUG")). */

@@ -14,6 +14,7 @@
 
 #include "base/clock.h"
 #include "base/gate.h"
+#include "base/shown.h"
 
 #define LABEL_MAX 160
 #define LINE_MAX_BYTES 512
@@ -41,7 +42,7 @@ bool progress_wanted(int fd)
 	if (term && strcmp(term, "dumb") == 0)
 		return false;
 	const char *want = getenv("PLUMB_PROGRESS");
-	if (want && !gate_value_enabled(want))
+	if (want && gate_value_read(want) == GATE_OFF)
 		return false;
 	return true;
 }
@@ -69,7 +70,9 @@ void progress_label(struct progress *p, const char *label)
 {
 	if (!p)
 		return;
-	snprintf(p->label, sizeof p->label, "%s", label ? label : "");
+	label = label ? label : "";
+	/* a label names an input ("reading PATH"): escaped by the one escaper, so the line stays one line */
+	shown_escape(p->label, sizeof p->label, label, strlen(label), sizeof p->label);
 	p->redraw = true;
 }
 

@@ -197,7 +197,7 @@ static size_t match_auth_scheme(const char *s, size_t i, size_t len, size_t *kee
 /* Names whose value after '=' or ':' is a credential: any name ending in one of the long words ("api_token",
  * "DB_PASSWORD"), and the short ones ("pw", "tok") only as the whole name or its last part ("db_pw", "gh-tok"),
  * so that words merely ending in them ("stock=") are left alone. */
-static bool secret_name(const char *name, size_t n)
+bool redact_is_secret_key(const char *name, size_t n)
 {
 	static const char *const suffixes[] = { "token", "key", "secret", "password", "passwd", "pwd", "sig",
 		"signature", "credential", "credentials", "apikey", "auth", "session" };
@@ -231,8 +231,11 @@ static size_t match_key_value(const char *s, size_t i, size_t len, bool path)
 	size_t b = i;
 	while (b > 0 && (isalnum((unsigned char)s[b - 1]) || s[b - 1] == '_' || s[b - 1] == '-'))
 		b--;
-	if (b == i || !secret_name(s + b, i - b))
+	if (b == i || !redact_is_secret_key(s + b, i - b))
 		return 0;
+	if (b > 0 && s[b - 1] == '/') /* the key is a path component ("/x/token=CANARY/prog" in a command line): its
+					 value ends at the next '/', so the program's name is kept */
+		path = true;
 	size_t v = i + 1;
 	while (v < len && !ends_value((unsigned char)s[v]) && !(path && s[v] == '/'))
 		v++;

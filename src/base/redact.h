@@ -8,6 +8,7 @@
 #ifndef PLUMB_BASE_REDACT_H
 #define PLUMB_BASE_REDACT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "base/sbuf.h"
@@ -28,6 +29,9 @@ char *redact_path_dup(const char *s);
 /* The same for a message to a person: a path under the home directory reads "~/.local/state/plumb/x.json" (its
  * home prefix written as "~/", not dropped, so it does not read as a relative path). */
 char *redact_dup_message(const char *s);
+/* Whether a name holds a credential as its value ("token", "api_key", "DB_PASSWORD", "db_pw"): the names whose
+ * "=value" the redactor replaces, for a caller holding a key and its value apart (a bench sample's tags). */
+bool redact_is_secret_key(const char *name, size_t n);
 /* Overrides the home directory used for prefix dropping (NULL: use $HOME). For tests. */
 void redact_set_home(const char *home);
 

@@ -583,7 +583,7 @@ static int catalog_key(struct catalog_ctx *cc, const char *key, const char *valu
 	return fail(cx, "unknown key '%s' in [catalog] (known: schema, min_samples)", key);
 }
 
-/* set_str of the redacted value. A metric's owner (a source path or seam) and hint are printed by report, compare
+/* set_str of the redacted value. A metric's phase, owner (a source path or seam) and hint are printed by report, compare
  * and owners: redacted when the catalog is read, so every output of them shows the redacted text
  * (docs/design.md §3.6). */
 static int set_redacted(struct parse_ctx *cx, char **slot, const char *section, const char *key, const char *value)
@@ -618,7 +618,7 @@ static int metric_key(struct parse_ctx *cx, struct bench_metric_def *m, const ch
 	if (strcmp(key, "unit") == 0)
 		return set_str(cx, &m->unit, section, key, value);
 	if (strcmp(key, "phase") == 0)
-		return set_str(cx, &m->phase, section, key, value);
+		return set_redacted(cx, &m->phase, section, key, value);
 	if (strcmp(key, "owner") == 0)
 		return set_redacted(cx, &m->owner, section, key, value);
 	if (strcmp(key, "hint") == 0)

@@ -123,6 +123,13 @@ void bench_evidence_release(struct bench_evidence *ev);
 bool bench_evidence_add_sample(struct bench_evidence *ev, const char *name, const char *kind, const char *unit,
 			       double value, long run, const char *tags);
 
+/* A sample's tags redacted (docs/design.md §3.6): every key and string redacted as text, and the whole value of a
+ * key that names a credential ("token", "api_key") replaced by "[REDACTED]". *text is the redacted object as
+ * compact JSON with sorted keys (malloc'd, the caller frees; NULL for an empty object). tags (a jansson object)
+ * is only read. Returns false when out of memory. */
+struct json_t;
+bool bench_tags_redacted(struct json_t *tags, char **text);
+
 /* The case a metric belongs to: the case whose name is the metric's prefix before the first '.'; NULL if none. */
 const struct bench_case_result *bench_evidence_case_of(const struct bench_evidence *ev, const char *metric);
 

@@ -16,6 +16,8 @@
 
 #include "base/json_tree.h"
 #include "base/readall.h"
+#include "base/redact.h"
+#include "base/shown.h"
 #include "base/utf8.h"
 
 struct rd {
@@ -74,6 +76,59 @@ static bool is_trust(const char *s)
 	       strcmp(s, BENCH_TRUST_UNKNOWN) == 0;
 }
 
+/* A redacted copy of a tags value (see bench_tags_redacted); NULL when out of memory. */
+static json_t *redacted_copy(json_t *v)
+{
+	if (json_is_string(v)) {
+		char *red = redact_dup(json_string_value(v));
+		json_t *s = red ? json_string(red) : NULL;
+		free(red);
+		return s;
+	}
+	if (json_is_object(v)) {
+		json_t *o = json_object();
+		const char *k;
+		json_t *x;
+		json_object_foreach(v, k, x) {
+			char *rk = o ? redact_dup(k) : NULL;
+			json_t *rx = !rk ? NULL : redact_is_secret_key(k, strlen(k)) ? json_string(REDACTED) : redacted_copy(x);
+			if (!rx || json_object_set_new(o, rk, rx) != 0) {
+				free(rk);
+				json_decref(o);
+				return NULL;
+			}
+			free(rk);
+		}
+		return o;
+	}
+	if (json_is_array(v)) {
+		json_t *a = json_array();
+		size_t i;
+		json_t *x;
+		json_array_foreach(v, i, x) {
+			json_t *rx = a ? redacted_copy(x) : NULL;
+			if (!rx || json_array_append_new(a, rx) != 0) {
+				json_decref(a);
+				return NULL;
+			}
+		}
+		return a;
+	}
+	return json_incref(v);
+}
+
+bool bench_tags_redacted(json_t *tags, char **text)
+{
+	*text = NULL;
+	if (!json_is_object(tags) || !json_object_size(tags))
+		return true;
+	json_t *red = redacted_copy(tags);
+	if (red)
+		*text = json_dumps(red, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(red);
+	return *text != NULL;
+}
+
 /* Checks one sample object and adds it to ev. */
 static enum plumb_err add_sample_json(struct rd *r, struct bench_evidence *ev, json_t *s, size_t i)
 {
@@ -95,14 +150,24 @@ static enum plumb_err add_sample_json(struct rd *r, struct bench_evidence *ev, j
 	long run = 0;
 	if (!get_int(s, "run", &run, -1))
 		return bad(r, field, "has a run that is not a whole number");
-	char *tag_text = NULL;
-	if (json_is_object(tags) && json_object_size(tags)) {
-		tag_text = json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS);
-		if (!tag_text)
-			return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	/* an artifact plumb did not write (or an older one) is redacted as it is read: report, compare and baseline
+	 * show never print a sample's secret (docs/design.md §3.6) */
+	char *tag_text = NULL, *red_name = redact_dup(json_string_value(name));
+	if (red_name) { /* a control byte in a metric name is kept escaped: every report prints names (§3.3) */
+		size_t n = strlen(red_name), cap = n * SHOWN_ESC_MAX + 64;
+		char *shown = malloc(cap);
+		if (shown)
+			shown_escape(shown, cap, red_name, n, n);
+		free(red_name);
+		red_name = shown;
 	}
-	bool ok = bench_evidence_add_sample(ev, json_string_value(name), kind ? json_string_value(kind) : "",
+	if (!red_name || !bench_tags_redacted(tags, &tag_text)) {
+		free(red_name);
+		return perr_set(r->e, PLUMB_ENOMEM, "out of memory");
+	}
+	bool ok = bench_evidence_add_sample(ev, red_name, kind ? json_string_value(kind) : "",
 					    unit ? json_string_value(unit) : "", json_number_value(value), run, tag_text);
+	free(red_name);
 	free(tag_text);
 	return ok ? PLUMB_OK : perr_set(r->e, PLUMB_ENOMEM, "out of memory");
 }

@@ -23,6 +23,7 @@
 #include "os/procfs.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/shown.h"
 #include "bench/machine.h"
 #include "bench/runner.h"
 
@@ -32,32 +33,6 @@ void bench_on_signal(int sig)
 {
 	(void)sig;
 	bench_interrupted = 1;
-}
-
-/* Redacts every string inside a tags value in place (tags are free text a program attaches to a sample: a URL,
- * a path, an input file's name). Returns false when out of memory. */
-static bool redact_tags(json_t *v)
-{
-	if (json_is_string(v)) {
-		char *red = redact_dup(json_string_value(v));
-		bool ok = red && json_string_set(v, red) == 0;
-		free(red);
-		return ok;
-	}
-	if (json_is_object(v)) {
-		const char *k;
-		json_t *x;
-		json_object_foreach(v, k, x)
-			if (!redact_tags(x))
-				return false;
-	} else if (json_is_array(v)) {
-		size_t i;
-		json_t *x;
-		json_array_foreach(v, i, x)
-			if (!redact_tags(x))
-				return false;
-	}
-	return true;
 }
 
 bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, long run, const char *line, size_t len)
@@ -73,12 +48,18 @@ bool bench_parse_sample_line(struct bench_evidence *ev, const char *case_name, l
 	    json_is_number(value) && isfinite(json_number_value(value)) && (!kind || json_is_string(kind)) &&
 	    (!unit || json_is_string(unit)) && (!tags || json_is_null(tags) || json_is_object(tags))) {
 		struct sbuf full = SBUF_INIT;
-		sbuf_addf(&full, "%s.%s", case_name, json_string_value(name));
-		/* the tags are redacted here, where the sample is captured: the artifact holds only that form */
-		bool tags_ok = !json_is_object(tags) || redact_tags(tags);
-		char *tag_text = tags_ok && json_is_object(tags) && json_object_size(tags)
-					 ? json_dumps(tags, JSON_COMPACT | JSON_SORT_KEYS)
-					 : NULL;
+		/* the name and the tags are redacted here, where the sample is captured: the artifact holds only that
+		 * form (a program may name a sample after its input, docs/design.md §3.6) */
+		sbuf_addf(&full, "%s.", case_name);
+		struct sbuf red = SBUF_INIT;
+		redact_append(&red, json_string_value(name), json_string_length(name));
+		char shown[1024 + 64]; /* a name is an identifier: any control byte in it is kept escaped (§3.3) */
+		shown_escape(shown, sizeof shown, red.buf, red.len, 1024);
+		sbuf_addstr(&full, shown);
+		full.oom |= red.oom;
+		sbuf_release(&red);
+		char *tag_text = NULL;
+		bool tags_ok = !json_is_object(tags) || bench_tags_redacted(tags, &tag_text);
 		ok = tags_ok && !full.oom && bench_evidence_add_sample(ev, full.buf, kind ? json_string_value(kind) : "",
 							    unit ? json_string_value(unit) : "", json_number_value(value),
 							    run, tag_text);

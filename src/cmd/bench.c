@@ -163,7 +163,7 @@ static int run_finish(const struct bench_suite *suite, struct bench_evidence *ev
 	if (strcmp(out_path, "-") != 0) {
 		char *shown = cmd_shown_text(out_path);
 		bench_cmd_report_artifact(ev, shown, cat, BENCH_STYLE_TEXT);
-		fprintf(stderr, "plumb: wrote %s (%zu samples from %zu case%s, trust %s)\n", shown, ev->nsamples, ev->ncases,
+		perr_say("plumb: wrote %s (%zu samples from %zu case%s, trust %s)", shown, ev->nsamples, ev->ncases,
 			ev->ncases == 1 ? "" : "s", ev->trust);
 		free(shown);
 	}

@@ -191,8 +191,8 @@ void cmd_sampling_release(struct cmd_sampling *c);
  * "plumb: warning: MSG" line; ctx is unused. */
 void cmd_warn_to_stderr(void *ctx, const char *msg);
 
-/* Text for a message: a redacted copy (every path and command line printed goes through the redactor,
- * docs/design.md §3.6), "?" when out of memory. The caller frees it. */
+/* Text for a message or a report: a redacted copy (every path and command line printed goes through the redactor,
+ * docs/design.md §3.6), escaped by the one escaper (§3.3), "?" when out of memory. The caller frees it. */
 char *cmd_shown_text(const char *s);
 /* perr_report() of a message that may name a path or a command: redacted first. Returns the exit code. */
 struct perr;

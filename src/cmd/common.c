@@ -11,6 +11,7 @@
 #include "base/opt.h"
 #include "base/progress.h"
 #include "base/redact.h"
+#include "base/shown.h"
 #include "base/sbuf.h"
 #include "analyze/analyze.h"
 #include "format/format.h"
@@ -139,7 +140,15 @@ void cmd_warn_to_stderr(void *ctx, const char *msg)
 char *cmd_shown_text(const char *s)
 {
 	char *r = redact_dup_message(s);
-	return r ? r : strdup("?");
+	if (!r)
+		return strdup("?");
+	/* and escaped: the text is for a person, on stderr or a report on stdout (§3.3) */
+	size_t n = strlen(r), cap = n * SHOWN_ESC_MAX + 64;
+	char *shown = malloc(cap);
+	if (shown)
+		shown_escape(shown, cap, r, n, n);
+	free(r);
+	return shown ? shown : strdup("?");
 }
 
 struct progress *cmd_progress_new(const char *command, const char *path, bool quiet)

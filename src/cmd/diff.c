@@ -5,6 +5,7 @@
  * messages and the output file of both. */
 #include "cmd/cmd.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include "base/opt.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
+#include "base/shown.h"
 #include "os/store.h"
 #include "format/format.h"
 #include "profile/label.h"
@@ -47,9 +49,10 @@ static enum plumb_err diff_folded_write(const struct diff_folded_opts *dopt, con
 	rc = atomic_open(&af, output, e);
 	if (!rc && (rc = diff_folded_from_readers(dopt, &side[0], &side[1], af.fp, e)))
 		atomic_abort(&af);
-	else if (!rc && ferror(af.fp)) {
+	else if (!rc && (fflush(af.fp) != 0 || ferror(af.fp))) { /* the flush fails again and says why (ENOSPC) */
+		int err = errno;
 		atomic_abort(&af);
-		rc = perr_set(e, PLUMB_EOUTPUT, "cannot write %s", output);
+		rc = fmt_write_failed(output, err, e);
 	} else if (!rc) {
 		rc = atomic_commit(&af, e);
 	}
@@ -309,9 +312,11 @@ static void diff_print_table(const struct diff_cmd *d)
 	const char *unit = d->side[1]->weight_unit ? d->side[1]->weight_unit : "samples";
 	size_t n = d->top && (size_t)d->top < d->nrows ? (size_t)d->top : d->nrows;
 	char *shown[2] = { redact_dup(d->args[0]), redact_dup(d->args[1]) };
-	printf("%s table: before %s (%llu %s), after %s (%llu %s)\n", hot_table_name(d->kind),
-	       shown[0] ? shown[0] : "?", (unsigned long long)d->total[0], unit, shown[1] ? shown[1] : "?",
-	       (unsigned long long)d->total[1], unit);
+	printf("%s table: before ", hot_table_name(d->kind));
+	shown_fputs(shown[0] ? shown[0] : "?", stdout);
+	printf(" (%llu %s), after ", (unsigned long long)d->total[0], unit);
+	shown_fputs(shown[1] ? shown[1] : "?", stdout);
+	printf(" (%llu %s)\n", (unsigned long long)d->total[1], unit);
 	free(shown[0]);
 	free(shown[1]);
 	if (n < d->nrows)
@@ -327,8 +332,10 @@ static void diff_print_table(const struct diff_cmd *d)
 	for (size_t i = 0; i < n; i++) {
 		const struct hot_diff_row *r = &d->rows[i];
 		double delta = fabs(r->delta_points) < 0.05 ? 0.0 : r->delta_points;
-		printf("  %c %+6.1f  %6.1f%%  %6.1f%%  %+*lld  %s\n", r->significant ? '*' : ' ', delta, r->before_share,
-		       r->after_share, wc, (long long)r->delta_count, r->name);
+		printf("  %c %+6.1f  %6.1f%%  %6.1f%%  %+*lld  ", r->significant ? '*' : ' ', delta, r->before_share,
+		       r->after_share, wc, (long long)r->delta_count);
+		shown_fputs(r->name, stdout); /* a name from the inputs: escaped (§3.3) */
+		putchar('\n');
 	}
 	if (!n)
 		puts("  (no rows)");

@@ -11,6 +11,7 @@
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/redact.h"
+#include "base/shown.h"
 #include "base/sbuf.h"
 #include "base/str.h"
 #include "profile/label.h"
@@ -51,15 +52,20 @@ static const char *syscall_name(long nr)
 	return NULL;
 }
 
-/* Appends text to out with its control bytes written as \xNN (a terminal never sees them raw). */
+/* Appends text to out through the one escaper (base/shown.h: control bytes as \xNN, a terminal never sees them
+ * raw); a backslash is doubled, so a dump reads back unambiguously. */
 static void add_escaped(struct sbuf *out, const char *s, size_t len)
 {
-	for (size_t i = 0; i < len; i++) {
-		unsigned char ch = (unsigned char)s[i];
-		if (ch < 0x20 || ch == 0x7f || ch == '\\')
-			sbuf_addf(out, ch == '\\' ? "\\\\" : "\\x%02x", ch);
+	for (size_t i = 0; i < len;) {
+		char esc[SHOWN_ESC_MAX];
+		size_t el, take = shown_char(s + i, len - i, esc, &el);
+		if (el)
+			sbuf_add(out, esc, el);
+		else if (s[i] == '\\')
+			sbuf_addstr(out, "\\\\");
 		else
-			sbuf_addch(out, (char)ch);
+			sbuf_add(out, s + i, take);
+		i += take;
 	}
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "base/shown.h"
 #include "base/err.h"
 #include "base/opt.h"
 #include "base/progress.h"
@@ -58,7 +59,9 @@ static void print_table(FILE *out, const char *title, const struct hot_table *t,
 	for (size_t i = 0; i < n; i++) {
 		double share = total ? 100.0 * (double)t->rows[i].count / (double)total : 0;
 		weight_text(buf, sizeof buf, t->rows[i].count, unit);
-		fprintf(out, "  %*s  %5.1f%%  %s\n", w, buf, share, t->rows[i].name);
+		fprintf(out, "  %*s  %5.1f%%  ", w, buf, share);
+		shown_fputs(t->rows[i].name, out); /* names come from the input: escaped (§3.3) */
+		fputc('\n', out);
 	}
 }
 
@@ -87,7 +90,8 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 {
 	const char *unit = s->weight_unit ? s->weight_unit : "samples";
 	bool one = s->all.total == 1 && strcmp(unit, "samples") == 0; /* "1 sample", not "1 samples" */
-	fprintf(out, "%s (%s): ", s->source ? s->source : "profile", s->format ? s->format : "?");
+	shown_fputs(s->source ? s->source : "profile", out);
+	fprintf(out, " (%s): ", s->format ? s->format : "?");
 	char ms[32];
 	weight_text(ms, sizeof ms, s->all.total, unit);
 	if (is_time(unit) && !s->all.samples) /* a time whose number of samples is not known (an evented profile) */
@@ -116,7 +120,9 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 			const struct hot_thread_row *t = &s->threads[i];
 			double share = s->all.total ? 100.0 * (double)t->count / (double)s->all.total : 0;
 			weight_text(buf, sizeof buf, t->count, unit);
-			fprintf(out, "  %*s  %5.1f%%  %s (%u)\n", w, buf, share, t->name, t->tid);
+			fprintf(out, "  %*s  %5.1f%%  ", w, buf, share);
+			shown_fputs(t->name, out);
+			fprintf(out, " (%u)\n", t->tid);
 		}
 		fputc('\n', out);
 	}
@@ -128,8 +134,9 @@ static void print_summary(FILE *out, const struct hot_summary *s, size_t top)
 		const struct hot_slice *sl = &s->stages[i];
 		char w[32];
 		weight_text(w, sizeof w, sl->total, unit);
-		fprintf(out, "%s== stage %s [%.1f ms, %.1f ms): %s %s ==\n", i ? "\n" : "", sl->name, sl->start_ms,
-			sl->end_ms, w, is_time(unit) ? "ms" : unit);
+		fprintf(out, "%s== stage ", i ? "\n" : "");
+		shown_fputs(sl->name, out);
+		fprintf(out, " [%.1f ms, %.1f ms): %s %s ==\n", sl->start_ms, sl->end_ms, w, is_time(unit) ? "ms" : unit);
 		hot_print_slice(out, s, sl, top);
 	}
 }

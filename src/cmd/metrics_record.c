@@ -342,7 +342,7 @@ static int finish_profile(struct record_request *rq, pid_t root, bool failed)
 	if (wrc)
 		return cmd_report_redacted(&e);
 	char *shown = cmd_shown_text(rq->profile);
-	fprintf(stderr, "plumb: metrics: %llu stack sample%s with %s/%s written to %s\n",
+	perr_say("plumb: metrics: %llu stack sample%s with %s/%s written to %s",
 		(unsigned long long)meta->ticks, meta->ticks == 1 ? "" : "s", session_backend(s),
 		profile_str(s->raw, meta->unwinder), shown);
 	free(shown);
@@ -422,7 +422,7 @@ int cmd_metrics_record(int argc, char **argv)
 	}
 	char *path_shown = cmd_shown_text(path);
 	/* rec.root_name is redacted already (the recorder keeps only that form) */
-	fprintf(stderr, "plumb: metrics: recording pid %d (%s) every %gs into %s\n", rec.root_pid, rec.root_name,
+	perr_say("plumb: metrics: recording pid %d (%s) every %gs into %s", rec.root_pid, rec.root_name,
 		rq->every, path_shown);
 	bool gone;
 	int status = 0;
@@ -453,7 +453,7 @@ int cmd_metrics_record(int argc, char **argv)
 	}
 	if (rc == EXIT_DONE) {
 		char *shown = cmd_shown_text(fate);
-		fprintf(stderr, "plumb: metrics: %llu sample%s (%zu kept) of %s written to %s.%s\n",
+		perr_say("plumb: metrics: %llu sample%s (%zu kept) of %s written to %s.%s",
 			(unsigned long long)rec.samples_taken, rec.samples_taken == 1 ? "" : "s", rec.count, rq->name,
 			path_shown, shown);
 		free(shown);

@@ -96,7 +96,7 @@ int cmd_push_send(const char *who, const char *url, enum cmd_push_format f, cons
 		return cmd_report_redacted(&e);
 	}
 	char *shown = cmd_shown_text(url);
-	fprintf(stderr, "plumb: %s: pushed %zu series of %s to %s%s%s\n", who, series(body), what, shown,
+	perr_say("plumb: %s: pushed %zu series of %s to %s%s%s", who, series(body), what, shown,
 		f == CMD_PUSH_REMOTE_WRITE ? "" : path->buf, f == CMD_PUSH_REMOTE_WRITE ? " (remote-write)" : "");
 	free(shown);
 	return EXIT_DONE;

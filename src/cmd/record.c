@@ -326,7 +326,7 @@ static void record__summary_line(struct record *rec)
 static void record__print_summary(const struct record *rec)
 {
 	char *shown = cmd_shown_text(rec->summary);
-	fprintf(stderr, "%s\n", shown);
+	perr_say("%s", shown);
 	free(shown);
 }
 
@@ -428,7 +428,7 @@ static void record__rescue(const struct record *rec, const struct profile *prof,
 		return;
 	}
 	char *shown = redact_path_dup(path);
-	fprintf(stderr, "plumb: the profile was saved to %s instead (move it, or `plumb convert` it, where it belongs)\n",
+	perr_say("plumb: the profile was saved to %s instead (move it, or `plumb convert` it, where it belongs)",
 		shown ? shown : path);
 	free(shown);
 }
@@ -444,7 +444,7 @@ static void say_fetching(void *ctx, const char *module, bool first, long done, l
 	snprintf(label, sizeof label, "fetching debug information for %s from debuginfod", base);
 	if (first) {
 		progress_clear();
-		fprintf(stderr, "plumb: %s (DEBUGINFOD_URLS)\n", label);
+		perr_say("plumb: %s (DEBUGINFOD_URLS)", label);
 		if (!*display)
 			*display = progress_new(label, 0);
 		progress_label(*display, label);
@@ -494,18 +494,18 @@ static void record__report(const struct record *rec)
 	const struct record_result *res = &rec->s.res;
 	record__print_summary(rec);
 	if (rec->s.run.fallback.len)
-		fprintf(stderr, "plumb: fell back to the %s backend (%s)\n", rec->s.run.used->name, rec->s.run.fallback.buf);
+		perr_say("plumb: fell back to the %s backend (%s)", rec->s.run.used->name, rec->s.run.fallback.buf);
 	if (res->limits[0])
-		fprintf(stderr, "plumb: note: %s\n", res->limits);
+		perr_say("plumb: note: %s", res->limits);
 	/* one line per module whose samples had no names, each ending in '\n' */
 	for (const char *h = rec->sym_hints.buf, *nl; (nl = strchr(h, '\n')) != NULL; h = nl + 1)
-		fprintf(stderr, "plumb: %.*s\n", (int)(nl - h), h);
+		perr_say("plumb: %.*s", (int)(nl - h), h);
 	char *shown = cmd_shown_text(rec->a.output);
-	fprintf(stderr, "Wrote %s\n", shown);
+	perr_say("Wrote %s", shown);
 	free(shown);
 	if (rec->a.save_baseline) { /* every save says where it went */
 		shown = cmd_shown_text(rec->baseline_path);
-		fprintf(stderr, "Saved profile baseline %s to %s\n", rec->a.save_baseline, shown);
+		perr_say("Saved profile baseline %s to %s", rec->a.save_baseline, shown);
 		free(shown);
 	}
 }

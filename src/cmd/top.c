@@ -703,7 +703,7 @@ static int top_run(struct top *t)
 		perr_warn("top: fell back to the %s backend (%s)", t->s.run.used->name, t->s.run.fallback.buf);
 	if (t->ended[0]) { /* how the target ended, as record and metrics record say it */
 		char *shown = cmd_shown_text(t->ended);
-		fprintf(stderr, "plumb: top: %s\n", shown);
+		perr_say("plumb: top: %s", shown);
 		free(shown);
 	}
 	return t->s.res.failed && !top_stop ? EXIT_FAILED : EXIT_DONE;

@@ -267,7 +267,7 @@ static enum plumb_err not_a_profile(const char *buf, size_t len, const char *pat
 		return PLUMB_OK;
 	const char *name = path ? path : "the input";
 	for (size_t i = 0; i < sizeof plumb_documents / sizeof plumb_documents[0]; i++) {
-		const char *use = plumb_documents[i].use, *file = use ? strstr(use, "FILE") : NULL;
+		const char *use = plumb_documents[i].use, *file = use ? strstr(use, " FILE") : NULL;
 		if (strlen(plumb_documents[i].schema) != (size_t)(q - v) ||
 		    memcmp(plumb_documents[i].schema, v, (size_t)(q - v)) != 0)
 			continue;
@@ -275,8 +275,8 @@ static enum plumb_err not_a_profile(const char *buf, size_t len, const char *pat
 			return perr_set(e, PLUMB_EFORMAT, "%s is %s (%s), not a profile", name, plumb_documents[i].what,
 					plumb_documents[i].schema);
 		return perr_set(e, PLUMB_EFORMAT, "%s is %s (%s), not a profile: read it with `%.*s%s%s`", name,
-				plumb_documents[i].what, plumb_documents[i].schema, (int)(file - use), use,
-				path ? path : "FILE", file + 4);
+				plumb_documents[i].what, plumb_documents[i].schema, (int)(file + 1 - use), use,
+				path ? path : "FILE", file + 5);
 	}
 	return perr_set(e, PLUMB_EFORMAT, "%s is a plumb document (%.*s), not a profile", name, (int)(q - v), v);
 }
@@ -328,6 +328,11 @@ enum plumb_err fmt_source_read(struct fmt_source *src, enum fmt_kind kind, const
 		}
 		if (!rc)
 			profile_meta(p)->format = profile_intern_cstr(p, fmt_name(kind));
+		size_t ncounts = 0;
+		if (!rc && (profile_counts(p, &ncounts), ncounts == 0)) /* nothing read: empty, all comments, not this
+									    format at all (docs/design.md §3.2) */
+			rc = perr_set(e, PLUMB_EFORMAT, "%s holds no sample: nothing in it reads as a %s profile",
+				      opts->source_path ? opts->source_path : "the input", fmt_name(kind));
 		if (rc) {
 			rc = read_failed(src, p, rc, e);
 			profile_free(p);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/json_tree.h"
+#include "base/redact.h"
 #include "base/str.h"
 
 void fmt_stages_write(struct sbuf *out, const struct fmt_stage *stages, size_t n)
@@ -56,7 +57,7 @@ static enum plumb_err from_tree(json_t *root, const char *name, struct fmt_stage
 			return perr_set(e, PLUMB_EFORMAT,
 					"stage file %s: stages[%zu] needs a name, start_ms and end_ms >= start_ms", name, i);
 		}
-		st[i].name = strdup(json_string_value(sname));
+		st[i].name = redact_dup(json_string_value(sname)); /* whoever wrote the file: redacted as text (§3.6) */
 		st[i].start_ms = json_number_value(a);
 		st[i].end_ms = json_number_value(b);
 		if (!st[i].name) {

@@ -332,10 +332,48 @@ static int own_fd_number(const char *path)
 	return n >= 0 && n <= INT_MAX && rest && *end == '\0' ? (int)n : -1;
 }
 
+/* Opens a FIFO for writing without blocking on a FIFO no one reads: O_NONBLOCK fails with ENXIO while there is
+ * no reader, so the open is retried until ATOMIC_FIFO_WAIT_MS have passed (the wait a FIFO input is given,
+ * docs/design.md §3.4); the descriptor then blocks again, as a written stream should. -1 with errno set. */
+static int open_fifo(const char *path, int flags)
+{
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		int fd = open(path, flags | O_NONBLOCK);
+		if (fd >= 0) {
+			int fl = fcntl(fd, F_GETFL);
+			if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0) {
+				int err = errno;
+				close(fd);
+				errno = err;
+				return -1;
+			}
+			return fd;
+		}
+		if (errno != ENXIO)
+			return -1;
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		long ms = (now.tv_sec - start.tv_sec) * 1000L + (now.tv_nsec - start.tv_nsec) / 1000000L;
+		if (ms >= ATOMIC_FIFO_WAIT_MS) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		struct timespec nap = { 0, 10000000 }; /* 10 ms */
+		nanosleep(&nap, NULL);
+	}
+}
+
 /* Opens a special file for writing, in place: no rename, no chmod, no O_CREAT. */
 static enum plumb_err open_direct(struct atomic_file *af, enum target_kind kind, struct perr *e)
 {
-	int fd = open(af->target, O_WRONLY | O_NOCTTY | O_CLOEXEC | (kind == KIND_PROC ? 0 : O_NOFOLLOW));
+	int flags = O_WRONLY | O_NOCTTY | O_CLOEXEC | (kind == KIND_PROC ? 0 : O_NOFOLLOW);
+	struct stat ls;
+	int fd = stat(af->target, &ls) == 0 && S_ISFIFO(ls.st_mode) ? open_fifo(af->target, flags)
+									: open(af->target, flags);
+	if (fd < 0 && errno == ETIMEDOUT)
+		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: a FIFO no one read for %d s", af->path,
+				ATOMIC_FIFO_WAIT_MS / 1000);
 	if (fd < 0 && errno == ENXIO && kind == KIND_PROC && own_fd_number(af->target) >= 0)
 		fd = fcntl(own_fd_number(af->target), F_DUPFD_CLOEXEC, 3); /* a socket reopens only as itself */
 	else if (fd < 0 && errno == ENXIO)

@@ -27,6 +27,8 @@ struct atomic_file {
  * processes in that directory (see atomic_is_temp_name). On failure fills e (PLUMB_EOUTPUT, with the errno
  * text) and leaves *af empty. */
 enum plumb_err atomic_open(struct atomic_file *af, const char *path, struct perr *e);
+/* How long atomic_open waits for a reader of a FIFO output before it gives up (PLUMB_EOUTPUT). */
+#define ATOMIC_FIFO_WAIT_MS 5000
 /* Flushes, fsyncs and renames the temporary file over the target (a direct output is flushed and closed);
  * frees the handle's storage either way. On failure the temporary file is removed and the old file is left
  * as it was. */

@@ -539,3 +539,50 @@ int child_terminate(struct child *c, int sig, bool delivered, unsigned long long
 	end->status = status;
 	return status;
 }
+
+int child_subreaper(bool on)
+{
+	return prctl(PR_SET_CHILD_SUBREAPER, on ? 1 : 0, 0, 0, 0);
+}
+
+/* Signals every child of ours but spare; returns how many it signalled and puts up to cap of their pids in v. */
+static size_t kill_own_children(pid_t spare, pid_t *v, size_t cap)
+{
+	struct procfs_dir d;
+	size_t n = 0;
+	if (!procfs_tasks_open(&d, getpid()))
+		return 0;
+	char buf[4096];
+	for (pid_t tid; (tid = procfs_dir_next(&d)) > 0;) {
+		ssize_t len = procfs_read(getpid(), tid, "children", buf, sizeof buf);
+		for (char *q = buf, *end; len > 0 && *q; q = end) {
+			long pid = strtol(q, &end, 10);
+			if (end == q)
+				break;
+			if (pid > 0 && pid != spare && kill((pid_t)pid, SIGKILL) == 0 && n < cap)
+				v[n++] = (pid_t)pid;
+		}
+	}
+	procfs_dir_close(&d);
+	return n;
+}
+
+unsigned child_end_orphans(pid_t spare)
+{
+	unsigned ended = 0;
+	uint64_t deadline = mono_ns() + 2000000000ULL;
+	pid_t v[256];
+	for (;;) {
+		size_t n = kill_own_children(spare, v, sizeof v / sizeof v[0]);
+		if (!n)
+			return ended;
+		for (size_t i = 0; i < n; i++) /* killed: each ends at once (a process in D state when it wakes) */
+			while (waitpid(v[i], NULL, WNOHANG) == 0 && mono_ns() < deadline) {
+				struct timespec nap = { 0, 1000000 };
+				nanosleep(&nap, NULL);
+			}
+		ended += (unsigned)n;
+		if (mono_ns() >= deadline)
+			return ended;
+	}
+}

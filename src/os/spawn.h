@@ -106,4 +106,11 @@ struct child_end {
  * -1 with errno (ECHILD) when there was no child to end. */
 int child_terminate(struct child *c, int sig, bool delivered, unsigned long long grace_ns, struct child_end *end);
 
+/* Makes the calling process a child subreaper (on) or not (off): a process below it whose parent ends comes back
+ * to it, not to init, so child_end_orphans() can end it. 0 or -1 with errno. */
+int child_subreaper(bool on);
+/* Kills (SIGKILL) and reaps every child of the calling process but `spare` (the keeper; 0 for none) until none
+ * is left or about 2 s have passed: what a subreaper was given back. Returns how many it ended. */
+unsigned child_end_orphans(pid_t spare);
+
 #endif

@@ -105,6 +105,16 @@ void profile_free(struct profile *p)
 
 str_id profile_intern(struct profile *p, const char *s, size_t len)
 {
+	char cut[PROFILE_STR_MAX + sizeof PROFILE_STR_CUT];
+	if (len > PROFILE_STR_MAX) { /* a 200 MB symbol name in a perf map is not a label (docs/design.md §4.1) */
+		size_t keep = PROFILE_STR_MAX;
+		while (keep > 0 && ((unsigned char)s[keep] & 0xc0) == 0x80)
+			keep--; /* never cut inside a UTF-8 character */
+		memcpy(cut, s, keep);
+		memcpy(cut + keep, PROFILE_STR_CUT, sizeof PROFILE_STR_CUT - 1);
+		s = cut;
+		len = keep + sizeof PROFILE_STR_CUT - 1;
+	}
 	uint32_t id = intern(&p->strs, s, len, NULL);
 	return id == INTERN_NOMEM ? PROFILE_NOMEM : id;
 }

@@ -109,7 +109,11 @@ struct profile;
 struct profile *profile_new(void);
 void profile_free(struct profile *p);
 
-/* Strings. */
+/* Strings. A string longer than PROFILE_STR_MAX bytes (a function, file, module or thread name, a command line)
+ * is kept as its first PROFILE_STR_MAX bytes, cut at a character, followed by PROFILE_STR_CUT (§4.1): memory and
+ * every output's labels stay bounded whatever a symbol table or a perf map holds. */
+#define PROFILE_STR_MAX (16u << 10)
+#define PROFILE_STR_CUT "..."
 str_id profile_intern(struct profile *p, const char *s, size_t len);
 str_id profile_intern_cstr(struct profile *p, const char *s);
 const char *profile_str(const struct profile *p, str_id id);

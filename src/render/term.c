@@ -1,43 +1,45 @@
 /* term.c — text fitted to columns, screens composed into one buffer, keys decoded (term.h). Every byte that
- * reaches the terminal from a caller's text goes through put_safe(), which lets only printable UTF-8 through. */
+ * reaches the terminal from a caller's text goes through put_safe(), which lets only printable UTF-8 through
+ * (the escaper of base/shown.h). */
 #include "render/term.h"
 
 #include <string.h>
 
-#include "base/utf8.h"
+#include "base/shown.h"
 
 /* The next character of s at *i: its bytes (*len of them, at s + *start) when it is printable UTF-8, else
- * one '?' for one bad byte. Advances *i. */
-static void next_char(const char *s, size_t n, size_t *i, size_t *start, size_t *len, bool *bad)
+ * the escape the one escaper (base/shown.h) shows instead, in esc. Advances *i; returns the columns it takes. */
+static size_t next_char(const char *s, size_t n, size_t *i, size_t *start, size_t *len, char esc[SHOWN_ESC_MAX],
+			size_t *esc_len)
 {
-	const unsigned char *p = (const unsigned char *)s + *i;
-	size_t l = utf8_seq_len(p, n - *i);
 	*start = *i;
-	/* C0 controls, DEL, and the C1 controls (U+0080..U+009F, which some terminals obey) */
-	*bad = l == 0 || (l == 1 && (p[0] < 0x20 || p[0] == 0x7f)) || (l == 2 && p[0] == 0xc2 && p[1] < 0xa0);
-	*len = *bad ? 1 : l;
+	*len = shown_char(s + *i, n - *i, esc, esc_len);
 	*i += *len;
+	return *esc_len ? *esc_len : 1;
 }
 
 size_t term_width(const char *s)
 {
-	size_t n = strlen(s), w = 0, start, len;
-	bool bad;
-	for (size_t i = 0; i < n; w++)
-		next_char(s, n, &i, &start, &len, &bad);
+	size_t n = strlen(s), w = 0, start, len, el;
+	char esc[SHOWN_ESC_MAX];
+	for (size_t i = 0; i < n;)
+		w += next_char(s, n, &i, &start, &len, esc, &el);
 	return w;
 }
 
 size_t term_fit(struct sbuf *out, const char *s, size_t width, bool pad)
 {
-	size_t n = strlen(s), w = 0, start, len;
-	bool bad;
-	for (size_t i = 0; i < n && w < width; w++) {
-		next_char(s, n, &i, &start, &len, &bad);
-		if (bad)
-			sbuf_addch(out, '?');
+	size_t n = strlen(s), w = 0, start, len, el;
+	char esc[SHOWN_ESC_MAX];
+	for (size_t i = 0; i < n && w < width;) {
+		size_t cols = next_char(s, n, &i, &start, &len, esc, &el);
+		if (w + cols > width)
+			break; /* an escape is never cut in two */
+		if (el)
+			sbuf_add(out, esc, el);
 		else
 			sbuf_add(out, s + start, len);
+		w += cols;
 	}
 	for (; pad && w < width; w++)
 		sbuf_addch(out, ' ');

@@ -5,8 +5,9 @@
  * it opens no terminal and writes nothing itself: the face owns the terminal.
  *
  * Text from a profile is untrusted (a process may name itself with escape sequences): every byte that is a
- * control character or not UTF-8 is shown as '?', so nothing drawn can move the cursor or change the terminal.
- * A character is taken to be one column wide.
+ * control character or not UTF-8 is shown escaped (`\x1b`, by base/shown.h, the escaper of every message), so
+ * nothing drawn can move the cursor or change the terminal. A character is taken to be one column wide, an escape
+ * as many columns as it has characters.
  *
  * Ownership: a term_frame owns its buffer (term_frame_release). */
 #ifndef PLUMB_RENDER_TERM_H
@@ -22,7 +23,7 @@
 #define TERM_ENTER "\033[?1049h\033[?25l\033[H\033[2J"
 #define TERM_LEAVE "\033[0m\033[?25h\033[?1049l"
 
-/* Columns s takes once shown (its characters, with each bad byte one '?'). */
+/* Columns s takes once shown (its characters, with each escape as wide as it is). */
 size_t term_width(const char *s);
 /* Appends s cut to at most width columns, made safe as said above; with pad, spaces fill it up to width.
  * Returns the columns appended. */

@@ -407,6 +407,8 @@ static enum plumb_err ip_launch(struct ip_state *st, struct record_result *res, 
 	st->origin_ns = res->start_ns;
 	backend_child_opts(opts, &st->child); /* as backend_command gives a command */
 	if (opts->target == TARGET_CALL) {
+		/* what the call starts comes back to plumb if the host dies first (a crash): ip_run ends it */
+		child_subreaper(true);
 		rc = child_start(&st->child, e);
 		backend_launched(opts, &st->child);
 	} else {
@@ -524,6 +526,10 @@ static enum plumb_err ip_run(const struct record_opts *opts, struct profile *p, 
 	if (!rc)
 		ip_finish(&st, res);
 	backend_kill_failed(rc, &st.child, res, st.stopped);
+	if (opts->target == TARGET_CALL) { /* the call ends what it started, however the host ended (§5.4) */
+		child_end_orphans(opts->keeper ? opts->keeper->pid : 0);
+		child_subreaper(false);
+	}
 	unwinder_free(st.unw);
 	maps_free(st.maps);
 	hmap_release(&st.loaded);

@@ -15,6 +15,7 @@
 #include "base/grow.h"
 #include "base/json_tree.h"
 #include "base/lines.h"
+#include "base/redact.h"
 #include "base/sbuf.h"
 #include "format/stages.h"
 
@@ -57,7 +58,7 @@ static bool add_line(void *ctx, const char *line, size_t len)
 				sl->oom = true;
 			} else {
 				struct fmt_stage *st = &sl->v[sl->n];
-				st->name = strdup(json_string_value(name));
+				st->name = redact_dup(json_string_value(name)); /* a stage name is the program's text (§3.6) */
 				st->start_ms = s >= sl->origin_ns ? ms_from(s, sl->origin_ns) : 0.0;
 				st->end_ms = ms_from(en, sl->origin_ns);
 				if (st->name)

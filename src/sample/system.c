@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/grow.h"
 #include "base/hashmap.h"
+#include "base/intern.h"
 #include "os/procfs.h"
 #include "sample/perf_redraw.h"
 #include "sample/perf_stack.h"
@@ -29,6 +30,7 @@
 #define SYS_RING_PAGES_DWARF 2048 /* 8 MiB per CPU: stack copies are large */
 #define SYS_EXCLUDED UINT32_MAX   /* a process the pid list or the name filter leaves out */
 #define SYS_GONE (UINT32_MAX - 1) /* a process that exited: its pid names a new process when it comes back */
+#define SYS_NO_NAME UINT32_MAX    /* st->names: no name known for the pid */
 
 struct sys_state {
 	const struct record_opts *opts;
@@ -46,6 +48,10 @@ struct sys_state {
 	 * the exit may still wait in another CPU's ring), so a long session over a busy machine stays bounded */
 	pid_t *exited, *forgetting;
 	size_t nexited, nforgetting, cap_exited, cap_forgetting;
+	/* each process's name as the records said it at fork (the parent's) and exec (PERF_RECORD_COMM): a process
+	 * that lived a few milliseconds is gone from /proc before its samples are read */
+	struct hmap names;       /* pid -> id in name_strs, or SYS_NO_NAME once the process is forgotten */
+	struct interner name_strs;
 	regex_t comm_re;
 	bool has_re;
 	char *buf;               /* a record that wraps around a ring's end is copied here */
@@ -84,15 +90,35 @@ static bool sys_keeps(const struct sys_state *st, pid_t pid, const char *name)
 	return !st->has_re || regexec(&st->comm_re, name, 0, NULL, 0) == 0;
 }
 
+/* The name the records gave pid (at its fork or its last exec), or NULL. */
+static const char *sys_known_name(const struct sys_state *st, pid_t pid)
+{
+	uint32_t id;
+	if (!hmap_get(&st->names, (uint64_t)pid, &id) || id == SYS_NO_NAME)
+		return NULL;
+	return intern_str(&st->name_strs, id);
+}
+
+static void sys_note_name(struct sys_state *st, pid_t pid, const char *name)
+{
+	uint32_t id = intern(&st->name_strs, name, strlen(name), NULL);
+	if (id != INTERN_NOMEM)
+		hmap_put(&st->names, (uint64_t)pid, id);
+}
+
 /* The profile thread of process pid (one per process: tid = pid, the process's name), or SYS_EXCLUDED. The
- * name is /proc/PID/comm; a process already gone is named after the sampled thread, or "?". */
+ * name is the one the records gave it (fork, exec), else /proc/PID/comm; a process already gone is named after
+ * the sampled thread, or "?" until a record names it (sys_rename). */
 static uint32_t sys_process(struct sys_state *st, pid_t pid, pid_t tid)
 {
 	uint32_t id;
 	if (hmap_get(&st->procs, (uint64_t)pid, &id) && id != SYS_GONE)
 		return id;
 	char name[PROCFS_COMM_MAX];
-	if (!procfs_comm(pid, 0, name, sizeof name) && !procfs_comm(pid, tid, name, sizeof name))
+	const char *known = sys_known_name(st, pid);
+	if (known)
+		snprintf(name, sizeof name, "%s", known);
+	else if (!procfs_comm(pid, 0, name, sizeof name) && !procfs_comm(pid, tid, name, sizeof name))
 		snprintf(name, sizeof name, "?");
 	id = sys_keeps(st, pid, name) ? profile_thread(st->p, (uint32_t)pid, (uint32_t)pid, name) : SYS_EXCLUDED;
 	if (id == PROFILE_NOMEM || !hmap_put(&st->procs, (uint64_t)pid, id))
@@ -146,10 +172,21 @@ static void sys_record(void *ctx, const char *rec, size_t len)
 	} else if (t.type == PERF_RECORD_COMM) {
 		if (t.misc & PERF_RECORD_MISC_COMM_EXEC)
 			maps_forget(st->maps, (pid_t)t.pid);
-		if (t.pid == t.tid)
+		if (t.pid == t.tid) {
+			sys_note_name(st, (pid_t)t.pid, t.name);
 			sys_rename(st, (pid_t)t.pid, t.name);
+		}
 	} else if (t.type == PERF_RECORD_FORK && t.pid != t.ppid) {
 		maps_fork(st->maps, (pid_t)t.ppid, (pid_t)t.pid);
+		/* a new process carries its parent's name until it execs (a COMM record then renames it) */
+		char name[PROCFS_COMM_MAX];
+		const char *parent = sys_known_name(st, (pid_t)t.ppid);
+		if (parent || procfs_comm((pid_t)t.ppid, 0, name, sizeof name)) {
+			if (parent)
+				snprintf(name, sizeof name, "%s", parent);
+			sys_note_name(st, (pid_t)t.pid, name);
+			sys_rename(st, (pid_t)t.pid, name);
+		}
 	} else if (t.type == PERF_RECORD_EXIT && t.pid == t.tid) {
 		if (ALLOC_GROW(st->exited, st->nexited + 1, st->cap_exited))
 			st->exited[st->nexited++] = (pid_t)t.pid;
@@ -168,6 +205,8 @@ static void sys_drain(struct sys_state *st)
 		maps_forget(st->maps, st->forgetting[i]);
 		if (hmap_get(&st->procs, (uint64_t)st->forgetting[i], &id))
 			hmap_put(&st->procs, (uint64_t)st->forgetting[i], SYS_GONE);
+		if (hmap_get(&st->names, (uint64_t)st->forgetting[i], &id))
+			hmap_put(&st->names, (uint64_t)st->forgetting[i], SYS_NO_NAME);
 	}
 	pid_t *v = st->forgetting;
 	size_t cap = st->cap_forgetting;
@@ -192,6 +231,8 @@ static void sys_cleanup(struct sys_state *st)
 	free(st->exited);
 	free(st->forgetting);
 	hmap_release(&st->procs);
+	hmap_release(&st->names);
+	interner_release(&st->name_strs);
 	if (st->has_re)
 		regfree(&st->comm_re);
 	perf_stacker_free(&st->stk);
@@ -206,6 +247,7 @@ static enum plumb_err sys_init(struct sys_state *st, const struct record_opts *o
 	st->p = p;
 	st->res = res;
 	st->kernel = opts->kernel;
+	st->name_strs = (struct interner)INTERNER_INIT;
 	long ncpus = sysconf(_SC_NPROCESSORS_CONF);
 	st->ncpus = ncpus > 0 ? (size_t)ncpus : 1;
 	if (opts->comm_re) {

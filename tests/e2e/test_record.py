@@ -160,6 +160,24 @@ class RecordRules(TempDir):
             self.assertIn("export PLUMB_DEBUG=1", r.stderr)
             self.assertEqual(len(r.stderr.strip().splitlines()), 1)
 
+    def test_gate_reads_only_the_on_values(self):
+        # issue 27: anything not on the off-list turned sampling on; now only 1/true/yes/on (any case) do, and a
+        # value plumb does not understand is off with a one-line note from plumb (libplumb stays silent)
+        for value in ("disabled", "nope", "junk", "-1", "00"):
+            out = self.path("g.folded")
+            r = plumb("record", "-o", out, "--", "true", debug=False, extra_env={"PLUMB_DEBUG": value})
+            self.assertEqual(r.returncode, 1, (value, r.stderr))
+            lines = r.stderr.strip().splitlines()
+            self.assertEqual(len(lines), 2, (value, r.stderr))
+            self.assertIn("PLUMB_DEBUG=%s is not understood" % value, lines[0])
+            self.assertIn("export PLUMB_DEBUG=1", lines[1])
+            self.assertFalse(os.path.exists(out), value)
+        for value in ("TRUE", "Yes", "on"):
+            out = self.path("on.folded")
+            r = plumb("record", "-o", out, "--", "true", debug=False, extra_env={"PLUMB_DEBUG": value})
+            self.assertNotIn("export PLUMB_DEBUG=1", r.stderr, value)
+            self.assertNotIn("not understood", r.stderr, value)
+
     def test_bad_arguments_are_exit_2(self):
         cases = [
             ["record"],

@@ -90,6 +90,33 @@ class RecordAll(TempDir):
         self.assertGreater(inclusive(stacks, "duty_burn"), 0.8 * procs[duty.pid][1])
         self.assertGreater(inclusive(stacks, "duty_loop"), 0.8 * procs[duty.pid][1])
 
+    def test_short_lived_processes_are_named(self):
+        # issue 27: 691 of ~720 short-lived processes were named "?" (gone from /proc when their samples were read);
+        # a process is named from the records of its fork (its parent's name) and its exec (PERF_RECORD_COMM)
+        child = self.path("burnchild")
+        os.symlink(target("spawner"), child)
+        sp = subprocess.Popen([target("spawner"), "100000", "0.3", child], stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+        self.burners.append(sp)
+        self.assertEqual(sp.stdout.readline().strip(), "ready")
+        # narrowed to the spawner's names and "?" (an unnamed process is kept, to be counted): the machine's other
+        # processes are not symbolized, which keeps the test short on a loaded machine
+        out, err, _ = self.record_all("--seconds", "2", "--interval", "0.001", "--comm", r"^(spawner|burnchild|\?)$")
+        sp.stdin.close()
+        pids = {int(x) for x in sp.stdout.read().split() if x.isdigit()}
+        sp.stdout.close()
+        sp.wait(timeout=30)
+        self.assertGreater(len(pids), 50, "the spawner started too few children")
+        procs = by_process(read_folded(out))
+        theirs = {pid: procs[pid] for pid in pids if pid in procs}
+        total = sum(s for _, s, _ in theirs.values())
+        named = sum(s for name, s, _ in theirs.values() if name != "?")
+        self.assertGreater(total, 40, "too few samples of the children to judge: %d" % total)
+        self.assertGreaterEqual(named, 0.95 * total, "%d of %d samples of short-lived processes named: %s" %
+                                (named, total, sorted({n for n, _, _ in theirs.values()})))
+        self.assertTrue({n for n, _, _ in theirs.values()} <= {"spawner", "burnchild"},
+                        sorted({n for n, _, _ in theirs.values()}))
+
     def test_pid_list_and_comm_narrow_it(self):
         split = start([target("splitswitch"), "60"])
         duty = start([target("duty"), "20", "60"])

@@ -241,6 +241,35 @@ class FateByBackend(Marked):
             self.assertIn("fork_returns_five() returned 5.", r.stderr)
             self.assertEqual(r.returncode, 1, r.stderr)
 
+    def setsid_call(self, symbol):
+        # output to files: a child left running would hold a pipe open, and reading it to its end would wait
+        pidfile, errfile = self.path("child.pid"), self.path("err.txt")
+        with open(errfile, "w") as err, open(self.path("out.txt"), "w") as out:
+            rc = subprocess.run([PLUMB, "record", "--call", CALLME + ":" + symbol, "-o", self.path("s.folded")],
+                                env=env(PLUMB_FATE_MARK=self.mark, CALLME_PIDFILE=pidfile), stdout=out, stderr=err,
+                                timeout=120, preexec_fn=no_core).returncode
+        with open(errfile) as f:
+            stderr = f.read()
+        with open(pidfile) as f:
+            child = int(f.read())
+        self.assertNotIn(child, marked(self.mark), "the setsid child is still running after plumb exited")
+        self.assertEqual(marked(self.mark), [])
+        return rc, stderr
+
+    def test_call_ends_the_setsid_child_it_started(self):
+        # issue 27: a function that forks a child which leaves the session (setsid) left it running after plumb
+        # exited; the --call host is a subreaper and ends what the call started before it reports the return
+        rc, stderr = self.setsid_call("setsid_child")
+        self.assertIn("setsid_child() returned 0.", stderr)
+        self.assertEqual(rc, 0, stderr)
+
+    @real_build
+    def test_call_that_crashes_ends_the_setsid_child_too(self):
+        # the host dies first: its orphan comes back to plumb (a subreaper during --call), which ends it
+        rc, stderr = self.setsid_call("setsid_child_then_segv")
+        self.assertIn("setsid_child_then_segv() was killed by SIGSEGV", stderr)
+        self.assertEqual(rc, 1, stderr)
+
     @real_build
     def test_one_tick_is_one_tick(self):
         # one sample a second: the crash's own stack is the only sample

@@ -20,17 +20,26 @@
 #include "base/gate.h"
 #include "base/opt.h"
 #include "base/rand.h"
+#include "base/shown.h"
 #include "base/str.h"
 
 static void test_base__gate_values(void **state)
 {
 	(void)state;
 	static const char *const off[] = { NULL, "", "0", "false", "FALSE", "No", "off", "OFF", " off ", "  " };
-	static const char *const on[] = { "1", "true", "yes", "on", "2", "debug", "TRUE" };
-	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+	static const char *const on[] = { "1", "true", "yes", "on", "TRUE", "Yes", " On " };
+	/* only the documented on-values turn it on (issue 27): anything else is off, and reads as not understood */
+	static const char *const unknown[] = { "disabled", "nope", "junk", "-1", "00", "2", "debug", "1x", "+1" };
+	for (size_t i = 0; i < sizeof off / sizeof off[0]; i++) {
 		assert_false(gate_value_enabled(off[i]));
+		assert_int_equal(gate_value_read(off[i]), GATE_OFF);
+	}
 	for (size_t i = 0; i < sizeof on / sizeof on[0]; i++)
 		assert_true(gate_value_enabled(on[i]));
+	for (size_t i = 0; i < sizeof unknown / sizeof unknown[0]; i++) {
+		assert_false(gate_value_enabled(unknown[i]));
+		assert_int_equal(gate_value_read(unknown[i]), GATE_UNKNOWN);
+	}
 }
 
 static void test_base__gate_env(void **state)
@@ -203,6 +212,46 @@ static void test_base__str(void **state)
 	assert_string_equal(shown, "plain");
 }
 
+/* The one escaper (base/shown.h): control bytes, C1 controls, direction overrides and bytes that are not UTF-8
+ * are escaped, printable UTF-8 passes, and a long text is cut with a marker. */
+static void test_base__shown(void **state)
+{
+	(void)state;
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "plumb.evidence.v\x1b[2J\x1b]0;PWN\x07", "plumb.evidence.v\\x1b[2J\\x1b]0;PWN\\x07" },
+		{ "a\nb\tc\rd", "a\\nb\\tc\\rd" },
+		{ "del\x7f", "del\\x7f" },
+		{ "csi\xc2\x9b", "csi\\u009b" },
+		{ "rlo\xe2\x80\xae", "rlo\\u202e" },
+		{ "bad\xff\xc3", "bad\\xff\\xc3" },
+		{ "caf\xc3\xa9 \xe2\x82\xac", "caf\xc3\xa9 \xe2\x82\xac" },
+		{ "", "" },
+	};
+	char buf[256];
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		shown_escape(buf, sizeof buf, cases[i].in, strlen(cases[i].in), SHOWN_LINE_MAX);
+		assert_string_equal(buf, cases[i].out);
+	}
+	/* cut at max, never inside a character or an escape, with the marker */
+	shown_escape(buf, sizeof buf, "abcdef", 6, 3);
+	assert_string_equal(buf, "abc [... 3 more bytes]");
+	shown_escape(buf, sizeof buf, "\xc3\xa9\xc3\xa9", 4, 3);
+	assert_string_equal(buf, "\xc3\xa9 [... 2 more bytes]");
+	/* a buffer too small for the text: cut to fit, still with the marker, still terminated */
+	char big[5000];
+	memset(big, 'A', sizeof big);
+	char small[100];
+	size_t n = shown_escape(small, sizeof small, big, sizeof big, SHOWN_LINE_MAX);
+	assert_true(n < sizeof small);
+	assert_non_null(strstr(small, " more bytes]"));
+	memset(big, 0x1b, sizeof big);
+	n = shown_escape(small, sizeof small, big, sizeof big, SHOWN_LINE_MAX);
+	assert_null(strchr(small, 0x1b));
+	assert_true(n < sizeof small);
+}
+
 static void test_base__clock(void **state)
 {
 	(void)state;
@@ -260,6 +309,7 @@ int main(void)
 		cmocka_unit_test(test_base__options),
 		cmocka_unit_test(test_base__atomic_writer),
 		cmocka_unit_test(test_base__str),
+		cmocka_unit_test(test_base__shown),
 		cmocka_unit_test(test_base__clock),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -44,6 +44,24 @@ static void test_profile__interning(void **state)
 	assert_string_equal(profile_str(p, a), "burn");
 	assert_int_equal(profile_intern_cstr(p, "s77777"), profile_intern_cstr(p, "s77777"));
 	assert_string_equal(profile_str(p, profile_intern_cstr(p, "s77777")), "s77777");
+	/* a string past PROFILE_STR_MAX is its first PROFILE_STR_MAX bytes, cut at a character, and "..." (§4.1) */
+	size_t big = 3 * PROFILE_STR_MAX;
+	char *huge = malloc(big + 1);
+	assert_non_null(huge);
+	huge[0] = 'x'; /* one ASCII byte, then "é" over and over: PROFILE_STR_MAX (even) falls inside a character */
+	for (size_t i = 1; i + 1 < big; i += 2) {
+		huge[i] = (char)0xc3;
+		huge[i + 1] = (char)0xa9;
+	}
+	huge[big - 1] = 'x';
+	huge[big] = '\0';
+	const char *s = profile_str(p, profile_intern(p, huge, big));
+	size_t n = strlen(s);
+	assert_int_equal(n, PROFILE_STR_MAX - 1 + strlen(PROFILE_STR_CUT)); /* the split "é" is left out whole */
+	assert_memory_equal(s + n - 3, "...", 3);
+	assert_memory_equal(s, huge, n - 3);
+	assert_int_equal((unsigned char)s[n - 4], 0xa9); /* the last kept byte ends a character */
+	free(huge);
 	profile_free(p);
 }
 

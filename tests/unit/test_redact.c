@@ -61,6 +61,19 @@ static const struct {
 	{ "stripe sk_live_4eC3", "4eC3" },
 	/* a directory named after a secret, in a path */
 	{ "/srv/app/token=ghp_DIR123/src/main.c", "ghp_DIR123" },
+	/* issue 27: the shapes a stage name, a bench sample name, a tag and a command line carried verbatim */
+	{ "stage ghp_STAGE0123456789abcdefABCDEF0123", "ghp_STAGE0123456789abcdefABCDEF0123" },
+	{ "load AKIASTAGE7EXAMPLE42", "AKIASTAGE7EXAMPLE42" },
+	{ "post xoxb-1111-2222-StageSlackTok", "xoxb-1111-2222-StageSlackTok" },
+	{ "call sk-proj-StageOpenAiKey0123456789abcdef", "StageOpenAiKey0123456789abcdef" },
+	{ "auth eyJhbGciOiJIUzI1NiJ9.eyJzdGFnZSI6MX0.StageJwtSignature0", "StageJwtSignature0" },
+	{ "fetch https://u:StagePassw0rd@h.example/x", "StagePassw0rd" },
+	{ "step token=StageTokenValue9", "StageTokenValue9" },
+	{ "login --password=StagePwValue7", "StagePwValue7" },
+	{ "ghp_SampleName0123456789abcdef0123456789", "ghp_SampleName0123456789abcdef0123456789" },
+	{ "/opt/token=CANARY1234/api_key=XKEY5678/sectarget --password=PwCanary42", "CANARY1234" },
+	{ "/opt/token=CANARY1234/api_key=XKEY5678/sectarget --password=PwCanary42", "XKEY5678" },
+	{ "/opt/token=CANARY1234/api_key=XKEY5678/sectarget --password=PwCanary42", "PwCanary42" },
 };
 
 static const char *const ordinary[] = {
@@ -178,6 +191,10 @@ static void test_redact__paths_keep_the_rest(void **state)
 	/* as text (a command line) a value runs to the blank: a token with a '/' in it is not cut in half */
 	char *r = redact_dup("aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCY next");
 	assert_string_equal(r, "aws_secret_access_key=[REDACTED] next");
+	free(r);
+	/* ...but a key that is a path component ends at the next '/': the program's name stays (issue 27) */
+	r = redact_dup("/opt/token=CANARY/api_key=X/sectarget --password=hunter2");
+	assert_string_equal(r, "/opt/token=[REDACTED]/api_key=[REDACTED]/sectarget --password=[REDACTED]");
 	free(r);
 }
 

@@ -36,12 +36,17 @@ static void test_term__fit_cuts_and_makes_safe(void **state)
 	assert_null(strchr(s, '\007'));
 	assert_null(strchr(s, '\r'));
 	assert_null(strchr(s, '\n'));
-	assert_string_equal(s, "evil?[2J?]0;title???end");
+	assert_string_equal(s, "evil\\x1b[2J\\x1b]0;title\\x07\\r\\nend");
 	free(s);
 	/* C1 controls (CSI as U+009B) and bytes that are not UTF-8 too; a real character is one column */
 	s = fit("a\xc2\x9b" "b\xff" "\xc3\xa9!", 100, false);
-	assert_string_equal(s, "a??b?\xc3\xa9!");
+	assert_string_equal(s, "a\\u009bb\\xff\xc3\xa9!");
 	free(s);
+	/* an escape is never cut in two: it is shown whole or not at all */
+	s = fit("ab\033cd", 4, false);
+	assert_string_equal(s, "ab");
+	free(s);
+	assert_int_equal(term_width("a\033"), 5);
 	assert_int_equal(term_width("\xc3\xa9t\xc3\xa9"), 3);
 	s = fit("\xc3\xa9t\xc3\xa9", 2, false);
 	assert_string_equal(s, "\xc3\xa9t");

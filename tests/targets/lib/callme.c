@@ -8,7 +8,10 @@
  *   void_work     a void function (its return register holds garbage: plumb must not call that a failure)
  *   threads200    starts and joins 200 threads in waves of 20; thread i is named w<i> and burns ~15 ms of CPU
  *   fork_returns_five  forks: the host returns 5; the forked copy returns 0 from the same call, after the host
- *                 has exited (it waits for the end of a pipe the host holds) — the call "returns twice" */
+ *                 has exited (it waits for the end of a pipe the host holds) — the call "returns twice"
+ *   setsid_child  forks a child that leaves the session (setsid), writes its pid to $CALLME_PIDFILE and sleeps
+ *                 60 s; returns 0 after a little work: plumb must not leave that child running
+ *   setsid_child_then_segv  the same child, then a write through a NULL pointer (the host dies first) */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -133,6 +136,50 @@ NOINLINE int fork_returns_five(void)
 	}
 	close(fds[0]);
 	return 5 + (int)(sink & 0);
+}
+
+/* Forks a child that leaves the session and sleeps 60 s, once it has written its pid to $CALLME_PIDFILE. */
+static pid_t start_setsid_child(void)
+{
+	int fds[2];
+	if (pipe(fds) != 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(fds[0]);
+		setsid();
+		const char *path = getenv("CALLME_PIDFILE");
+		FILE *f = path ? fopen(path, "w") : NULL;
+		if (f) {
+			fprintf(f, "%d\n", (int)getpid());
+			fclose(f);
+		}
+		close(fds[1]); /* the pid is written */
+		sleep(60);
+		_exit(0);
+	}
+	close(fds[1]);
+	char c;
+	while (read(fds[0], &c, 1) > 0) /* end of file: the child wrote its pid and is in its own session */
+		;
+	close(fds[0]);
+	return pid;
+}
+
+NOINLINE int setsid_child(void)
+{
+	pid_t pid = start_setsid_child();
+	sink = burn(3000);
+	return pid > 0 ? 0 : 98;
+}
+
+NOINLINE int setsid_child_then_segv(void)
+{
+	pid_t pid = start_setsid_child();
+	sink = burn(3000);
+	volatile int *volatile nowhere = NULL;
+	*nowhere = (int)pid;
+	return 0;
 }
 
 NOINLINE void void_work(void)
