@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/shown.h"
 #include "base/grow.h"
 #include "base/idtab.h"
 #include "base/sbuf.h"
@@ -135,7 +136,7 @@ static enum plumb_err read_side(const struct diff_folded_opts *opt, const struct
 				if (!bad++) {
 					size_t n = (size_t)(le - line);
 					first_bad = lineno;
-					str_shown(bad_text, sizeof bad_text, line, n > 100 ? 100 : n);
+					shown_escape(bad_text, sizeof bad_text, line, n, 60);
 				}
 				continue;
 			}

@@ -42,23 +42,3 @@ void str_commas(char *buf, size_t size, uint64_t v)
 	}
 	buf[j] = '\0';
 }
-
-void str_shown(char *buf, size_t size, const char *s, size_t n)
-{
-	if (!size)
-		return;
-	size_t o = 0;
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		size_t need = c < 0x20 || c == 0x7f ? 4 : 1;
-		if (o + need + (i + 1 < n ? 3 : 0) + 1 > size) { /* room for it, "..." when more follows, the NUL */
-			snprintf(buf + o, size - o, "%s", size - o > 3 ? "..." : "");
-			return;
-		}
-		if (need == 4)
-			o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
-		else
-			buf[o++] = (char)c;
-	}
-	buf[o] = '\0';
-}

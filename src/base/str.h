@@ -19,8 +19,5 @@ bool mem_ends_with(const char *s, size_t n, const char *suffix);
 char *str_dup_or_null(const char *s, bool *oom);
 /* v with thousands separated by commas ("1,234,567") into buf (cut short to fit size, always terminated). */
 void str_commas(char *buf, size_t size, uint64_t v);
-/* Input text quoted for a message to a terminal: the n bytes at s into buf (cut short to fit size with "...",
- * always terminated), control bytes written as \xNN so nothing from an input drives the terminal. */
-void str_shown(char *buf, size_t size, const char *s, size_t n);
 
 #endif

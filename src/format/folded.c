@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/shown.h"
 #include "base/grow.h"
 #include "base/redact.h"
 #include "base/hashmap.h"
@@ -207,7 +208,7 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 		while (te > s && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r'))
 			te--;
 		char shown[100];
-		str_shown(shown, sizeof shown, s, (size_t)(te - s > 60 ? 60 : te - s));
+		shown_escape(shown, sizeof shown, s, (size_t)(te - s), 60);
 		if (kind == FOLDED_OVERFLOW) {
 			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %s",
 				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX, shown);

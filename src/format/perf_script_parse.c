@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/shown.h"
 #include "base/grow.h"
 #include "base/hashmap.h"
 #include "base/str.h"
@@ -46,7 +47,7 @@ static void warn_once(struct ps *s, bool *flag, const char *what, const char *li
 	int n = (int)(le - line);
 	char *msg = flag == &s->warned_event ? s->msg_event : s->msg_stack;
 	char shown[WARN_MAX - 40];
-	str_shown(shown, sizeof shown, line, (size_t)(n > 300 ? 300 : n));
+	shown_escape(shown, sizeof shown, line, (size_t)n, 300);
 	snprintf(msg, WARN_MAX, "%s: %s%s", what, shown, n > 300 ? "..." : "");
 }
 

@@ -120,8 +120,9 @@ class NothingReadAndWriteErrors(TempDir):
                 self.assertEqual(r.returncode, 5, (args, r.stdout, r.stderr))
                 last = r.stderr.splitlines()[-1]  # (perf script's reader may warn about the line first)
                 self.assertTrue(last.startswith("plumb: ") and "warning" not in last, r.stderr)
-                if args[0] == "hot":
-                    self.assertIn("holds no sample", last)
+                if args[0] == "hot":  # folded text and perf script text say what they held instead
+                    self.assertTrue(any(w in last for w in ("holds no sample", "no stacks in it",
+                                                            "events without stack lines")), last)
             self.assertFalse(os.path.exists(self.path("o.json")))
 
     def test_a_full_disk_says_why(self):

@@ -202,14 +202,6 @@ static void test_base__str(void **state)
 	char small[4]; /* cut short to fit, always terminated */
 	str_commas(small, sizeof small, 1234567);
 	assert_string_equal(small, "1,2");
-	/* input text shown to a person: control bytes escaped, cut short with "..." */
-	char shown[16];
-	str_shown(shown, sizeof shown, "a\x1b[31mb\r", 8);
-	assert_string_equal(shown, "a\\x1b[31mb\\x0d");
-	str_shown(shown, sizeof shown, "0123456789abcdefghij", 20);
-	assert_string_equal(shown, "0123456789ab...");
-	str_shown(shown, sizeof shown, "plain", 5);
-	assert_string_equal(shown, "plain");
 }
 
 /* The one escaper (base/shown.h): control bytes, C1 controls, direction overrides and bytes that are not UTF-8

@@ -64,7 +64,8 @@ static void test_v8_read__trace_chunks(void **state)
 	assert_int_equal(profile_total_samples(p), 5);
 	assert_int_equal(profile_total_weight(p), 39000);
 	char *text = folded(p);
-	assert_string_equal(text, "(anonymous) (x.js:1) 32000\n(anonymous) (x.js:1);b 7000\n");
+	/* a time weight says so in the folded text's first line (docs/design.md §6.1) */
+	assert_string_equal(text, "# plumb: samples=5 unit=ns\n(anonymous) (x.js:1) 32000\n(anonymous) (x.js:1);b 7000\n");
 	free(text);
 	assert_int_equal(profile_nthreads(p), 1);
 	assert_string_equal(profile_str(p, profile_thread_get(p, 0)->name), "Main");
@@ -87,7 +88,8 @@ static void test_v8_read__cpuprofile_and_old_form(void **state)
 	assert_int_equal(profile_total_samples(p), 3);
 	assert_int_equal(profile_total_weight(p), 8000); /* from the first sample (1002) to endTime */
 	char *text = folded(p);
-	assert_string_equal(text, "(garbage collector) 4000\nmain (a.js:5) 3000\nmain (a.js:5);(anonymous) 1000\n");
+	assert_string_equal(text, "# plumb: samples=3 unit=ns\n(garbage collector) 4000\nmain (a.js:5) 3000\n"
+				  "main (a.js:5);(anonymous) 1000\n");
 	free(text);
 	profile_free(p);
 	/* the old form: a nested head, absolute timestamps (one more than the samples: the end) */
@@ -115,7 +117,7 @@ static void test_v8_read__heapprofile(void **state)
 	assert_int_equal(profile_total_weight(p), 4196);
 	assert_int_equal(profile_total_samples(p), 1);
 	char *text = folded(p);
-	assert_string_equal(text, "alloc (m.js:10) 4096\nalloc (m.js:10);(anonymous) 100\n");
+	assert_string_equal(text, "# plumb: samples=1 unit=bytes\nalloc (m.js:10) 4096\nalloc (m.js:10);(anonymous) 100\n");
 	free(text);
 	profile_free(p);
 }
