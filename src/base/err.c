@@ -23,6 +23,17 @@ enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ..
 	return code;
 }
 
+bool perr_format_once(struct perr *e, bool *failed, const char *prefix, const char *fmt, va_list ap)
+{
+	if (*failed)
+		return false;
+	char what[PERR_MSG_MAX - 64];
+	vsnprintf(what, sizeof what, fmt, ap);
+	perr_set(e, PLUMB_EFORMAT, "%s: %s", prefix, what);
+	*failed = true;
+	return false;
+}
+
 static const struct {
 	enum plumb_err code;
 	int exit_code;

@@ -3,6 +3,8 @@
 #ifndef PLUMB_BASE_ERR_H
 #define PLUMB_BASE_ERR_H
 
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 enum plumb_err {
@@ -44,6 +46,11 @@ struct perr {
 /* Sets code and a printf-style message; returns code so callers can `return perr_set(...)`. */
 enum plumb_err perr_set(struct perr *e, enum plumb_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/* A reader's first complaint: unless *failed, sets e to PLUMB_EFORMAT with "PREFIX: " and the formatted message
+ * and sets *failed; later ones are dropped. Returns false, for `return reader_fail(...)`. */
+bool perr_format_once(struct perr *e, bool *failed, const char *prefix, const char *fmt, va_list ap)
+	__attribute__((format(printf, 4, 0)));
 
 /* Short fixed text for a code ("out of memory", ...). */
 const char *perr_strerror(enum plumb_err code);

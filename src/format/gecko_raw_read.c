@@ -30,15 +30,10 @@ struct graw {
 static bool gr_fail(struct graw *g, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool gr_fail(struct graw *g, const char *fmt, ...)
 {
-	if (g->failed)
-		return false;
-	char what[PERR_MSG_MAX - 64];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	perr_format_once(g->e, &g->failed, "malformed Gecko profile", fmt, ap);
 	va_end(ap);
-	perr_set(g->e, PLUMB_EFORMAT, "malformed Gecko profile: %s", what);
-	g->failed = true;
 	return false;
 }
 

@@ -76,15 +76,10 @@ struct ss_reader {
 static bool ss_fail(struct ss_reader *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static bool ss_fail(struct ss_reader *r, const char *fmt, ...)
 {
-	if (r->j.failed)
-		return false;
-	char what[PERR_MSG_MAX - 64];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	perr_format_once(r->e, &r->j.failed, "malformed speedscope file", fmt, ap);
 	va_end(ap);
-	perr_set(r->e, PLUMB_EFORMAT, "malformed speedscope file: %s", what);
-	r->j.failed = true;
 	return false;
 }
 

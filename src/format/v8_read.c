@@ -54,15 +54,10 @@ struct v8_cpu {
 
 bool v8_fail(struct v8_reader *r, const char *fmt, ...)
 {
-	if (r->failed)
-		return false;
-	char what[PERR_MSG_MAX - 64];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(what, sizeof what, fmt, ap);
+	perr_format_once(r->e, &r->failed, r->what, fmt, ap);
 	va_end(ap);
-	perr_set(r->e, PLUMB_EFORMAT, "%s: %s", r->what, what);
-	r->failed = true;
 	return false;
 }
 
