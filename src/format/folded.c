@@ -559,10 +559,8 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 	w.cap_nodes = 1024;
 	w.node_parent = malloc(w.cap_nodes * sizeof *w.node_parent);
 	w.node_piece = malloc(w.cap_nodes * sizeof *w.node_piece);
-	w.memo_node = malloc(nstacks * sizeof *w.memo_node);
-	w.memo_gen = calloc(nstacks, sizeof *w.memo_gen);
 	bool ok = labels && lines && b && w.frame_first && w.frame_npieces && w.owned && w.node_parent &&
-		  w.node_piece && w.memo_node && w.memo_gen;
+		  w.node_piece;
 	if (ok) {
 		w.nnodes = 1;
 		w.node_parent[0] = 0;
@@ -590,6 +588,12 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 		ok = REALLOC_ARRAY(w.node_parent, nstacks) && REALLOC_ARRAY(w.node_piece, nstacks);
 		if (ok)
 			w.cap_nodes = nstacks;
+	}
+	/* the per-stack memo only where stacks map to other nodes: 8 bytes a stack the common case does without */
+	if (ok && !same_tree) {
+		w.memo_node = malloc(nstacks * sizeof *w.memo_node);
+		w.memo_gen = calloc(nstacks, sizeof *w.memo_gen);
+		ok = w.memo_node && w.memo_gen;
 	}
 	if (same_tree && ok) {
 		for (size_t st = 1; st < nstacks; st++) {

@@ -140,6 +140,29 @@ class InputRule(TempDir):
             self.assertIn("a JSON string of more than 64 MiB", err)
             self.assertLess(rss, LIMIT_KB, "%s took %d MB" % (cmd[0], rss // 1024))
 
+    def test_memory_follows_distinct_stacks_not_lines(self):
+        # 6 M identical folded lines, gzipped (one member of 100k lines, 60 times): a .json or speedscope output
+        # kept one timeline entry per line (18 M lines took 578 MB, these about 190 MB); the untimed timeline now
+        # follows distinct stacks
+        def member(data):
+            c = zlib.compressobj(6, zlib.DEFLATED, 31)
+            return c.compress(data) + c.flush()
+        bomb = self.path("same.folded.gz")
+        block = member(b"main;alpha;beta;gamma 1\n" * 100000)
+        with open(bomb, "wb") as f:
+            for _ in range(60):
+                f.write(block)
+        outs = ("o.json", "o.speedscope.json")
+        results = self.run_all([(out, ["convert", bomb, "-o", self.path(out)], "") for out in outs])
+        for out in outs:
+            (code, err, secs, rss), _ = results[out]
+            self.assertEqual(code, 0, err)
+            self.assertLess(rss, 64 * 1024, "convert to %s took %d MB for one distinct stack" % (out, rss // 1024))
+        code, err, _, _ = measured([PLUMB, "convert", self.path("o.json"), "-o", self.path("back.folded")], {})
+        self.assertEqual(code, 0, err)
+        with open(self.path("back.folded")) as f:
+            self.assertEqual(f.read(), "main;alpha;beta;gamma 6000000\n")
+
 
 if __name__ == "__main__":
     main()
