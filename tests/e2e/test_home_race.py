@@ -5,6 +5,7 @@ opened was the attacker's: exit 6, "belongs to uid 65534") or lands in the real 
 directory, and no temporary file is left there. Before the home was walked by descriptor, a save checked the
 real home and then wrote by path through the re-pointed link (6 of 150 saves landed in the attacker's
 directory). Needs root (the attacker's directory belongs to nobody)."""
+# plumbtest: slow
 import os
 import subprocess
 import sys

@@ -5,6 +5,7 @@ nobody writes to, or a 1 GB sparse file, exits 5 within 6 s and under 300 MB, wi
 `--stages`, `--syms`, `metrics --path`, `bench report`, `bench owners --catalog` and `bench run` forever. The cases
 run side by side (the FIFO ones wait their 5 s together). A gzipped JSON whose one string is 3 GiB stops at the
 JSON reader's string cap (exit 5, under 300 MB), where it took 2 GB. Needs root (mknod)."""
+# plumbtest: slow
 import os
 import subprocess
 import sys
