@@ -389,9 +389,9 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 	uint32_t *line_of = malloc(n * sizeof *line_of), *first = calloc(n + 1, sizeof *first);
 	uint32_t *fill = malloc(n * sizeof *fill);
 	uint8_t *has_kids = calloc(n, 1);
-	struct child_entry *ent = malloc(2 * n * sizeof *ent);
+	struct child_entry *ent = NULL; /* as many as counted below (at most 2n; about n in a wide profile) */
 	struct u32vec todo = U32VEC_INIT;
-	bool ok = line_of && first && fill && has_kids && ent;
+	bool ok = line_of && first && fill && has_kids;
 	if (ok) {
 		for (size_t i = 0; i < n; i++)
 			line_of[i] = UINT32_MAX;
@@ -404,6 +404,9 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 			first[w->node_parent[i] + 1] += (line_of[i] != UINT32_MAX) + has_kids[i];
 		for (size_t i = 0; i < n; i++)
 			first[i + 1] += first[i];
+		ok = (ent = malloc((first[n] ? first[n] : 1) * sizeof *ent)) != NULL;
+	}
+	if (ok) {
 		memcpy(fill, first, n * sizeof *fill);
 		for (size_t i = 1; i < n; i++) {
 			uint32_t par = w->node_parent[i];
