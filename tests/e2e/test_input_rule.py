@@ -70,6 +70,7 @@ class InputRule(TempDir):
                     ("bench report", ["bench", "report", z]),
                     ("bench owners --catalog", ["bench", "owners", "--catalog", z]),
                     ("bench run SUITE", ["bench", "run", z, "--out", o + ".bench.json"]),
+                    ("dump --core", ["dump", "--core", z]),
                     ("hot PROFILE", ["hot", z]),
                     ("diff PROFILE", ["diff", z, FOLDED]),
                     ("convert PROFILE", ["convert", z, "-o", o + ".json"]),
