@@ -142,9 +142,9 @@ static enum plumb_err read_stream(int fd, const char *path, const char *what, si
 	enum plumb_err rc = PLUMB_OK;
 	for (;;) {
 		if (n == cap) {
-			size_t nc = grow_cap(cap + 1, cap);
-			if (nc > max + 1)
-				nc = max + 1;
+			size_t nc = grow_cap(cap + 1, cap), limit = max < SIZE_MAX ? max + 1 : SIZE_MAX - 1;
+			if (nc > limit)
+				nc = limit;
 			if (nc <= cap || !REALLOC_ARRAY(buf, nc + 1)) {
 				rc = nc <= cap ? too_big(path, what, max, e)
 					       : perr_set(e, PLUMB_ENOMEM, "out of memory reading the %s %s", what, path);
