@@ -123,6 +123,25 @@ class InputRule(TempDir):
                 bad.append("%s: %s" % (name, ", ".join(why)))
         self.assertEqual(bad, [])
 
+    def test_a_pipe_that_gives_data_late_is_still_read(self):
+        # the deadline is on silence, not on streams: a stage file from a pipe whose writer starts after 1 s reads
+        # as the same file on disk does
+        stages = self.path("st.json")
+        text = ('{"schema":"plumb.stages.v1","time_unit":"ms","time_origin":"profile_start","stages":'
+                '[{"name":"all","start_ms":0,"end_ms":1000000000}]}')
+        with open(stages, "w") as f:
+            f.write(text)
+        want = subprocess.run([PLUMB, "hot", GECKO, "--stages", stages, "-n", "3"], env=env(True), text=True,
+                              capture_output=True, timeout=60)
+        self.assertEqual(want.returncode, 0, want.stderr)
+        self.assertIn("== stage all", want.stdout)
+        p = subprocess.Popen([PLUMB, "hot", GECKO, "--stages", "/dev/stdin", "-n", "3"], env=env(True), text=True,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(1)  # the writer is late on purpose: what is tested is that the reader waits for it
+        out, err = p.communicate(text, timeout=60)
+        self.assertEqual(p.returncode, 0, err)
+        self.assertEqual(out, want.stdout)
+
     def test_a_gzipped_json_string_of_3_gib_stops_at_the_string_cap(self):
         # gzip members one after the other are one stream: 192 copies of one 16 MiB run of 'A' make 3 GiB
         def member(data):
