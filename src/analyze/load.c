@@ -81,7 +81,10 @@ enum plumb_err hot_summary_from_file(const char *path, const struct hot_load_opt
 	if (!hot_summary_set_origin(s, path, fmt_name(kind)))
 		rc = perr_set(e, PLUMB_ENOMEM, "out of memory");
 out:
-	if (rc && e->msg[0] && !strstr(e->msg, path)) {
+	/* a message about the --stages or --syms file names that file, not the profile */
+	if (rc && e->msg[0] && !strstr(e->msg, path) &&
+	    !(lo && ((lo->syms_path && strstr(e->msg, lo->syms_path)) ||
+		     (lo->stages_path && strstr(e->msg, lo->stages_path))))) {
 		char tmp[PERR_MSG_MAX];
 		snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
 		memcpy(e->msg, tmp, sizeof tmp);

@@ -225,25 +225,21 @@ json_t *jr_parse(const char *buf, size_t len, int flags, struct jr_error *err)
 	return v;
 }
 
-json_t *jr_parse_file(const char *path, int flags, struct jr_error *err)
+json_t *jr_parse_file(const char *path, const char *what, size_t max, int flags, struct jr_error *err,
+		      struct perr *e)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
 	char *buf = NULL;
 	size_t len = 0;
-	int rc = fd < 0 ? errno : 0;
-	if (!rc)
-		rc = read_fd_whole(fd, fstat(fd, &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, 0, &buf,
-				   &len);
-	if (fd >= 0)
-		close(fd);
+	struct perr re = PERR_INIT;
+	enum plumb_err rc = read_input(path, what, max, &buf, &len, &re);
 	if (rc) {
 		if (err) {
 			memset(err, 0, sizeof *err);
-			/* docs/design.md §3.2: absent is 3, there but unreadable 5 */
-			err->code = rc == ENOENT || rc == ENOTDIR ? PLUMB_ENOENT : rc == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO;
-			snprintf(err->text, sizeof err->text, "%s", strerror(rc));
+			err->code = rc;
+			snprintf(err->text, sizeof err->text, "%s", re.msg);
 		}
+		if (e)
+			perr_set(e, rc, "%s", re.msg);
 		return NULL;
 	}
 	json_t *v = jr_parse(buf, len, flags, err);

@@ -23,9 +23,12 @@ json_t *jr_tree(struct json_reader *j, int flags);
 /* Parses buf[0..len) (one value, white space around it) into a new tree; NULL on error with *err filled. */
 json_t *jr_parse(const char *buf, size_t len, int flags, struct jr_error *err);
 
-/* The same for a file's content. When the file cannot be read, err->line is 0, err->text holds the reason
- * (strerror's text; the caller names the file) and err->code is PLUMB_ENOENT when the file is not there,
- * PLUMB_EIO when it cannot be read (docs/design.md §3.2). */
-json_t *jr_parse_file(const char *path, int flags, struct jr_error *err);
+/* The same for the content of the input file path, read under the input rule of base/readall.h as a `what` of
+ * at most max bytes. When the file cannot be read, err->line is 0, err->code is read_input's code (PLUMB_ENOENT
+ * when the file is not there, PLUMB_EFORMAT for a device, a FIFO that gives nothing, a file over the cap,
+ * PLUMB_EIO when it cannot be read: docs/design.md §3.2) and e (when not NULL) holds the one-line message naming
+ * the file; err->text the same, cut to fit. */
+json_t *jr_parse_file(const char *path, const char *what, size_t max, int flags, struct jr_error *err,
+		      struct perr *e);
 
 #endif

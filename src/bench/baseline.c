@@ -51,13 +51,16 @@ enum bench_baseline_status bench_baseline_save(const struct bench_evidence *ev, 
 				*harness_case = ev->cases[i].name;
 		return BENCH_BASELINE_HARNESS;
 	}
-	enum plumb_err rc = store_path_for_write(&STORE_BENCH_BASELINES, name, force, path, cap, e);
+	struct atomic_file af;
+	enum plumb_err rc = store_open_write(&STORE_BENCH_BASELINES, name, force, &af, path, cap, e);
 	if (rc == PLUMB_ENOENT)
 		return BENCH_BASELINE_NO_HOME;
 	if (rc == PLUMB_EINVAL && !force && store_exists(&STORE_BENCH_BASELINES, name))
 		return BENCH_BASELINE_EXISTS;
 	if (rc == PLUMB_OK)
-		rc = bench_evidence_write(ev, path, e);
+		rc = bench_evidence_write_to(ev, &af, e);
+	if (rc == PLUMB_EINVAL && !force) /* saved by another run since the check: the commit did not replace it */
+		return BENCH_BASELINE_EXISTS;
 	return rc == PLUMB_OK ? BENCH_BASELINE_OK : BENCH_BASELINE_ERROR;
 }
 

@@ -33,32 +33,13 @@ static void ini_setup(void)
 	ini_allow_multiline = false;
 }
 
-/* A suite or catalog file, whole, up to BENCH_CONFIG_MAX bytes (docs/design.md §3.5): a device (/dev/zero,
- * /dev/urandom) is refused before it is read, a FIFO or a larger file stops at the cap with exit 5. */
+/* A suite or catalog file, whole, up to BENCH_CONFIG_MAX bytes, under the input rule (base/readall.h,
+ * docs/design.md §3.5): a device (/dev/zero, /dev/urandom) is refused before it is opened, a larger file before
+ * it is read, a FIFO that gives nothing within 5 s is not waited on: all exit 5. */
 static enum plumb_err read_text(const char *path, const char *what, char **text, struct perr *e)
 {
-	int fd = open(path, O_RDONLY | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		int err = errno;
-		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read %s %s: %s", what, path,
-				strerror(err));
-	}
-	struct stat st;
-	if (fstat(fd, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode))) {
-		close(fd);
-		return perr_set(e, PLUMB_EFORMAT, "cannot read %s %s: it is a device, not a file", what, path);
-	}
 	size_t len;
-	int err = read_fd_whole(fd, 8192, BENCH_CONFIG_MAX + 1, text, &len);
-	close(fd);
-	if (err == ENOMEM)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	if (err == EFBIG)
-		return perr_set(e, PLUMB_EFORMAT, "%s %s is larger than the cap of %u bytes for a %s", what, path,
-				BENCH_CONFIG_MAX, what);
-	if (err) /* a directory, say */
-		return perr_set(e, PLUMB_EIO, "cannot read %s %s", what, path);
-	return PLUMB_OK;
+	return read_input(path, what, BENCH_CONFIG_MAX, text, &len, e);
 }
 
 /* dir of path, absolute */

@@ -375,24 +375,30 @@ static void sample_line(struct sbuf *sb, const struct bench_sample *s)
  * streamed one line each, so writing costs no document tree per sample. */
 enum plumb_err bench_evidence_write(const struct bench_evidence *ev, const char *path, struct perr *e)
 {
+	struct atomic_file af;
+	enum plumb_err rc = atomic_open(&af, path, e);
+	return rc ? rc : bench_evidence_write_to(ev, &af, e);
+}
+
+enum plumb_err bench_evidence_write_to(const struct bench_evidence *ev, struct atomic_file *out, struct perr *e)
+{
+	const char *path = out->path;
 	json_t *root = to_json(ev);
-	if (!root)
+	if (!root) {
+		atomic_abort(out);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
 	char *head = json_dumps(root, JSON_INDENT(1) | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	size_t hlen = head ? strlen(head) : 0;
 	if (!head || hlen < 2 || head[hlen - 1] != '}') {
 		free(head);
+		atomic_abort(out);
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
 	while (hlen > 1 && (head[hlen - 2] == '\n' || head[hlen - 2] == ' '))
 		hlen--; /* keep "...last field", drop the newline before the closing brace */
-	struct atomic_file af;
-	enum plumb_err rc = atomic_open(&af, path, e);
-	if (rc != PLUMB_OK) {
-		free(head);
-		return rc;
-	}
+	struct atomic_file af = *out;
 	bool ok = fwrite(head, 1, hlen - 1, af.fp) == hlen - 1 && fputs(",\n \"samples\": [", af.fp) != EOF;
 	free(head);
 	struct sbuf line = SBUF_INIT;
@@ -406,8 +412,12 @@ enum plumb_err bench_evidence_write(const struct bench_evidence *ev, const char 
 	ok = ok && fputs(ev->nsamples ? "\n ]\n}\n" : "]\n}\n", af.fp) != EOF;
 	if (!ok) {
 		int err = errno;
+		char *shown = strdup(path);
 		atomic_abort(&af);
-		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(err));
+		enum plumb_err rc = perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", shown ? shown : "the artifact",
+					     strerror(err));
+		free(shown);
+		return rc;
 	}
 	return atomic_commit(&af, e);
 }

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "os/atomic.h"
 
 #define BENCH_EVIDENCE_SCHEMA "plumb.evidence.v1"
 /* The caps on an artifact read (docs/design.md §3.5): a file (mapped, not copied) and a stream (read into
@@ -145,6 +146,8 @@ const struct bench_sample *bench_evidence_first(const struct bench_evidence *ev,
 
 /* Writes the artifact through the atomic writer ("-" is stdout). PLUMB_EOUTPUT when it cannot. */
 enum plumb_err bench_evidence_write(const struct bench_evidence *ev, const char *path, struct perr *e);
+/* The same into an opened atomic file (os/atomic.h), which it commits, or aborts on failure. */
+enum plumb_err bench_evidence_write_to(const struct bench_evidence *ev, struct atomic_file *out, struct perr *e);
 /* Reads and checks an artifact: PLUMB_ENOENT when missing, PLUMB_EFORMAT (naming the field) when malformed or
  * of another schema version. */
 enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, struct perr *e);

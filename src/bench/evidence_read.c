@@ -492,25 +492,13 @@ enum plumb_err bench_evidence_parse(const char *text, size_t len, const char *wh
 enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, struct perr *e)
 {
 	bench_evidence_init(ev);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* the input rule (base/readall.h, docs/design.md §3.5): a device is refused unopened, a larger file unread,
+	 * a stream stops at its cap or after 5 s without data */
+	int fd;
 	struct stat st;
-	if (fd < 0 || fstat(fd, &st) != 0) {
-		int err = errno;
-		if (fd >= 0)
-			close(fd);
-		return perr_set(e, err == ENOENT ? PLUMB_ENOENT : PLUMB_EIO, "cannot read artifact %s: %s", path,
-				strerror(err));
-	}
-	/* the caps (docs/design.md §3.5): a device is refused unread, a larger file or stream stops at its cap */
-	if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
-		close(fd);
-		return perr_set(e, PLUMB_EFORMAT, "cannot read artifact %s: it is a device, not a file", path);
-	}
-	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size > BENCH_EVIDENCE_MAX) {
-		close(fd);
-		return perr_set(e, PLUMB_EFORMAT, "artifact %s is larger than the cap of %zu bytes", path,
-				(size_t)BENCH_EVIDENCE_MAX);
-	}
+	enum plumb_err orc = read_input_open(path, "artifact", BENCH_EVIDENCE_MAX, &fd, &st, e);
+	if (orc)
+		return orc;
 	/* a regular file is mapped: its pages are the page cache's, not a copy */
 	char *text = NULL;
 	size_t len = 0;
@@ -524,14 +512,13 @@ enum plumb_err bench_evidence_read(const char *path, struct bench_evidence *ev, 
 		else
 			text = NULL;
 	}
-	int err = mapped ? 0 : read_fd_whole(fd, 1 << 16, BENCH_EVIDENCE_STREAM_MAX + 1, &text, &len);
+	if (!mapped && (orc = read_input_fd(fd, path, "artifact", S_ISREG(st.st_mode) ? BENCH_EVIDENCE_MAX
+										       : BENCH_EVIDENCE_STREAM_MAX,
+					     &text, &len, e)) != PLUMB_OK) {
+		close(fd);
+		return orc;
+	}
 	close(fd);
-	if (err == EFBIG)
-		return perr_set(e, PLUMB_EFORMAT, "artifact %s is larger than the cap of %zu bytes for a stream", path,
-				(size_t)BENCH_EVIDENCE_STREAM_MAX);
-	if (err)
-		return perr_set(e, err == ENOMEM ? PLUMB_ENOMEM : PLUMB_EIO, "cannot read artifact %s: %s", path,
-				strerror(err));
 	enum plumb_err rc = parse(text, len, mapped, path, ev, e);
 	if (mapped)
 		munmap(text, len);

@@ -370,11 +370,11 @@ int cmd_metrics_record(int argc, char **argv)
 		return perr_fail(EXIT_FAILED, "metrics record: out of memory");
 	session_init(&rq->s);
 	rq->done_pipe[0] = rq->done_pipe[1] = -1;
-	int rc;
+	int rc, dfd = -1;
 	if (!record_options(argc, argv, rq, &rc))
 		goto out;
 	struct perr e = PERR_INIT;
-	char path[PATH_MAX];
+	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
 	/* a name the user gave is replaced only with --force, as every stored thing (docs/design.md §5.7); a name
 	 * taken from the command or the process is not the user's choice: a run of the same command again takes the
 	 * next free NAME.N, so an earlier recording is neither lost nor in the way (docs/design.md §7) */
@@ -393,8 +393,11 @@ int cmd_metrics_record(int argc, char **argv)
 	}
 	if (rq->kind == FMT_UNKNOWN)
 		rq->kind = FMT_FOLDED;
-	if (store_path_for_write(&STORE_METRICS, rq->name, rq->force, path, sizeof path, &e) ||
-	    atomic_check_writable(path, &e) || (rq->profile && atomic_check_writable(rq->profile, &e))) {
+	/* the recording's directory, checked once and kept open: every rewrite is relative to it (§3.5) */
+	struct atomic_file probe;
+	if ((dfd = store_open_dir_for_write(&STORE_METRICS, rq->name, rq->force, path, sizeof path, file, &e)) < 0 ||
+	    atomic_open_at(&probe, dfd, file, path, false, &e) || (atomic_abort(&probe), false) ||
+	    (rq->profile && atomic_check_writable(rq->profile, &e))) {
 		rc = cmd_report_redacted(&e);
 		goto out;
 	}
@@ -409,7 +412,8 @@ int cmd_metrics_record(int argc, char **argv)
 	else if (command && (rc = start_command(rq, &child, &orig)) == EXIT_DONE)
 		root = child.pid;
 	struct metrics_recorder rec;
-	if (rc == EXIT_DONE && metrics_recorder_init(&rec, path, rq->name, root, rq->every, (size_t)rq->keep, &e)) {
+	if (rc == EXIT_DONE && (metrics_recorder_init(&rec, path, rq->name, root, rq->every, (size_t)rq->keep, &e) ||
+				metrics_recorder_anchor(&rec, dfd, file, &e))) {
 		rc = cmd_report_redacted(&e);
 		if (rq->profile)
 			finish_profile(rq, root, true);
@@ -467,6 +471,8 @@ int cmd_metrics_record(int argc, char **argv)
 	free(path_shown);
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 out:
+	if (dfd >= 0)
+		close(dfd);
 	session_release(&rq->s);
 	sym_files_free(rq->files);
 	for (int i = 0; i < 2; i++)

@@ -415,10 +415,13 @@ static void record__rescue(const struct record *rec, const struct profile *prof,
 	strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", localtime_r(&now, &tm));
 	enum plumb_err rc = home_open("rescue", true, dir, sizeof dir, &dfd, &e);
 	if (!rc) {
+		/* written through the directory checked by home_open, not by its path again (docs/design.md §3.5) */
+		char anchored[128];
+		const char *ext = rescue_ext(rec->kind, rec->a.output);
+		snprintf(path, sizeof path, "%s/record-%s-%ld%s", dir, stamp, (long)getpid(), ext);
+		snprintf(anchored, sizeof anchored, "/proc/self/fd/%d/record-%s-%ld%s", dfd, stamp, (long)getpid(), ext);
+		rc = render_write_file(prof, anchored, rec->kind, wo, NULL, &e);
 		close(dfd);
-		snprintf(path, sizeof path, "%s/record-%s-%ld%s", dir, stamp, (long)getpid(),
-			 rescue_ext(rec->kind, rec->a.output));
-		rc = render_write_file(prof, path, rec->kind, wo, NULL, &e);
 	}
 	if (rc) {
 		char *why = redact_dup(e.msg);

@@ -456,9 +456,9 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 	uint32_t *line_of = malloc(n * sizeof *line_of), *first = calloc(n + 1, sizeof *first);
 	uint32_t *fill = malloc(n * sizeof *fill);
 	uint8_t *has_kids = calloc(n, 1);
-	struct child_entry *ent = malloc(2 * n * sizeof *ent);
+	struct child_entry *ent = NULL; /* as many as counted below (at most 2n; about n in a wide profile) */
 	struct u32vec todo = U32VEC_INIT;
-	bool ok = line_of && first && fill && has_kids && ent;
+	bool ok = line_of && first && fill && has_kids;
 	if (ok) {
 		for (size_t i = 0; i < n; i++)
 			line_of[i] = UINT32_MAX;
@@ -471,6 +471,9 @@ static bool rank_lines(struct folded_writer *w, struct folded_line *lines, size_
 			first[w->node_parent[i] + 1] += (line_of[i] != UINT32_MAX) + has_kids[i];
 		for (size_t i = 0; i < n; i++)
 			first[i + 1] += first[i];
+		ok = (ent = malloc((first[n] ? first[n] : 1) * sizeof *ent)) != NULL;
+	}
+	if (ok) {
 		memcpy(fill, first, n * sizeof *fill);
 		for (size_t i = 1; i < n; i++) {
 			uint32_t par = w->node_parent[i];
@@ -626,10 +629,8 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 	w.cap_nodes = 1024;
 	w.node_parent = malloc(w.cap_nodes * sizeof *w.node_parent);
 	w.node_piece = malloc(w.cap_nodes * sizeof *w.node_piece);
-	w.memo_node = malloc(nstacks * sizeof *w.memo_node);
-	w.memo_gen = calloc(nstacks, sizeof *w.memo_gen);
 	bool ok = labels && lines && b && w.frame_first && w.frame_npieces && w.owned && w.node_parent &&
-		  w.node_piece && w.memo_node && w.memo_gen;
+		  w.node_piece;
 	if (ok) {
 		w.nnodes = 1;
 		w.node_parent[0] = 0;
@@ -657,6 +658,12 @@ enum plumb_err fmt_folded_write(const struct profile *p, FILE *out, const struct
 		ok = REALLOC_ARRAY(w.node_parent, nstacks) && REALLOC_ARRAY(w.node_piece, nstacks);
 		if (ok)
 			w.cap_nodes = nstacks;
+	}
+	/* the per-stack memo only where stacks map to other nodes: 8 bytes a stack the common case does without */
+	if (ok && !same_tree) {
+		w.memo_node = malloc(nstacks * sizeof *w.memo_node);
+		w.memo_gen = calloc(nstacks, sizeof *w.memo_gen);
+		ok = w.memo_node && w.memo_gen;
 	}
 	if (same_tree && ok) {
 		for (size_t st = 1; st < nstacks; st++) {

@@ -2,6 +2,7 @@
  * (format/stream.h), and the tables that route a kind to its reader or writer. A new format adds one row to
  * each table. */
 #include "format/format.h"
+#include "base/json.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -182,6 +183,9 @@ enum plumb_err fmt_source_mem(struct fmt_source *src, const void *buf, size_t le
 enum plumb_err fmt_source_document(struct fmt_source *src, const char **data, size_t *len, struct perr *e)
 {
 	if (!src->doc) {
+		/* every JSON format is read with base/json.h, which takes no string longer than JR_MAX_STRING */
+		if (src->kind == FMT_GECKO || src->kind == FMT_SPEEDSCOPE || src->kind == FMT_HOT_JSON)
+			src->st->json_string_max = JR_MAX_STRING;
 		enum plumb_err rc = fmt_stream_rest(src->st, FMT_MAX_DOCUMENT, &src->doc, &src->doc_len,
 						    &src->doc_owned, e);
 		if (rc)
@@ -355,10 +359,10 @@ enum plumb_err fmt_read_buf(const char *buf, size_t len, enum fmt_kind kind, con
 	return rc;
 }
 
-/* Prefixes the path to a message that does not name it yet. */
-static void name_path(struct perr *e, const char *path)
+/* Prefixes the path to a message that does not name it yet — nor the --syms file, whose own failure it is. */
+static void name_path(struct perr *e, const char *path, const struct fmt_read_opts *opts)
 {
-	if (e->msg[0] && !strstr(e->msg, path)) {
+	if (e->msg[0] && !strstr(e->msg, path) && !(opts && opts->syms_path && strstr(e->msg, opts->syms_path))) {
 		char tmp[PERR_MSG_MAX];
 		snprintf(tmp, sizeof tmp, "%s: %s", path, e->msg);
 		memcpy(e->msg, tmp, sizeof tmp);
@@ -376,7 +380,7 @@ enum plumb_err fmt_read_file(const char *path, enum fmt_kind hint, const struct 
 	if (!rc)
 		rc = fmt_source_read(&src, hint, &o, out, e);
 	if (rc)
-		name_path(e, path);
+		name_path(e, path, opts);
 	fmt_source_close(&src);
 	return rc;
 }

@@ -165,10 +165,10 @@ static bool lib_load(struct sym_lib *L, json_t *lib, json_t *strings)
 enum plumb_err sidecar_load(const char *path, struct sidecar **out, struct perr *e)
 {
 	struct jr_error je;
-	json_t *root = jr_parse_file(path, 0, &je);
+	json_t *root = jr_parse_file(path, "symbol file", FMT_SYMS_MAX, 0, &je, e);
 	if (!root) {
-		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, je.code, "cannot read the symbol sidecar %s: %s", path, je.text);
+		if (je.line < 1) /* not read: e names the file already */
+			return je.code;
 		return perr_set(e, PLUMB_EFORMAT, "symbol sidecar %s: %s (line %zu, byte %zu)", path, je.text, je.line,
 				je.offset);
 	}

@@ -39,6 +39,7 @@ struct sidecar;
 
 /* Reads the sidecar at path. PLUMB_EIO when it cannot be read, PLUMB_EFORMAT (with the line and byte) when it is
  * not a sidecar, PLUMB_ENOMEM. */
+#define FMT_SYMS_MAX ((size_t)256 << 20) /* bytes of a --syms symbol file (docs/design.md §3.5) */
 enum plumb_err sidecar_load(const char *path, struct sidecar **out, struct perr *e);
 void sidecar_free(struct sidecar *s);
 

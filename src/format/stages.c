@@ -91,12 +91,9 @@ enum plumb_err fmt_stages_read(const char *buf, size_t len, const char *name, st
 enum plumb_err fmt_stages_load(const char *path, struct fmt_stage **stages, size_t *n, struct perr *e)
 {
 	struct jr_error je;
-	json_t *root = jr_parse_file(path, 0, &je);
-	if (!root) {
-		if (je.line < 1) /* could not open or read it */
-			return perr_set(e, je.code, "cannot read the stage file %s: %s", path, je.text);
-		return parse_error(&je, path, e);
-	}
+	json_t *root = jr_parse_file(path, "stage file", FMT_STAGES_MAX, 0, &je, e);
+	if (!root)
+		return je.line < 1 ? je.code : parse_error(&je, path, e); /* not read: e names the file already */
 	enum plumb_err rc = from_tree(root, path, stages, n, e);
 	json_decref(root);
 	return rc;

@@ -29,7 +29,9 @@ void fmt_stages_write(struct sbuf *out, const struct fmt_stage *stages, size_t n
 enum plumb_err fmt_stages_read(const char *buf, size_t len, const char *name, struct fmt_stage **stages, size_t *n,
 			       struct perr *e);
 
-/* The same for the file at path; PLUMB_EIO when it cannot be read. */
+#define FMT_STAGES_MAX ((size_t)64 << 20) /* bytes of a stage file (docs/design.md §3.5) */
+/* The same for the file at path, read under base/readall.h's input rule (at most FMT_STAGES_MAX bytes; a device
+ * refused unopened, a FIFO waited on 5 s at most): its codes and messages when it cannot be read. */
 enum plumb_err fmt_stages_load(const char *path, struct fmt_stage **stages, size_t *n, struct perr *e);
 
 /* Frees what the reader returned (NULL is fine). */

@@ -436,8 +436,33 @@ enum plumb_err fmt_stream_rest(struct fmt_stream *st, size_t max, const char **d
 		st->buf = nb;
 		st->cap = (size_t)sb.st_size + READ_CHUNK;
 	}
+	/* a JSON document: its strings are watched as the bytes arrive, so that one longer than the JSON reader takes
+	 * ends the read at that cap, not after gigabytes of it have been kept (docs/design.md §6.6) */
+	size_t scanned = 0, run = 0;
+	bool in_string = false, escaped = false;
 	for (;;) {
 		size_t have = st->end - st->pos;
+		for (const char *q = st->buf + st->pos + scanned; st->json_string_max && scanned < have; scanned++, q++) {
+			if (!in_string) {
+				in_string = *q == '"';
+				run = 0;
+			} else if (escaped) {
+				escaped = false;
+				run++;
+			} else if (*q == '\\') {
+				escaped = true;
+				run++;
+			} else if (*q == '"') {
+				in_string = false;
+			} else if (++run > st->json_string_max) {
+				char cap[32];
+				return perr_set(e, PLUMB_EFORMAT,
+						"%s: a JSON string of more than %s at byte %llu, the cap on one string "
+						"(docs/design.md §6.6)",
+						st->name, fmt_size_text(st->json_string_max, cap, sizeof cap),
+						(unsigned long long)(st->consumed + scanned - run + 1));
+			}
+		}
 		if (have > max) {
 			char cap[32];
 			return perr_set(e, PLUMB_EFORMAT,

@@ -55,6 +55,7 @@ struct fmt_stream {
 	bool text;               /* refuse NUL bytes */
 	bool text_checked;
 	uint64_t consumed;       /* bytes handed out before buf[pos] */
+	size_t json_string_max;  /* fmt_stream_rest of a JSON document: a string longer than this ends it (0: off) */
 	struct progress *progress; /* told the raw bytes read of the input's size (NULL: none) */
 	uint64_t raw_read, raw_size; /* bytes read from the file (compressed, for gzip); its size, 0 unknown */
 };

@@ -119,17 +119,18 @@ int lib_metrics_start(const char *name)
 		store_name_from(red ? red : "process", file_name, sizeof file_name);
 		free(red);
 	}
-	char dir[PATH_MAX], abs_dir[PATH_MAX], path[PATH_MAX];
-	enum plumb_err rc = store_path_for_write(&STORE_METRICS, file_name, true, path, sizeof path, &e);
-	if (!rc)
-		rc = store_dir(&STORE_METRICS, dir, sizeof dir, &e);
-	/* absolute, so that the host changing its working directory does not move the recording */
-	if (!rc && realpath(dir, abs_dir) &&
-	    (size_t)snprintf(path, sizeof path, "%s/%s.json", abs_dir, file_name) >= sizeof path)
-		rc = PLUMB_EINVAL;
+	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
+	/* the directory checked once and kept open: neither the host changing its working directory nor someone
+	 * re-pointing a home that is a link moves the recording (docs/design.md §3.5) */
+	int dfd = store_open_dir_for_write(&STORE_METRICS, file_name, true, path, sizeof path, file, &e);
+	enum plumb_err rc = dfd < 0 ? e.code : PLUMB_OK;
 	if (!rc)
 		rc = metrics_recorder_init(&rec, path, file_name, getpid(),
 					   env_seconds("PLUMB_METRICS_EVERY", METRICS_DEFAULT_EVERY), env_keep(), &e);
+	if (!rc && (rc = metrics_recorder_anchor(&rec, dfd, file, &e)) != PLUMB_OK)
+		metrics_recorder_release(&rec);
+	if (dfd >= 0)
+		close(dfd);
 	if (rc) {
 		pthread_mutex_unlock(&life_lock);
 		return rc;

@@ -229,11 +229,12 @@ enum plumb_status plumb_announce(const char *name)
 		return PLUMB_STATUS_OFF;
 	if (!name || !store_name_valid(name))
 		return PLUMB_STATUS_INVALID;
-	char path[4096];
+	char path[4096], file[STORE_NAME_MAX + 16];
 	struct perr e = PERR_INIT;
-	enum plumb_err prc = store_path_for_write(&STORE_TARGETS, name, true, path, sizeof path, &e);
-	if (prc)
-		return prc == PLUMB_EINVAL ? PLUMB_STATUS_INVALID : PLUMB_STATUS_IO;
+	/* the directory checked once; the lock is written in it, not by its path (docs/design.md §3.5) */
+	int dfd = store_open_dir_for_write(&STORE_TARGETS, name, true, path, sizeof path, file, &e);
+	if (dfd < 0)
+		return e.code == PLUMB_EINVAL ? PLUMB_STATUS_INVALID : PLUMB_STATUS_IO;
 
 	pthread_mutex_lock(&announce_lock);
 	enum plumb_status st = PLUMB_STATUS_OK;
@@ -253,7 +254,7 @@ enum plumb_status plumb_announce(const char *name)
 		st = PLUMB_STATUS_BUSY;
 		goto out;
 	}
-	if (announce_write(path, getpid(), &e) != PLUMB_OK) {
+	if (announce_write_at(dfd, file, path, getpid(), &e) != PLUMB_OK) {
 		st = PLUMB_STATUS_IO;
 		goto out;
 	}
@@ -265,6 +266,7 @@ enum plumb_status plumb_announce(const char *name)
 	}
 out:
 	pthread_mutex_unlock(&announce_lock);
+	close(dfd);
 	return st;
 }
 

@@ -44,7 +44,9 @@ struct metrics_ring_entry {
 
 /* A recording in progress. Owns its strings and ring; metrics_recorder_release frees them. */
 struct metrics_recorder {
-	char *path;               /* the artifact */
+	char *path;               /* the artifact (as messages name it) */
+	int dirfd;                /* owned; >= 0 when the artifact is written as `file` in this directory */
+	char *file;
 	char *name;
 	char *root_name;          /* comm of the root when the recording began */
 	char *root_command;       /* redacted command line of the root, or NULL */
@@ -65,6 +67,10 @@ struct metrics_recorder {
 /* Prepares a recorder of the tree of root_pid into path (the directory must exist). */
 enum plumb_err metrics_recorder_init(struct metrics_recorder *r, const char *path, const char *name, int root_pid,
 				     double every_s, size_t keep, struct perr *e);
+/* Writes the artifact as the entry `file` of the directory open on dirfd (dup'ed) from now on, never by its
+ * path again: the directory checked once (the plumb home, docs/design.md §3.5) is the one every rewrite goes
+ * to. PLUMB_ENOMEM / PLUMB_EOUTPUT when the descriptor cannot be kept. */
+enum plumb_err metrics_recorder_anchor(struct metrics_recorder *r, int dirfd, const char *file, struct perr *e);
 /* Samples the tree from /proc and adds the sample to the ring. *nprocs is the number of processes seen (0 when
  * the root has gone; then nothing is added). */
 enum plumb_err metrics_recorder_sample(struct metrics_recorder *r, size_t *nprocs, struct perr *e);

@@ -320,33 +320,26 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 	memset(doc, 0, sizeof *doc);
 	if (raw)
 		*raw = NULL;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int err = errno;
-		if (err == ENOENT)
-			return perr_set(e, PLUMB_ENOENT, "no recording at %s", path);
-		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
-	}
+	/* the input rule (base/readall.h, docs/design.md §3.5): a device or a FIFO is refused unopened or unread
+	 * (a recording is a regular file, replaced by rename), a larger file unread */
+	int fd;
 	struct stat st;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+	enum plumb_err rc = read_input_open(path, "metrics recording", METRICS_READ_MAX, &fd, &st, e);
+	if (rc == PLUMB_ENOENT)
+		return perr_set(e, PLUMB_ENOENT, "no recording at %s", path);
+	if (rc)
+		return rc;
+	if (!S_ISREG(st.st_mode)) {
 		close(fd);
-		return perr_set(e, PLUMB_EIO, "cannot read %s: not a regular file", path);
-	}
-	if ((uint64_t)st.st_size > METRICS_READ_MAX) {
-		close(fd);
-		return perr_set(e, PLUMB_EFORMAT, "%s is too large to be a metrics recording", path);
+		return perr_set(e, PLUMB_EFORMAT, "the metrics recording %s is a FIFO, not a regular file", path);
 	}
 	/* the file is replaced by rename, never rewritten in place: this fd sees one version */
 	char *buf;
 	size_t len;
-	int err = read_fd_whole(fd, (size_t)st.st_size + 1, METRICS_READ_MAX, &buf, &len);
+	rc = read_input_fd(fd, path, "metrics recording", METRICS_READ_MAX, &buf, &len, e);
 	close(fd);
-	if (err == EFBIG)
-		return perr_set(e, PLUMB_EFORMAT, "%s is too large to be a metrics recording", path);
-	if (err == ENOMEM)
-		return perr_set(e, PLUMB_ENOMEM, "out of memory");
-	if (err)
-		return perr_set(e, PLUMB_EIO, "cannot read %s: %s", path, strerror(err));
+	if (rc)
+		return rc;
 	return parse_named(buf, len, path, doc, raw, raw_len, e);
 }
 

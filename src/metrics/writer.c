@@ -4,6 +4,9 @@
  * host program's LC_NUMERIC cannot turn "12.5" into "12,5" when this runs inside libplumb. */
 #include "metrics/metrics.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +105,7 @@ enum plumb_err metrics_recorder_init(struct metrics_recorder *r, const char *pat
 				     double every_s, size_t keep, struct perr *e)
 {
 	memset(r, 0, sizeof *r);
+	r->dirfd = -1;
 	if (keep == 0 || keep > METRICS_KEEP_MAX)
 		return perr_set(e, PLUMB_EINVAL, "--keep must be between 1 and %d", METRICS_KEEP_MAX);
 	r->path = strdup(path);
@@ -128,6 +132,23 @@ enum plumb_err metrics_recorder_init(struct metrics_recorder *r, const char *pat
 	return PLUMB_OK;
 }
 
+enum plumb_err metrics_recorder_anchor(struct metrics_recorder *r, int dirfd, const char *file, struct perr *e)
+{
+	char *copy = strdup(file);
+	int fd = copy ? fcntl(dirfd, F_DUPFD_CLOEXEC, 3) : -1;
+	if (fd < 0) {
+		int err = copy ? errno : ENOMEM;
+		free(copy);
+		return perr_set(e, err == ENOMEM ? PLUMB_ENOMEM : PLUMB_EOUTPUT, "cannot write %s: %s", r->path, strerror(err));
+	}
+	free(r->file);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	r->file = copy;
+	r->dirfd = fd;
+	return PLUMB_OK;
+}
+
 void metrics_recorder_release(struct metrics_recorder *r)
 {
 	if (r->ring)
@@ -135,6 +156,10 @@ void metrics_recorder_release(struct metrics_recorder *r)
 			free(r->ring[i].json);
 	free(r->ring);
 	free(r->path);
+	free(r->file);
+	if (r->dirfd >= 0)
+		close(r->dirfd);
+	r->dirfd = -1;
 	free(r->name);
 	free(r->root_name);
 	free(r->root_command);
@@ -312,7 +337,7 @@ enum plumb_err metrics_recorder_write(struct metrics_recorder *r, const char *st
 	struct atomic_file af;
 	enum plumb_err rc = sbuf_done(&head, e);
 	if (!rc)
-		rc = atomic_open(&af, r->path, e);
+		rc = r->dirfd >= 0 ? atomic_open_at(&af, r->dirfd, r->file, r->path, false, e) : atomic_open(&af, r->path, e);
 	if (rc) {
 		sbuf_release(&head);
 		return rc;

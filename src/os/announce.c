@@ -63,13 +63,13 @@ enum announce_state announce_read(const char *path, struct announce *out)
 	return ANNOUNCE_LIVE;
 }
 
-enum plumb_err announce_write(const char *path, pid_t pid, struct perr *e)
+static enum plumb_err announce_write_in(int dirfd, const char *file, const char *path, pid_t pid, struct perr *e)
 {
 	struct announce a = { pid, procfs_start_time(pid) };
 	char text[64];
 	int len = announce_format(text, sizeof text, &a);
 	struct atomic_file af;
-	enum plumb_err rc = atomic_open(&af, path, e);
+	enum plumb_err rc = file ? atomic_open_at(&af, dirfd, file, path, false, e) : atomic_open(&af, path, e);
 	if (rc)
 		return rc;
 	if (fwrite(text, 1, (size_t)len, af.fp) != (size_t)len) {
@@ -78,4 +78,14 @@ enum plumb_err announce_write(const char *path, pid_t pid, struct perr *e)
 		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: %s", path, strerror(err));
 	}
 	return atomic_commit_nosync(&af, e); /* once at start-up; no fsync stall for the host program */
+}
+
+enum plumb_err announce_write(const char *path, pid_t pid, struct perr *e)
+{
+	return announce_write_in(AT_FDCWD, NULL, path, pid, e);
+}
+
+enum plumb_err announce_write_at(int dirfd, const char *file, const char *path, pid_t pid, struct perr *e)
+{
+	return announce_write_in(dirfd, file, path, pid, e);
 }

@@ -34,5 +34,8 @@ enum announce_state {
 enum announce_state announce_read(const char *path, struct announce *out);
 /* Writes path whole (temp + rename, 0600) naming pid with its current start time. PLUMB_EOUTPUT on failure. */
 enum plumb_err announce_write(const char *path, pid_t pid, struct perr *e);
+/* The same as the entry `file` of the directory open on dirfd (path names it in messages): nothing is looked up
+ * again by path between the check of plumb's home and the write (docs/design.md §3.5). */
+enum plumb_err announce_write_at(int dirfd, const char *file, const char *path, pid_t pid, struct perr *e);
 
 #endif

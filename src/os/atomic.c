@@ -38,6 +38,8 @@ enum target_kind {
 static void atomic_free(struct atomic_file *af)
 {
 	cleanup_forget(af->slot);
+	if (af->dirfd >= 0)
+		close(af->dirfd);
 	free(af->path);
 	free(af->tmp_path);
 	free(af->target);
@@ -210,11 +212,8 @@ bool atomic_is_temp_name(const char *name, pid_t *pid)
 /* Removes, from `dir`, temp files that a plumb process killed without a chance to clean (SIGKILL, a power cut)
  * left: only entries named as plumb's temps, regular, owned by this user, whose writer's pid is gone and whose
  * lock nobody holds. Best effort: nothing here fails the write. */
-static void sweep_stale(const char *dir)
+static void sweep_stale_fd(int dfd)
 {
-	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd < 0)
-		return;
 	DIR *d = fdopendir(dfd);
 	if (!d) {
 		close(dfd);
@@ -243,6 +242,21 @@ static void sweep_stale(const char *dir)
 	closedir(d);
 }
 
+static void sweep_stale(const char *dir)
+{
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		sweep_stale_fd(dfd);
+}
+
+/* sweep_stale in the directory open on dirfd (through its own descriptor: the caller's is left open). */
+static void sweep_stale_at(int dirfd)
+{
+	int dfd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0)
+		sweep_stale_fd(dfd);
+}
+
 static void random_suffix(char out[7])
 {
 	static const char set[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
@@ -264,7 +278,7 @@ static void random_suffix(char out[7])
  * before the file exists, so no signal finds a temp file the table does not know. */
 static enum plumb_err make_temp(struct atomic_file *af, const char *dir, const char *base, struct perr *e)
 {
-	size_t blen = strnlen(base, TEMP_BASE_MAX), cap = strlen(dir) + blen + 64;
+	size_t blen = strnlen(base, TEMP_BASE_MAX), cap = (dir ? strlen(dir) : 0) + blen + 64;
 	af->tmp_path = malloc(cap);
 	if (!af->tmp_path)
 		return perr_set(e, PLUMB_ENOMEM, "out of memory");
@@ -272,10 +286,18 @@ static enum plumb_err make_temp(struct atomic_file *af, const char *dir, const c
 	for (int tries = 0; fd < 0 && err == EEXIST && tries < 100; tries++) {
 		char rnd[7];
 		random_suffix(rnd);
-		snprintf(af->tmp_path, cap, "%s/.%.*s" TEMP_MARK "%ld.%s", strcmp(dir, "/") == 0 ? "" : dir, (int)blen,
-			 base, (long)getpid(), rnd);
-		af->slot = cleanup_add(af->tmp_path);
-		fd = open(af->tmp_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+		if (af->dirfd >= 0) { /* a name in the directory; the signal handler reaches it through the descriptor */
+			char proc[64 + TEMP_BASE_MAX + 64];
+			snprintf(af->tmp_path, cap, ".%.*s" TEMP_MARK "%ld.%s", (int)blen, base, (long)getpid(), rnd);
+			snprintf(proc, sizeof proc, "/proc/self/fd/%d/%s", af->dirfd, af->tmp_path);
+			af->slot = cleanup_add(proc);
+		} else {
+			snprintf(af->tmp_path, cap, "%s/.%.*s" TEMP_MARK "%ld.%s", strcmp(dir, "/") == 0 ? "" : dir,
+				 (int)blen, base, (long)getpid(), rnd);
+			af->slot = cleanup_add(af->tmp_path);
+		}
+		fd = openat(af->dirfd >= 0 ? af->dirfd : AT_FDCWD, af->tmp_path,
+			    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			err = errno;
 			cleanup_forget(af->slot);
@@ -289,7 +311,7 @@ static enum plumb_err make_temp(struct atomic_file *af, const char *dir, const c
 	if (fchmod(fd, 0600) != 0 || !(af->fp = fdopen(fd, "w"))) {
 		err = errno;
 		close(fd);
-		unlink(af->tmp_path);
+		unlinkat(af->dirfd >= 0 ? af->dirfd : AT_FDCWD, af->tmp_path, 0);
 		return fail(e, af->path, err);
 	}
 	setvbuf(af->fp, NULL, _IOFBF, 1 << 16);
@@ -435,15 +457,15 @@ enum plumb_err atomic_open(struct atomic_file *af, const char *path, struct perr
 /* Flushes (and with `sync`, fsyncs) the temporary file, then renames it over the target. */
 /* Puts the temporary file in place only when nothing is there: rename without replacing where the file system
  * supports it, else a hard link (which fails on an existing name too). */
-static int rename_noreplace(const char *from, const char *to)
+static int rename_noreplace(int dfd, const char *from, const char *to)
 {
-	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+	if (renameat2(dfd, from, dfd, to, RENAME_NOREPLACE) == 0)
 		return 0;
 	if (errno != EINVAL && errno != ENOSYS)
 		return -1;
-	if (link(from, to) != 0)
+	if (linkat(dfd, from, dfd, to, 0) != 0)
 		return -1;
-	unlink(from);
+	unlinkat(dfd, from, 0);
 	return 0;
 }
 
@@ -467,13 +489,15 @@ static enum plumb_err commit(struct atomic_file *af, bool sync, bool excl, struc
 		err = errno;
 	}
 	af->fp = NULL;
+	int dfd = af->dirfd >= 0 ? af->dirfd : AT_FDCWD;
+	excl = excl || af->excl;
 	if (!bad && replace &&
-	    (excl ? rename_noreplace(af->tmp_path, af->target) : rename(af->tmp_path, af->target)) != 0) {
+	    (excl ? rename_noreplace(dfd, af->tmp_path, af->target) : renameat(dfd, af->tmp_path, dfd, af->target)) != 0) {
 		bad = 1;
 		err = errno;
 	}
 	if (bad && replace)
-		unlink(af->tmp_path);
+		unlinkat(dfd, af->tmp_path, 0);
 	enum plumb_err code = PLUMB_OK;
 	if (bad && excl && err == EEXIST)
 		code = perr_set(e, PLUMB_EINVAL, "cannot write %s: %s", af->path, strerror(err));
@@ -498,7 +522,7 @@ void atomic_abort(struct atomic_file *af)
 	if (af->fp && af->fp != stdout) {
 		fclose(af->fp);
 		if (af->tmp_path)
-			unlink(af->tmp_path);
+			unlinkat(af->dirfd >= 0 ? af->dirfd : AT_FDCWD, af->tmp_path, 0);
 	}
 	atomic_free(af); /* forgets the cleanup slot only now: a signal before the unlink still removes it */
 }
@@ -513,6 +537,52 @@ static enum plumb_err write_file(const char *path, const void *data, size_t len,
 		int err = errno;
 		atomic_abort(&af);
 		return fail(e, path, err);
+	}
+	return commit(&af, true, excl, e);
+}
+
+enum plumb_err atomic_open_at(struct atomic_file *af, int dirfd, const char *name, const char *shown, bool excl,
+			      struct perr *e)
+{
+	*af = (struct atomic_file)ATOMIC_FILE_INIT;
+	if (!(af->path = strdup(shown)) || !(af->target = strdup(name))) {
+		atomic_free(af);
+		return perr_set(e, PLUMB_ENOMEM, "out of memory");
+	}
+	if (!name[0] || strchr(name, '/')) {
+		atomic_free(af);
+		return fail(e, shown, EINVAL);
+	}
+	struct stat st;
+	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISREG(st.st_mode)) {
+		atomic_free(af);
+		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: it is %s, which plumb never writes through here", shown,
+				S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+	}
+	if ((af->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 3)) < 0) {
+		int err = errno;
+		atomic_free(af);
+		return fail(e, shown, err);
+	}
+	af->excl = excl;
+	sweep_stale_at(af->dirfd);
+	enum plumb_err rc = make_temp(af, NULL, name, e);
+	if (rc)
+		atomic_free(af);
+	return rc;
+}
+
+enum plumb_err atomic_write_file_at(int dirfd, const char *name, const char *shown, const void *data, size_t len,
+				    bool excl, struct perr *e)
+{
+	struct atomic_file af;
+	enum plumb_err rc = atomic_open_at(&af, dirfd, name, shown, excl, e);
+	if (rc)
+		return rc;
+	if (len && fwrite(data, 1, len, af.fp) != len) {
+		int err = errno;
+		atomic_abort(&af);
+		return fail(e, shown, err);
 	}
 	return commit(&af, true, excl, e);
 }

@@ -20,8 +20,10 @@ struct atomic_file {
 	char *tmp_path;  /* owned; NULL when written directly (stdout, a device, a FIFO, a socket) */
 	char *target;    /* owned; the file tmp_path is renamed over (path, or where its symlinks lead) */
 	int slot;        /* tmp_path's entry in the signal-cleanup table (os/cleanup.h), -1 if none */
+	int dirfd;       /* owned; >= 0 when opened with atomic_open_at: tmp_path and target are names in it */
+	bool excl;       /* commit only when nothing is at the target (PLUMB_EINVAL "File exists" then) */
 };
-#define ATOMIC_FILE_INIT { NULL, NULL, NULL, NULL, -1 }
+#define ATOMIC_FILE_INIT { NULL, NULL, NULL, NULL, -1, -1, false }
 
 /* Opens `path` for writing as above. Before creating a temp file it removes the stale temps of dead plumb
  * processes in that directory (see atomic_is_temp_name). On failure fills e (PLUMB_EOUTPUT, with the errno
@@ -29,6 +31,18 @@ struct atomic_file {
 enum plumb_err atomic_open(struct atomic_file *af, const char *path, struct perr *e);
 /* How long atomic_open waits for a reader of a FIFO output before it gives up (PLUMB_EOUTPUT). */
 #define ATOMIC_FIFO_WAIT_MS 5000
+/* atomic_open for the entry `name` (one path component) of the directory open on dirfd: the temp file is
+ * created, renamed and removed relative to that descriptor (openat/renameat/unlinkat), so nothing is looked up
+ * again by a path that someone could redirect between the check of the directory and the write (the plumb
+ * home, docs/design.md §3.5). `shown` names the file in messages. What is at `name` already must be a regular
+ * file: a symbolic link or a special file there is refused (PLUMB_EOUTPUT), never written through. With
+ * `excl` the commit never replaces an existing file (PLUMB_EINVAL). dirfd stays the caller's (it is dup'ed). */
+enum plumb_err atomic_open_at(struct atomic_file *af, int dirfd, const char *name, const char *shown, bool excl,
+			      struct perr *e);
+/* The whole cycle of atomic_open_at for data in memory. */
+enum plumb_err atomic_write_file_at(int dirfd, const char *name, const char *shown, const void *data, size_t len,
+				    bool excl, struct perr *e);
+
 /* Flushes, fsyncs and renames the temporary file over the target (a direct output is flushed and closed);
  * frees the handle's storage either way. On failure the temporary file is removed and the old file is left
  * as it was. */

@@ -128,57 +128,91 @@ static enum plumb_err exists_error(const struct store_kind *k, const char *name,
 	return perr_set(e, PLUMB_EINVAL, "a %s named '%s' exists (replacing it must be asked for)", k->what, name);
 }
 
-/* store_path, with the directory created under the trust rule. What is at the name already must be a regular
- * file: the store never writes through a link or into a special file (*taken says whether one is there). */
-static enum plumb_err prepare(const struct store_kind *k, const char *name, char *buf, size_t cap, bool *taken,
-			      struct perr *e)
+/* store_path, with the directory created under the trust rule and left open on *dfd (the caller closes it):
+ * every later step is relative to that descriptor, so a home that is a link someone re-points after the check
+ * cannot move the write (docs/design.md §3.5). What is at the name already must be a regular file: the store
+ * never writes through a link or into a special file (*taken says whether one is there). file gets the entry's
+ * name (STORE_NAME_MAX + 16 bytes). */
+static enum plumb_err prepare(const struct store_kind *k, const char *name, char *buf, size_t cap, int *dfd,
+			      char *file, bool *taken, struct perr *e)
 {
-	char file[STORE_NAME_MAX + 16];
-	int dfd;
+	*dfd = -1;
 	enum plumb_err rc = store_check_name(k, name, e);
 	if (!rc)
-		rc = open_dir(k, true, PLUMB_EOUTPUT, buf, cap, &dfd, e);
+		rc = open_dir(k, true, PLUMB_EOUTPUT, buf, cap, dfd, e);
 	if (rc)
 		return rc;
-	file_name(k, name, file, sizeof file);
+	file_name(k, name, file, STORE_NAME_MAX + 16);
 	size_t n = strlen(buf);
-	if ((size_t)snprintf(buf + n, cap - n, "/%s", file) >= cap - n) {
-		close(dfd);
-		return perr_set(e, PLUMB_EINVAL, "the %s path is too long", k->what);
-	}
+	if ((size_t)snprintf(buf + n, cap - n, "/%s", file) >= cap - n)
+		rc = perr_set(e, PLUMB_EINVAL, "the %s path is too long", k->what);
 	struct stat st;
-	*taken = fstatat(dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
-	close(dfd);
+	*taken = !rc && fstatat(*dfd, file, &st, AT_SYMLINK_NOFOLLOW) == 0;
 	if (*taken && !S_ISREG(st.st_mode))
-		return perr_set(e, PLUMB_EOUTPUT, "cannot write %s: it is %s, which plumb's store never writes through", buf,
-				S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
-	return PLUMB_OK;
+		rc = perr_set(e, PLUMB_EOUTPUT, "cannot write %s: it is %s, which plumb's store never writes through", buf,
+			      S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+	if (rc) {
+		close(*dfd);
+		*dfd = -1;
+	}
+	return rc;
 }
 
 enum plumb_err store_path_for_write(const struct store_kind *k, const char *name, bool force, char *buf, size_t cap,
 				    struct perr *e)
 {
+	char file[STORE_NAME_MAX + 16];
 	bool taken;
-	enum plumb_err rc = prepare(k, name, buf, cap, &taken, e);
+	int dfd;
+	enum plumb_err rc = prepare(k, name, buf, cap, &dfd, file, &taken, e);
 	if (rc)
 		return rc;
+	close(dfd);
 	if (!force && taken)
 		return exists_error(k, name, e);
 	return PLUMB_OK;
 }
 
+int store_open_dir_for_write(const struct store_kind *k, const char *name, bool force, char *buf, size_t cap,
+			     char *file, struct perr *e)
+{
+	bool taken;
+	int dfd;
+	if (prepare(k, name, buf, cap, &dfd, file, &taken, e))
+		return -1;
+	if (!force && taken) {
+		close(dfd);
+		exists_error(k, name, e);
+		return -1;
+	}
+	return dfd;
+}
+
+enum plumb_err store_open_write(const struct store_kind *k, const char *name, bool force, struct atomic_file *af,
+				char *buf, size_t cap, struct perr *e)
+{
+	char file[STORE_NAME_MAX + 16];
+	*af = (struct atomic_file)ATOMIC_FILE_INIT;
+	int dfd = store_open_dir_for_write(k, name, force, buf, cap, file, e);
+	if (dfd < 0)
+		return e->code;
+	enum plumb_err rc = atomic_open_at(af, dfd, file, buf, !force, e);
+	close(dfd);
+	return rc;
+}
+
 enum plumb_err store_save(const struct store_kind *k, const char *name, const void *data, size_t len, bool force,
 			  struct perr *e)
 {
-	char path[PATH_MAX];
+	char path[PATH_MAX], file[STORE_NAME_MAX + 16];
 	bool taken;
-	enum plumb_err rc = prepare(k, name, path, sizeof path, &taken, e);
+	int dfd;
+	enum plumb_err rc = prepare(k, name, path, sizeof path, &dfd, file, &taken, e);
 	if (rc)
 		return rc;
-	if (force)
-		return atomic_write_file(path, data, len, e);
-	rc = atomic_write_file_excl(path, data, len, e);
-	return rc == PLUMB_EINVAL ? exists_error(k, name, e) : rc;
+	rc = atomic_write_file_at(dfd, file, path, data, len, !force, e);
+	close(dfd);
+	return rc == PLUMB_EINVAL && !force ? exists_error(k, name, e) : rc;
 }
 
 /* Opens the existing entry `name` of kind k under the trust rule: its descriptor, with its directory in path

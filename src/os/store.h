@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "base/err.h"
+#include "os/atomic.h"
 
 /* A kind of stored thing: its directory under $PLUMB_HOME, its file extension, and what a message calls one. */
 struct store_kind {
@@ -57,6 +58,17 @@ bool store_exists(const struct store_kind *k, const char *name);
  * when the name is a symbolic link or a special file. */
 enum plumb_err store_path_for_write(const struct store_kind *k, const char *name, bool force, char *buf, size_t cap,
 				    struct perr *e);
+/* For a writer that streams: store_path_for_write, then af opened with os/atomic.h's atomic_open_at in the
+ * directory checked by this call (nothing is looked up again by path: a home re-pointed meanwhile cannot move
+ * the write). Without `force`, the commit never replaces a NAME saved meanwhile (PLUMB_EINVAL). The caller
+ * writes af->fp and commits or aborts. buf gets the path, for messages. */
+enum plumb_err store_open_write(const struct store_kind *k, const char *name, bool force, struct atomic_file *af,
+				char *buf, size_t cap, struct perr *e);
+/* For a writer that rewrites NAME many times (a metrics recording): the checks of store_path_for_write, and
+ * the kind's directory open (the descriptor is returned; the caller closes it; -1 with e set), with NAME's
+ * entry in file (STORE_NAME_MAX + 16 bytes) for atomic_open_at. */
+int store_open_dir_for_write(const struct store_kind *k, const char *name, bool force, char *buf, size_t cap,
+			     char *file, struct perr *e);
 /* Saves len bytes as NAME: directory created 0700, file written whole (os/atomic.h, 0600). Without `force`
  * an existing NAME is left untouched and the result is PLUMB_EINVAL ("a <what> named 'NAME' exists"); the
  * check and the rename are one step (no race with another saver). */

@@ -515,6 +515,32 @@ bool profile_use_value(struct profile *p, const char *name)
 	return true;
 }
 
+/* Keeps a sample on the timeline. An untimed timeline (lines in file order) follows distinct stacks, not lines: a
+ * line of the stack just before it adds to that entry, and one that holds more than PROFILE_UNTIMED_MAX entries
+ * past its distinct stacks is let go (the counts hold everything; docs/design.md §6.6) — an 18 M-line input of
+ * one stack kept 18 M entries. */
+static bool add_to_timeline(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight,
+			    uint64_t samples)
+{
+	struct profile_sample *last = p->ntimeline ? &p->timeline[p->ntimeline - 1] : NULL;
+	if (p->untimed && last && last->stack == stack && last->thread == thread) {
+		last->weight += weight; /* within the totals, checked by the caller */
+		last->samples += samples;
+		return true;
+	}
+	if (p->untimed && p->ntimeline >= PROFILE_UNTIMED_MAX + 2 * p->ncounts) {
+		free(p->timeline);
+		p->timeline = NULL;
+		p->ntimeline = p->cap_timeline = 0;
+		p->keep_timeline = false;
+		return true;
+	}
+	if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
+		return false;
+	p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight, samples };
+	return true;
+}
+
 bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, uint64_t time_ns, uint64_t weight,
 			  uint64_t samples)
 {
@@ -530,11 +556,8 @@ bool profile_add_weighted(struct profile *p, uint32_t stack, uint32_t thread, ui
 		return false;
 	p->counts[idx].weight += weight;
 	p->counts[idx].samples += samples;
-	if (p->keep_timeline) {
-		if (!ALLOC_GROW(p->timeline, p->ntimeline + 1, p->cap_timeline))
-			return false;
-		p->timeline[p->ntimeline++] = (struct profile_sample){ time_ns, stack, thread, weight, samples };
-	}
+	if (p->keep_timeline && !add_to_timeline(p, stack, thread, time_ns, weight, samples))
+		return false;
 	p->total_weight += weight;
 	p->total_samples += samples;
 	return true;

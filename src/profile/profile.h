@@ -151,7 +151,11 @@ size_t profile_nthreads(const struct profile *p);
 void profile_keep_timeline(struct profile *p, bool on);
 bool profile_has_timeline(const struct profile *p);
 /* A timeline in sample order whose times are not known (folded lines in file order, for a flame chart): its
- * time_ns are 0 and no writer or analysis may take them for times. */
+ * time_ns are 0 and no writer or analysis may take them for times. Its memory follows distinct stacks: a sample
+ * of the same (stack, thread) as the one before adds to that entry, and once it holds PROFILE_UNTIMED_MAX entries
+ * more than twice the distinct (stack, thread) counts, it is dropped (profile_has_timeline turns false; the
+ * counts keep every sample). */
+#define PROFILE_UNTIMED_MAX ((size_t)1 << 20)
 void profile_mark_untimed(struct profile *p);
 /* True when the profile has a timeline with real sample times. */
 bool profile_has_times(const struct profile *p);

@@ -235,11 +235,15 @@ static int by_age(const void *a, const void *b)
 }
 
 /* Keeps the directory under SYM_CACHE_MAX_BYTES: the files written longest ago go first. */
-static void cache_trim(const char *dir)
+static void cache_trim(int dir_fd)
 {
-	DIR *d = opendir(dir);
-	if (!d)
+	int fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
 		return;
+	}
 	struct old_file *files = NULL;
 	size_t n = 0, cap = 0;
 	unsigned long long total = 0;
@@ -279,7 +283,6 @@ void sym_cache_save(struct sym_cache *c, const char *source)
 	struct stat st;
 	if (fstatat(dfd, c->name, &st, AT_SYMLINK_NOFOLLOW) == 0 && (!S_ISREG(st.st_mode) || st.st_uid != geteuid()))
 		unlinkat(dfd, c->name, 0);
-	close(dfd);
 	struct sbuf sb;
 	sbuf_init(&sb);
 	sbuf_addf(&sb, CACHE_MAGIC "\t%s\t%llu\t%llu\n", source, size, mtime);
@@ -293,8 +296,11 @@ void sym_cache_save(struct sym_cache *c, const char *source)
 		}
 		sbuf_addch(&sb, '\n');
 	}
-	if (!sbuf_done(&sb, &e) && sb.len <= CACHE_MAX_FILE && !atomic_write_file(c->path, sb.buf, sb.len, &e))
-		cache_trim(c->dir);
+	/* written and trimmed in the directory checked above, never by its path again (docs/design.md §3.5) */
+	if (!sbuf_done(&sb, &e) && sb.len <= CACHE_MAX_FILE &&
+	    !atomic_write_file_at(dfd, c->name, c->path, sb.buf, sb.len, false, &e))
+		cache_trim(dfd);
+	close(dfd);
 	sbuf_release(&sb);
 	c->dirty = false;
 }

@@ -238,6 +238,71 @@ static void test_atomic__signal_removes_the_temp(void **state)
 	unlink(path);
 }
 
+/* A write by descriptor goes to the directory that was opened, whatever its path names by then: the directory
+ * renamed away and another put in its place (what a re-pointed $PLUMB_HOME link does) gets nothing, nor a temp;
+ * a signal during the write removes the temp through the descriptor; `excl` keeps an existing file. */
+static void test_atomic__write_at_stays_in_the_opened_directory(void **state)
+{
+	(void)state;
+	char a[300], moved[300], file[400];
+	snprintf(a, sizeof a, "%s/home", dir);
+	snprintf(moved, sizeof moved, "%s/moved", dir);
+	assert_int_equal(mkdir(a, 0700), 0);
+	int dfd = open(a, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dfd >= 0);
+	assert_int_equal(rename(a, moved), 0);
+	assert_int_equal(mkdir(a, 0700), 0); /* the path now names another directory */
+	struct perr e = PERR_INIT;
+	assert_int_equal(atomic_write_file_at(dfd, "x.json", "home/x.json", "one", 3, false, &e), PLUMB_OK);
+	snprintf(file, sizeof file, "%s/x.json", moved);
+	struct stat st;
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	assert_int_equal(st.st_mode & 07777, 0600);
+	DIR *d = opendir(a);
+	int n = 0;
+	for (struct dirent *de; d && (de = readdir(d));)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+			n++;
+	closedir(d);
+	assert_int_equal(n, 0);
+	/* excl: the existing file stays */
+	assert_int_equal(atomic_write_file_at(dfd, "x.json", "home/x.json", "two!", 4, true, &e), PLUMB_EINVAL);
+	assert_int_equal(stat(file, &st), 0);
+	assert_int_equal(st.st_size, 3);
+	/* a link at the name is refused, never written through */
+	char link_path[400];
+	snprintf(link_path, sizeof link_path, "%s/l.json", moved);
+	assert_int_equal(symlink(file, link_path), 0);
+	assert_int_equal(atomic_write_file_at(dfd, "l.json", "home/l.json", "x", 1, false, &e), PLUMB_EOUTPUT);
+	assert_non_null(strstr(e.msg, "symbolic link"));
+	/* a signal while the temp exists: the handler removes it through the descriptor */
+	pid_t pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		cleanup_install();
+		struct atomic_file af;
+		struct perr ce = PERR_INIT;
+		if (atomic_open_at(&af, dfd, "sig.json", "home/sig.json", false, &ce))
+			_exit(3);
+		raise(SIGTERM);
+		_exit(4);
+	}
+	int status;
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+	d = opendir(moved);
+	for (struct dirent *de; d && (de = readdir(d));)
+		if (strstr(de->d_name, ".plumb-tmp."))
+			fail_msg("a temp is left: %s", de->d_name);
+	closedir(d);
+	unlink(link_path);
+	unlink(file);
+	close(dfd);
+	rmdir(moved);
+	rmdir(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -247,6 +312,7 @@ int main(void)
 		cmocka_unit_test(test_atomic__fifo_is_written_in_place),
 		cmocka_unit_test(test_atomic__table),
 		cmocka_unit_test(test_atomic__signal_removes_the_temp),
+		cmocka_unit_test(test_atomic__write_at_stays_in_the_opened_directory),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -350,13 +350,19 @@ static void test_json__tree_file(void **state)
 	assert_int_equal(write(fd, "{\"a\": [1,\n 2,]}", 15), 15);
 	close(fd);
 	struct jr_error err;
-	assert_null(jr_parse_file(path, 0, &err));
+	struct perr e = PERR_INIT;
+	assert_null(jr_parse_file(path, "test file", 1 << 20, 0, &err, &e));
 	assert_int_equal(err.line, 2);
 	assert_int_equal(err.offset, 13);
-	unlink(path);
-	assert_null(jr_parse_file(path, 0, &err));
+	assert_null(jr_parse_file(path, "test file", 8, 0, &err, &e)); /* over the cap: refused unread */
 	assert_int_equal(err.line, 0);
-	assert_string_equal(err.text, "No such file or directory");
+	assert_int_equal(e.code, PLUMB_EFORMAT);
+	assert_non_null(strstr(e.msg, "larger than the cap of 8 bytes"));
+	unlink(path);
+	assert_null(jr_parse_file(path, "test file", 1 << 20, 0, &err, &e));
+	assert_int_equal(err.line, 0);
+	assert_int_equal(err.code, PLUMB_ENOENT);
+	assert_non_null(strstr(e.msg, "No such file or directory"));
 }
 
 int main(void)

@@ -255,7 +255,7 @@ static void test_metrics__read_file_errors(void **state)
 	char path[256];
 	snprintf(path, sizeof path, "%s/none.json", tmpdir);
 	assert_int_equal(metrics_doc_read_file(path, &d, NULL, NULL, &e), PLUMB_ENOENT);
-	assert_int_equal(metrics_doc_read_file(tmpdir, &d, NULL, NULL, &e), PLUMB_EIO); /* a directory */
+	assert_int_equal(metrics_doc_read_file(tmpdir, &d, NULL, NULL, &e), PLUMB_EFORMAT); /* a directory: exit 5 */
 }
 
 static double cpu_seconds(void)
