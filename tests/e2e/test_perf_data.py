@@ -217,7 +217,7 @@ class PerfData(TempDir):
         data = self.path("perf.data")
         # kshare spends about a fifth of its CPU time in the kernel (reads of /dev/zero): a CPU-bound user loop
         # alone gave no kernel sample at all in some runs, and the check below then had nothing to check
-        perf_record(self.perf, data, ["-F", "997", "-g"], [target("kshare"), "0.4", "8"], {"HOME": home})
+        perf_record(self.perf, data, ["-F", "997", "-g"], [target("kshare"), "1.0", "8"], {"HOME": home})
         # the running kernel is the recorded one: named from it when perf's cache has no copy
         empty = self.path("empty")
         os.mkdir(empty)
@@ -225,7 +225,8 @@ class PerfData(TempDir):
         r = plumb("convert", data, "-o", folded, extra_env={"HOME": empty})
         self.assertEqual(r.returncode, 0, r.stderr)
         kernel = [f for fr, _ in read_folded(folded) for f in fr if f.endswith("_[k]")]
-        self.assertGreater(len(kernel), 20, "the recording has kernel frames to name")
+        # (a loaded machine gives kshare less CPU: 15 kernel frames in the rows of one 0.4 s run)
+        self.assertGreater(len(kernel), 10, "the recording has kernel frames to name")
         self.assertGreater(sum(not f.startswith("[") for f in kernel), len(kernel) // 2, kernel[:10])
         with open(data, "rb") as f:
             blob = f.read()

@@ -13,10 +13,20 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from plumbtest import PLUMB, SANITIZED, TempDir, main, needs_tool, plumb, read_folded, shares, target, wait_until  # noqa: E402
+from plumbtest import (PLUMB, SANITIZED, TempDir, main, needs_tool, plumb, read_folded, share_tolerance, shares,  # noqa: E402
+                       target, wait_until)
 
 PATHS = ["path_a", "path_b", "path_c"]
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
+
+
+def schedstat_s(pid):
+    """The CPU time process pid has used, in seconds (/proc/PID/schedstat; 0 when it is gone)."""
+    try:
+        with open("/proc/%d/schedstat" % pid) as f:
+            return int(f.read().split()[0]) / 1e9
+    except OSError:
+        return 0.0
 
 
 def split_labels(rows):
@@ -31,9 +41,16 @@ def strip_lines(labels):
 
 class ViewTest(TempDir):
     def attach(self, pid, out, seconds="3"):
+        cpu0 = schedstat_s(pid)
         r = plumb("record", "--pid", str(pid), "--seconds", seconds, "--interval", "0.001", "-o", out, timeout=60)
+        cpu = schedstat_s(pid) - cpu0
         self.assertEqual(r.returncode, 0, r.stderr)
-        return r, read_folded(out)
+        rows = read_folded(out)
+        # the samples follow the CPU the target had (a loaded machine may give it little: a run with 17 samples
+        # was seen, so the share bound below widens with fewer samples)
+        n = sum(c for _, c in rows)
+        self.assertGreaterEqual(n, 0.5 * cpu / 0.001, "%d samples for %.3f s of CPU" % (n, cpu))
+        return r, rows
 
     def baseline(self):
         proc = subprocess.Popen([target("split-nofp"), "8"], stdout=subprocess.DEVNULL)
@@ -53,8 +70,9 @@ class ViewTest(TempDir):
         # both against the known split (each attach samples its own 3 s, so the two differ by sampling noise)
         for rows_, which in ((rows, what), (normal, "the normal run")):
             got = shares(rows_, PATHS)
+            tol = share_tolerance(rows_, 5.0)
             for p in PATHS:
-                self.assertLessEqual(abs(got[p] - TRUTH[p]), 5.0, "%s: %s %r" % (which, p, got))
+                self.assertLessEqual(abs(got[p] - TRUTH[p]), tol, "%s: %s %r" % (which, p, got))
 
     def test_other_mount_namespace(self):
         needs_tool("unshare", "Debian package util-linux")
@@ -194,7 +212,7 @@ class PerfMapTest(TempDir):
             if os.path.lexists(path):
                 os.unlink(path)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertLess(took, 3.0)
+        self.assertLess(took, 6.0)  # a hang would be the 30 s kill; a loaded machine made it 4.1 s
         if not SANITIZED:  # a sanitized plumb's shadow memory counts in its RSS
             self.assertLess(rss_kb, 200 * 1024)
         self.assertIn("perf-%d.map" % pid, r.stderr)
