@@ -95,7 +95,7 @@ class ViewTest(TempDir):
     def test_deleted_and_replaced_binary(self):
         exe = self.path("w")
         shutil.copy(target("split-nofp"), exe)
-        proc = subprocess.Popen([exe, "12"], stdout=subprocess.DEVNULL)
+        proc = subprocess.Popen([exe, "40"], stdout=subprocess.DEVNULL)  # killed below; two attaches fit on a slow machine
         try:
             self.assertTrue(wait_until(lambda: os.readlink("/proc/%d/exe" % proc.pid) == exe, timeout=10))
             os.unlink(exe)
