@@ -75,7 +75,11 @@ class RecordAll(TempDir):
             self.assertEqual(procs[p.pid][0], name)
             got = 100.0 * procs[p.pid][1] * 0.002 / secs
             want = w.cpu_percent(p.pid)
-            self.assertAlmostEqual(got, want, delta=5.0, msg=f"{name}: sampled {got:.1f}% of a CPU, /proc {want:.1f}%")
+            # 5 points, or 3.5 Poisson standard deviations of the count (the burner's CPU share moves with the
+            # machine's load, and /proc's window is not quite the session's: 82.1 for 76.0 once, 1230 samples)
+            n = procs[p.pid][1]
+            tol = max(5.0, 3.5 * 100.0 * n ** 0.5 * 0.002 / secs)
+            self.assertAlmostEqual(got, want, delta=tol, msg=f"{name}: sampled {got:.1f}% of a CPU, /proc {want:.1f}%")
         stacks = procs[split.pid][2]
         a, b, c = (inclusive(stacks, f) for f in ("path_a", "path_b", "path_c"))
         # 50/30/20 within 5 points, or 3.5 standard errors when a loaded machine left the burner few samples

@@ -7,8 +7,8 @@ fixed interval of 5 ms reads path_a exactly and swings the others by points (RMS
 2,000 runs. And a server-shaped program (bursty: 0.2 ms of CPU, 0.1 ms asleep, in a loop) gets samples in
 proportion to the CPU time it used (from /proc/PID/schedstat, or its own CPU clock when launched): within 15%,
 with enough samples (about 400) that 15% is 3 Poisson standard deviations. Half the cases keep the other core
-busy (a spinning shell this test starts and kills). Two cases pin rounds to the last CPU at nice -10 (it keeps
-most of its rhythm on a loaded machine) and sample it by the CPUs' events: forked by a launched
+busy (a spinning shell this test starts and kills). Two cases pin rounds to the last CPU (it keeps more of its
+rhythm) and sample it by the CPUs' events: forked by a launched
 shell, and under --all. The in-process backend is in bench/truth.sh only: the
 kernel runs CPU-clock timers at its tick, so its cpu-mode samples keep the tick's lattice whatever the interval
 (RMS z 1.7-1.9 measured; docs/design.md §5.2)."""
@@ -38,9 +38,9 @@ class RoundsTruth(TempDir):
         self.assertLessEqual(rms(zs), RMS_Z_BOUND, "RMS z %.2f over %s (truth 50/30/20)" % (rms(zs), seen))
 
     def check_pinned(self, how, runs=3):
-        # the target pinned to one CPU at nice -10 keeps most of its rhythm on a loaded machine, so a fixed period
-        # of the CPUs' events locks (RMS z 2.8 for a forked process, 5.1 under --all, measured at a real-time
-        # priority) where a random one reads sampling noise (0.5, 0.8)
+        # the target pinned to one CPU keeps more of its rhythm, so a fixed period of the CPUs' events locks (RMS
+        # z 2.8 for a forked process, 5.1 under --all, measured at a real-time priority by hand) where a random
+        # one reads sampling noise (0.5, 0.8)
         zs, seen = [], []
         for _ in range(runs):
             total, hits, stderr = rounds_pinned_run(PLUMB, TARGETS, how)

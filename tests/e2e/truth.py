@@ -139,11 +139,11 @@ def rounds_run(plumb, targets, how, seconds=3, options=(), tool="plumb", nofp=Fa
 
 
 def pinned(argv):
-    """argv on the last CPU at nice -10: the program keeps most of its rhythm on a loaded machine (a nice-0 task
-    beside it gets a tenth of that CPU), so a sampler that locks onto the rhythm shows it. A real-time priority
-    kept it whole (the locks were measured so: RMS z 2.8 forked, 5.1 under --all) but starved what other tests
-    ran on that CPU in make check (a target there got 17 samples in 3 s)."""
-    return ["nice", "-n", "-10", "taskset", "-c", str(os.cpu_count() - 1), *argv]
+    """argv on the last CPU (taskset): a program that does not migrate keeps more of its rhythm, so a sampler that
+    locks onto the rhythm shows it. A real-time priority kept the rhythm whole (the locks were measured so: RMS z
+    2.8 forked, 5.1 under --all), but in make check it starved what other tests ran on that CPU (a target got
+    17 samples in 3 s), and at nice -10 a Python child's start was missed beside it once (perhaps slowed by it)."""
+    return ["taskset", "-c", str(os.cpu_count() - 1), *argv]
 
 
 def rounds_pinned_run(plumb, targets, how, seconds=2, options=()):
