@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from plumbtest import FIXTURES, PLUMB, TempDir, env, main  # noqa: E402
 
 ROOT = os.geteuid() == 0
-LIMIT_S = 6.0
+LIMIT_S = 8.0  # the 5 s deadline on a FIFO, and a loaded machine's slow start (6.0 s seen for bench owners)
 LIMIT_KB = 300 * 1024
 GECKO = os.path.join(FIXTURES, "gecko", "samply-ls-linux-profile.v41.json")  # has sample times: --stages applies
 FOLDED = os.path.join(FIXTURES, "folded", "small.folded")
@@ -124,7 +124,7 @@ class InputRule(TempDir):
         self.assertEqual(bad, [])
 
     def test_a_pipe_that_gives_data_late_is_still_read(self):
-        # the deadline is on silence, not on streams: a stage file from a pipe whose writer starts after 1 s reads
+        # the deadline is on silence, not on streams: a stage file from a pipe whose writer starts after 0.5 s reads
         # as the same file on disk does
         stages = self.path("st.json")
         text = ('{"schema":"plumb.stages.v1","time_unit":"ms","time_origin":"profile_start","stages":'
@@ -137,7 +137,7 @@ class InputRule(TempDir):
         self.assertIn("== stage all", want.stdout)
         p = subprocess.Popen([PLUMB, "hot", GECKO, "--stages", "/dev/stdin", "-n", "3"], env=env(True), text=True,
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        time.sleep(1)  # the writer is late on purpose: what is tested is that the reader waits for it
+        time.sleep(0.5)  # the writer is late on purpose: what is tested is that the reader waits for it
         out, err = p.communicate(text, timeout=60)
         self.assertEqual(p.returncode, 0, err)
         self.assertEqual(out, want.stdout)
