@@ -383,9 +383,7 @@ static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
 	/* a CPython of a version without a layout is final at once (and worth a word in the summary) */
 	struct py_binary_info info;
 	bool no_layout = rc == PLUMB_EUNSUPPORTED && py_probe_pid(pr->pid, &info) && info.is_python && !info.supported;
-	/* a process just found may be between its fork and its exec, or before its interpreter is set up: whatever
-	 * the read said (but a refusal), it is tried again for half a second (a child read as it started was left
-	 * unsampled for good: "1 process" for 2 in one run of a loaded make check) */
+	/* just found (between fork and exec, or not set up yet): any failure but a refusal is tried again a while */
 	bool may_come = (rc == PLUMB_ENOENT && age < 5000000000ULL) || (rc != PLUMB_EPERM && age < 500000000ULL);
 	if (may_come && !no_layout)
 		return; /* tried again at the next scan */
