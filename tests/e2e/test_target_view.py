@@ -66,8 +66,12 @@ class ViewTest(TempDir):
     def compare(self, rows, normal, what):
         labels, want = split_labels(rows), split_labels(normal)
         self.assertTrue(want)
-        # the same functions with the same source files; the lines sampled may differ by a few
-        self.assertEqual(strip_lines(labels), strip_lines(want), what)
+        # the same functions with the same source files (the lines sampled may differ by a few); with few samples
+        # (a loaded machine) a rare function may not have been sampled: then no function the normal run lacks
+        if sum(c for _, c in rows) >= 1000:
+            self.assertEqual(strip_lines(labels), strip_lines(want), what)
+        else:
+            self.assertLessEqual(strip_lines(labels), strip_lines(want), what)
         self.assertTrue(labels & want, what)
         # both against the known split (each attach samples its own 3 s, so the two differ by sampling noise)
         for rows_, which in ((rows, what), (normal, "the normal run")):
