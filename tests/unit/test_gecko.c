@@ -15,31 +15,11 @@
 #include "profile/label.h"
 #include "profile/profile.h"
 
+#include "fmt_unit.h"
+
 static struct profile *read_doc(const char *doc, bool timeline, enum plumb_err want, struct perr *e)
 {
-	struct fmt_read_opts o = { 0 };
-	o.keep_timeline = timeline;
-	struct profile *p = NULL;
-	/* an exact-size copy: the reader must not rely on a NUL after the input */
-	size_t n = strlen(doc);
-	char *buf = malloc(n);
-	memcpy(buf, doc, n);
-	assert_int_equal(fmt_read_buf(buf, n, FMT_GECKO, &o, &p, e), want);
-	free(buf);
-	return p;
-}
-
-/* The folded text of p, one "stack count" per line (outermost first). */
-static char *folded(const struct profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	struct perr e = PERR_INIT;
-	struct fmt_write_opts wo = { 0 };
-	assert_int_equal(fmt_folded_write(p, f, &wo, &e), PLUMB_OK);
-	fclose(f);
-	return text;
+	return unit_read_doc(doc, FMT_GECKO, timeline, want, e);
 }
 
 /* v66 layout, keys in reverse order, shared tables after the threads. */
@@ -67,7 +47,7 @@ static void test_gecko__v66_shared_tables_any_key_order(void **state)
 	assert_int_equal(t->tid, 12);
 	assert_int_equal(t->pid, 3);
 	assert_string_equal(profile_str(p, t->name), "w\xc3\xa9\xf0\x9f\x98\x80");
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	/* prefixOffset: stack 2's prefix is 2 - 1 = 1, stack 1's is 0, stack 0 has none */
 	/* frame 2 has an inline depth: an inlined frame, marked _[i] */
 	assert_string_equal(text, "ma\"in;le/af (src/x.c:4);le/af (src/x.c)_[i] 4\nma\"in;le/af (src/x.c:4) 1\n");
@@ -96,7 +76,7 @@ static void test_gecko__v49_per_thread_tables(void **state)
 		"  \"samples\": {\"stack\": [2, 2, 0], \"time\": [1.0, 2.0, 3.0], \"weight\": null}}]}";
 	struct perr e = PERR_INIT;
 	struct profile *p = read_doc(doc, false, PLUMB_OK, &e);
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	assert_string_equal(text, "f;g (f);g (f) 2\nf 1\n");
 	free(text);
 	assert_false(profile_has_timeline(p));

@@ -14,33 +14,13 @@
 #include "format/format.h"
 #include "profile/profile.h"
 
+#include "fmt_unit.h"
+
 /* kind FMT_UNKNOWN: sniffed (the document must name the speedscope schema) */
 static struct profile *read_doc(const char *doc, enum fmt_kind kind, bool timeline, enum plumb_err want,
 				struct perr *e)
 {
-	struct fmt_read_opts o = { 0 };
-	o.keep_timeline = timeline;
-	struct profile *p = NULL;
-	/* an exact-size copy: the reader must not rely on a NUL after the input */
-	size_t n = strlen(doc);
-	char *buf = malloc(n);
-	memcpy(buf, doc, n);
-	assert_int_equal(fmt_read_buf(buf, n, kind, &o, &p, e), want);
-	free(buf);
-	return p;
-}
-
-/* The folded text of p, one "stack count" per line (outermost first). */
-static char *folded(const struct profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	struct perr e = PERR_INIT;
-	struct fmt_write_opts wo = { 0 };
-	assert_int_equal(fmt_folded_write(p, f, &wo, &e), PLUMB_OK);
-	fclose(f);
-	return text;
+	return unit_read_doc(doc, kind, timeline, want, e);
 }
 
 static const char frames[] =
@@ -107,7 +87,7 @@ static void test_speedscope_read__evented(void **state)
 	assert_int_equal(profile_total_weight(p), 11);
 	assert_false(profile_has_timeline(p)); /* unit "none": no times */
 	assert_string_equal(profile_str(p, profile_meta(p)->weight_unit), "samples");
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	assert_string_equal(text, "main (src/a.c:3) 6\nmain (src/a.c:3);foo 3\nfoo 1\n"
 				 "main (src/a.c:3);bar (src/b.c) 1\n");
 	free(text);

@@ -15,28 +15,11 @@
 #include "format/format.h"
 #include "profile/profile.h"
 
+#include "fmt_unit.h"
+
 static struct profile *read_doc(const char *doc, enum fmt_kind kind, enum plumb_err want, struct perr *e)
 {
-	struct fmt_read_opts o = { 0 };
-	struct profile *p = NULL;
-	size_t n = strlen(doc);
-	char *buf = malloc(n); /* exact size: no NUL after the input */
-	memcpy(buf, doc, n);
-	assert_int_equal(fmt_read_buf(buf, n, kind, &o, &p, e), want);
-	free(buf);
-	return p;
-}
-
-static char *folded(const struct profile *p)
-{
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
-	struct perr e = PERR_INIT;
-	struct fmt_write_opts wo = { 0 };
-	assert_int_equal(fmt_folded_write(p, f, &wo, &e), PLUMB_OK);
-	fclose(f);
-	return text;
+	return unit_read_doc(doc, kind, false, want, e);
 }
 
 static const char trace[] =
@@ -63,7 +46,7 @@ static void test_v8_read__trace_chunks(void **state)
 	/* times 101, 111, 111 (109 went back), 116, 123, end 140: (anon) 10 + 5 + 17, (idle) 0, b 7 (µs) */
 	assert_int_equal(profile_total_samples(p), 5);
 	assert_int_equal(profile_total_weight(p), 39000);
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	/* a time weight says so in the folded text's first line (docs/design.md §6.1) */
 	assert_string_equal(text, "# plumb: samples=5 unit=ns\n(anonymous) (x.js:1) 32000\n(anonymous) (x.js:1);b 7000\n");
 	free(text);
@@ -87,7 +70,7 @@ static void test_v8_read__cpuprofile_and_old_form(void **state)
 	assert_string_equal(profile_str(p, profile_meta(p)->format), "cpuprofile");
 	assert_int_equal(profile_total_samples(p), 3);
 	assert_int_equal(profile_total_weight(p), 8000); /* from the first sample (1002) to endTime */
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	assert_string_equal(text, "# plumb: samples=3 unit=ns\n(garbage collector) 4000\nmain (a.js:5) 3000\n"
 				  "main (a.js:5);(anonymous) 1000\n");
 	free(text);
@@ -116,7 +99,7 @@ static void test_v8_read__heapprofile(void **state)
 	assert_string_equal(profile_str(p, profile_meta(p)->weight_unit), "bytes");
 	assert_int_equal(profile_total_weight(p), 4196);
 	assert_int_equal(profile_total_samples(p), 1);
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	assert_string_equal(text, "# plumb: samples=1 unit=bytes\nalloc (m.js:10) 4096\nalloc (m.js:10);(anonymous) 100\n");
 	free(text);
 	profile_free(p);
@@ -141,7 +124,7 @@ static void test_v8_read__gecko_raw(void **state)
 	assert_int_equal(profile_total_samples(p), 3);
 	assert_int_equal(profile_meta(p)->interval_ns, 500000);
 	assert_int_equal(profile_nthreads(p), 2);
-	char *text = folded(p);
+	char *text = unit_folded(p);
 	assert_string_equal(text, "(root);alpha (h/a.js:3) 2\njs::RunScript 1\n");
 	free(text);
 	profile_free(p);
