@@ -9,18 +9,22 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME. */
+/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME, then READ when the periods
+ * say so. */
 static void on_peek(void *ctx, uint32_t type, const unsigned char *body, size_t len)
 {
 	struct perf_redraw *r = ctx;
-	if (type != PERF_RECORD_SAMPLE || len < 32)
+	bool with_count = r->periods->sample_read;
+	if (type != PERF_RECORD_SAMPLE || len < (with_count ? 40u : 32u))
 		return;
-	uint64_t id, time;
+	uint64_t id, time, count = 0;
 	uint32_t tid;
 	memcpy(&id, body, sizeof id);
 	memcpy(&tid, body + 20, sizeof tid);
 	memcpy(&time, body + 24, sizeof time);
-	perf_periods_sampled(r->periods, id, tid, time);
+	if (with_count)
+		memcpy(&count, body + 32, sizeof count);
+	perf_periods_sampled(r->periods, id, tid, time, count);
 }
 
 static void *redraw_main(void *arg)
@@ -34,7 +38,7 @@ static void *redraw_main(void *arg)
 		if (r->rings[i].meta)
 			pfds[n++] = (struct pollfd){ .fd = r->rings[i].fd, .events = POLLIN };
 	while (!atomic_load(&r->quit)) {
-		poll(pfds, n, 20);
+		poll(pfds, n, PERF_REDRAW_POLL_MS);
 		bool filling = false;
 		for (size_t i = 0; i < r->nrings; i++) {
 			struct perf_ring *ring = &r->rings[i];

@@ -70,7 +70,7 @@ bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t per
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
 	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
 		return false;
-	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, 0 };
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, 0, 0 };
 	return true;
 }
 
@@ -107,9 +107,25 @@ static uint64_t cpu_since(const struct perf_period_event *ev, uint64_t time_ns)
 	return now > time_ns && ev->period ? (now - time_ns) % ev->period : 0;
 }
 
+/* How far a thread's event counted since its sample when samples carry the count: a redraw within 1/32 of the
+ * interval of the sample takes that wall time (the thread ran at most so long since; a CPU-bound one exactly so
+ * long) and needs no read() — a read of a running thread's event is an interrupt of its CPU, as the ioctl is, and
+ * in a VM the two cost `top --pid` about 1% of a core at 200 Hz; a later one reads the count. */
+static uint64_t thread_since(const struct perf_periods *pp, const struct perf_period_event *ev, uint64_t time_ns)
+{
+	uint64_t now = mono_ns(), wall = now > time_ns ? now - time_ns : 0, count;
+	if (wall <= pp->mean_ns / 32)
+		return wall;
+	if (read(ev->fd, &count, sizeof count) != (ssize_t)sizeof count || count < ev->fired || !ev->period)
+		return 0;
+	return (count - ev->fired) % ev->period;
+}
+
 static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64_t time_ns)
 {
-	uint64_t count = 0, late = ev->tid < 0 ? cpu_since(ev, time_ns) : counted_since(ev, &count);
+	uint64_t count = 0, late = ev->tid < 0 ? cpu_since(ev, time_ns)
+			       : pp->sample_read ? thread_since(pp, ev, time_ns)
+						 : counted_since(ev, &count);
 	uint64_t period = perf_periods_draw(pp);
 	/* the time since the event fired is taken off, so the next sample comes a drawn interval after the last one;
 	 * never below a quarter of the interval, since the kernel repeats this period until the next redraw and a
@@ -125,7 +141,7 @@ static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64
 	pp->redraws++;
 }
 
-void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns)
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns, uint64_t count)
 {
 	uint32_t i;
 	if (!hmap_get(&pp->by_id, id, &i))
@@ -135,10 +151,11 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, ui
 	/* a CPU's sample of a thread that has a clock of its own is not that thread's sample (perf_event drops it):
 	 * a redraw would only cost the CPU an interrupt */
 	if (ev->tid < 0) {
-		if (pp->cpu_redraw && ++ev->seen % PERF_PERIODS_CPU_BATCH == 0 &&
+		if (pp->cpu_redraw && ++ev->seen % PERF_PERIODS_BATCH == 0 &&
 		    !(pp->own_tids && hmap_get(pp->own_tids, tid, &dummy)))
 			redraw(pp, ev, time_ns);
-	} else if ((uint32_t)ev->tid == tid) {
+	} else if ((uint32_t)ev->tid == tid && ++ev->seen % PERF_PERIODS_BATCH == 0) {
+		ev->fired = count;
 		redraw(pp, ev, time_ns);
 	}
 }
