@@ -23,6 +23,7 @@
 #include "base/shown.h"
 #include "os/store.h"
 #include "format/format.h"
+#include "format/hot_json.h"
 #include "profile/label.h"
 
 static const char usage[] =
@@ -113,8 +114,9 @@ struct diff_cmd {
 };
 
 /* A path as given, or a saved baseline's path when no such file exists and the argument is a name. */
-static enum plumb_err resolve_side(const char *arg, char **path, struct perr *e)
+static enum plumb_err resolve_side(const char *arg, char **path, bool *baseline, struct perr *e)
 {
+	*baseline = false;
 	struct stat st;
 	*path = NULL;
 	if (strcmp(arg, "-") == 0 || stat(arg, &st) == 0 || strchr(arg, '/') || !store_name_valid(arg)) {
@@ -122,6 +124,7 @@ static enum plumb_err resolve_side(const char *arg, char **path, struct perr *e)
 		return *path ? PLUMB_OK : perr_set(e, PLUMB_ENOMEM, "out of memory");
 	}
 	enum plumb_err rc = baseline_profile_lookup(arg, path, e);
+	*baseline = rc == PLUMB_OK;
 	if (rc == PLUMB_ENOENT) {
 		char tmp[PERR_MSG_MAX];
 		snprintf(tmp, sizeof tmp, "no file '%s', and %s", arg, e->msg);
@@ -213,10 +216,23 @@ static int diff_load(struct diff_cmd *d, const struct hot_opts *o)
 {
 	struct perr e = PERR_INIT;
 	struct hot_load_opts lo = { NULL, NULL, 0, d->sample_index }; /* --weight */
-	for (int i = 0; i < 2; i++)
-		if (resolve_side(d->args[i], &d->paths[i], &e) ||
-		    hot_summary_from_file(d->paths[i], d->sample_index ? &lo : NULL, o, &d->side[i], &e))
+	for (int i = 0; i < 2; i++) {
+		bool baseline;
+		if (resolve_side(d->args[i], &d->paths[i], &baseline, &e))
 			return perr_report(&e);
+		if (baseline) { /* read by descriptor under the home's trust rule, never by its path again (§3.5) */
+			char *text = NULL;
+			size_t len = 0;
+			enum plumb_err rc = store_load(&STORE_PROFILE_BASELINES, d->args[i], &text, &len, &e);
+			if (!rc)
+				rc = fmt_hot_json_read(text, len, &d->side[i], &e);
+			free(text);
+			if (rc)
+				return perr_report(&e);
+		} else if (hot_summary_from_file(d->paths[i], d->sample_index ? &lo : NULL, o, &d->side[i], &e)) {
+			return perr_report(&e);
+		}
+	}
 	for (int i = 0; i < 2; i++) {
 		d->table[i] = hot_summary_table(d->side[i], NULL, d->kind);
 		if (!d->table[i])

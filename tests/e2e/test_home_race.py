@@ -118,6 +118,37 @@ class HomeLinkFlip(TempDir):
                                     "--", "sleep", "0.1"), 8)
         self.assertEqual(self.evil_files(), [], "saves or temp files landed in the attacker's directory")
 
+    def test_a_baseline_diffed_by_name_is_never_read_from_outside_the_home(self):
+        # the attacker plants its own baseline of the same name; `diff NAME` checks the real one and, before the
+        # read went by descriptor, read whichever the link pointed to a moment later
+        profile = os.path.join(FIXTURES, "folded", "small.folded")
+        r = plumb("baseline", "save", profile, "--name", "b", extra_env=self.env, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        forged_home = self.path("forged")
+        forged = self.path("forged.folded")
+        with open(forged, "w") as f:
+            f.write("main;FORGED_function 35\n")
+        r = plumb("baseline", "save", forged, "--name", "b", extra_env={"PLUMB_HOME": forged_home}, timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        planted = os.path.join(self.evil, "baselines", "profiles", "b.json")
+        with open(os.path.join(forged_home, "baselines", "profiles", "b.json"), "rb") as src, \
+                open(planted, "wb") as dst:
+            dst.write(src.read())
+        os.chown(planted, NOBODY, NOBODY)
+        flipper = self.flipping()
+        read, shown = 0, []
+        try:
+            for _ in range(150):
+                r = plumb("diff", "b", profile, extra_env=self.env, timeout=60)
+                if "FORGED" in r.stdout + r.stderr:
+                    shown.append(r.returncode)
+                elif r.returncode == 0:
+                    read += 1
+        finally:
+            self.stop(flipper)
+        self.assertEqual(shown, [], "the attacker's baseline was read")
+        self.assertGreater(read, 0)
+
 
 if __name__ == "__main__":
     main()
