@@ -1,6 +1,6 @@
 /* fuzz_folded_order.c — libFuzzer target for the folded reader, strict and lenient. Besides not crashing, the
  * reader must not depend on line order: it reuses the previous line's prefix, so the same lines in reverse
- * order must give the same folded output. */
+ * order must give the same folded output (unless the text starts with a byte-order mark, which only counts there). */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,10 +64,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size_t n1, n2;
 	char *a = round_trip(text, len, lenient, &n1);
 	char *b = round_trip(rev, w, lenient, &n2);
+	/* a byte-order mark says how the whole file is encoded (UTF-16 folded, as speedscope reads it, format/stream.c) only at its
+	 * start: reversed, its line is somewhere else and the file is another text (the fuzzer found FF FE) */
+	bool bom = len >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') ||
+				(text[0] == '\xfe' && text[1] == '\xff'));
 	/* the reverse order can only succeed or fail together with the original (same lines) */
-	if ((a == NULL) != (b == NULL))
+	if (!bom && (a == NULL) != (b == NULL))
 		abort();
-	if (a && (n1 != n2 || memcmp(a, b, n1) != 0))
+	if (!bom && a && (n1 != n2 || memcmp(a, b, n1) != 0))
 		abort();
 	free(a);
 	free(b);
