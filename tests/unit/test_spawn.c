@@ -407,12 +407,17 @@ static void test_spawn__terminate(void **state)
 	struct perr e = PERR_INIT;
 	struct child_end end;
 
-	/* a child that ends on the first signal */
-	const char *plain[] = { "sh", "-c", "exec sleep 30", NULL };
+	/* a child that ends on the first signal (once it runs: a signal that comes while the new process has not yet
+	 * reached sh waited blocked until sh started, which could then take a grace to end — seen under load) */
+	const char *plain[] = { "sh", "-c", "echo; exec sleep 30", NULL };
 	struct child a = CHILD_INIT;
 	a.argv = plain;
+	a.out.how = CHILD_IO_PIPE;
 	assert_int_equal(child_start(&a, &e), PLUMB_OK);
+	char nl;
+	assert_int_equal(read(a.out.fd, &nl, 1), 1);
 	int status = child_terminate(&a, SIGINT, false, grace, &end);
+	close(a.out.fd);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT);
 	assert_int_equal(end.nsent, 1);
 	assert_int_equal(end.sent[0], SIGINT);
@@ -422,8 +427,11 @@ static void test_spawn__terminate(void **state)
 	/* the terminal sent SIGINT already (delivered): plumb's first signal is SIGTERM, after the grace */
 	struct child b = CHILD_INIT;
 	b.argv = plain;
+	b.out.how = CHILD_IO_PIPE;
 	assert_int_equal(child_start(&b, &e), PLUMB_OK);
+	assert_int_equal(read(b.out.fd, &nl, 1), 1);
 	status = child_terminate(&b, SIGINT, true, grace, &end);
+	close(b.out.fd);
 	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
 	assert_int_equal(end.nsent, 1);
 	assert_int_equal(end.sent[0], SIGTERM);
