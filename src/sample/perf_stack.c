@@ -127,13 +127,14 @@ static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64
 			       : pp->sample_read ? thread_since(pp, ev, time_ns)
 						 : counted_since(ev, &count);
 	uint64_t period = perf_periods_draw(pp);
-	/* the time since the event fired is taken off, so the next sample comes a drawn interval after the last one;
-	 * never below a quarter of the interval, since the kernel repeats this period until the next redraw and a
-	 * short one repeated while the redraw thread is late would burst. (Drawing afresh instead, as before, lost
-	 * the time since the fire whenever a draw fell below it plus half the interval: about a third of the samples
-	 * at 1 kHz, where that time is 0.1-0.3 ms, and the sampler read 0.87-0.93 of a thread's CPU time.) */
-	uint64_t floor = pp->mean_ns / 4;
-	period = period > late + floor ? period - late : floor;
+	/* the time since the event fired is taken off, spread over the PERF_PERIODS_BATCH intervals the period
+	 * serves (the kernel repeats it), so the batch's samples span that many drawn intervals from the last fire:
+	 * taken off each interval it made every one short, and a loaded machine, where the redraw comes later, read
+	 * a bursty target 1.25-1.36x its CPU time. Never below a quarter of the interval, as a short period repeated
+	 * would burst. (Drawing afresh instead, as before, lost the time since the fire whenever a draw fell below it
+	 * plus half the interval: the sampler read 0.87-0.93 of a thread's CPU time at 1 kHz.) */
+	uint64_t floor = pp->mean_ns / 4, share = late / PERF_PERIODS_BATCH;
+	period = period > share + floor ? period - share : floor;
 	if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0) /* an event that is gone keeps its old one */
 		return;
 	ev->armed_at = count;
