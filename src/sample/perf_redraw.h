@@ -24,10 +24,8 @@
 #include "sample/perf_ring.h"
 #include "sample/perf_stack.h"
 
-/* A wake-up of an idle CPU is what the thread costs most (in a VM more than the read and the ioctl): the
- * timeout only bounds how late a batch counted across a ring's wake-ups is redrawn (its time since the fire
- * is taken off either way), so it is long. */
-#define PERF_REDRAW_POLL_MS 100
+/* The timeout bounds how late a batch counted across a ring's wake-ups is redrawn, and how long a stop waits. */
+#define PERF_REDRAW_POLL_MS 20
 #define PERF_REDRAW_MAX_RINGS 64 /* rings one thread polls; with more CPUs the reader redraws alone */
 
 struct perf_redraw {

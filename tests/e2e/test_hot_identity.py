@@ -126,7 +126,10 @@ class FoldedThreads(TempDir):
         r = plumb("record", "--threads", "--interval", "0.002", "-o", out, "--", target("threads"), "0.3")
         self.assertEqual(r.returncode, 0, r.stderr)
         doc = hot_json(out)
-        self.assertEqual({t["name"] for t in doc["threads"]}, {"worker-a", "worker-b"})
+        # the main thread only starts and joins them, but its ld.so and pthread_create time (about a millisecond,
+        # more on a loaded machine) may take a sample
+        names = {t["name"] for t in doc["threads"]}
+        self.assertTrue({"worker-a", "worker-b"} <= names <= {"worker-a", "worker-b", "threads"}, names)
         a = hot_json(out, "--thread", "worker-a")
         self.assertGreater(a["total"], 0)
         self.assertLess(a["total"], doc["total"])

@@ -218,7 +218,7 @@ class PerfMapTest(TempDir):
             if os.path.lexists(path):
                 os.unlink(path)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertLess(took, 6.0)  # a hang would be the 30 s kill; a loaded machine made it 4.1 s
+        self.assertLess(took, 12.0)  # a hang would be the 30 s kill; a loaded machine made it 4.1 and 6.2 s
         if not SANITIZED:  # a sanitized plumb's shadow memory counts in its RSS
             self.assertLess(rss_kb, 200 * 1024)
         self.assertIn("perf-%d.map" % pid, r.stderr)
