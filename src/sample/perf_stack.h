@@ -22,7 +22,8 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 
 /* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
  * period drawn at random around the interval (base/rand.h) and given a new one after every PERF_PERIODS_BATCH-th
- * of its samples (PERF_EVENT_IOC_PERIOD restarts its countdown), so an event's sample times are a renewal process in its clock
+ * of its samples (PERF_EVENT_IOC_PERIOD restarts its countdown), so an event's sample times are a renewal
+ * process in its clock
  * (a thread's CPU time, a CPU's time). The redraw comes late, more so on a loaded machine, and the restart would
  * lose what the event counted meanwhile: its count (read()) says how far it went since its last sample, which is
  * taken off the new period (never below a quarter of the interval: the kernel repeats a period until it is given
@@ -32,12 +33,13 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
  * averages 1 / interval. An inherited event (a thread the target created) keeps the period it started with, its
  * parent's of the moment: its samples name the parent's id and must not restart the parent's countdown, so only
  * a sample of the event's own thread does. Owns nothing but its table. */
-/* An event wakes the redraw thread at every 4th sample (wakeup_events) and gets its next period then: each draw
- * is used for 4 intervals, a fixed number, so the rate stays one sample per interval and the first of the four
- * is still at a random phase of any rhythm. A redraw is an ioctl, and for a thread's event a read() too, each an
- * interrupt of the CPU the event runs on: a CPU's event woken at every sample cost a target 4-6% of its time at
- * 1 kHz (the woken thread preempts whatever was sampled: a CPU-bound program read 20% kernel time for 16), and a
- * thread's event redrawn at every sample made `top --pid` cost 2-3% of a core at 200 Hz (1.1-1.6% at every 4th). */
+/* An event gets its next period at every 4th of its samples: each draw is used for 4 intervals, a fixed number,
+ * so the rate stays one sample per interval and the first of the four is still at a random phase of any rhythm.
+ * A redraw is an ioctl, and for a thread's event a read() too, each an interrupt of the CPU the event runs on: a
+ * CPU's event redrawn at every sample cost a target 4-6% of its time at 1 kHz (the woken thread preempts whatever
+ * was sampled: a CPU-bound program read 20% kernel time for 16), and a thread's event redrawn at every sample made
+ * `top --pid` cost 2.3-2.8% of a core at 200 Hz in a VM (1.6-2.0% at every 4th, the wake-up at every sample of a
+ * thread's event, perf_redraw.h, being most of the rest). */
 #define PERF_PERIODS_BATCH 4
 
 struct perf_periods {
