@@ -76,20 +76,19 @@ static void fill_attr(struct pe_state *st, struct perf_event_attr *attr, bool la
 	attr->inherit = 1;
 	attr->enable_on_exec = launch ? 1 : 0;
 	attr->watermark = 0;
-	attr->wakeup_events = 1; /* the redraw thread wakes at every sample, and redraws at every PERF_PERIODS_BATCH-th */
+	attr->wakeup_events = 1;
 }
 
-/* A per-CPU event: with the redraw thread (perf_redraw.h: up to 64 CPUs) a random period redrawn at every 4th of
- * its samples, like a thread's, which wakes that thread (it wakes the reader when a quarter of a ring waits).
+/* A per-CPU event: with the redraw thread (perf_redraw.h: up to 64 CPUs) a random period redrawn at each of its
+ * samples, like a thread's, which wakes that thread (it wakes the reader when a quarter of a ring waits).
  * Without it a fixed period and the reader woken by the watermark (dwarf samples are ~16 KiB, a quarter of the
  * 4 MiB ring is ~16 wake-ups/s at 1 kHz): a redraw per read of the rings would repeat one draw over a window of
  * fixed length, which reads 19% over (perf_stack.h). These events sample every process on the CPU, so the
  * redraws cost the number of CPUs times the rate, whatever the target does. */
 static void cpu_event_wakeups(struct pe_state *st, struct perf_event_attr *attr)
 {
-	attr->exclude_idle = 1; /* the idle task is never the target: its samples were parsed, dropped and redrawn */
 	if (st->nrings <= PERF_REDRAW_MAX_RINGS) { /* fill_attr's drawn period, redrawn every few samples */
-		attr->wakeup_events = PERF_PERIODS_BATCH;
+		attr->wakeup_events = PERF_PERIODS_CPU_BATCH;
 		return;
 	}
 	attr->sample_period = st->periods.mean_ns;
@@ -265,7 +264,7 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 	bool switch_out = st->wall && hmap_get(&st->switch_ids, sv.id, &dummy);
 	if (!switch_out) {
 		if (!st->redraw.running) {
-			perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time, sv.count);
+			perf_periods_sampled(&st->periods, sv.id, sv.tid, sv.time);
 		}
 		int32_t owner;
 		if (st->cpu_wide && perf_periods_owner(&st->periods, sv.id, &owner)) {
@@ -496,10 +495,6 @@ static void probe_cpus(struct pe_state *st)
 		return;
 	close(fd);
 	st->cpu_permitted = true;
-	/* no event is inherited then, so every sample may carry its count (a kernel before 6.12 refuses
-	 * PERF_SAMPLE_READ on an inherited event): a prompt redraw needs no read() (perf_stack.c thread_since) */
-	st->stk.sample_type |= PERF_SAMPLE_READ;
-	st->periods.sample_read = true;
 }
 
 /* Cpu mode samples every CPU besides and keeps the samples of the target (and of the processes it forks from now

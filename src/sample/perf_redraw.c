@@ -9,22 +9,18 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME, then READ when the periods
- * say so. */
+/* A sample's first fields: PERF_SAMPLE_IDENTIFIER, IP, TID (pid, tid), then TIME. */
 static void on_peek(void *ctx, uint32_t type, const unsigned char *body, size_t len)
 {
 	struct perf_redraw *r = ctx;
-	bool with_count = r->periods->sample_read;
-	if (type != PERF_RECORD_SAMPLE || len < (with_count ? 40u : 32u))
+	if (type != PERF_RECORD_SAMPLE || len < 32)
 		return;
-	uint64_t id, time, count = 0;
+	uint64_t id, time;
 	uint32_t tid;
 	memcpy(&id, body, sizeof id);
 	memcpy(&tid, body + 20, sizeof tid);
 	memcpy(&time, body + 24, sizeof time);
-	if (with_count)
-		memcpy(&count, body + 32, sizeof count);
-	perf_periods_sampled(r->periods, id, tid, time, count);
+	perf_periods_sampled(r->periods, id, tid, time);
 }
 
 static void *redraw_main(void *arg)
@@ -38,7 +34,7 @@ static void *redraw_main(void *arg)
 		if (r->rings[i].meta)
 			pfds[n++] = (struct pollfd){ .fd = r->rings[i].fd, .events = POLLIN };
 	while (!atomic_load(&r->quit)) {
-		poll(pfds, n, PERF_REDRAW_POLL_MS);
+		poll(pfds, n, 20);
 		bool filling = false;
 		for (size_t i = 0; i < r->nrings; i++) {
 			struct perf_ring *ring = &r->rings[i];

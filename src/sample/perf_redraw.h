@@ -1,17 +1,12 @@
 /* perf_redraw.h — the redraw thread of the perf-based backends (perf_event, system): it wakes at every sample
- * of a thread's event and every PERF_PERIODS_BATCH-th of a CPU's (wakeup_events), and at least every
- * PERF_REDRAW_POLL_MS, and gives each event that reached its batch its next random period (a batch redrawn at a
- * time rather than at its count, as when a ring shared by several events woke it every few samples of any of
- * them, uses a short draw for more intervals than a long one: a CPU-bound thread read 20% over;
- * perf_periods_sampled, docs/design.md §5.2) before
+ * and gives the event that took it its next random period (perf_periods_sampled, docs/design.md §5.2) before
  * the reader has unwound anything, or got a CPU on a loaded machine (the kernel repeats the old period
  * meanwhile). It asks for the lowest real-time priority when it may (it works a few microseconds per sample).
  * A ring's readiness goes to one poller, so the rings' wake-ups become its own: it passes them on through
  * wake_fd (an eventfd the reader polls) when a quarter of a ring waits; the reader's drains stop at what it has
  * seen (perf_ring.peeking).
  *
- * Samples must begin with PERF_SAMPLE_IDENTIFIER, IP, TID and TIME (perf_attr_cpu_clock's layout), then READ when
- * periods->sample_read. The rings
+ * Samples must begin with PERF_SAMPLE_IDENTIFIER, IP, TID and TIME (perf_attr_cpu_clock's layout). The rings
  * and the periods are borrowed and must not change while it runs. */
 #ifndef PLUMB_SAMPLE_PERF_REDRAW_H
 #define PLUMB_SAMPLE_PERF_REDRAW_H
@@ -24,8 +19,6 @@
 #include "sample/perf_ring.h"
 #include "sample/perf_stack.h"
 
-/* The timeout bounds how late a batch counted across a ring's wake-ups is redrawn, and how long a stop waits. */
-#define PERF_REDRAW_POLL_MS 20
 #define PERF_REDRAW_MAX_RINGS 64 /* rings one thread polls; with more CPUs the reader redraws alone */
 
 struct perf_redraw {

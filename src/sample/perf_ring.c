@@ -82,7 +82,7 @@ size_t perf_ring_peek(struct perf_ring *r, perf_peek_fn fn, void *ctx)
 	if (pos < tail) /* not peeked at since the drains began: start where they are */
 		pos = tail;
 	size_t n = 0;
-	unsigned char buf[sizeof(struct perf_event_header) + PERF_PEEK_BYTES];
+	unsigned char buf[sizeof(struct perf_event_header) + 32];
 	while (pos + sizeof(struct perf_event_header) <= head) {
 		size_t off = (size_t)(pos % r->data_size), to_end = r->data_size - off;
 		size_t want = sizeof buf;
@@ -97,7 +97,7 @@ size_t perf_ring_peek(struct perf_ring *r, perf_peek_fn fn, void *ctx)
 		if (h.size < sizeof h || pos + h.size > head)
 			break;
 		size_t body = h.size - sizeof h;
-		fn(ctx, h.type, buf + sizeof h, body < PERF_PEEK_BYTES ? body : PERF_PEEK_BYTES);
+		fn(ctx, h.type, buf + sizeof h, body < 32 ? body : 32);
 		n++;
 		pos += h.size;
 	}
@@ -134,8 +134,6 @@ bool perf_sample_parse(uint64_t sample_type, const char *rec, size_t len, struct
 		uint64_t period;
 		TAKE(period);
 	}
-	if (sample_type & PERF_SAMPLE_READ)
-		TAKE(sv->count);
 	if (sample_type & PERF_SAMPLE_CALLCHAIN) {
 		TAKE(sv->nr);
 		if ((size_t)(end - p) / 8 < sv->nr)

@@ -44,9 +44,8 @@ typedef void (*perf_record_fn)(void *ctx, const char *rec, size_t len);
 size_t perf_ring_drain(struct perf_ring *r, char *scratch, size_t scratch_size, perf_record_fn fn, void *ctx);
 
 /* Peeks at every record written since the last peek, without giving them back: fn gets each one's type and its
- * first bytes after the header (up to PERF_PEEK_BYTES: a sample's PERF_SAMPLE_IDENTIFIER, IP, TID, TIME and
- * READ). For one thread while another drains (r->peeking). Returns the number of records seen. */
-#define PERF_PEEK_BYTES 40
+ * first bytes after the header (up to 32: a sample's PERF_SAMPLE_IDENTIFIER comes first). For one thread while
+ * another drains (r->peeking). Returns the number of records seen. */
 typedef void (*perf_peek_fn)(void *ctx, uint32_t type, const unsigned char *body, size_t len);
 size_t perf_ring_peek(struct perf_ring *r, perf_peek_fn fn, void *ctx);
 
@@ -56,7 +55,6 @@ struct perf_sample {
 	uint64_t ip;              /* PERF_SAMPLE_IP */
 	uint32_t pid, tid;        /* PERF_SAMPLE_TID */
 	uint64_t time;            /* PERF_SAMPLE_TIME */
-	uint64_t count;           /* PERF_SAMPLE_READ (read_format 0): the event's count */
 	uint64_t nr;              /* PERF_SAMPLE_CALLCHAIN: nr entries at chain */
 	const uint64_t *chain;
 	uint64_t abi;             /* PERF_SAMPLE_REGS_USER: 0 (no user state) or the registers at regs */

@@ -70,7 +70,7 @@ bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t per
 	if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0 || !ALLOC_GROW(pp->ev, pp->n + 1, pp->cap) ||
 	    !hmap_put(&pp->by_id, id, (uint32_t)pp->n))
 		return false;
-	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, 0, 0 };
+	pp->ev[pp->n++] = (struct perf_period_event){ fd, tid, period ? period : 1, 0, 0 };
 	return true;
 }
 
@@ -107,34 +107,17 @@ static uint64_t cpu_since(const struct perf_period_event *ev, uint64_t time_ns)
 	return now > time_ns && ev->period ? (now - time_ns) % ev->period : 0;
 }
 
-/* How far a thread's event counted since its sample when samples carry the count: a redraw within 1/32 of the
- * interval of the sample takes that wall time (the thread ran at most so long since; a CPU-bound one exactly so
- * long) and needs no read() — a read of a running thread's event is an interrupt of its CPU, as the ioctl is, and
- * in a VM the two cost `top --pid` about 1% of a core at 200 Hz; a later one reads the count. */
-static uint64_t thread_since(const struct perf_periods *pp, const struct perf_period_event *ev, uint64_t time_ns)
-{
-	uint64_t now = mono_ns(), wall = now > time_ns ? now - time_ns : 0, count;
-	if (wall <= pp->mean_ns / 32)
-		return wall;
-	if (read(ev->fd, &count, sizeof count) != (ssize_t)sizeof count || count < ev->fired || !ev->period)
-		return 0;
-	return (count - ev->fired) % ev->period;
-}
-
 static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64_t time_ns)
 {
-	uint64_t count = 0, late = ev->tid < 0 ? cpu_since(ev, time_ns)
-			       : pp->sample_read ? thread_since(pp, ev, time_ns)
-						 : counted_since(ev, &count);
+	uint64_t count = 0, late = ev->tid < 0 ? cpu_since(ev, time_ns) : counted_since(ev, &count);
 	uint64_t period = perf_periods_draw(pp);
-	/* the time since the event fired is taken off, spread over the PERF_PERIODS_BATCH intervals the period
-	 * serves (the kernel repeats it), so the batch's samples span that many drawn intervals from the last fire:
-	 * taken off each interval it made every one short, and a loaded machine, where the redraw comes later, read
-	 * a bursty target 1.25-1.36x its CPU time. Never below a quarter of the interval, as a short period repeated
-	 * would burst. (Drawing afresh instead, as before, lost the time since the fire whenever a draw fell below it
-	 * plus half the interval: the sampler read 0.87-0.93 of a thread's CPU time at 1 kHz.) */
-	uint64_t floor = pp->mean_ns / 4, share = late / PERF_PERIODS_BATCH;
-	period = period > share + floor ? period - share : floor;
+	/* the time since the event fired is taken off, so the next sample comes a drawn interval after the last one;
+	 * never below a quarter of the interval, since the kernel repeats this period until the next redraw and a
+	 * short one repeated while the redraw thread is late would burst. (Drawing afresh instead, as before, lost
+	 * the time since the fire whenever a draw fell below it plus half the interval: about a third of the samples
+	 * at 1 kHz, where that time is 0.1-0.3 ms, and the sampler read 0.87-0.93 of a thread's CPU time.) */
+	uint64_t floor = pp->mean_ns / 4;
+	period = period > late + floor ? period - late : floor;
 	if (ioctl(ev->fd, PERF_EVENT_IOC_PERIOD, &period) != 0) /* an event that is gone keeps its old one */
 		return;
 	ev->armed_at = count;
@@ -142,7 +125,7 @@ static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64
 	pp->redraws++;
 }
 
-void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns, uint64_t count)
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns)
 {
 	uint32_t i;
 	if (!hmap_get(&pp->by_id, id, &i))
@@ -152,11 +135,10 @@ void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, ui
 	/* a CPU's sample of a thread that has a clock of its own is not that thread's sample (perf_event drops it):
 	 * a redraw would only cost the CPU an interrupt */
 	if (ev->tid < 0) {
-		if (pp->cpu_redraw && ++ev->seen % PERF_PERIODS_BATCH == 0 &&
+		if (pp->cpu_redraw && ++ev->seen % PERF_PERIODS_CPU_BATCH == 0 &&
 		    !(pp->own_tids && hmap_get(pp->own_tids, tid, &dummy)))
 			redraw(pp, ev, time_ns);
-	} else if ((uint32_t)ev->tid == tid && ++ev->seen % PERF_PERIODS_BATCH == 0) {
-		ev->fired = count;
+	} else if ((uint32_t)ev->tid == tid) {
 		redraw(pp, ev, time_ns);
 	}
 }

@@ -21,9 +21,8 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 			 bool kernel);
 
 /* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
- * period drawn at random around the interval (base/rand.h) and given a new one after every PERF_PERIODS_BATCH-th
- * of its samples (PERF_EVENT_IOC_PERIOD restarts its countdown), so an event's sample times are a renewal
- * process in its clock
+ * period drawn at random around the interval (base/rand.h) and given a new one after each of its samples
+ * (PERF_EVENT_IOC_PERIOD restarts its countdown), so an event's sample times are a renewal process in its clock
  * (a thread's CPU time, a CPU's time). The redraw comes late, more so on a loaded machine, and the restart would
  * lose what the event counted meanwhile: its count (read()) says how far it went since its last sample, which is
  * taken off the new period (never below a quarter of the interval: the kernel repeats a period until it is given
@@ -33,14 +32,11 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
  * averages 1 / interval. An inherited event (a thread the target created) keeps the period it started with, its
  * parent's of the moment: its samples name the parent's id and must not restart the parent's countdown, so only
  * a sample of the event's own thread does. Owns nothing but its table. */
-/* An event gets its next period at every 4th of its samples: each draw is used for 4 intervals, a fixed number,
- * so the rate stays one sample per interval and the first of the four is still at a random phase of any rhythm.
- * A redraw is an ioctl, and for a thread's event a read() too, each an interrupt of the CPU the event runs on: a
- * CPU's event redrawn at every sample cost a target 4-6% of its time at 1 kHz (the woken thread preempts whatever
- * was sampled: a CPU-bound program read 20% kernel time for 16), and a thread's event redrawn at every sample made
- * `top --pid` cost 2.3-2.8% of a core at 200 Hz in a VM (1.6-2.0% at every 4th, the wake-up at every sample of a
- * thread's event, perf_redraw.h, being most of the rest). */
-#define PERF_PERIODS_BATCH 4
+/* A CPU's event wakes the redraw thread at every 4th sample (wakeup_events) and gets its next period then: each
+ * draw is used for 4 intervals, a fixed number, so the rate stays one sample per interval and the first of the
+ * four is still at a random phase of any rhythm. Waking at every sample cost a target 4-6% of its time at 1 kHz
+ * (the woken thread preempts whatever was sampled: a CPU-bound program read 20% kernel time for 16). */
+#define PERF_PERIODS_CPU_BATCH 4
 
 struct perf_periods {
 	struct rand64 rng;
@@ -51,31 +47,28 @@ struct perf_periods {
 		int32_t tid;        /* the thread it was opened on, -1 for a per-CPU event */
 		uint64_t period;    /* its period now */
 		uint64_t armed_at;  /* its count when it was given that period */
-		uint64_t seen;      /* its samples so far (it is redrawn at every PERF_PERIODS_BATCH-th) */
-		uint64_t fired;     /* sample_read: its count at the sample that asked for the redraw */
+		uint64_t seen;      /* a CPU's event: its samples so far (it is redrawn at every PERF_PERIODS_CPU_BATCH-th) */
 	} *ev;
 	size_t n, cap;
 	uint64_t redraws;    /* periods given: what randomizing costs is an ioctl and a read each */
 	bool cpu_redraw;     /* per-CPU events are redrawn too (a thread wakes at each of their samples) */
-	bool sample_read;    /* samples carry their event's count (PERF_SAMPLE_READ, after TIME): a thread's event
-			      * redrawn promptly takes the wall time since its sample off, without a read() */
 	const struct hmap *own_tids; /* or NULL: threads with events of their own, whose per-CPU samples are not
 				      * redrawn (borrowed; not changed while the redraw thread runs) */
 };
 
 void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed);
 void perf_periods_release(struct perf_periods *pp);
-/* A period to open an event with (redrawn after every PERF_PERIODS_BATCH-th of its samples). */
+/* A period to open a thread's event with (redrawn after each of its samples). */
 uint64_t perf_periods_draw(struct perf_periods *pp);
 /* Registers sampling event fd opened on thread tid (-1: a CPU) with period `period`, its id read with
  * PERF_EVENT_IOC_ID: false when out of memory or refused. */
 bool perf_periods_add(struct perf_periods *pp, int fd, int32_t tid, uint64_t period);
 /* The thread event `id` was opened on (-1: a CPU); false for an id not registered. */
 bool perf_periods_owner(const struct perf_periods *pp, uint64_t id, int32_t *tid);
-/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns, with the event's count then when
- * pp->sample_read: a per-thread event gets its next period at every PERF_PERIODS_BATCH-th, a per-CPU event too
- * when pp->cpu_redraw. Unknown ids and the samples of inherited events are left alone. */
-void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns, uint64_t count);
+/* A sample of event `id` (PERF_SAMPLE_IDENTIFIER) in thread tid at time_ns: a per-thread event gets its next
+ * period now, a per-CPU event too when pp->cpu_redraw. Unknown ids and the samples of inherited events are left
+ * alone. */
+void perf_periods_sampled(struct perf_periods *pp, uint64_t id, uint32_t tid, uint64_t time_ns);
 
 struct perf_stacker {
 	struct profile *p;          /* borrowed */

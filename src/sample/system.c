@@ -67,7 +67,7 @@ static void sys_fill_attr(struct sys_state *st, struct perf_event_attr *attr)
 	if (st->ncpus <= PERF_REDRAW_MAX_RINGS) { /* a random period, redrawn by the redraw thread at each sample */
 		attr->sample_period = perf_periods_draw(&st->periods);
 		attr->watermark = 0;
-		attr->wakeup_events = PERF_PERIODS_BATCH;
+		attr->wakeup_events = PERF_PERIODS_CPU_BATCH;
 		return;
 	}
 	/* more CPUs than one redraw thread polls: a fixed period (a redraw per read of the rings reads 19% over,

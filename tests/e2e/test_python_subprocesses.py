@@ -90,6 +90,15 @@ class PythonSubprocesses(TempDir):
         worker_tids = set(workers)
         self.assertEqual(sum(c for tid, c in hits.items() if tid not in worker_tids), 0, hits)
         self.assertIsNotNone(parent)
+        # The summary counts the processes that gave samples (docs/python.md). The parent mostly waits for its
+        # workers: ~15 ms of CPU while sampled (starting them, exiting), so with random intervals (§5.2) the
+        # number of its samples is Poisson and none at all is a few percent of runs (2 of 6 of the exec case
+        # after another test). The count must agree with the profile: the workers, and the parent when a
+        # thread of its has samples.
+        parent_samples = sum(c for tid, c in totals.items() if tid not in worker_tids)
+        m = re.search(r"with python/python(?:\+dwarf)? \((\d+) process(?:es)?\)", r.stderr)
+        self.assertIsNotNone(m, r.stderr)
+        self.assertEqual(int(m.group(1)), nworkers + (1 if parent_samples else 0), r.stderr)
         return rows
 
     def test_python__pool_workers_sampled(self):
@@ -97,7 +106,6 @@ class PythonSubprocesses(TempDir):
         r = plumb("record", "--threads", "--interval", str(INTERVAL), "-o", out, "--", self.exe, POOL, "1.5",
                   cwd=self.tmp, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("with python/python (3 processes)", r.stderr)
         rows = self.check_workers(r, out, "worker_burn", 2)
         roots = {fr[0] for fr, _ in rows}
         for pid in reported(r.stdout)[0]:
@@ -110,7 +118,6 @@ class PythonSubprocesses(TempDir):
         r = plumb("record", "--threads", "--interval", str(INTERVAL), "-o", out, "--", self.exe, SPAWN, "1.0",
                   cwd=self.tmp, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("with python/python (2 processes)", r.stderr)
         self.check_workers(r, out, "child_burn", 1)
 
     def test_python__native_pool_workers(self):
@@ -120,7 +127,7 @@ class PythonSubprocesses(TempDir):
                   "1.5", cwd=self.tmp, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn("--native unavailable", r.stderr)
-        self.assertIn("with python/python+dwarf (3 processes)", r.stderr)
+        self.assertIn("with python/python+dwarf (", r.stderr)
         rows = self.check_workers(r, out, "worker_burn", 2)
         # the workers' stacks are native too: the interpreter's entry above the Python frames
         merged = sum(c for fr, c in rows if any(f.startswith("worker_burn (") for f in fr) and
@@ -136,7 +143,6 @@ class PythonSubprocesses(TempDir):
         r = plumb("record", "--threads", "--interval", str(INTERVAL), "-o", out, "--", self.exe, SPAWN, "1.0",
                   exes[0], cwd=self.tmp, timeout=60)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertIn("with python/python (2 processes)", r.stderr)
         self.check_workers(r, out, "child_burn", 1)
 
     def test_python__unsupported_child_is_named(self):
@@ -206,14 +212,6 @@ class PythonSubprocesses(TempDir):
         self.assertIn("exited during the attach", r.stderr)
         r.stdout = "".join(rest)
         rows = self.check_workers(r, out, "worker_burn", 2)
-        # The summary counts the processes that gave samples (docs/python.md). Both workers did (above); the
-        # parent, asleep when the attach began, uses ~15 ms of CPU after it (forking, its pool threads,
-        # exiting), and with random intervals (§5.2) the number of its samples is Poisson: none at all is a
-        # few percent of runs. So the count must agree with the profile: 3 when a parent thread has samples.
-        workers, _ = reported(r.stdout)
-        _, totals = by_root(rows, "worker_burn")
-        parent = sum(c for tid, c in totals.items() if tid not in workers)
-        self.assertIn("with python/python (%d processes)" % (3 if parent else 2), r.stderr)
 
 
 if __name__ == "__main__":
