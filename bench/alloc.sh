@@ -13,6 +13,9 @@ GIB=${GIB:-20}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export PLUMB_DEBUG=1
+# without the target every run fails at once and the ratios are of nothing (0/0 read "meets" before)
+[ -x "$T" ] || { echo "bench/alloc.sh: $T is not built: make $T" >&2; exit 2; }
+[ -x "$BUILD/plumb" ] || { echo "bench/alloc.sh: $BUILD/plumb is not built: make" >&2; exit 2; }
 
 # One run of each, in turn, RUNS times (a machine whose load drifts affects every column alike); then medians.
 one() { # LABEL CMD...: appends "WALL CPU" of one run to $tmp/LABEL
@@ -38,6 +41,7 @@ bare=$(med bare 1) bare_cpu=$(med bare 2) def=$(med def 1) def_cpu=$(med def 2) 
 small_cpu=$(med small 2) big=$(med big 1) big_cpu=$(med big 2) ht=$(med ht 1) ht_cpu=$(med ht 2)
 [ "$have_ht" = 1 ] || echo "heaptrack is not installed (Debian heaptrack); its column is 0"
 "$BUILD/plumb" record --mode alloc -o "$tmp/d.pb.gz" -- "$T" churn "$GIB" 2>&1 | grep '^Sampled' || true
+awk -v b="$bare" 'BEGIN { exit !(b > 0) }' || { echo "bench/alloc.sh: the bare run gave no time" >&2; exit 2; }
 awk -v b="$bare" -v d="$def" -v s="$small" -v g="$big" -v h="$ht" -v gib="$GIB" \
 	-v bc="$bare_cpu" -v dc="$def_cpu" -v sc="$small_cpu" -v gc="$big_cpu" -v hc="$ht_cpu" 'BEGIN {
 	printf "alloc churn of %d GiB, wall (median): bare %.3f s, plumb --mode alloc %.3f s (512 KiB), %.3f s (64 KiB), %.3f s (4 MiB), heaptrack %.3f s\n", gib, b, d, s, g, h

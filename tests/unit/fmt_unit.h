@@ -25,17 +25,24 @@ static struct profile *unit_read_doc(const char *doc, enum fmt_kind kind, bool t
 	return p;
 }
 
-/* The folded text of p, one "stack count" per line (outermost first); the caller frees it. */
-static char *unit_folded(const struct profile *p)
+/* What a writer of the format module writes for p, as text; the caller frees it. */
+typedef enum plumb_err (*unit_writer)(const struct profile *, FILE *, const struct fmt_write_opts *, struct perr *);
+static char *unit_written(const struct profile *p, unit_writer write)
 {
 	char *text = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&text, &len);
 	struct perr e = PERR_INIT;
 	struct fmt_write_opts wo = { 0 };
-	assert_int_equal(fmt_folded_write(p, f, &wo, &e), PLUMB_OK);
+	assert_int_equal(write(p, f, &wo, &e), PLUMB_OK);
 	fclose(f);
 	return text;
+}
+
+/* The folded text of p, one "stack count" per line (outermost first); the caller frees it. */
+static inline char *unit_folded(const struct profile *p)
+{
+	return unit_written(p, fmt_folded_write);
 }
 
 #endif

@@ -191,13 +191,8 @@ static void test_gecko__writer_orders_samples_and_names_the_process(void **state
 	for (size_t i = 0; i < 5; i++)
 		assert_true(profile_add_sample(p, st, i == 2 ? main_t : worker, ms[i] * 1000000, 1));
 	profile_meta(p)->interval_ns = 1000000;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *out = open_memstream(&text, &len);
+	char *text = unit_written(p, fmt_gecko_write);
 	struct perr e = PERR_INIT;
-	struct fmt_write_opts wo = { 0 };
-	assert_int_equal(fmt_gecko_write(p, out, &wo, &e), PLUMB_OK);
-	fclose(out);
 	assert_non_null(strstr(text, "\"name\":\"worker\",\"processName\":\"prog\""));
 	const char *range = strstr(text, "\"profilingStartTime\":0,\"profilingEndTime\":");
 	if (!range)
