@@ -48,12 +48,17 @@ static inline double rand64_neg_log(double u)
 	return -((double)e * 0.6931471805599453 + ln_m);
 }
 
+/* A uniform draw in (0, 1] (53 bits; never 0, so its logarithm is finite). */
+static inline double rand64_unit(struct rand64 *r)
+{
+	return (double)((rand64_next(r) >> 11) + 1) * (1.0 / 9007199254740992.0);
+}
+
 /* mean_ns/2 plus an exponential draw of mean mean_ns/2: mean mean_ns, standard deviation mean_ns/2, within
  * [mean_ns/2, RAND_MAX_FACTOR * mean_ns] (the cut at the top moves the mean by e^-39 of it). */
 static inline uint64_t rand64_interval_ns(struct rand64 *r, uint64_t mean_ns)
 {
-	double u = (double)((rand64_next(r) >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
-	double x = (double)mean_ns * 0.5 * (1.0 + rand64_neg_log(u));
+	double x = (double)mean_ns * 0.5 * (1.0 + rand64_neg_log(rand64_unit(r)));
 	double hi = (double)mean_ns * RAND_MAX_FACTOR;
 	if (x > hi)
 		x = hi;

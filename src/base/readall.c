@@ -126,6 +126,23 @@ enum plumb_err read_input_open(const char *path, const char *what, size_t max, i
 	return PLUMB_OK;
 }
 
+enum plumb_err read_input_open_file(const char *path, const char *what, size_t max, int *fd, struct stat *st,
+				    struct perr *e)
+{
+	struct stat sb;
+	enum plumb_err rc = read_input_open(path, what, max, fd, &sb, e);
+	if (rc)
+		return rc;
+	if (!S_ISREG(sb.st_mode)) { /* read_input_open lets only regular files and FIFOs through */
+		close(*fd);
+		*fd = -1;
+		return perr_set(e, PLUMB_EFORMAT, "the %s %s is a FIFO, not a regular file", what, path);
+	}
+	if (st)
+		*st = sb;
+	return PLUMB_OK;
+}
+
 static enum plumb_err too_big(const char *path, const char *what, size_t max, struct perr *e)
 {
 	return perr_set(e, PLUMB_EFORMAT, "the %s %s is larger than the cap of %zu bytes for a %s", what, path, max, what);

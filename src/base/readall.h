@@ -25,6 +25,10 @@ int read_fd_whole(int fd, size_t cap, size_t max, char **out, size_t *len);
  * closes it) and what fstat says of it in *st when st is not NULL. */
 enum plumb_err read_input_open(const char *path, const char *what, size_t max, int *fd, struct stat *st,
 			       struct perr *e);
+/* read_input_open for an input that must be a regular file (it is mapped, or replaced by rename): a FIFO or a
+ * pipe is refused unread too (PLUMB_EFORMAT). */
+enum plumb_err read_input_open_file(const char *path, const char *what, size_t max, int *fd, struct stat *st,
+				    struct perr *e);
 /* Reads the input open on fd (from read_input_open) whole into *data (malloc'd, NUL-terminated, *len bytes; the
  * caller frees it): more than max bytes is PLUMB_EFORMAT, nothing kept; a FIFO or pipe that gives no data for
  * READ_INPUT_WAIT_MS is PLUMB_EFORMAT ("gave no data in 5 s"); PLUMB_ENOMEM, PLUMB_EIO otherwise. */

@@ -426,6 +426,18 @@ static void completion_data(FILE *out, const struct cmd_sub *commands, const str
 	}
 }
 
+/* The end of both shells' walk over the words before the cursor (after `--` the command's own words): options are
+ * passed over, a word naming a subcommand of the key so far extends the key; then whether the word before the
+ * cursor is an option that takes an argument. */
+#define COMPLETION_KEY_WALK \
+	"\t\t\treturn\n" \
+	"\t\tfi\n" \
+	"\t\t[[ $w == -* ]] && continue\n" \
+	"\t\tsubs=\" $(_plumb_subs \"$key\") \"\n" \
+	"\t\t[[ $subs == *\" $w \"* ]] && key=\"${key:+$key }$w\"\n" \
+	"\tdone\n" \
+	"\tif [[ $prev == -* && \" $(_plumb_argopts \"$key\") \" == *\" $prev \"* ]]; then\n"
+
 static const char bash_main[] =
 	"_plumb() {\n"
 	"\tlocal cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} key=\"\" w i subs\n"
@@ -434,13 +446,7 @@ static const char bash_main[] =
 	"\t\tw=${COMP_WORDS[i]}\n"
 	"\t\tif [[ $w == -- ]]; then  # the command plumb runs: a program, then its files\n"
 	"\t\t\tif ((i == COMP_CWORD - 1)); then COMPREPLY=($(compgen -c -- \"$cur\")); else COMPREPLY=($(compgen -f -- \"$cur\")); fi\n"
-	"\t\t\treturn\n"
-	"\t\tfi\n"
-	"\t\t[[ $w == -* ]] && continue\n"
-	"\t\tsubs=\" $(_plumb_subs \"$key\") \"\n"
-	"\t\t[[ $subs == *\" $w \"* ]] && key=\"${key:+$key }$w\"\n"
-	"\tdone\n"
-	"\tif [[ $prev == -* && \" $(_plumb_argopts \"$key\") \" == *\" $prev \"* ]]; then\n"
+	COMPLETION_KEY_WALK
 	"\t\tCOMPREPLY=($(compgen -f -- \"$cur\"))\n"
 	"\telif [[ $cur == -* ]]; then\n"
 	"\t\tCOMPREPLY=($(compgen -W \"$(_plumb_opts \"$key\")\" -- \"$cur\"))\n"
@@ -458,13 +464,7 @@ static const char zsh_main[] =
 	"\t\tw=${words[i]}\n"
 	"\t\tif [[ $w == -- ]]; then\n"
 	"\t\t\tif ((i == CURRENT - 1)); then _command_names -e; else _files; fi\n"
-	"\t\t\treturn\n"
-	"\t\tfi\n"
-	"\t\t[[ $w == -* ]] && continue\n"
-	"\t\tsubs=\" $(_plumb_subs \"$key\") \"\n"
-	"\t\t[[ $subs == *\" $w \"* ]] && key=\"${key:+$key }$w\"\n"
-	"\tdone\n"
-	"\tif [[ $prev == -* && \" $(_plumb_argopts \"$key\") \" == *\" $prev \"* ]]; then\n"
+	COMPLETION_KEY_WALK
 	"\t\t_files\n"
 	"\telif [[ $cur == -* ]]; then\n"
 	"\t\tcompadd -- ${=$(_plumb_opts \"$key\")}\n"

@@ -70,20 +70,6 @@ struct pd_reader {
 	size_t tail_len;
 };
 
-static uint64_t rd64(const char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
-static uint32_t rd32(const char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
 /* The next n bytes of the stream, consumed: 1 with all of them, 0 when the data ends first (*got says how many
  * there were), -1 on error. */
 static int take(struct fmt_stream *st, size_t n, const char **data, size_t *got, struct perr *e)

@@ -31,12 +31,24 @@ struct pd_attr {
 struct pd_session;
 struct pd_files;
 
+/* A u32 and a u64 read without assuming alignment (a recording is the host's byte order, checked at open). */
+static inline uint32_t rd32(const char *p)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, p, 4);
+	return v;
+}
+static inline uint64_t rd64(const char *p)
+{
+	uint64_t v;
+	__builtin_memcpy(&v, p, 8);
+	return v;
+}
+
 /* A record's type and misc (its header read without assuming alignment). */
 static inline uint32_t rec_type(const char *rec)
 {
-	uint32_t v;
-	__builtin_memcpy(&v, rec, 4);
-	return v;
+	return rd32(rec);
 }
 static inline uint16_t rec_misc(const char *rec)
 {

@@ -109,20 +109,6 @@ static uint32_t kernel_raw_frame(struct pd_session *s, uint64_t addr)
 
 /* --- task records ------------------------------------------------------------------------------------------------ */
 
-static uint32_t rd32(const char *p)
-{
-	uint32_t v;
-	memcpy(&v, p, 4);
-	return v;
-}
-
-static uint64_t rd64(const char *p)
-{
-	uint64_t v;
-	memcpy(&v, p, 8);
-	return v;
-}
-
 /* A NUL-terminated string at p within the record's end (cut there when it has no NUL), copied into buf. */
 static const char *rec_string(const char *p, const char *end, char *buf, size_t n)
 {

@@ -447,7 +447,7 @@ static void warn_orphans(struct v8_reader *r)
 	}
 }
 
-enum plumb_err v8_finish_meta(struct v8_reader *r, const char *backend, const char *unit)
+static enum plumb_err v8_finish_meta(struct v8_reader *r, const char *backend, const char *unit)
 {
 	struct profile_meta *m = profile_meta(r->p);
 	m->backend = profile_intern_cstr(r->p, backend);
@@ -457,40 +457,43 @@ enum plumb_err v8_finish_meta(struct v8_reader *r, const char *backend, const ch
 	return PLUMB_OK;
 }
 
-/* The document as a tree, or NULL with e set. */
-json_t *v8_parse_doc(const char *buf, size_t len, const char *what, struct perr *e)
+enum plumb_err v8_read_doc(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
+			   struct perr *e, const struct v8_format *f)
 {
+	struct v8_reader r = { .p = p, .e = e, .what = f->what, .opts = opts };
 	struct jr_error err;
 	json_t *root = jr_parse(buf, len, JR_TREE_BIG_AS_REAL, &err);
 	if (!root) {
 		if (err.code == PLUMB_ENOMEM)
-			perr_set(e, PLUMB_ENOMEM, "out of memory reading a V8 profile");
-		else
-			perr_set(e, PLUMB_EFORMAT, "%s at byte %zu: %s (line %zu, column %zu)", what, err.offset,
-				 err.text, err.line, err.column);
+			return perr_set(e, PLUMB_ENOMEM, "out of memory reading a V8 profile");
+		return perr_set(e, PLUMB_EFORMAT, "%s at byte %zu: %s (line %zu, column %zu)", f->what, err.offset,
+				err.text, err.line, err.column);
 	}
-	return root;
-}
-
-enum plumb_err fmt_cpuprofile_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
-				   struct perr *e)
-{
-	struct v8_reader r = { .p = p, .e = e, .what = "malformed Chrome CPU profile", .opts = opts };
-	json_t *root = v8_parse_doc(buf, len, r.what, e);
-	if (!root)
-		return e->code ? e->code : PLUMB_EFORMAT;
-	struct v8_cpu c;
-	memset(&c, 0, sizeof c);
-	bool ok = json_is_object(root) ? true : v8_fail(&r, "the top level is not an object");
-	uint32_t thread = ok ? profile_thread(p, 0, 0, "") : 0;
-	if (thread == PROFILE_NOMEM)
-		ok = v8_nomem(&r);
-	ok = ok && cpu_from_object(&r, &c, root, "the profile") && cpu_emit(&r, &c, thread, "the profile");
-	cpu_release(&c);
+	bool ok = f->doc(&r, root);
 	json_decref(root);
 	warn_orphans(&r);
-	return ok ? v8_finish_meta(&r, "cpuprofile", "nanoseconds") : (e->code ? e->code : PLUMB_EFORMAT);
+	return ok ? v8_finish_meta(&r, f->backend, f->unit) : (e->code ? e->code : PLUMB_EFORMAT);
 }
+
+static bool cpuprofile_doc(struct v8_reader *r, json_t *root)
+{
+	struct v8_cpu c;
+	memset(&c, 0, sizeof c);
+	bool ok = json_is_object(root) ? true : v8_fail(r, "the top level is not an object");
+	uint32_t thread = ok ? profile_thread(r->p, 0, 0, "") : 0;
+	if (thread == PROFILE_NOMEM)
+		ok = v8_nomem(r);
+	ok = ok && cpu_from_object(r, &c, root, "the profile") && cpu_emit(r, &c, thread, "the profile");
+	cpu_release(&c);
+	return ok;
+}
+
+static const struct v8_format cpuprofile_format = {
+	.what = "malformed Chrome CPU profile", .doc = cpuprofile_doc, .backend = "cpuprofile", .unit = "nanoseconds",
+};
+
+/* A .cpuprofile (node --cpu-prof, DevTools): one thread, each sample's time from its timeDelta. */
+V8_READER(fmt_cpuprofile_read, cpuprofile_format)
 
 /* ---- Chrome trace events ---- */
 
@@ -669,17 +672,12 @@ static uint32_t trace_thread(struct v8_reader *r, const struct v8_trace *t, cons
 	return id;
 }
 
-enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct fmt_read_opts *opts, struct profile *p,
-				     struct perr *e)
+static bool chrome_trace_doc(struct v8_reader *r, json_t *root)
 {
-	struct v8_reader r = { .p = p, .e = e, .what = "malformed Chrome trace", .opts = opts };
-	json_t *root = v8_parse_doc(buf, len, r.what, e);
-	if (!root)
-		return e->code ? e->code : PLUMB_EFORMAT;
 	const json_t *events = json_is_array(root) ? root : json_object_get(root, "traceEvents");
 	struct v8_trace t;
 	memset(&t, 0, sizeof t);
-	bool ok = json_is_array(events) ? true : v8_fail(&r, "no traceEvents array");
+	bool ok = json_is_array(events) ? true : v8_fail(r, "no traceEvents array");
 	for (size_t i = 0; ok && i < json_array_size(events); i++) {
 		const json_t *ev = json_array_get(events, i);
 		const char *name = json_string_value(json_object_get(ev, "name"));
@@ -687,37 +685,37 @@ enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct f
 			      strcmp(name, "CpuProfile") != 0))
 			continue;
 		if (!ALLOC_GROW(t.events, t.nevents + 1, t.cap_events))
-			ok = v8_nomem(&r);
+			ok = v8_nomem(r);
 		else
 			t.events[t.nevents++] = ev;
 	}
 	/* events are not always written in time order: chunks join in time order, ties in the file's order */
 	struct ev_order *order = ok && t.nevents ? calloc(t.nevents, sizeof *order) : NULL;
 	if (ok && t.nevents && !order)
-		ok = v8_nomem(&r);
+		ok = v8_nomem(r);
 	for (size_t i = 0; ok && i < t.nevents; i++)
 		order[i] = (struct ev_order){ ev_ts(t.events[i]), i };
 	if (order)
 		qsort(order, t.nevents, sizeof *order, ev_cmp);
 	for (size_t i = 0; ok && i < t.nevents; i++)
-		ok = trace_event(&r, &t, t.events[order[i].index], order[i].index);
+		ok = trace_event(r, &t, t.events[order[i].index], order[i].index);
 	size_t used = 0;
 	if (ok)
-		ok = trace_names(&r, &t, events);
+		ok = trace_names(r, &t, events);
 	for (size_t i = 0; ok && i < t.ncpus; i++) {
 		struct v8_cpu *c = &t.cpus[i];
-		uint32_t thread = trace_thread(&r, &t, events, c);
+		uint32_t thread = trace_thread(r, &t, events, c);
 		if (thread == PROFILE_NOMEM) {
-			ok = v8_nomem(&r);
+			ok = v8_nomem(r);
 			break;
 		}
 		char where[128];
 		snprintf(where, sizeof where, "the profile of thread %u", c->tid);
-		ok = cpu_emit(&r, c, thread, where);
+		ok = cpu_emit(r, c, thread, where);
 		used++;
 	}
 	if (ok && !used)
-		ok = v8_fail(&r, "no CPU profile in the trace (no Profile, ProfileChunk or CpuProfile event): record "
+		ok = v8_fail(r, "no CPU profile in the trace (no Profile, ProfileChunk or CpuProfile event): record "
 			     "with the JavaScript samples option");
 	for (size_t i = 0; i < t.ncpus; i++)
 		cpu_release(&t.cpus[i]);
@@ -727,7 +725,12 @@ enum plumb_err fmt_chrome_trace_read(const char *buf, size_t len, const struct f
 	hmap_release(&t.process_names);
 	free(t.events);
 	free(order);
-	json_decref(root);
-	warn_orphans(&r);
-	return ok ? v8_finish_meta(&r, "chrome-trace", "nanoseconds") : (e->code ? e->code : PLUMB_EFORMAT);
+	return ok;
 }
+
+static const struct v8_format chrome_trace_format = {
+	.what = "malformed Chrome trace", .doc = chrome_trace_doc, .backend = "chrome-trace", .unit = "nanoseconds",
+};
+
+/* A Chrome trace's Profile and ProfileChunk events: a thread per profile, named by the trace's metadata. */
+V8_READER(fmt_chrome_trace_read, chrome_trace_format)

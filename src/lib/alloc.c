@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "base/gate.h"
+#include "base/rand.h"
 #include "lib/lib_internal.h"
 #include "sample/alloc_ring.h"
 #include "unwind/unwind.h"
@@ -67,7 +68,7 @@ static pid_t my_pid;
 /* Per-thread state; initial-exec TLS, so reading it never allocates. */
 struct alloc_thread {
 	int64_t countdown;   /* bytes left before the next sample */
-	uint64_t rng;
+	struct rand64 rng;
 	uintptr_t stack_lo, stack_hi;
 	pid_t tid;           /* 0 until the first sample (and again in a forked child) */
 	bool inited;
@@ -233,35 +234,10 @@ static inline uint64_t set_take(const void *p)
 
 /* ---- sampling ---- */
 
-static uint64_t rng_next(void)
-{
-	uint64_t x = at.rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	at.rng = x;
-	return x * 0x2545F4914F6CDD1Dull;
-}
-
-/* ln(u) for u in (0, 1], without libm: u = m * 2^e with m in [1, 2), ln m = 2 atanh((m - 1) / (m + 1)). */
-static double ln_unit(double u)
-{
-	uint64_t bits;
-	memcpy(&bits, &u, sizeof bits);
-	int e = (int)((bits >> 52) & 0x7ff) - 1023;
-	bits = (bits & 0x000fffffffffffffull) | 0x3ff0000000000000ull;
-	double m;
-	memcpy(&m, &bits, sizeof m);
-	double z = (m - 1) / (m + 1), z2 = z * z;
-	double s = z * (1 + z2 * (1.0 / 3 + z2 * (1.0 / 5 + z2 * (1.0 / 7 + z2 * (1.0 / 9 + z2 * (1.0 / 11))))));
-	return e * 0.69314718055994530942 + 2 * s;
-}
-
 /* The bytes to the next sample: exponential with mean `interval` (a Poisson process over the bytes). */
 static int64_t next_distance(void)
 {
-	double u = (double)((rng_next() >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
-	double d = -ln_unit(u) * (double)interval;
+	double d = rand64_neg_log(rand64_unit(&at.rng)) * (double)interval;
 	if (d < 1)
 		return 1;
 	if (d > 4.0e18)
@@ -275,7 +251,7 @@ static void thread_init(void)
 	struct timespec t;
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	seed ^= (uint64_t)t.tv_nsec * 0xBF58476D1CE4E5B9ull ^ (uint64_t)(uintptr_t)&t;
-	at.rng = seed ? seed : 0x1234567;
+	rand64_seed(&at.rng, seed);
 	at.inited = true;
 	at.countdown = next_distance();
 }

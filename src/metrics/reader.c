@@ -323,16 +323,11 @@ enum plumb_err metrics_doc_read_file(const char *path, struct metrics_doc *doc, 
 	/* the input rule (base/readall.h, docs/design.md §3.5): a device or a FIFO is refused unopened or unread
 	 * (a recording is a regular file, replaced by rename), a larger file unread */
 	int fd;
-	struct stat st;
-	enum plumb_err rc = read_input_open(path, "metrics recording", METRICS_READ_MAX, &fd, &st, e);
+	enum plumb_err rc = read_input_open_file(path, "metrics recording", METRICS_READ_MAX, &fd, NULL, e);
 	if (rc == PLUMB_ENOENT)
 		return perr_set(e, PLUMB_ENOENT, "no recording at %s", path);
 	if (rc)
 		return rc;
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return perr_set(e, PLUMB_EFORMAT, "the metrics recording %s is a FIFO, not a regular file", path);
-	}
 	/* the file is replaced by rename, never rewritten in place: this fd sees one version */
 	char *buf;
 	size_t len;

@@ -146,14 +146,9 @@ enum plumb_err dump_core_read(const char *core, const char *exe, struct dump *d,
 	/* the input rule (base/readall.h): a device is refused unopened, a FIFO unread (a core is mapped, so it must
 	 * be a regular file; its size is not capped, the mapping costs no memory) */
 	int fd;
-	struct stat cst;
-	enum plumb_err orc = read_input_open(core, "core file", SIZE_MAX, &fd, &cst, e);
+	enum plumb_err orc = read_input_open_file(core, "core file", SIZE_MAX, &fd, NULL, e);
 	if (orc)
 		return orc;
-	if (!S_ISREG(cst.st_mode)) {
-		close(fd);
-		return perr_set(e, PLUMB_EFORMAT, "the core file %s is a FIFO, not a regular file", core);
-	}
 	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	GElf_Ehdr eh;
 	enum plumb_err rc = PLUMB_OK;

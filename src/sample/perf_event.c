@@ -110,11 +110,7 @@ static void fill_switch_attr(struct pe_state *st, struct perf_event_attr *attr, 
 	attr->wakeup_watermark = 64 * 1024;
 	attr->exclude_kernel = 0;
 	attr->context_switch = 1;
-	attr->mmap = 0;
-	attr->mmap2 = 0;
-	attr->comm = 0;
-	attr->comm_exec = 0;
-	attr->task = 0;
+	perf_attr_task_records(attr, false);
 }
 
 static bool add_fd(struct pe_state *st, int fd)
@@ -134,6 +130,17 @@ static enum plumb_err map_ring(struct pe_state *st, int fd, struct perf_ring *r,
 	return PLUMB_OK;
 }
 
+/* The sampling event of task `pid` (-1: a CPU's). */
+static void fill_task_attr(struct pe_state *st, struct perf_event_attr *attr, pid_t pid, bool launch)
+{
+	fill_attr(st, attr, launch);
+	attr->inherit = pid >= 0 && !st->cpu_permitted;
+	if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
+		attr->config = PERF_COUNT_SW_TASK_CLOCK;
+	else /* a CPU's event samples every process there (cpu_event_wakeups) */
+		cpu_event_wakeups(st, attr);
+}
+
 /* Opens one event per CPU for task `pid` (a launched child, one thread of an attached process, or -1: every
  * task, which needs CAP_PERFMON or kernel.perf_event_paranoid <= 0). The first task's events own the rings;
  * later tasks redirect into them. */
@@ -141,21 +148,11 @@ static enum plumb_err open_task(struct pe_state *st, pid_t pid, bool launch, str
 {
 	for (int cpu = 0; cpu < st->ncpus; cpu++) {
 		struct perf_event_attr attr;
-		fill_attr(st, &attr, launch);
-		attr.inherit = pid >= 0 && !st->cpu_permitted;
-		if (pid >= 0) /* a thread's events count its own CPU time (a per-thread cpu-clock counts the same) */
-			attr.config = PERF_COUNT_SW_TASK_CLOCK;
-		else /* a CPU's event samples every process there (cpu_event_wakeups) */
-			cpu_event_wakeups(st, &attr);
+		fill_task_attr(st, &attr, pid, launch);
 		int fd = perf_open(&attr, pid, cpu);
 		if (fd < 0 && (errno == EACCES || errno == EPERM) && st->kernel) {
 			st->kernel = false; /* kernel samples not permitted: user space only */
-			fill_attr(st, &attr, launch);
-			attr.inherit = pid >= 0 && !st->cpu_permitted;
-			if (pid >= 0)
-				attr.config = PERF_COUNT_SW_TASK_CLOCK;
-			else
-				cpu_event_wakeups(st, &attr);
+			fill_task_attr(st, &attr, pid, launch);
 			fd = perf_open(&attr, pid, cpu);
 		}
 		if (fd < 0) {

@@ -25,11 +25,7 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 	attr->sample_period = backend_interval_ns(opts);
 	attr->sample_type = sample_type;
 	attr->disabled = 1;
-	attr->mmap = 1;
-	attr->mmap2 = 1;
-	attr->comm = 1;
-	attr->comm_exec = 1;
-	attr->task = 1;
+	perf_attr_task_records(attr, true);
 	attr->sample_id_all = 1;
 	attr->use_clockid = 1;
 	attr->clockid = CLOCK_MONOTONIC;
@@ -42,6 +38,13 @@ void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts 
 		attr->sample_stack_user = (uint32_t)opts->stack_bytes;
 	}
 	attr->watermark = 1;
+}
+
+void perf_attr_task_records(struct perf_event_attr *attr, bool on)
+{
+	attr->mmap = attr->mmap2 = on;
+	attr->comm = attr->comm_exec = on;
+	attr->task = on;
 }
 
 void perf_periods_init(struct perf_periods *pp, uint64_t mean_ns, uint64_t seed)

@@ -19,6 +19,10 @@
  * (mmap2, comm, fork/exit) and sample_id_all: the caller adds what is its own (inherit, enable_on_exec, ...). */
 void perf_attr_cpu_clock(struct perf_event_attr *attr, const struct record_opts *opts, uint64_t sample_type,
 			 bool kernel);
+/* The task records (mmap and mmap2, comm and exec's comm, fork and exit) that name a sample's maps and threads:
+ * perf_attr_cpu_clock turns them on; an event whose threads another event already describes turns them off, or
+ * the reader would see each record twice. */
+void perf_attr_task_records(struct perf_event_attr *attr, bool on);
 
 /* Random sampling periods (docs/design.md §5.2) for the events whose descriptors we hold: each is opened with a
  * period drawn at random around the interval (base/rand.h) and given a new one after each of its samples

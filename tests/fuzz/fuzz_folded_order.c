@@ -36,6 +36,11 @@ static char *round_trip(const char *text, size_t len, bool lenient, size_t *out_
 	return out;
 }
 
+static bool starts_with_bom(const char *t, size_t n)
+{
+	return n >= 2 && ((t[0] == '\xff' && t[1] == '\xfe') || (t[0] == '\xfe' && t[1] == '\xff'));
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!size)
@@ -65,9 +70,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *a = round_trip(text, len, lenient, &n1);
 	char *b = round_trip(rev, w, lenient, &n2);
 	/* a byte-order mark says how the whole file is encoded (UTF-16 folded, as speedscope reads it, format/stream.c) only at its
-	 * start: reversed, its line is somewhere else and the file is another text (the fuzzer found FF FE) */
-	bool bom = len >= 2 && ((text[0] == '\xff' && text[1] == '\xfe') ||
-				(text[0] == '\xfe' && text[1] == '\xff'));
+	 * start: reversed, its line is somewhere else and the file is another text (the fuzzer found FF FE), and a last
+	 * line that starts with one starts the reversed text (FE FF) */
+	bool bom = starts_with_bom(text, len) || starts_with_bom(rev, w);
 	/* the reverse order can only succeed or fail together with the original (same lines) */
 	if (!bom && (a == NULL) != (b == NULL))
 		abort();
