@@ -94,6 +94,26 @@ struct py_proc {
 
 /* Reads len bytes at addr of the target; false for a NULL address or a short or failed read (errno set). */
 bool py_mem_read(const struct py_proc *py, uint64_t addr, void *buf, size_t len);
+/* Reads the first n bytes of the object at addr into buf, which holds cap: false when n passes cap (a layout
+ * with a larger object than the caller expects) or the read fails. */
+bool py_mem_read_head(const struct py_proc *py, uint64_t addr, uint8_t *buf, size_t cap, size_t n);
+/* A field of an object read into obj, at byte offset off (from the layout), without assuming alignment. */
+static inline int64_t py_field_i64(const uint8_t *obj, size_t off)
+{
+	int64_t v;
+	__builtin_memcpy(&v, obj + off, sizeof v);
+	return v;
+}
+static inline uint64_t py_field_u64(const uint8_t *obj, size_t off)
+{
+	return (uint64_t)py_field_i64(obj, off);
+}
+static inline uint32_t py_field_u32(const uint8_t *obj, size_t off)
+{
+	uint32_t v;
+	__builtin_memcpy(&v, obj + off, sizeof v);
+	return v;
+}
 /* Reads len bytes at each of n addresses into out (n * len bytes) in as few system calls as it takes; returns
  * how many of them, from the first, were read whole. */
 size_t py_mem_readv(const struct py_proc *py, const uint64_t *addrs, size_t n, size_t len, uint8_t *out);

@@ -17,6 +17,11 @@ bool py_mem_read(const struct py_proc *py, uint64_t addr, void *buf, size_t len)
 	return n == (ssize_t)len;
 }
 
+bool py_mem_read_head(const struct py_proc *py, uint64_t addr, uint8_t *buf, size_t cap, size_t n)
+{
+	return n <= cap && py_mem_read(py, addr, buf, n);
+}
+
 size_t py_mem_readv(const struct py_proc *py, const uint64_t *addrs, size_t n, size_t len, uint8_t *out)
 {
 	enum { BATCH = 256 };
@@ -80,12 +85,10 @@ char *py_str_read(const struct py_proc *py, uint64_t addr)
 {
 	const struct py_layout *L = py->L;
 	uint8_t head[128];
-	if (L->str_compact_size > sizeof head || !py_mem_read(py, addr, head, L->str_compact_size))
+	if (!py_mem_read_head(py, addr, head, sizeof head, L->str_compact_size))
 		return NULL;
-	int64_t length;
-	uint32_t state;
-	memcpy(&length, head + L->str_length, sizeof length);
-	memcpy(&state, head + L->str_state, sizeof state);
+	int64_t length = py_field_i64(head, L->str_length);
+	uint32_t state = py_field_u32(head, L->str_state);
 	unsigned kind = (state >> L->str_kind_shift) & 7;
 	bool compact = (state >> L->str_compact_bit) & 1, ascii = (state >> L->str_ascii_bit) & 1;
 	if (!compact || length < 0 || length > PY_MAX_STR || (kind != 1 && kind != 2 && kind != 4))
@@ -123,15 +126,13 @@ static bool keys_each(const struct py_proc *py, uint64_t keys, uint64_t values, 
 {
 	const struct py_layout *L = py->L;
 	uint8_t kh[64];
-	if (L->dictkeys_indices > sizeof kh || !py_mem_read(py, keys, kh, L->dictkeys_indices))
+	if (!py_mem_read_head(py, keys, kh, sizeof kh, L->dictkeys_indices))
 		return false;
-	int64_t n;
+	int64_t n = py_field_i64(kh, L->dictkeys_nentries);
 	uint64_t index_bytes;
 	size_t esize, key_off;
-	memcpy(&n, kh + L->dictkeys_nentries, sizeof n);
 	if (L->dictkeys_old) { /* <= 3.10: dk_size slots, each index as wide as the size needs */
-		int64_t size;
-		memcpy(&size, kh + L->dictkeys_size, sizeof size);
+		int64_t size = py_field_i64(kh, L->dictkeys_size);
 		if (size <= 0 || size > 4 * PY_MAX_DICT)
 			return false;
 		index_bytes = (uint64_t)size * (size <= 0xff ? 1 : size <= 0xffff ? 2 : 4);
@@ -153,11 +154,8 @@ static bool keys_each(const struct py_proc *py, uint64_t keys, uint64_t values, 
 		  py_mem_read(py, keys + L->dictkeys_indices + index_bytes, ents, (size_t)n * esize) &&
 		  (!values || py_mem_read(py, values, vals, (size_t)n * 8));
 	for (int64_t i = 0; ok && i < n; i++) {
-		uint64_t k, v;
-		memcpy(&k, ents + i * esize + key_off, 8);
-		memcpy(&v, ents + i * esize + key_off + 8, 8);
-		if (values)
-			v = vals[i];
+		uint64_t k = py_field_u64(ents, i * esize + key_off);
+		uint64_t v = values ? vals[i] : py_field_u64(ents, i * esize + key_off + 8);
 		if (k && v && fn(py, ctx, k, v))
 			break;
 	}

@@ -127,17 +127,12 @@ static bool read_thread(struct py_proc *py, uint64_t interp, uint64_t ts_addr, u
 {
 	const struct py_layout *L = py->L;
 	uint8_t ts[512];
-	size_t need = L->tstate_size;
-	if (need > sizeof ts || !py_mem_read(py, ts_addr, ts, need))
+	if (!py_mem_read_head(py, ts_addr, ts, sizeof ts, L->tstate_size))
 		return false;
 	struct py_thread t = { 0 };
-	uint64_t native = 0, ident;
-	memcpy(&ident, ts + L->tstate_thread_id, 8);
-	memcpy(next, ts + L->tstate_next, 8);
-	if (L->no_native_tid)
-		native = (uint64_t)tid_of(py, ident);
-	else
-		memcpy(&native, ts + L->tstate_native_thread_id, 8);
+	uint64_t ident = py_field_u64(ts, L->tstate_thread_id);
+	*next = py_field_u64(ts, L->tstate_next);
+	uint64_t native = L->no_native_tid ? (uint64_t)tid_of(py, ident) : py_field_u64(ts, L->tstate_native_thread_id);
 	t.tid = (pid_t)native;
 	t.ident = ident;
 	t.holds_gil = gil == ts_addr;
@@ -155,7 +150,7 @@ static bool read_thread(struct py_proc *py, uint64_t interp, uint64_t ts_addr, u
 		if (current_frame(py, ts_addr, ts, &after) && after == before)
 			break;
 		/* the thread state itself may have a new frame (or cframe) by now */
-		if (!py_mem_read(py, ts_addr, ts, need))
+		if (!py_mem_read(py, ts_addr, ts, L->tstate_size))
 			break;
 	}
 	if (n >= 0 && t.tid > 0) {
