@@ -172,37 +172,41 @@ $(BUILD)/examples/%: examples/%.c
 	$(CC) -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wall $< -o $@ -lm
 
 # The test suite, as git's t/Makefile runs it: every test file is a target of its own, named by its path, so
-# `make -j2 check` runs them side by side and `make tests/e2e/test_flame.py` runs one (a unit test by its source
-# without .c: `make tests/unit/test_base`). Each prints its line with the seconds it took; `check` then prints the
-# slowest files and the closing "N passed, N failed, N skipped" over exactly these files (tests/run-all
-# --summary). A new tests/e2e/test_*.py is picked up by the wildcard. Two marks, each a line of its own in a file:
-#   # plumbtest: alone   it samples CPU-bound targets and checks their shares: such files never run two at a time
-#                        (tests/run-all holds a lock for them), and they are spread among the slow files, so
-#                        each runs beside one of those rather than waiting for another
-#   # plumbtest: slow    it takes long (tens of seconds): started first, so it does not end the run alone
+# `make tests/e2e/test_flame.py` runs one (a unit test by its source without .c: `make tests/unit/test_base`).
+# `make check` runs them side by side, as many at a time as make's -j says or, without one, as many as the
+# machine has CPUs (nproc); each prints its line with the seconds it took; then the slowest files and the closing
+# "N passed, N failed, N skipped" over exactly these files (tests/run-all --summary). A new tests/e2e/test_*.py is
+# picked up by the wildcard. Two marks, each a line of its own in a file:
+#   # plumbtest: alone   it samples CPU-bound targets and checks their shares: such files never run two at a time.
+#                        `check` runs them one after another as one job (check-alone), started first, so they
+#                        take one job slot from the start and the other files share the rest; tests/run-all also
+#                        holds a lock for them, for files started side by side some other way
+#   # plumbtest: slow    it takes long (tens of seconds): started right after, so it does not end the run alone
 TESTS_UNIT  := $(UNIT_SRC:%.c=%)
 TESTS_PY    := $(sort $(wildcard tests/tools/test_*.py tests/e2e/test_*.py))
 TESTS_ALONE := $(sort $(shell grep -l '^\# plumbtest: alone$$' $(TESTS_PY) /dev/null))
 TESTS_SLOW  := $(filter-out $(TESTS_ALONE),$(sort $(shell grep -l '^\# plumbtest: slow$$' $(TESTS_PY) /dev/null)))
 TESTS       := $(TESTS_UNIT) $(TESTS_PY)
-# a b c, 1 2 3 4 -> a 1 b 2 c 3 4
-rest_of = $(wordlist 2,$(words $(1)),$(1))
-interleave = $(if $(strip $(1)$(2)),$(firstword $(1)) $(firstword $(2)) $(call interleave,$(call rest_of,$(1)),$(call rest_of,$(2))))
 TEST_BUILD  := all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP) $(TARGET_CXX) $(TESTLIB_SO) $(API_BIN)
-.PHONY: test-build check-layers $(TESTS)
+.PHONY: test-build check-layers check-files check-alone $(TESTS)
 test-build: $(TEST_BUILD)
 check-layers:
 	@scripts/check-layers
-# a file run by `check` keeps going (its outcome is in its tally, the closing line says it); run alone it fails
-check: RUN_ONE = --keep-going
 $(TESTS_UNIT): test-build
 	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
 $(TESTS_PY): test-build
 	@BUILD=$(BUILD) tests/run-all --one $@ $(RUN_ONE)
 
-# the slow files first, a CPU-heavy one after each, then the rest
-check: check-layers $(call interleave,$(TESTS_SLOW),$(TESTS_ALONE)) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
+# a file run by `check` keeps going (its outcome is in its tally, the closing line says it); run alone it fails.
+# Without a -j of its own (MAKEFLAGS holds it, or the jobserver of a parallel make above) check runs the files
+# through a make of its own with -j$(nproc).
+check: check-layers
+	@case " $$MAKEFLAGS " in *" -j"*|*" --jobserver"*) jobs= ;; *) jobs=-j$$(nproc) ;; esac; \
+	$(MAKE) --no-print-directory $$jobs RUN_ONE=--keep-going check-files
 	@BUILD=$(BUILD) tests/run-all --summary $(TESTS)
+check-files: check-alone $(TESTS_SLOW) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
+check-alone: test-build
+	@for t in $(TESTS_ALONE); do BUILD=$(BUILD) tests/run-all --one $$t $(RUN_ONE) || exit 1; done
 
 unit: $(UNIT_BIN)
 	@BUILD=$(BUILD) tests/run-all --unit-only
