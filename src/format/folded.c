@@ -147,6 +147,16 @@ static bool folded_line(struct folded_reader *r, const char *s, const char *stac
 	return true;
 }
 
+/* Line [s, le) for a message: blanks and CR trimmed at both ends, control bytes escaped, cut at 60 (base/shown.h). */
+static void shown_line(char *out, size_t cap, const char *s, const char *le)
+{
+	while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
+		s++;
+	while (le > s && (le[-1] == ' ' || le[-1] == '\t' || le[-1] == '\r'))
+		le--;
+	shown_escape(out, cap, s, (size_t)(le - s), 60);
+}
+
 /* "# plumb: samples=N unit=U", the line plumb's writer puts first when the counts are not samples (flamegraph.pl
  * and speedscope skip it: it does not end in a count): the unit ("ns" is nanoseconds) and how many samples the
  * counts stand for. Words it does not know are skipped. */
@@ -202,19 +212,15 @@ static bool folded_block(struct folded_reader *r, const char *buf, size_t len)
 				plumb_header(r, s, le);
 			continue;
 		}
-		while (s < le && (*s == ' ' || *s == '\t' || *s == '\r'))
-			s++;
-		const char *te = le;
-		while (te > s && (te[-1] == ' ' || te[-1] == '\t' || te[-1] == '\r'))
-			te--;
-		char shown[100];
-		shown_escape(shown, sizeof shown, s, (size_t)(te - s), 60);
-		if (kind == FOLDED_OVERFLOW) {
-			perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %s",
-				 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX, shown);
-			return false;
-		}
-		if (kind == FOLDED_BAD) {
+		if (kind == FOLDED_OVERFLOW || kind == FOLDED_BAD) {
+			/* the line as a message shows it: trimmed, escaped, cut (only here: a good line is never shown) */
+			char shown[100];
+			shown_line(shown, sizeof shown, s, le);
+			if (kind == FOLDED_OVERFLOW) {
+				perr_set(r->e, PLUMB_EFORMAT, "line %llu: a count past %llu, more than a profile can count: %s",
+					 (unsigned long long)r->lineno, (unsigned long long)UINT64_MAX, shown);
+				return false;
+			}
 			if (!r->o->lenient) {
 				perr_set(r->e, PLUMB_EFORMAT, "line %llu is not folded stacks (\"stack COUNT\"): %s",
 					 (unsigned long long)r->lineno, shown);

@@ -1,9 +1,7 @@
 """`plumb diff` tells signal from sampling noise (docs/diff.md) on real recordings: build/targets/split recorded
 20 times in pairs, unchanged, gets no row marked in at least 19 of the 20 diffs; the same program with path_a's
-share moved from 50% to 20% (split 0.3 10 24 16), recorded 10 times, gets path_a marked every time. Also --significant
-and the p-values of --json on small hand-made inputs. Each recording is ~300 samples at 1 kHz of rounds of half the
-target's default work (25 15 10 units, ~1.2 ms), so a round lasts about one sampling interval, as 2 ms rounds did at
-500 Hz: samples a round apart are as independent as the noise test assumes."""
+share moved from 50% to 20% (split 0.6 20 48 32), recorded 10 times, gets path_a marked every time. Also --significant and the
+p-values of --json on small hand-made inputs."""
 import json
 import os
 import unittest
@@ -12,10 +10,8 @@ from plumbtest import TempDir, main, plumb, target
 
 PAIRS = 20
 CHANGED = 10        # recordings of the changed program, each diffed against an unchanged one
-SECONDS = "0.3"     # of CPU time (SPLIT_CLOCK=cpu): a loaded machine stretches the run, the samples stay
-INTERVAL = "0.001"  # ~300 samples a recording
-SAME = ["25", "15", "10"]       # split's default shares (50/30/20) in half the work a round
-CHANGED_TO = ["10", "24", "16"]  # path_a 20%, path_b 48%, path_c 32%
+SECONDS = "0.6"     # of CPU time (SPLIT_CLOCK=cpu): a loaded machine stretches the run, the samples stay
+INTERVAL = "0.002"  # ~300 samples a recording
 
 
 def write(path, text):
@@ -32,7 +28,7 @@ class Noise(unittest.TestCase):
         cls.same, cls.changed = [], []
         for i in range(PAIRS):
             a, b, c = (os.path.join(cls.tmp, "%s%d.folded" % (k, i)) for k in "abc")
-            runs = ((a, SAME), (b, SAME), (c, CHANGED_TO)) if i < CHANGED else ((a, SAME), (b, SAME))
+            runs = ((a, []), (b, []), (c, ["20", "48", "32"])) if i < CHANGED else ((a, []), (b, []))
             for out, extra in runs:
                 r = plumb("record", "--interval", INTERVAL, "-o", out, "--", target("split"), SECONDS, *extra,
                           extra_env={"SPLIT_CLOCK": "cpu"})
