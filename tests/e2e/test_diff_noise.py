@@ -1,6 +1,6 @@
 """`plumb diff` tells signal from sampling noise (docs/diff.md) on real recordings: build/targets/split recorded
 20 times in pairs, unchanged, gets no row marked in at least 19 of the 20 diffs; the same program with path_a's
-share moved from 50% to 20% (split 0.6 20 48 32), recorded 10 times, gets path_a marked every time. Also --significant and the
+share moved from 50% to 20% (split 0.5 20 48 32), recorded 10 times, gets path_a marked every time. Also --significant and the
 p-values of --json on small hand-made inputs."""
 import json
 import os
@@ -10,8 +10,8 @@ from plumbtest import TempDir, main, plumb, target
 
 PAIRS = 20
 CHANGED = 10        # recordings of the changed program, each diffed against an unchanged one
-SECONDS = "0.6"     # of CPU time (SPLIT_CLOCK=cpu): a loaded machine stretches the run, the samples stay
-INTERVAL = "0.002"  # ~300 samples a recording
+SECONDS = "0.5"     # of CPU time (SPLIT_CLOCK=cpu): a loaded machine stretches the run, the samples stay
+INTERVAL = "0.002"  # ~250 samples a recording (diff() asks for more than 200)
 
 
 def write(path, text):

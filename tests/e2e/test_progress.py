@@ -39,8 +39,10 @@ def run_on_terminal(args, extra=None, drop=("CI",)):
 
 
 class RecordProgress(TempDir):
-    def record_args(self):
-        return ["record", "-o", self.path("p.folded"), "--", target("split"), "3.5"]
+    def record_args(self, seconds="3.5"):
+        """A record of split that lasts `seconds`: 3.5 gives ~15 redraws of the line, which appears after 2 s of
+        work; 2.8 is long enough for a test that it does not appear (it would have been drawn ~8 times)."""
+        return ["record", "-o", self.path("p.folded"), "--", target("split"), seconds]
 
     def test_the_line_updates_on_a_terminal(self):
         rc, seen = run_on_terminal(self.record_args())
@@ -72,7 +74,7 @@ class RecordProgress(TempDir):
         self.assertGreaterEqual(len(frames), 3, seen[-800:])
 
     def test_no_line_into_a_pipe(self):
-        r = subprocess.run([PLUMB, *self.record_args()], env=env(), capture_output=True, timeout=120)
+        r = subprocess.run([PLUMB, *self.record_args("2.8")], env=env(), capture_output=True, timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertNotIn(b"\r", r.stderr)
         self.assertNotIn(b"recording", r.stderr)
@@ -81,7 +83,7 @@ class RecordProgress(TempDir):
     def test_no_line_in_a_ci_log_or_on_a_dumb_terminal(self):
         for extra in ({"CI": "true"}, {"TERM": "dumb"}, {"PLUMB_PROGRESS": "0"}):
             with self.subTest(extra=extra):
-                rc, seen = run_on_terminal(self.record_args(), extra=extra, drop=())
+                rc, seen = run_on_terminal(self.record_args("2.8"), extra=extra, drop=())
                 self.assertEqual(rc, 0, seen)
                 self.assertNotIn(b"recording split", seen)
 
