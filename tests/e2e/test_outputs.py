@@ -23,6 +23,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(__file__))
 from plumbtest import FIXTURES, PLUMB, ROOT, SANITIZED, TempDir, env, main, plumb, target, wait_until  # noqa: E402
+from procwatch import CLK_TCK, proc_cpu_ticks  # noqa: E402
 
 SMALL = os.path.join(FIXTURES, "flamegraph", "test", "perf-vertx-stacks-01.txt")
 OLD = b"the old output, which must survive whole\n"
@@ -357,7 +358,11 @@ class Record(TempDir):
             kids = wait_until(lambda: children(p.pid), timeout=20)
             try:
                 self.assertTrue(kids, "the target never started")
-                time.sleep(0.5)  # sampling is under way
+                # sampling is under way once the target has had 0.3 s of CPU (~60 samples at the default rate),
+                # however loaded the machine: half a second of wall time gave it 2 samples beside a loaded check
+                # (plumb's children are the target and plumb's own helper, which uses next to none)
+                used = lambda: sum(proc_cpu_ticks(k) or 0 for k in children(p.pid))  # noqa: E731
+                self.assertTrue(wait_until(lambda: used() >= 0.3 * CLK_TCK, timeout=60), "the target got no CPU")
                 self.before_signal = os.listdir(self.tmp)
                 p.send_signal(sig)
                 p.wait(timeout=60)
