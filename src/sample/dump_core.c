@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/procfs.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/grow.h"
