@@ -190,6 +190,26 @@ static bool contention_explains(struct bench_cmp_row *r, const struct bench_evid
 	return untrusted;
 }
 
+/* The median yardstick of an artifact's kept repeats (every case's), NAN when fewer than half of its repeats
+ * recorded one (a run without contention figures has none, whatever its field holds). */
+static double yardstick_median(const struct bench_evidence *ev)
+{
+	size_t n = 0, with = 0;
+	for (size_t i = 0; i < ev->ncases; i++)
+		n += ev->cases[i].nruns;
+	double *v = calloc(n + 1, sizeof *v);
+	if (!v)
+		return NAN;
+	for (size_t i = 0; i < ev->ncases; i++)
+		for (size_t j = 0; j < ev->cases[i].nruns; j++)
+			if (ev->cases[i].runs[j].has_contention && isfinite(ev->cases[i].runs[j].yardstick_ms) &&
+			    ev->cases[i].runs[j].yardstick_ms > 0)
+				v[with++] = ev->cases[i].runs[j].yardstick_ms;
+	double m = with && 2 * with >= n ? bench_median_inplace(v, with) : NAN;
+	free(v);
+	return m;
+}
+
 /* A seed for the bootstrap from the metric's name (FNV-1a): the same comparison reads the same every time. */
 static unsigned long long name_seed(const char *s)
 {
@@ -268,6 +288,11 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 		return false;
 	}
 	bool ok = true;
+	out->yardstick_base_ms = yardstick_median(base);
+	out->yardstick_cur_ms = yardstick_median(cur);
+	out->speed_scale = isfinite(out->yardstick_base_ms) && isfinite(out->yardstick_cur_ms)
+				   ? out->yardstick_base_ms / out->yardstick_cur_ms
+				   : 1.0;
 	/* current metrics first (in their order), then those only the baseline has */
 	for (size_t pass = 0; pass < 2 && ok; pass++) {
 		const char **list = pass == 0 ? mc : mb;
@@ -287,6 +312,14 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 			size_t kb, kc;
 			double *vb = bench_evidence_values(base, m, &kb);
 			double *vc = bench_evidence_values(cur, m, &kc);
+			/* CPU time at the baseline's machine speed: the drift every CPU-bound case shares on a shared
+			 * machine is the machine's, not the code's */
+			const struct bench_sample *cs = bench_evidence_first(cur, m);
+			if (vc && cs && strcmp(cs->kind, "cpu") == 0 && out->speed_scale != 1.0) {
+				for (size_t k = 0; k < kc; k++)
+					vc[k] *= out->speed_scale;
+				r->scaled = true;
+			}
 			r->p = r->u = r->change_pct = r->time_added_ms = r->ci_lo = r->ci_hi = r->noise_pct = NAN;
 			if (!bench_summarize(vb, kb, &r->base) || !bench_summarize(vc, kc, &r->cur) ||
 			    ((kb && !vb) || (kc && !vc)))

@@ -34,6 +34,8 @@ struct bench_cmp_row {
 	char why[200];            /* for an inconclusive verdict: the reason ("4 of 8 repeats of the current run ran
 				   * while ..."); "" otherwise */
 	bool core;                /* counts for --fail-on-regression */
+	bool scaled;              /* a CPU-time metric whose current values were scaled to the baseline's machine
+				   * speed (bench_cmp.speed_scale) */
 	const struct bench_metric_def *def; /* catalog entry or NULL */
 };
 
@@ -63,6 +65,11 @@ struct bench_cmp {
 	size_t regressions;                         /* core metrics whose verdict is slower: the gate's count */
 	size_t inconclusive_core;                   /* core metrics whose verdict contention made inconclusive */
 	const struct bench_cmp_row *first_regression; /* the first of them in rank order, or NULL */
+	/* the machine's speed on each side: the median of the repeats' yardstick (a fixed loop the launcher timed
+	 * before each repeat, docs/bench.md "The yardstick"), NAN when a side did not record it; when both did,
+	 * the current run's CPU-time metrics (kind cpu) are multiplied by speed_scale = base / cur before they are
+	 * compared (1 otherwise) */
+	double yardstick_base_ms, yardstick_cur_ms, speed_scale;
 };
 
 /* Compares every metric of either artifact. Ranked: significant regressions first, then `~`/inconclusive, then

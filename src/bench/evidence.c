@@ -315,6 +315,8 @@ static json_t *to_json(const struct bench_evidence *ev)
 						  "wait_pct", num_or_null(r->wait_pct), "load", num_or_null(r->load), "contended",
 						  r->contended));
 				ok &= !json_object_set_new(json_object_get(ro, "contention"), "wait_ms", num_or_null(r->wait_ms));
+				ok &= !json_object_set_new(json_object_get(ro, "contention"), "yardstick_ms",
+							   num_or_null(r->yardstick_ms));
 			}
 		}
 		ok &= !json_array_append_new(

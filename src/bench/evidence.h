@@ -47,6 +47,8 @@ struct bench_run {
 	double wait_pct;      /* the run's main process waited on a runqueue, % of its wall time; NAN when unknown */
 	double wait_ms;       /* the same in milliseconds */
 	double load;          /* runnable tasks on the machine when it ended (/proc/stat procs_running) */
+	double yardstick_ms;  /* CPU time of the launcher's fixed loop just before it (the machine's speed); NAN
+			       * when unknown (artifacts from before the yardstick) */
 	bool contended;       /* the repeat ran under contention (BENCH_CONTENDED_*) */
 	long attempts;        /* 1, plus the re-runs of this repeat the contention caused */
 };

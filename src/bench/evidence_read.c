@@ -267,6 +267,7 @@ static enum plumb_err read_runs(struct rd *r, json_t *runs, struct bench_case_re
 		run->timed_out = json_is_true(json_object_get(ro, "timed_out"));
 		run->attempts = 1;
 		run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->wait_ms = run->load = NAN;
+		run->yardstick_ms = NAN;
 		if (!get_int(ro, "attempts", &run->attempts, 1))
 			return bad(r, field, "has a run whose attempts is not a whole number >= 1");
 		json_t *ct = json_object_get(ro, "contention");
@@ -279,6 +280,9 @@ static enum plumb_err read_runs(struct rd *r, json_t *runs, struct bench_case_re
 		    !get_num(ct, "load", &run->load))
 			return bad(r, field, "has a run whose contention is not {other_cpu_pct, steal_pct, idle_pct, "
 					     "wait_pct, load, contended}");
+		if (!get_num(ct, "yardstick_ms", &run->yardstick_ms) ||
+		    !(isnan(run->yardstick_ms) || (isfinite(run->yardstick_ms) && run->yardstick_ms > 0)))
+			return bad(r, field, "has a run whose contention.yardstick_ms is not a positive number of ms");
 		run->has_contention = true;
 		run->contended = json_is_true(cd);
 	}

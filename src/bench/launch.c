@@ -214,6 +214,26 @@ static uint64_t self_delay_ns(void)
 	return sscanf(text, "%llu %llu", &run_ns, &wait_ns) == 2 ? wait_ns : 0;
 }
 
+/* The CPU time (ms, this thread's clock) of a fixed loop of dependent multiply-adds, about 2 ms here: the speed
+ * of the machine's CPUs right now. On a shared machine a CPU-bound run's CPU time drifts with the neighbours' load
+ * (cache, SMT siblings and frequency on the host), every case by the same few percent; this loop drifts with it
+ * (measured here beside a loaded `make check`: windows of 100 runs of a 25 ms spin and of this loop moved by up to
+ * 8% together, correlation 0.975), so compare can take the drift out. NAN when the clock cannot be read. */
+static double yardstick_ms(void)
+{
+	struct timespec a, b;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a) != 0)
+		return NAN;
+	uint64_t x = 1;
+	for (long i = 0; i < 2000000; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		__asm__ volatile("" : "+r"(x)); /* one multiply-add a step, none folded away */
+	}
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b) != 0 || x == 0)
+		return NAN;
+	return (double)(b.tv_sec - a.tv_sec) * 1e3 + (double)(b.tv_nsec - a.tv_nsec) / 1e6;
+}
+
 /* Whether the shell may exec a case's command in place of itself: one simple command (no ; & | < > ( ) ` or
  * newline) whose first word is a program (not an assignment, a builtin or `exec` already). Then the run's main
  * process is the program, and its schedstat (its wait for a CPU) speaks for the run. */
@@ -298,6 +318,7 @@ void bench_run_once(const struct bench_case *c, const char *samples_path, int st
 			return;
 		}
 	}
+	r->yardstick_ms = yardstick_ms();
 	cpu_times_read(&r->before);
 	uint64_t self0 = self_delay_ns();
 	uint64_t t0 = mono_ns();

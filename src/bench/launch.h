@@ -36,6 +36,8 @@ struct one_run {
 	uint64_t exec_ns, delay_ns; /* its time on a CPU and waiting on a runqueue */
 	uint64_t launcher_delay_ns; /* the launcher's own wait on a runqueue while it started and reaped the run */
 	double runnable;     /* runnable tasks when it ended (/proc/loadavg), NAN when unknown */
+	double yardstick_ms; /* the launcher's CPU time for a fixed loop just before the run (the machine's speed
+			      * then, docs/bench.md "The yardstick"); NAN when unknown */
 	char err[512];       /* why it could not start */
 	char stderr_tail[256];
 };

@@ -362,6 +362,7 @@ static json_t *compare_json(const struct bench_cmp *cmp, const struct bench_comp
 		for (size_t k = 0; k < sizeof nums / sizeof nums[0]; k++)
 			json_object_set_new(o, nums[k].key, isfinite(nums[k].v) ? json_real(nums[k].v) : json_null());
 		json_object_set_new(o, "exact", json_boolean(r->exact));
+		json_object_set_new(o, "speed_scaled", json_boolean(r->scaled));
 		json_object_set_new(o, "why", r->why[0] ? json_string(r->why) : json_null());
 		if (r->def)
 			json_object_set_new(o, "owner", owner_json(r->def));
@@ -370,6 +371,11 @@ static json_t *compare_json(const struct bench_cmp *cmp, const struct bench_comp
 	json_object_set_new(root, "metrics", rows);
 	json_object_set_new(root, "regressions", json_integer((json_int_t)cmp->regressions));
 	json_object_set_new(root, "inconclusive_core", json_integer((json_int_t)cmp->inconclusive_core));
+	json_object_set_new(root, "yardstick",
+			    isfinite(cmp->yardstick_base_ms) && isfinite(cmp->yardstick_cur_ms)
+				    ? json_pack("{s:f, s:f, s:f}", "baseline_ms", cmp->yardstick_base_ms, "current_ms",
+						cmp->yardstick_cur_ms, "speed_scale", cmp->speed_scale)
+				    : json_null());
 	return root;
 }
 
@@ -443,6 +449,13 @@ enum plumb_err bench_compare_write(FILE *out, const struct bench_cmp *cmp, const
 	if (style == BENCH_STYLE_JSON)
 		return bench_json_write(out, compare_json(cmp, v), JSON_REAL_PRECISION(15), e);
 	compare_header(out, base, cur, v);
+	if (isfinite(cmp->yardstick_base_ms) && isfinite(cmp->yardstick_cur_ms))
+		fprintf(out,
+			"machine speed (the yardstick, a fixed loop timed before each repeat): baseline %.3f ms, current "
+			"%.3f ms (%+.1f%%); CPU-time metrics of the current run are shown and judged at the baseline's "
+			"speed (x%.3f)\n\n",
+			cmp->yardstick_base_ms, cmp->yardstick_cur_ms,
+			(cmp->yardstick_cur_ms / cmp->yardstick_base_ms - 1) * 100, cmp->speed_scale);
 	size_t w = strlen("metric");
 	for (size_t i = 0; i < cmp->n; i++)
 		if (strlen(cmp->rows[i].metric) + 6 > w) /* room for " (MiB)" */

@@ -346,6 +346,7 @@ static void note_contention(struct bench_run *run, const struct one_run *r)
 	run->other_cpu_pct = run->steal_pct = run->idle_pct = run->wait_pct = run->wait_ms = run->load = NAN;
 	run->has_contention = true;
 	run->load = r->runnable;
+	run->yardstick_ms = r->yardstick_ms;
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	long tick = sysconf(_SC_CLK_TCK);
 	double own_ms = tv_ms(r->ru.ru_utime) + tv_ms(r->ru.ru_stime);

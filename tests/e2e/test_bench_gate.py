@@ -252,6 +252,83 @@ class BenchContention(GateHarness):
         self.assertIn("cases[0] has a run whose contention is not", r.stderr)
 
 
+class BenchYardstick(GateHarness):
+    """The machine's speed drifts on a shared machine (beside a loaded make check every CPU-bound case's CPU time
+    moved up to 10% at once, and the gate failed an unchanged suite): each repeat records the launcher's yardstick
+    (a fixed loop's CPU time) and compare judges CPU time at the baseline's speed. Artifacts are edited from one
+    real run, so the drift is exactly known."""
+
+    def variant(self, doc, name, cpu=None, yard=1.0, drop_yard=False):
+        """doc with each kind-cpu sample of case C times cpu[C] (default 1), each yardstick times yard."""
+        doc = json.loads(json.dumps(doc))
+        for smp in doc["samples"]:
+            if smp["kind"] == "cpu":
+                smp["value"] *= (cpu or {}).get(smp["name"].split(".")[0], 1.0)
+        for c in doc["cases"]:
+            for run in c["runs"]:
+                if drop_yard:
+                    del run["contention"]["yardstick_ms"]
+                else:
+                    run["contention"]["yardstick_ms"] *= yard
+        path = self.path(name)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        return path
+
+    def compare(self, base, cur):
+        r, slower = self.gate(base, cur)
+        j = json.loads(plumb("bench", "compare", base, cur, "--json", debug=False).stdout)
+        return r, slower, j
+
+    def test_cpu_time_is_judged_at_the_baselines_machine_speed(self):
+        base = self.run_suite("base.json")
+        doc = json.load(open(base))
+        for c in doc["cases"]:
+            for run in c["runs"]:
+                y = run["contention"]["yardstick_ms"]
+                self.assertTrue(0.05 < y < 200, run)  # ~2 ms here; a loop's CPU time, not a clock's noise
+        drift = 1.12  # beyond the 10% floor
+        # the machine 12% slower, the code unchanged: CPU time follows the yardstick, the gate passes
+        slow = self.variant(doc, "slow.json", {"hot": drift, "steady": drift, "nap": drift}, yard=drift)
+        r, slower, j = self.compare(base, slow)
+        self.assertEqual(r.returncode, 0, r.stdout)
+        self.assertEqual(slower, [])
+        self.assertAlmostEqual(j["yardstick"]["speed_scale"], 1 / drift, places=6)
+        cpu = {m["name"]: m for m in j["metrics"] if m["name"].endswith(".cpu_ms")}
+        for m in cpu.values():
+            self.assertTrue(m["speed_scaled"], m)
+            self.assertAlmostEqual(m["change_pct"], 0.0, delta=0.01)
+        self.assertFalse(any(m["speed_scaled"] for m in j["metrics"] if m["name"].endswith(".wall_ms")))
+        self.assertRegex(r.stdout, r"machine speed \(the yardstick, a fixed loop timed before each repeat\): "
+                                   r"baseline [\d.]+ ms, current [\d.]+ ms \(\+12\.0%\)")
+        # 25% more work on that slower machine: still caught, that case alone, at +25%
+        both = self.variant(doc, "both.json", {"hot": 1.25 * drift, "steady": drift, "nap": drift}, yard=drift)
+        r, slower, j = self.compare(base, both)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(slower, ["hot.cpu_ms"], r.stdout)
+        hot = {m["name"]: m for m in j["metrics"]}["hot.cpu_ms"]
+        self.assertAlmostEqual(hot["change_pct"], 25.0, delta=0.01)
+        # the same 12% with the machine's speed unchanged is the code's: every CPU-bound case is slower
+        code = self.variant(doc, "code.json", {"hot": drift, "steady": drift})
+        r, slower, j = self.compare(base, code)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertEqual(slower, ["hot.cpu_ms", "steady.cpu_ms"], r.stdout)
+        # a side without the yardstick (an older artifact): nothing is scaled, and compare says no speed
+        old = self.variant(doc, "old.json", {"hot": drift, "steady": drift, "nap": drift}, drop_yard=True)
+        r, slower, j = self.compare(base, old)
+        self.assertIsNone(j["yardstick"])
+        self.assertEqual(slower, ["hot.cpu_ms", "steady.cpu_ms"], r.stdout)
+        self.assertNotIn("machine speed", r.stdout)
+        # a yardstick that is no time at all is refused with the field named, exit 5
+        doc["cases"][1]["runs"][2]["contention"]["yardstick_ms"] = -1
+        bad = self.path("bad.json")
+        with open(bad, "w") as f:
+            json.dump(doc, f)
+        r = plumb("bench", "compare", base, bad, debug=False)
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("cases[1] has a run whose contention.yardstick_ms is not a positive number of ms", r.stderr)
+
+
 class BenchSchedule(TempDir):
     def write(self, name, text):
         with open(self.path(name), "w") as f:
