@@ -184,16 +184,11 @@ static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, 
 	}
 	if (ended) {
 		/* the main process is a zombie until it is reaped: its schedstat still reads (docs/bench.md) */
-		char text[128];
-		ssize_t n = procfs_read(ch->pid, 0, "schedstat", text, sizeof text - 1);
-		unsigned long long run_ns, wait_ns;
-		if (n > 0) {
-			text[n] = '\0';
-			if (sscanf(text, "%llu %llu", &run_ns, &wait_ns) == 2) {
-				r->sched_known = true;
-				r->exec_ns = run_ns;
-				r->delay_ns = wait_ns;
-			}
+		struct procfs_sched ss;
+		if (procfs_sched_read(ch->pid, 0, &ss)) {
+			r->sched_known = true;
+			r->exec_ns = ss.run_ns;
+			r->delay_ns = ss.wait_ns;
 		}
 	}
 	if (pidfd >= 0)
@@ -205,13 +200,8 @@ static void wait_run(const struct bench_case *c, struct child *ch, uint64_t t0, 
 /* The launcher's own time waiting on a runqueue so far (the second field of its schedstat), 0 when unknown. */
 static uint64_t self_delay_ns(void)
 {
-	char text[128];
-	ssize_t n = procfs_read(getpid(), 0, "schedstat", text, sizeof text - 1);
-	unsigned long long run_ns, wait_ns;
-	if (n <= 0)
-		return 0;
-	text[n] = '\0';
-	return sscanf(text, "%llu %llu", &run_ns, &wait_ns) == 2 ? wait_ns : 0;
+	struct procfs_sched ss;
+	return procfs_sched_read(getpid(), 0, &ss) ? ss.wait_ns : 0;
 }
 
 /* The CPU time (ms, this thread's clock) of a fixed loop of dependent multiply-adds, about 2 ms here: the speed

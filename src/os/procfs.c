@@ -475,6 +475,15 @@ uint64_t procfs_runtime_ns(pid_t pid, pid_t tid)
 	return procfs_read(pid, tid, "schedstat", buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
 }
 
+bool procfs_sched_read(pid_t pid, pid_t tid, struct procfs_sched *out)
+{
+	char buf[128];
+	ssize_t n = procfs_read(pid, tid, "schedstat", buf, sizeof buf);
+	const char *s = buf, *end = buf + (n > 0 ? n : 0);
+	return n > 0 && parse_u64(&s, end, &out->run_ns) && parse_u64(&s, end, &out->wait_ns) &&
+	       parse_u64(&s, end, &out->slices);
+}
+
 ssize_t procfs_exe(pid_t pid, char *buf, size_t n)
 {
 	char path[64];

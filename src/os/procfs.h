@@ -113,6 +113,13 @@ bool procfs_comm(pid_t pid, pid_t tid, char *buf, size_t n);
 bool procfs_schedstat_parse(const char *text, uint64_t *run_ns);
 /* procfs_schedstat_parse of /proc/PID[/task/TID]/schedstat; 0 when unknown. */
 uint64_t procfs_runtime_ns(pid_t pid, pid_t tid);
+/* All of /proc/PID[/task/TID]/schedstat: ns on a CPU, ns waiting on a runqueue, and how many times it was put on
+ * a CPU (a thread stopped where it ran has the count it had; one that had to be scheduled first has one more).
+ * False when gone or unreadable. */
+struct procfs_sched {
+	uint64_t run_ns, wait_ns, slices;
+};
+bool procfs_sched_read(pid_t pid, pid_t tid, struct procfs_sched *out);
 /* readlink of /proc/PID/exe into buf (NUL-terminated). Returns the length, or -1 with errno (also when the
  * target does not fit: ENAMETOOLONG). */
 ssize_t procfs_exe(pid_t pid, char *buf, size_t n);

@@ -30,6 +30,7 @@
 
 #define MAX_FRAMES 256
 #define STOP_WAIT_NS 200000000ull /* how long a tick waits for an interrupted thread to stop */
+#define DEFER_MAX 32              /* --mode cpu: ticks a due sample waits to catch its thread on a CPU */
 
 struct pt_thread {
 	pid_t tid;
@@ -39,6 +40,11 @@ struct pt_thread {
 	uint64_t runtime;   /* ns on CPU (schedstat) at the last tick */
 	int64_t credit;     /* --mode cpu: CPU time not yet sampled (ns) */
 	int64_t due;        /* --mode cpu: the credit its next sample waits for, a random interval */
+	uint64_t slices;    /* --mode cpu: times put on a CPU (schedstat) when it was interrupted */
+	bool waited;        /* --mode cpu: it was put on a CPU between the tick and its stop */
+	bool at_syscall;    /* --mode cpu: it stopped on its way out of a system call (orig_rax >= 0) */
+	bool forced;        /* --mode cpu: interrupted off a CPU after DEFER_MAX ticks of waiting to catch it on one */
+	int deferred;       /* --mode cpu: ticks its due sample has waited to catch it on a CPU */
 	struct unwind_regs regs;
 	uint8_t *stack;
 	size_t stack_len;
@@ -57,6 +63,7 @@ struct pt_state {
 	uint64_t ticks, lost;
 	uint64_t stopped_ns;  /* total time threads spent stopped by us */
 	uint64_t stops;
+	uint64_t dropped_waiting; /* --mode cpu: stops of a thread that was waiting for a CPU, not kept */
 	int sigchld_fd;       /* signalfd for SIGCHLD: wakes us when a tracee stops */
 	str_id s_unknown;
 	struct rand64 rng;    /* the intervals between ticks */
@@ -95,6 +102,7 @@ static void copy_sample(struct pt_state *st, struct pt_thread *t)
 	if (ptrace(PTRACE_GETREGS, t->tid, NULL, &r) != 0)
 		return;
 	unwind_regs_from_user(&t->regs, &r);
+	t->at_syscall = (long long)r.orig_rax >= 0;
 	struct iovec local = { t->stack, st->stack_bytes }, remote = { (void *)(uintptr_t)r.rsp, st->stack_bytes };
 	ssize_t n = process_vm_readv(st->pid, &local, 1, &remote, 1, 0);
 	if (n < 0 && errno == EFAULT) {
@@ -105,6 +113,14 @@ static void copy_sample(struct pt_state *st, struct pt_thread *t)
 	t->stack_len = n > 0 ? (size_t)n : 0;
 	t->time_ns = mono_ns();
 	t->sampled = true;
+	if (st->opts->mode == MODE_CPU) { /* stopped, its run time is exact: what it ran up to here counts */
+		struct procfs_sched now;
+		if (procfs_sched_read(st->pid, t->tid, &now)) {
+			t->waited = now.slices != t->slices;
+			t->credit += now.run_ns > t->runtime ? (int64_t)(now.run_ns - t->runtime) : 0;
+			t->runtime = now.run_ns;
+		}
+	}
 }
 
 /* Handles one wait status of a tracee; resumes it unless it is gone. */
@@ -214,7 +230,7 @@ static uint32_t user_frame(struct pt_state *st, uint64_t addr, bool caller)
 	return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
 }
 
-static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin)
+static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin, uint64_t weight)
 {
 	uint64_t ips[MAX_FRAMES];
 	size_t n = st->opts->unwind == UNWIND_FP
@@ -231,8 +247,8 @@ static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t ori
 	procfs_comm(st->pid, t->tid, name, sizeof name);
 	uint32_t thread = profile_thread(st->p, (uint32_t)st->pid, (uint32_t)t->tid, name[0] ? name : NULL);
 	uint32_t stack = profile_stack_from(st->p, frames, n);
-	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, 1);
-	st->ticks++;
+	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, weight);
+	st->ticks += weight;
 }
 
 /* Seizes every thread of the process (again until no new one shows up). */
@@ -306,6 +322,78 @@ static void detach_all(struct pt_state *st)
 	/* anything still attached is detached by the kernel when plumb exits, and resumed */
 }
 
+/* --mode cpu: whether to interrupt t at this tick. A sample for each interval's worth of CPU the thread used,
+ * the rounding carried: a thread that ran at all since the last tick is not sampled at every tick (a server's
+ * 0.2 ms bursts read 7-9 times their CPU so), nor one that waited for a CPU half the time.
+ * Where a sample lands must not depend on what decides to take it. The run time in schedstat is brought up to
+ * date only by the scheduler's tick and its own events, among them the thread's system calls that read a CPU
+ * clock; deciding by it at the tick samples a thread soon after such a call (split attached at 1 kHz read path_a
+ * 46-47% for 50 and 1.2% in clock_gettime, on a quiet machine). So a thread on a CPU is interrupted at every tick
+ * and the sample is kept or dropped after it stopped, by its exact run time then (record loop). And only a thread
+ * on a CPU is stopped where it runs: one waiting for a CPU stops where it was preempted, and preemption is not
+ * uniform in CPU time (the scheduler acts on a used-up slice in the kernel's own paths, so on a loaded machine at
+ * the thread's system calls: split beside two busy loops read 26% of its samples in clock_gettime, path_a 36-46%).
+ * A due sample waits up to DEFER_MAX ticks to catch its thread on a CPU, then is taken where the thread is (on
+ * one CPU, the tracer's, it never is on one at a tick). */
+static bool cpu_tick_wants(struct pt_state *st, struct pt_thread *t)
+{
+	struct procfs_sched ss = { 0 };
+	procfs_sched_read(st->pid, t->tid, &ss);
+	bool first = !t->runtime;
+	t->credit += t->runtime && ss.run_ns > t->runtime ? (int64_t)(ss.run_ns - t->runtime) : 0;
+	t->runtime = ss.run_ns;
+	t->slices = ss.slices;
+	int64_t iv = (int64_t)backend_interval_ns(st->opts);
+	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm */
+		t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
+	/* time run while the tracer waited is not made up for in a burst; a deferred sample keeps what it waited
+	 * through */
+	if (t->credit > t->due + iv * (1 + t->deferred))
+		t->credit = t->due + iv * (1 + t->deferred);
+	if (first)
+		return false;
+	struct procfs_stat ps;
+	t->forced = false;
+	if (procfs_stat_read(st->pid, t->tid, &ps) && ps.state == 'R')
+		return true;
+	if (t->credit < t->due)
+		return false;
+	if (t->deferred < DEFER_MAX) {
+		t->deferred++;
+		return false;
+	}
+	t->forced = true;
+	return true;
+}
+
+/* --mode cpu, after t stopped: how many samples its stop stands for — every drawn amount of CPU its credit has
+ * reached (each drawn afresh), or 0 when it is dropped: its credit is short, or it was put on a CPU since the tick
+ * and stopped leaving a system call (it was asleep in the call or preempted at its end, not running there), and
+ * it has waited fewer than DEFER_MAX ticks. A thread preempted in user code stops where the scheduler's tick
+ * found it, which is as good as a stop where it runs. The credit a dropped stop keeps goes to the next kept one,
+ * so counts follow the CPU time while the places come from stops of a thread that was running. */
+static uint64_t cpu_sample_weight(struct pt_state *st, struct pt_thread *t)
+{
+	int64_t iv = (int64_t)backend_interval_ns(st->opts);
+	if (t->credit > t->due + iv * (1 + t->deferred))
+		t->credit = t->due + iv * (1 + t->deferred);
+	if (t->credit < t->due)
+		return 0;
+	if (t->waited && t->at_syscall && !t->forced && t->deferred < DEFER_MAX) {
+		t->deferred++;
+		st->dropped_waiting++;
+		return 0;
+	}
+	t->deferred = 0;
+	uint64_t n = 0;
+	while (t->credit >= t->due) {
+		t->credit -= t->due;
+		t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
+		n++;
+	}
+	return n;
+}
+
 /* One tick: interrupts the threads to sample — all of them (wall), or those that ran since the last tick (cpu)
  * — copies their registers and stacks as they stop, resumes them, and unwinds the copies afterwards. */
 static void pt_tick(struct pt_state *st, uint64_t origin)
@@ -315,25 +403,8 @@ static void pt_tick(struct pt_state *st, uint64_t origin)
 		struct pt_thread *t = &st->t[i];
 		if (t->gone)
 			continue;
-		if (st->opts->mode == MODE_CPU) {
-			/* A sample for each interval's worth of CPU the thread used, the rounding carried: a thread
-			 * that ran at all since the last tick is not sampled at every tick (a server's 0.2 ms bursts
-			 * read 7-9 times their CPU so), nor one that waited for a CPU half the time. */
-			uint64_t rt = procfs_runtime_ns(st->pid, t->tid);
-			uint64_t used = t->runtime && rt > t->runtime ? rt - t->runtime : 0;
-			bool first = !t->runtime;
-			t->runtime = rt;
-			int64_t iv = (int64_t)backend_interval_ns(st->opts);
-			if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm */
-				t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
-			t->credit += (int64_t)used;
-			if (t->credit > t->due + iv)
-				t->credit = t->due + iv; /* time slept through is not made up for in a burst */
-			if (first || used == 0 || t->credit < t->due)
-				continue;
-			t->credit -= t->due;
-			t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
-		}
+		if (st->opts->mode == MODE_CPU && !cpu_tick_wants(st, t))
+			continue;
 		if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) == 0) {
 			t->want = true;
 			want++;
@@ -345,11 +416,15 @@ static void pt_tick(struct pt_state *st, uint64_t origin)
 	wait_wanted(st);
 	st->stopped_ns += mono_ns() - t0;
 	st->stops++;
-	for (size_t i = 0; i < st->nt; i++)
-		if (st->t[i].sampled) {
-			record_sample(st, &st->t[i], origin);
-			st->t[i].sampled = false;
-		}
+	for (size_t i = 0; i < st->nt; i++) {
+		struct pt_thread *t = &st->t[i];
+		if (!t->sampled)
+			continue;
+		t->sampled = false;
+		uint64_t weight = st->opts->mode == MODE_CPU ? cpu_sample_weight(st, t) : 1;
+		if (weight)
+			record_sample(st, t, origin, weight);
+	}
 	/* forget threads that ended */
 	size_t k = 0;
 	for (size_t i = 0; i < st->nt; i++) {
@@ -436,7 +511,9 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 			 "ptrace backend: user frames only; each tick stops the sampled threads (%.0f us per tick on "
 			 "average)%s",
 			 st.stops ? (double)st.stopped_ns / (double)st.stops / 1e3 : 0.0,
-			 opts->mode == MODE_CPU ? "; cpu mode samples threads that ran since the previous tick" : "");
+			 opts->mode == MODE_CPU ? "; cpu mode keeps the stops of running threads, each sample standing for the "
+						   "intervals of CPU time its thread used since the last"
+					 : "");
 	}
 	detach_all(&st);
 	for (size_t i = 0; i < st.nt; i++)

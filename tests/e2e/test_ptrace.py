@@ -7,7 +7,9 @@ import signal
 import subprocess
 import time
 
-from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, share_tolerance, shares, target, wait_until
+from plumbtest import (PLUMB, TARGETS, TempDir, env, main, plumb, read_folded, share_tolerance, shares, target,
+                       wait_until)
+from truth import Burner, bursty_run
 
 TRUTH = {"path_a": 50.0, "path_b": 30.0, "path_c": 20.0}
 
@@ -46,6 +48,43 @@ class Ptrace(TempDir):
             self.assertLess(abs(got[name] - want), share_tolerance(rows, 4.0), f"{name}: {got}")
         stdout, _ = p.communicate(timeout=30)
         self.assertEqual(p.returncode, 0)
+
+    def test_ptrace__known_split_with_both_cores_loaded(self):
+        # A thread waiting for a CPU stops where it was preempted, and on a loaded machine that is at its system
+        # calls: before the sampler kept only stops of a running thread, this read path_a 36-46% for 50 and a
+        # quarter of the samples in clock_gettime (the CPU-clock reads of split_round)
+        report = self.path("truth")
+        p = self.start(target("split"), "5", env=dict(os.environ, SPLIT_REPORT=report))
+        out = self.path("l.folded")
+        with Burner(), Burner():  # both cores busy beside the target (one is not enough to show it here)
+            r = plumb("record", "--backend", "ptrace", "--pid", str(p.pid), "--seconds", "3", "--interval", "0.001",
+                      "-o", out)
+            p.communicate(timeout=30)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(report) as f:
+            truth = dict(zip(TRUTH, map(float, f.read().split("\n")[1].split()[1:])))
+        rows = read_folded(out)
+        self.assertGreater(sum(c for _, c in rows), 300)
+        got = shares(rows, list(TRUTH) + ["clock_gettime"])
+        for name, want in truth.items():
+            self.assertLess(abs(got[name] - want), share_tolerance(rows, 4.0), f"{name}: {got} (truth {truth})")
+        self.assertLess(got["clock_gettime"], 5.0, got)
+
+    def test_ptrace__bursty_target_counted_by_its_cpu_and_sampled_where_it_runs(self):
+        # 0.2 ms of CPU, 0.1 ms asleep, in a loop: the samples follow the CPU time it used (within the Poisson
+        # bound test_truth uses) and land where it runs, not where it sleeps (before: 70% in clock_nanosleep;
+        # perf_event reads 3% there, the kernel's switch back in; a sample kept after stops that were dropped
+        # stands for their CPU time too, so this backend's figure is lumpier: 0.4-8% in 10 runs)
+        out = self.path("b.folded")
+        ticks, cpu, rc, stderr = bursty_run(PLUMB, TARGETS, "attach", 4, ("--backend", "ptrace"), keep=out)
+        self.assertEqual(rc, 0, stderr)
+        expected = cpu / 0.005
+        self.assertGreater(expected, 100, stderr)
+        bound = max(0.15, 3 * 0.5 / expected ** 0.5)
+        self.assertLess(abs(ticks / expected - 1), bound, "%d samples for %.3f s of CPU" % (ticks, cpu))
+        got = shares(read_folded(out), ["serve_request", "clock_nanosleep"])
+        self.assertGreater(got["serve_request"], 80, got)
+        self.assertLess(got["clock_nanosleep"], 20, got)
 
     def test_ptrace__threads_created_after_the_attach(self):
         p = self.start(target("latethreads"), stdin=subprocess.PIPE)

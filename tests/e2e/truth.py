@@ -11,6 +11,7 @@ exactly and others several points off in a way no single run shows: its RMS z is
 import math
 import os
 import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -169,8 +170,9 @@ def rounds_pinned_run(plumb, targets, how, seconds=2, options=()):
         return total, hits, r.stderr
 
 
-def bursty_run(plumb, targets, how, seconds=4, options=(), interval=0.005):
-    """One run on bursty: (samples, CPU seconds the target used while sampled, exit status, stderr)."""
+def bursty_run(plumb, targets, how, seconds=4, options=(), interval=0.005, keep=None):
+    """One run on bursty: (samples, CPU seconds the target used while sampled, exit status, stderr); the profile
+    is copied to `keep` when given."""
     exe = os.path.join(targets, "bursty")
     with tempfile.TemporaryDirectory(prefix="plumb-truth-") as tmp:
         out = os.path.join(tmp, "b.folded")
@@ -197,6 +199,8 @@ def bursty_run(plumb, targets, how, seconds=4, options=(), interval=0.005):
             except (OSError, ValueError):
                 cpu = 0.0
         ticks, _ = summary_ticks(r.stderr)
+        if keep and os.path.exists(out):
+            shutil.copy(out, keep)
         return ticks, cpu, r.returncode, r.stderr
 
 
