@@ -31,6 +31,7 @@
 #define MAX_FRAMES 256
 #define STOP_WAIT_NS 200000000ull /* how long a tick waits for an interrupted thread to stop */
 #define DEFER_MAX 32              /* --mode cpu: ticks a due sample waits to catch its thread on a CPU */
+#define CATCH_UP 16               /* --mode cpu: intervals of CPU past due a thread's credit keeps */
 
 struct pt_thread {
 	pid_t tid;
@@ -63,7 +64,7 @@ struct pt_state {
 	uint64_t ticks, lost;
 	uint64_t stopped_ns;  /* total time threads spent stopped by us */
 	uint64_t stops;
-	uint64_t dropped_waiting; /* --mode cpu: stops of a thread that was waiting for a CPU, not kept */
+	bool behind;          /* --mode cpu: a thread's credit is still due after this tick: the next comes sooner */
 	int sigchld_fd;       /* signalfd for SIGCHLD: wakes us when a tracee stops */
 	str_id s_unknown;
 	struct rand64 rng;    /* the intervals between ticks */
@@ -230,7 +231,7 @@ static uint32_t user_frame(struct pt_state *st, uint64_t addr, bool caller)
 	return backend_user_frame(st->p, m, addr, caller, st->s_unknown);
 }
 
-static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin, uint64_t weight)
+static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t origin)
 {
 	uint64_t ips[MAX_FRAMES];
 	size_t n = st->opts->unwind == UNWIND_FP
@@ -247,8 +248,8 @@ static void record_sample(struct pt_state *st, struct pt_thread *t, uint64_t ori
 	procfs_comm(st->pid, t->tid, name, sizeof name);
 	uint32_t thread = profile_thread(st->p, (uint32_t)st->pid, (uint32_t)t->tid, name[0] ? name : NULL);
 	uint32_t stack = profile_stack_from(st->p, frames, n);
-	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, weight);
-	st->ticks += weight;
+	profile_add_sample(st->p, stack, thread, t->time_ns > origin ? t->time_ns - origin : 0, 1);
+	st->ticks++;
 }
 
 /* Seizes every thread of the process (again until no new one shows up). */
@@ -346,10 +347,10 @@ static bool cpu_tick_wants(struct pt_state *st, struct pt_thread *t)
 	int64_t iv = (int64_t)backend_interval_ns(st->opts);
 	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm */
 		t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
-	/* time run while the tracer waited is not made up for in a burst; a deferred sample keeps what it waited
-	 * through */
-	if (t->credit > t->due + iv * (1 + t->deferred))
-		t->credit = t->due + iv * (1 + t->deferred);
+	/* at most CATCH_UP intervals past due are kept: what the tracer missed is made up for by ticks that come
+	 * sooner (pt_loop), not without end */
+	if (t->credit > t->due + iv * CATCH_UP)
+		t->credit = t->due + iv * CATCH_UP;
 	if (first)
 		return false;
 	struct procfs_stat ps;
@@ -360,38 +361,37 @@ static bool cpu_tick_wants(struct pt_state *st, struct pt_thread *t)
 		return false;
 	if (t->deferred < DEFER_MAX) {
 		t->deferred++;
+		st->behind = true;
 		return false;
 	}
 	t->forced = true;
 	return true;
 }
 
-/* --mode cpu, after t stopped: how many samples its stop stands for — every drawn amount of CPU its credit has
- * reached (each drawn afresh), or 0 when it is dropped: its credit is short, or it was put on a CPU since the tick
- * and stopped leaving a system call (it was asleep in the call or preempted at its end, not running there), and
- * it has waited fewer than DEFER_MAX ticks. A thread preempted in user code stops where the scheduler's tick
- * found it, which is as good as a stop where it runs. The credit a dropped stop keeps goes to the next kept one,
- * so counts follow the CPU time while the places come from stops of a thread that was running. */
-static uint64_t cpu_sample_weight(struct pt_state *st, struct pt_thread *t)
+/* --mode cpu, after t stopped: whether its sample is kept — its credit reached the drawn amount, and it was not
+ * put on a CPU since the tick to stop leaving a system call (it was asleep in the call or preempted at its end,
+ * not running there) unless it has waited DEFER_MAX ticks. A thread preempted in user code stops where the
+ * scheduler's tick found it, which is as good as a stop where it runs. A kept sample stands for one drawn amount
+ * (a sample weighted by several would make counts lumpier than the binomial counts plumb diff tests); what a
+ * dropped stop leaves in the credit, and any amount still due, makes the next tick come sooner (st->behind). */
+static bool cpu_sample_kept(struct pt_state *st, struct pt_thread *t)
 {
 	int64_t iv = (int64_t)backend_interval_ns(st->opts);
-	if (t->credit > t->due + iv * (1 + t->deferred))
-		t->credit = t->due + iv * (1 + t->deferred);
+	if (t->credit > t->due + iv * CATCH_UP)
+		t->credit = t->due + iv * CATCH_UP;
 	if (t->credit < t->due)
-		return 0;
+		return false;
 	if (t->waited && t->at_syscall && !t->forced && t->deferred < DEFER_MAX) {
 		t->deferred++;
-		st->dropped_waiting++;
-		return 0;
+		st->behind = true;
+		return false;
 	}
 	t->deferred = 0;
-	uint64_t n = 0;
-	while (t->credit >= t->due) {
-		t->credit -= t->due;
-		t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
-		n++;
-	}
-	return n;
+	t->credit -= t->due;
+	t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
+	if (t->credit >= t->due)
+		st->behind = true;
+	return true;
 }
 
 /* One tick: interrupts the threads to sample — all of them (wall), or those that ran since the last tick (cpu)
@@ -421,9 +421,8 @@ static void pt_tick(struct pt_state *st, uint64_t origin)
 		if (!t->sampled)
 			continue;
 		t->sampled = false;
-		uint64_t weight = st->opts->mode == MODE_CPU ? cpu_sample_weight(st, t) : 1;
-		if (weight)
-			record_sample(st, t, origin, weight);
+		if (st->opts->mode != MODE_CPU || cpu_sample_kept(st, t))
+			record_sample(st, t, origin);
 	}
 	/* forget threads that ended */
 	size_t k = 0;
@@ -467,7 +466,10 @@ static void pt_loop(struct pt_state *st, struct record_result *res)
 		next += rand64_interval_ns(&st->rng, interval);
 		if (next < now)
 			next = now + rand64_interval_ns(&st->rng, interval); /* behind: skip ticks rather than burst */
+		st->behind = false;
 		pt_tick(st, res->start_ns);
+		if (st->behind) /* a sample still due (cpu mode): look again after a quarter of the interval */
+			next = mono_ns() + rand64_interval_ns(&st->rng, interval / 4);
 		backend_progress(st->opts, st->p, res->start_ns, st->ticks);
 	}
 	res->end_ns = mono_ns();
@@ -511,8 +513,8 @@ static enum plumb_err pt_run(const struct record_opts *opts, struct profile *p, 
 			 "ptrace backend: user frames only; each tick stops the sampled threads (%.0f us per tick on "
 			 "average)%s",
 			 st.stops ? (double)st.stopped_ns / (double)st.stops / 1e3 : 0.0,
-			 opts->mode == MODE_CPU ? "; cpu mode keeps the stops of running threads, each sample standing for the "
-						   "intervals of CPU time its thread used since the last"
+			 opts->mode == MODE_CPU ? "; cpu mode keeps the stops of running threads, one sample per drawn "
+						   "interval of CPU time"
 					 : "");
 	}
 	detach_all(&st);
