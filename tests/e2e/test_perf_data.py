@@ -102,14 +102,8 @@ class PerfData(TempDir):
         self.assertGreater(checked, 0)
         for sym in ("main", "path_a", "path_b", "path_c", "burn"):
             self.assertAlmostEqual(incl.get(sym, 0.0), children[sym][0], delta=1.0, msg=("children", sym))
-        # kernel frames are kept, named from the running kernel (the recording's own)
-        folded = self.path("out.folded")
-        r = plumb("convert", data, "-o", folded)
-        self.assertEqual(r.returncode, 0, r.stderr)
-        kernel = [f for fr, _ in read_folded(folded) for f in fr if f.endswith("_[k]")]
-        self.assertTrue(kernel, "no kernel frame kept")
-        named = [f for f in kernel if not f.startswith("[")]
-        self.assertGreater(len(named), len(kernel) // 2, kernel[:10])
+        # kernel frames, named from the running kernel: test_kernel_of_another_build, on kshare (split's user loop
+        # gave no kernel sample at all in a loaded full check)
 
     def test_dwarf_unwound_by_plumb(self):
         data, truth = self.path("perf.data"), self.path("split.report")
