@@ -116,6 +116,7 @@ static void copy_sample(struct pt_state *st, struct pt_thread *t)
 	t->sampled = true;
 	if (st->opts->mode == MODE_CPU) { /* stopped, its run time is exact: what it ran up to here counts */
 		struct procfs_sched now;
+		t->waited = false;
 		if (procfs_sched_read(st->pid, t->tid, &now)) {
 			t->waited = now.slices != t->slices;
 			t->credit += now.run_ns > t->runtime ? (int64_t)(now.run_ns - t->runtime) : 0;
