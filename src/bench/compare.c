@@ -314,8 +314,7 @@ bool bench_compare(const struct bench_evidence *base, const struct bench_evidenc
 			double *vc = bench_evidence_values(cur, m, &kc);
 			/* CPU time at the baseline's machine speed: the drift every CPU-bound case shares on a shared
 			 * machine is the machine's, not the code's */
-			const struct bench_sample *cs = bench_evidence_first(cur, m);
-			if (vc && cs && strcmp(cs->kind, "cpu") == 0 && out->speed_scale != 1.0) {
+			if (vc && kc && first && strcmp(first->kind, "cpu") == 0 && out->speed_scale != 1.0) {
 				for (size_t k = 0; k < kc; k++)
 					vc[k] *= out->speed_scale;
 				r->scaled = true;

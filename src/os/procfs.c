@@ -470,9 +470,8 @@ bool procfs_schedstat_parse(const char *text, uint64_t *run_ns)
 
 uint64_t procfs_runtime_ns(pid_t pid, pid_t tid)
 {
-	char buf[128];
-	uint64_t ns;
-	return procfs_read(pid, tid, "schedstat", buf, sizeof buf) > 0 && procfs_schedstat_parse(buf, &ns) ? ns : 0;
+	struct procfs_sched ss;
+	return procfs_sched_read(pid, tid, &ss) ? ss.run_ns : 0;
 }
 
 bool procfs_sched_read(pid_t pid, pid_t tid, struct procfs_sched *out)

@@ -324,6 +324,14 @@ static void detach_all(struct pt_state *st)
 	/* anything still attached is detached by the kernel when plumb exits, and resumed */
 }
 
+/* At most CATCH_UP intervals past due are kept: what the tracer missed is made up for by ticks that come sooner
+ * (pt_loop), not without end. */
+static void cap_credit(struct pt_thread *t, int64_t iv)
+{
+	if (t->credit > t->due + iv * CATCH_UP)
+		t->credit = t->due + iv * CATCH_UP;
+}
+
 /* --mode cpu: whether to interrupt t at this tick. A sample for each interval's worth of CPU the thread used,
  * the rounding carried: a thread that ran at all since the last tick is not sampled at every tick (a server's
  * 0.2 ms bursts read 7-9 times their CPU so), nor one that waited for a CPU half the time.
@@ -348,10 +356,7 @@ static bool cpu_tick_wants(struct pt_state *st, struct pt_thread *t)
 	int64_t iv = (int64_t)backend_interval_ns(st->opts);
 	if (!t->due) /* a random amount of CPU, not a fixed one: that would lock onto a rhythm */
 		t->due = (int64_t)rand64_interval_ns(&st->rng, (uint64_t)iv);
-	/* at most CATCH_UP intervals past due are kept: what the tracer missed is made up for by ticks that come
-	 * sooner (pt_loop), not without end */
-	if (t->credit > t->due + iv * CATCH_UP)
-		t->credit = t->due + iv * CATCH_UP;
+	cap_credit(t, iv);
 	if (first)
 		return false;
 	struct procfs_stat ps;
@@ -378,8 +383,7 @@ static bool cpu_tick_wants(struct pt_state *st, struct pt_thread *t)
 static bool cpu_sample_kept(struct pt_state *st, struct pt_thread *t)
 {
 	int64_t iv = (int64_t)backend_interval_ns(st->opts);
-	if (t->credit > t->due + iv * CATCH_UP)
-		t->credit = t->due + iv * CATCH_UP;
+	cap_credit(t, iv);
 	if (t->credit < t->due)
 		return false;
 	if (t->waited && t->at_syscall && !t->forced && t->deferred < DEFER_MAX) {
