@@ -203,7 +203,11 @@ static void wait_wanted(struct pt_state *st)
 			break;
 		if (st->sigchld_fd >= 0) {
 			struct pollfd pfd = { .fd = st->sigchld_fd, .events = POLLIN };
-			struct timespec to = ns_timespec(deadline - now);
+			/* at most 0.1 ms at a time: SIGCHLD is sent to the process, and where the backend runs in a thread
+			 * of its own (top, metrics) another thread that does not block it takes it, so the descriptor may
+			 * never wake (top --backend ptrace kept its target stopped 80% of the time so) */
+			uint64_t wait = deadline - now < 100000 ? deadline - now : 100000;
+			struct timespec to = ns_timespec(wait);
 			if (ppoll(&pfd, 1, &to, NULL) > 0) {
 				struct signalfd_siginfo si[8];
 				while (read(st->sigchld_fd, si, sizeof si) > 0)

@@ -85,6 +85,23 @@ class Ptrace(TempDir):
         self.assertGreater(got["serve_request"], 90, got)
         self.assertLess(got["clock_nanosleep"], 8, got)
 
+    def test_ptrace__top_does_not_keep_the_target_stopped(self):
+        # top runs the backend in a thread of its own, and SIGCHLD, sent to the process, went to top's other thread:
+        # each stop waited out its deadline and the target spent ~79% of the attach stopped (CPU 21%). Stopped time
+        # is what schedstat does not count: neither on a CPU nor waiting for one.
+        p = self.start(target("split"), "10")
+        with open("/proc/%d/schedstat" % p.pid) as f:
+            run0, wait0 = map(int, f.read().split()[:2])
+        t0 = time.monotonic()
+        r = plumb("top", "--backend", "ptrace", "--pid", str(p.pid), "--seconds", "2")
+        t1 = time.monotonic()
+        with open("/proc/%d/schedstat" % p.pid) as f:
+            run1, wait1 = map(int, f.read().split()[:2])
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("ptrace/", r.stdout + r.stderr)
+        stopped = 1 - ((run1 - run0) + (wait1 - wait0)) / 1e9 / (t1 - t0)
+        self.assertLess(stopped, 0.25, "stopped %.0f%% of the attach" % (100 * stopped))
+
     def test_ptrace__threads_created_after_the_attach(self):
         p = self.start(target("latethreads"), stdin=subprocess.PIPE)
         self.assertEqual(p.stdout.readline().strip(), "waiting")
