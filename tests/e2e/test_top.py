@@ -4,6 +4,7 @@ split the last window follows within 3 s while the session moves slowly; q, SIGT
 goes away leave the target running and untraced and the terminal restored; w writes a profile plumb hot reads;
 the layout holds at 80x24 and 200x60 and through a resize; with --all the process view shows the burners with
 the CPU /proc says they used and opens into their functions; `plumb top | head` ends cleanly."""
+import itertools
 import math
 import os
 import re
@@ -59,10 +60,14 @@ def untraced(pid):
 
 
 class Tmux:
-    """A tmux server of our own (its own socket, no configuration) with one session, "t"."""
+    """A tmux server of our own (its own socket, no configuration) with one session, "t". Every instance has a socket
+    no other has used: a client that connects to the socket of a server still going away after kill-server gets
+    "server exited unexpectedly" (a CI failure when each test of a class reused one name)."""
+
+    made = itertools.count()
 
     def __init__(self, name="t"):
-        self.sock = "plumb-test-%d-%s" % (os.getpid(), "".join(c for c in name if c.isalnum()))
+        self.sock = "plumb-test-%d-%d-%s" % (os.getpid(), next(Tmux.made), "".join(c for c in name if c.isalnum()))
 
     def run(self, *args):
         return subprocess.run(["tmux", "-L", self.sock, "-f", "/dev/null", *args], capture_output=True, text=True,
@@ -223,7 +228,7 @@ class TopScreen(TempDir):
     def test_sigterm_ctrl_c_and_a_vanished_terminal_detach(self):
         for how in ("SIGTERM", "Ctrl-C", "kill the terminal"):
             self.tmux.kill()
-            self.tmux = Tmux(how)  # a server of its own: the last one may still be going away
+            self.tmux = Tmux(how)
             self.tmux.start(top_command("--pid", str(self.target.pid)), 100, 30)
             self.wait_screen(lambda ls: self.session_seconds(ls) >= 1.0)
             pid = self.plumb_pid()
