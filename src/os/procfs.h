@@ -58,11 +58,12 @@ struct procfs_stat {
 	uint64_t starttime;            /* 22: clock ticks after boot; with the pid it names one process */
 	uint64_t startcode, endcode;   /* 26, 27 (0 when the kernel hides them) */
 	uint64_t startstack;           /* 28 */
+	int processor;                 /* 39: the CPU it last ran on (-1 when the line is shorter) */
 };
 
 /* Parses a stat line. The comm is whatever lies between the first '(' and the LAST ')', so a name holding
  * ") (" or spaces cannot shift the fields after it. False when the text is not a stat line (fields up to 22
- * are required; 26..28 are 0 when absent). */
+ * are required; 26..28 are 0 and processor is -1 when absent). */
 bool procfs_stat_parse(const char *text, size_t len, struct procfs_stat *out);
 /* Reads and parses /proc/PID[/task/TID]/stat (PROCFS_STAT_MAX bytes at most). False when gone or malformed. */
 bool procfs_stat_read(pid_t pid, pid_t tid, struct procfs_stat *out);

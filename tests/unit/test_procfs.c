@@ -73,6 +73,15 @@ static void test_procfs__stat_parse_table(void **state)
 	assert_int_equal(st.startcode, 4096);
 	assert_int_equal(st.endcode, 8192);
 	assert_int_equal(st.startstack, 140000);
+	assert_int_equal(st.processor, -1); /* the line stops at field 30 */
+	/* a whole line as this kernel writes it (52 fields): field 39 is the CPU it last ran on */
+	const char *whole = "77 (bursty) R 1 77 77 0 -1 4194304 93 0 0 0 120 31 0 0 20 0 1 0 5150 2502656 258 "
+			    "18446744073709551615 94207205601280 94207205602593 140733194216208 0 0 0 0 0 0 0 0 0 17 1 0 "
+			    "0 0 0 0 94207205608880 94207205609576 94207234203648 140733194221319 140733194221338 "
+			    "140733194221338 140733194223591 0\n";
+	assert_true(procfs_stat_parse(whole, strlen(whole), &st));
+	assert_int_equal(st.state, 'R');
+	assert_int_equal(st.processor, 1);
 	/* a comm longer than the buffer is cut, the fields after it still line up */
 	char longline[512];
 	snprintf(longline, sizeof longline, "5 (%0100d) S 4 0 0 0 0 0 0 0 0 0 0 0 0 0 20 0 1 0 8", 0);
