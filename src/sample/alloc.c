@@ -337,11 +337,24 @@ static int by_when(const void *a, const void *b)
 	return x->when < y->when ? -1 : x->when > y->when;
 }
 
+/* qsort, after one pass that finds the array already in order: one thread's records and frees come out of the
+ * rings in the order of the clock, and sorting 40,000 of them and their 80,000 changes took 14 ms of the 33 ms
+ * between a churn's end and plumb's. */
+static void sort_unless_sorted(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *b = base;
+	for (size_t i = 1; i < n; i++)
+		if (cmp(b + (i - 1) * size, b + i * size) > 0) {
+			qsort(base, n, size, cmp);
+			return;
+		}
+}
+
 /* Frees and execs onto the records; false when out of memory. */
 static bool apply_events(struct al_state *st)
 {
 	struct hmap index = HMAP_INIT;
-	qsort(st->recs, st->nrecs, sizeof *st->recs, by_id);
+	sort_unless_sorted(st->recs, st->nrecs, sizeof *st->recs, by_id);
 	for (size_t i = 0; i < st->nrecs; i++)
 		if (!hmap_put(&index, st->recs[i].id, (uint32_t)i))
 			return hmap_release(&index), false;
@@ -370,21 +383,26 @@ static bool apply_events(struct al_state *st)
 /* Per process: the clock number at which its estimated bytes in use peaked (pid -> index into peaks). */
 static bool find_peaks(struct al_state *st, const double *bytes, struct hmap *pids, uint64_t **peak_at)
 {
-	struct delta *d = malloc((2 * st->nrecs + 1) * sizeof *d);
-	size_t nd = 0, npids = 0;
+	/* the allocations (in the order of their ids: apply_events sorted them) and the frees, sorted apart and
+	 * merged */
+	struct delta *d = malloc((4 * st->nrecs + 1) * sizeof *d);
+	size_t nd = 0, nf = 0, npids = 0;
 	double *cur = NULL, *best = NULL;
 	*peak_at = NULL;
 	if (!d)
 		return false;
+	struct delta *adds = d + 2 * st->nrecs, *frees = adds + st->nrecs;
 	for (size_t i = 0; i < st->nrecs; i++) {
-		d[nd++] = (struct delta){ st->recs[i].id, bytes[i], st->recs[i].pid };
+		adds[i] = (struct delta){ st->recs[i].id, bytes[i], st->recs[i].pid };
 		if (st->recs[i].freed_at)
-			d[nd++] = (struct delta){ st->recs[i].freed_at, -bytes[i], st->recs[i].pid };
+			frees[nf++] = (struct delta){ st->recs[i].freed_at, -bytes[i], st->recs[i].pid };
 		uint32_t ix;
 		if (!hmap_get(pids, st->recs[i].pid, &ix) && !hmap_put(pids, st->recs[i].pid, (uint32_t)npids++))
 			return free(d), false;
 	}
-	qsort(d, nd, sizeof *d, by_when);
+	sort_unless_sorted(frees, nf, sizeof *frees, by_when);
+	for (size_t a = 0, f = 0; a < st->nrecs || f < nf;)
+		d[nd++] = f == nf || (a < st->nrecs && adds[a].when <= frees[f].when) ? adds[a++] : frees[f++];
 	cur = calloc(npids + 1, sizeof *cur);
 	best = calloc(npids + 1, sizeof *best);
 	*peak_at = calloc(npids + 1, sizeof **peak_at);
