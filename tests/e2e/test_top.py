@@ -323,13 +323,16 @@ class TopPipe(TempDir):
         self.assertIn("PLUMB_DEBUG=1", r.stderr)
 
 
+# named for this file and this run (a link's name is the process's, 15 bytes at most), so neither another test's
+# splitswitch or duty under `make -j2 check` nor another suite's TopAll on the same machine is one of them
+SPLIT_NAME, DUTY_NAME = "splittop%d" % (os.getpid() % 100000), "dutytop%d" % (os.getpid() % 100000)
+
+
 class TopAll(TempDir):
     def setUp(self):
         super().setUp()
         self.burners = []
-        # named for this file (a link's name is the process's), so another test's splitswitch or duty running
-        # beside it under `make -j2 check` is not one of them
-        for name, argv in (("splittop", [target("splitswitch"), "120"]), ("dutytop", [target("duty"), "30", "120"])):
+        for name, argv in ((SPLIT_NAME, [target("splitswitch"), "120"]), (DUTY_NAME, [target("duty"), "30", "120"])):
             os.symlink(argv[0], self.path(name))
             argv[0] = self.path(name)
             p = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
@@ -358,7 +361,7 @@ class TopAll(TempDir):
                 procs[int(m.group(1))] = (m.group(4), float(m.group(3)))
         # the session the last tables cover began as plumb opened its events
         session = float(re.search(r"\| session ([\d.]+)s", last).group(1))
-        for p, name in zip(self.burners, ("splittop", "dutytop")):
+        for p, name in zip(self.burners, (SPLIT_NAME, DUTY_NAME)):
             self.assertIn(p.pid, procs, last[:3000])
             self.assertEqual(procs[p.pid][0], name)
             want = w.cpu_percent(p.pid, session)
@@ -383,13 +386,13 @@ class TopAll(TempDir):
             self.assertTrue(has_both(lines), "\n".join(lines))
             tmux.wait(lambda ls: re.search(r"session [3-9]|session \d\d", ls[1]))  # a few seconds of samples
             tmux.keys("/")  # the process view's filter is on process names
-            tmux.text("^(splittop|dutytop)$")
+            tmux.text("^(%s|%s)$" % (SPLIT_NAME, DUTY_NAME))
             tmux.keys("Enter")
             tmux.keys("s")  # by name: dutytop, then splittop
-            lines = tmux.wait(lambda ls: "sort by name" in ls[1] and "filter: ^(splittop" in ls[1]
+            lines = tmux.wait(lambda ls: "sort by name" in ls[1] and "filter: ^(" + SPLIT_NAME in ls[1]
                               and len([l for l in ls[3:-1] if PROC_ROW.match(l)]) == 2)
             self.assertEqual(len([l for l in lines[3:-1] if PROC_ROW.match(l)]), 2, "\n".join(lines))
-            for p, name, hot in ((split, "splittop", "work_a"), (duty, "dutytop", "duty_burn")):
+            for p, name, hot in ((split, SPLIT_NAME, "work_a"), (duty, DUTY_NAME, "duty_burn")):
                 rows = [m for m in (PROC_ROW.match(l) for l in lines[3:-1]) if m]
                 index = [int(m.group(1)) for m in rows].index(p.pid)
                 tmux.keys("Home")
@@ -401,7 +404,7 @@ class TopAll(TempDir):
                 _, session = tables(opened)
                 by_share = sorted(session, key=lambda row: -row[1])  # the rows are sorted by name
                 self.assertEqual(by_share[0][0], hot, "\n".join(opened))
-                if name == "splittop":  # (the order of b and c needs more samples: the --pid test checks it)
+                if name == SPLIT_NAME:  # (the order of b and c needs more samples: the --pid test checks it)
                     names = {n for n, _, _ in session}
                     self.assertTrue({"work_a", "work_b", "work_c"} <= names, "\n".join(opened))
                 tmux.keys("Escape")
