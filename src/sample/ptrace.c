@@ -46,7 +46,7 @@ struct pt_thread {
 	bool waited;        /* --mode cpu: it was put on a CPU between the tick and its stop */
 	bool at_syscall;    /* --mode cpu: it stopped on its way out of a system call (orig_rax >= 0) */
 	bool forced;        /* --mode cpu: interrupted off a CPU after DEFER_MAX ticks of waiting to catch it on one */
-	bool tick_wants;    /* --mode cpu: this tick interrupts it */
+	bool tick_wants;    /* this tick interrupts it */
 	int cpu;            /* --mode cpu: the CPU it was last on at this tick (-1: unknown) */
 	int deferred;       /* --mode cpu: ticks its due sample has waited to catch it on a CPU */
 	struct unwind_regs regs;
