@@ -34,6 +34,7 @@ static bool read_stat(int pid, struct mproc *p)
 	p->ppid = st.ppid;
 	snprintf(p->name, sizeof p->name, "%s", st.comm);
 	p->cpu_ticks = st.utime + st.stime;
+	p->read_mono = mono_seconds();
 	p->threads = (uint32_t)st.num_threads;
 	p->start_ticks = st.starttime;
 	return true;
@@ -243,7 +244,10 @@ enum plumb_err mproc_sample(struct mproc_tracker *t, struct perr *e)
 		double span;
 		uint64_t dcpu, dvcsw;
 		if (q && q->start_ticks == p->start_ticks && dt > 0) {
-			span = dt;
+			/* between its own two reads, not the sweeps' clock readings: a sweep walks all of /proc and then
+			 * the members before this one, and on a loaded machine how long that takes varies from sweep to
+			 * sweep (beside two CI runs a burner's recorded CPU averaged 1.6x its own measure) */
+			span = p->read_mono > q->read_mono ? p->read_mono - q->read_mono : dt;
 			dcpu = p->cpu_ticks > q->cpu_ticks ? p->cpu_ticks - q->cpu_ticks : 0;
 			dvcsw = p->vcsw > q->vcsw ? p->vcsw - q->vcsw : 0; /* exited threads take their counts along */
 		} else { /* new here: over its life so far */

@@ -32,6 +32,7 @@ struct mproc {
 	uint64_t start_ticks;           /* start time in clock ticks after boot: pid + this is the identity */
 	uint64_t cpu_ticks;             /* utime + stime */
 	uint64_t vcsw;                  /* sum of voluntary_ctxt_switches over live threads */
+	double read_mono;               /* when cpu_ticks was read (CLOCK_MONOTONIC seconds): its interval's ends */
 };
 
 /* pid -> ppid of every process on the machine, as seen by the last scan (internal, reused across scans). */
