@@ -76,8 +76,6 @@ struct pt_state {
 	cpu_set_t allowed;    /* the sampling thread's own CPUs as it started (has_allowed) */
 	cpu_set_t placed;     /* the CPUs it is kept on now */
 	bool has_allowed;
-	bool crowded;         /* it waited for a CPU a tenth of the last stretch: it may run anywhere */
-	uint64_t self_at, self_delay; /* when it last looked at its own wait for a CPU, and that wait (ns) */
 };
 
 static struct pt_thread *find_thread(struct pt_state *st, pid_t tid)
@@ -424,20 +422,6 @@ static void stay_off_targets(struct pt_state *st)
 {
 	if (!st->has_allowed)
 		return;
-	/* Only while it gets a CPU when it wants one: on a machine with no idle CPU the tracer pulled onto the
-	 * target's CPU waits its turn there like everyone, and kept to the other CPU it waits longer than it would
-	 * anywhere, with the target stopped (top --backend ptrace beside a loaded check: stopped 46% of the attach).
-	 * The tracer's own wait in schedstat, every 100 ms. */
-	uint64_t now = mono_ns();
-	if (now - st->self_at >= 100000000ull) {
-		struct procfs_sched self;
-		if (procfs_sched_read(getpid(), gettid(), &self)) {
-			if (st->self_at)
-				st->crowded = (self.wait_ns - st->self_delay) * 10 > now - st->self_at;
-			st->self_delay = self.wait_ns;
-		}
-		st->self_at = now;
-	}
 	/* off every thread's last CPU if it can be, else off those of the threads it interrupts now */
 	cpu_set_t off_all = st->allowed, off_wanted = st->allowed;
 	for (size_t i = 0; i < st->nt; i++) {
@@ -448,8 +432,7 @@ static void stay_off_targets(struct pt_state *st)
 		if (t->tick_wants)
 			CPU_CLR(t->cpu, &off_wanted);
 	}
-	const cpu_set_t *want = st->crowded		 ? &st->allowed
-				: CPU_COUNT(&off_all)    ? &off_all
+	const cpu_set_t *want = CPU_COUNT(&off_all)      ? &off_all
 				: CPU_COUNT(&off_wanted) ? &off_wanted
 							 : &st->allowed; /* a thread to sample on every CPU */
 	if (CPU_EQUAL(want, &st->placed))
