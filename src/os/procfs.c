@@ -215,8 +215,8 @@ bool procfs_stat_parse(const char *text, size_t len, struct procfs_stat *out)
 		return false;
 	out->state = *s++;
 	uint64_t f[40] = { 0 };
-	int got = 3;
-	for (int i = 4; i <= 39; i++, got++)
+	int i = 4;
+	for (; i <= 39; i++)
 		if (!parse_field(&s, end, &f[i])) {
 			if (i <= 22)
 				return false;
@@ -232,7 +232,7 @@ bool procfs_stat_parse(const char *text, size_t len, struct procfs_stat *out)
 	out->startcode = f[26];
 	out->endcode = f[27];
 	out->startstack = f[28];
-	out->processor = got >= 39 && f[39] < 4096 ? (int)f[39] : -1;
+	out->processor = i > 39 && f[39] < 4096 ? (int)f[39] : -1; /* i: the first field the line lacked */
 	return true;
 }
 

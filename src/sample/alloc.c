@@ -383,17 +383,15 @@ static bool apply_events(struct al_state *st)
 /* Per process: the clock number at which its estimated bytes in use peaked (pid -> index into peaks). */
 static bool find_peaks(struct al_state *st, const double *bytes, struct hmap *pids, uint64_t **peak_at)
 {
-	/* the allocations (in the order of their ids: apply_events sorted them) and the frees, sorted apart and
-	 * merged */
-	struct delta *d = malloc((4 * st->nrecs + 1) * sizeof *d);
+	/* the frees, sorted apart, merged into the allocations (in the order of their ids: apply_events sorted them) */
+	struct delta *d = malloc((3 * st->nrecs + 1) * sizeof *d);
 	size_t nd = 0, nf = 0, npids = 0;
 	double *cur = NULL, *best = NULL;
 	*peak_at = NULL;
 	if (!d)
 		return false;
-	struct delta *adds = d + 2 * st->nrecs, *frees = adds + st->nrecs;
+	struct delta *frees = d + 2 * st->nrecs;
 	for (size_t i = 0; i < st->nrecs; i++) {
-		adds[i] = (struct delta){ st->recs[i].id, bytes[i], st->recs[i].pid };
 		if (st->recs[i].freed_at)
 			frees[nf++] = (struct delta){ st->recs[i].freed_at, -bytes[i], st->recs[i].pid };
 		uint32_t ix;
@@ -401,8 +399,14 @@ static bool find_peaks(struct al_state *st, const double *bytes, struct hmap *pi
 			return free(d), false;
 	}
 	sort_unless_sorted(frees, nf, sizeof *frees, by_when);
-	for (size_t a = 0, f = 0; a < st->nrecs || f < nf;)
-		d[nd++] = f == nf || (a < st->nrecs && adds[a].when <= frees[f].when) ? adds[a++] : frees[f++];
+	for (size_t a = 0, f = 0; a < st->nrecs || f < nf;) {
+		if (f == nf || (a < st->nrecs && st->recs[a].id <= frees[f].when)) {
+			d[nd++] = (struct delta){ st->recs[a].id, bytes[a], st->recs[a].pid };
+			a++;
+		} else {
+			d[nd++] = frees[f++];
+		}
+	}
 	cur = calloc(npids + 1, sizeof *cur);
 	best = calloc(npids + 1, sizeof *best);
 	*peak_at = calloc(npids + 1, sizeof **peak_at);
