@@ -34,16 +34,15 @@ CORE_SRC := $(filter-out src/lib/%,$(CORE_SRC))
 CORE_OBJ := $(CORE_SRC:%.c=$(BUILD)/obj/%.o)
 # libplumb.so is the public API (include/plumb.h) that programs link with -lplumb; libplumb-preload.so is the
 # in-process sampler that `plumb record` preloads (it wraps pthread_create, so it never rides along with -lplumb).
+# Both link their own sources and a PIC archive of the layers they may use (base/, os/, and metrics/ for the
+# recorder, docs/design.md §10): the linker takes from it only the objects they reach, so nothing is listed by
+# hand and nothing that prints, draws or samples comes along.
 LIB_SRC  := src/lib/plumb.c src/lib/metrics_recorder.c
-LIB_SRC  += src/metrics/proc.c src/metrics/writer.c src/os/home.c src/os/atomic.c src/base/err.c \
-	src/base/gate.c src/base/redact.c src/base/sbuf.c src/base/readall.c src/base/clock.c \
-	src/os/store.c src/os/fs.c src/base/str.c src/os/announce.c src/os/procfs.c  # the libplumb metrics recorder (src/lib/metrics_recorder.c)
-LIB_SRC  += src/os/cleanup.c  # the temp-file table atomic.c registers in (libplumb installs no signal handler)
-LIB_SRC  += src/base/progress.c  # err.c erases a progress line before a message (libplumb never draws one)
-LIB_SRC  += src/base/shown.c  # err.c escapes what it prints
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/pic/%.o)
-PRELOAD_SRC := src/lib/sampler.c src/lib/alloc.c src/lib/preload_common.c src/base/gate.c src/base/clock.c
+PRELOAD_SRC := src/lib/sampler.c src/lib/alloc.c src/lib/preload_common.c
 PRELOAD_OBJ := $(PRELOAD_SRC:%.c=$(BUILD)/pic/%.o)
+PIC_SRC  := $(wildcard src/base/*.c src/os/*.c src/metrics/*.c)
+PIC_LIB  := $(BUILD)/libplumbpic.a
 # The library's ABI number (its soname, libplumb.so.$(LIB_ABI)): raised when a plumb.h change breaks programs
 # built against the old one. It is not the release number (VERSION), which the real file's name carries.
 LIB_ABI    := 1
@@ -118,9 +117,13 @@ $(BUILD)/libplumbcore.a: $(CORE_OBJ)
 $(BUILD)/plumb: $(BUILD)/obj/src/main.o $(BUILD)/libplumbcore.a
 	$(CC) $(ALL_CFLAGS) $(LDFLAGS) -rdynamic $^ $(LIBS) -o $@
 
-$(BUILD)/$(LIB_REAL): $(LIB_OBJ) src/lib/libplumb.map
+$(PIC_LIB): $(PIC_SRC:%.c=$(BUILD)/pic/%.o)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/$(LIB_REAL): $(LIB_OBJ) $(PIC_LIB) src/lib/libplumb.map
 	$(CC) $(LIB_CFLAGS) $(SO_LDFLAGS) -Wl,-soname,$(LIB_SONAME) -Wl,--version-script=src/lib/libplumb.map \
-		$(LDFLAGS) $(LIB_OBJ) -lpthread -lm -o $@
+		$(LDFLAGS) $(LIB_OBJ) $(PIC_LIB) -lpthread -lm -o $@
 
 # The usual links: the soname (what programs load) and the development name (what -lplumb finds).
 $(BUILD)/$(LIB_SONAME): $(BUILD)/$(LIB_REAL)
@@ -128,9 +131,9 @@ $(BUILD)/$(LIB_SONAME): $(BUILD)/$(LIB_REAL)
 $(BUILD)/libplumb.so: $(BUILD)/$(LIB_SONAME)
 	ln -sfn $(LIB_SONAME) $@
 
-$(BUILD)/libplumb-preload.so: $(PRELOAD_OBJ) src/lib/preload.map
+$(BUILD)/libplumb-preload.so: $(PRELOAD_OBJ) $(PIC_LIB) src/lib/preload.map
 	$(CC) $(LIB_CFLAGS) $(SO_LDFLAGS) -Wl,--version-script=src/lib/preload.map \
-		$(LDFLAGS) $(PRELOAD_OBJ) -lpthread -lrt -ldl -o $@
+		$(LDFLAGS) $(PRELOAD_OBJ) $(PIC_LIB) -lpthread -lrt -ldl -o $@
 
 $(BUILD)/tests/%: tests/unit/%.c $(BUILD)/libplumbcore.a
 	@mkdir -p $(dir $@)

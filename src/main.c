@@ -12,6 +12,7 @@
 #include "base/err.h"
 #include "base/gate.h"
 #include "cmd/cmd.h"
+#include "ui/report.h"
 
 #ifndef PLUMB_VERSION
 #error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"

@@ -1,5 +1,6 @@
 /* err.h — the one error enum, its message buffer, and the exit-code table of docs/design.md §3.2.
- * Library code returns an enum plumb_err and fills a struct perr; only commands turn it into an exit code. */
+ * Library code returns an enum plumb_err and fills a struct perr; only commands turn it into an exit code and
+ * print it (ui/report.h). */
 #ifndef PLUMB_BASE_ERR_H
 #define PLUMB_BASE_ERR_H
 
@@ -60,22 +61,5 @@ const char *perr_exit_text(int exit_code);
 
 /* The exit code a command returns for an error code (the table of docs/design.md §3.2). */
 int perr_exit_code(enum plumb_err code);
-
-/* Every line below is printed through the one escaper (base/shown.h, docs/design.md §3.3): control bytes of the
- * formatted text are shown as \x1b, \n and so on, and the line is cut at SHOWN_LINE_MAX with a marker, so a
- * caller may pass text from an input as a plain %s. */
-
-/* Prints "plumb: <msg>" (or the code's text when msg is empty) on stderr, one line, and returns
- * perr_exit_code(e->code). */
-int perr_report(const struct perr *e);
-
-/* Prints one "plumb: ..." line on stderr and returns `exit_code`. */
-int perr_fail(int exit_code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* Prints one "plumb: warning: ..." line on stderr. */
-void perr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/* Prints one line on stderr as formatted, with no prefix (a summary line, "Wrote PATH"). */
-void perr_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

@@ -18,6 +18,7 @@
 #include "os/fs.h"
 #include "profile/label.h"
 #include "render/annotate.h"
+#include "ui/report.h"
 
 static const char usage[] = "plumb annotate PROFILE FUNCTION [--asm] [--json] [--context N] [--source-root DIR] "
 			    "[--html PATH] [--width N]";

@@ -19,6 +19,7 @@
 #include "os/store.h"
 #include "profile/label.h"
 #include "format/hot_json.h"
+#include "ui/report.h"
 
 static const struct store_kind *const K = &STORE_PROFILE_BASELINES;
 

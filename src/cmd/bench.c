@@ -10,12 +10,13 @@
 
 #include "os/atomic.h"
 #include "base/opt.h"
-#include "base/progress.h"
 #include "base/sbuf.h"
 #include "bench/compare.h"
 #include "bench/report.h"
 #include "bench/runner.h"
 #include "cmd/bench_cmd.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 /* ---- report ---- */
 

@@ -9,6 +9,7 @@
 #include "bench/coverage.h"
 #include "bench/machine.h"
 #include "cmd/bench_cmd.h"
+#include "ui/report.h"
 
 /* ---- coverage ---- */
 

@@ -7,6 +7,7 @@
 #include "bench/artifact.h"
 #include "bench/baseline.h"
 #include "cmd/bench_cmd.h"
+#include "ui/report.h"
 
 /* Paths and command lines in messages (a suite or catalog FILE:LINE, an artifact, an output) go through the
  * redactor: cmd_shown_text, cmd_fail_shown, cmd_report_redacted. */

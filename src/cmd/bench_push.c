@@ -9,6 +9,7 @@
 #include "bench/push.h"
 #include "cmd/bench_cmd.h"
 #include "cmd/push_cmd.h"
+#include "ui/report.h"
 
 int bench_cmd_push_evidence(const struct bench_evidence *ev, const char *url, const char *format,
 			    const struct opt_list *labels, const char *machine, const char *who, const char *shown)

@@ -11,6 +11,7 @@
 #include "bench/baseline.h"
 #include "bench/report.h"
 #include "cmd/bench_cmd.h"
+#include "ui/report.h"
 
 static int baseline_save(int argc, char **argv)
 {

@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include "base/opt.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 int cmd_record(int argc, char **argv);
 int cmd_hot(int argc, char **argv);

@@ -9,12 +9,13 @@
 
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/progress.h"
 #include "base/redact.h"
 #include "base/shown.h"
 #include "base/sbuf.h"
 #include "analyze/analyze.h"
 #include "format/format.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 void (*cmd_help_hook)(void *ctx, const char *usage, const char *description, const struct opt *opts);
 void *cmd_help_hook_ctx;

@@ -8,10 +8,11 @@
 
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/progress.h"
 #include "format/format.h"
 #include "profile/label.h"
 #include "render/output.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 int cmd_convert(int argc, char **argv)
 {

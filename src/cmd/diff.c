@@ -25,6 +25,7 @@
 #include "format/format.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
+#include "ui/report.h"
 
 static const char usage[] =
 	"plumb diff BEFORE AFTER [--table leaf|inclusive|grouped-leaf|grouped-inclusive] [--top N] [--json]\n"

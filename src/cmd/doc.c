@@ -17,6 +17,7 @@
 #include "base/sbuf.h"
 #include "base/str.h"
 #include "cmd/bench_cmd.h"
+#include "ui/report.h"
 
 /* One option as a page shows it (copied: the command's table lives on its stack). */
 struct doc_opt {

@@ -17,6 +17,7 @@
 #include "profile/label.h"
 #include "sample/dump.h"
 #include "sample/targets.h"
+#include "ui/report.h"
 
 static const char *const usage_text =
 	"plumb dump [--json] [--nonblocking] --pid PID\n"

@@ -8,11 +8,12 @@
 
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/progress.h"
 #include "format/diff_folded.h"
 #include "format/format.h"
 #include "profile/label.h"
 #include "render/output.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 /* Reads a profile for drawing; a two-column differential folded file yields both sides. */
 static int load(const char *path, const struct fmt_read_opts *ro, struct profile **after, struct profile **before)

@@ -11,10 +11,11 @@
 #include "base/shown.h"
 #include "base/err.h"
 #include "base/opt.h"
-#include "base/progress.h"
 #include "base/sbuf.h"
 #include "format/hot_json.h"
 #include "profile/label.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 static const char usage[] =
 	"plumb hot [PROFILE] [--top N] [--json] [--group-by function|file|module|library] [--module-depth N]\n"

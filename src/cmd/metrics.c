@@ -32,6 +32,7 @@
 #include "symbol/symbol.h"
 #include "format/format.h"
 #include "render/output.h"
+#include "ui/report.h"
 
 #define NO_RECORDING_HINT "was the program started with PLUMB_DEBUG=1?"
 

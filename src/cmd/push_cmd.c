@@ -9,6 +9,7 @@
 #include "os/http.h"
 #include "os/prom_rw.h"
 #include "cmd/cmd.h"
+#include "ui/report.h"
 
 int cmd_push_labels(const struct opt_list *list, bool (*allowed)(const char *name), const char *who,
 		    struct cmd_push_labels *out)

@@ -22,7 +22,6 @@
 #include "os/home.h"
 #include "base/opt.h"
 #include "os/procfs.h"
-#include "base/progress.h"
 #include "base/redact.h"
 #include "base/sbuf.h"
 #include "os/store.h"
@@ -35,6 +34,8 @@
 #include "sample/session.h"
 #include "sample/stages.h"
 #include "symbol/symbol.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 static volatile sig_atomic_t stop_requested; /* SIGINT/SIGTERM: stop sampling, then write what was sampled */
 

@@ -15,6 +15,7 @@
 #include "base/sbuf.h"
 #include "sample/backend.h"
 #include "sample/targets.h"
+#include "ui/report.h"
 
 /* cmd_fail_shown() with "WHO: " before fmt (one %s, for the redacted text). */
 static int fail_shown(const char *who, const char *fmt, const char *text)

@@ -34,6 +34,7 @@
 #include "render/output.h"
 #include "sample/backend.h"
 #include "sample/session.h"
+#include "ui/report.h"
 
 static volatile sig_atomic_t top_stop; /* q, SIGINT, SIGTERM, SIGHUP, SIGPIPE: stop sampling and leave */
 static int top_out_errno;              /* stdout failed for another reason than a reader gone (a full disk) */

@@ -120,6 +120,18 @@ class LibPlumb(TempDir):
         self.assertIn("libplumb.so.1", needed)
         self.assertFalse([n for n in needed if "preload" in n], needed)
 
+    def test_libplumb__never_prints(self):
+        """The libraries link only the pieces they reach of base/, os/ and metrics/ (docs/design.md §10): neither
+        imports stderr, a function that prints on standard output or stderr, or the terminal's questions (files,
+        and `-` for standard output, are written through os/atomic)."""
+        printing = {"stderr", "printf", "vprintf", "puts", "perror", "psignal", "isatty", "ioctl", "tcgetattr"}
+        for name in ("libplumb.so", "libplumb-preload.so"):
+            out = subprocess.run(["nm", "-D", "--undefined-only", os.path.join(BUILD, name)], capture_output=True,
+                                 text=True, check=True).stdout
+            imported = {line.split()[-1].split("@")[0] for line in out.splitlines() if line.strip()}
+            self.assertGreater(len(imported), 10, out)
+            self.assertEqual(imported & printing, set(), name)
+
     def test_libplumb__version_from_one_place(self):
         with open(os.path.join(ROOT, "VERSION")) as f:
             version = f.read().strip()

@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "base/err.h"
-#include "base/progress.h"
+#include "ui/report.h"
+#include "ui/progress.h"
 
 #define MS 1000000ULL
 

@@ -1,7 +1,7 @@
-/* progress.c — see progress.h. A display draws "\r<line>\033[K" and erases with "\r\033[K"; it draws nothing
+/* progress.c — see ui/progress.h. A display draws "\r<line>\033[K" and erases with "\r\033[K"; it draws nothing
  * before its delay and nothing closer together than its interval, and the one display that has drawn is
  * remembered so that progress_clear() can erase it before another message. */
-#include "base/progress.h"
+#include "ui/progress.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -19,7 +19,9 @@
 #define LABEL_MAX 160
 #define LINE_MAX_BYTES 512
 
-struct progress {
+/* A display: the report hook a reader below the faces calls (base/progress.h) and what the line needs. */
+struct display {
+	struct progress report; /* first, so a struct progress * of ours is a struct display * */
 	struct progress_opts opts;
 	char label[LABEL_MAX];
 	uint64_t start_ns;
@@ -29,7 +31,16 @@ struct progress {
 };
 
 /* The display whose line is on the terminal, for progress_clear(). */
-static struct progress *active;
+static struct display *active;
+
+static struct display *display_of(struct progress *p)
+{
+	return (struct display *)p;
+}
+
+static void report_bytes(struct progress *p, uint64_t done, uint64_t total);
+static void report_count(struct progress *p, uint64_t done, uint64_t total, const char *unit);
+static void report_record(struct progress *p, double elapsed_s, uint64_t samples, double rate_hz);
 
 bool progress_wanted(int fd)
 {
@@ -49,13 +60,16 @@ bool progress_wanted(int fd)
 
 struct progress *progress_new_opts(const char *label, const struct progress_opts *opts)
 {
-	struct progress *p = calloc(1, sizeof *p);
+	struct display *p = calloc(1, sizeof *p);
 	if (!p)
 		return NULL;
+	p->report.bytes = report_bytes;
+	p->report.count = report_count;
+	p->report.record = report_record;
 	p->opts = *opts;
-	progress_label(p, label);
+	progress_label(&p->report, label);
 	p->start_ns = p->opts.now_ns ? p->opts.now_ns(p->opts.now_ctx) : mono_ns();
-	return p;
+	return &p->report;
 }
 
 struct progress *progress_new(const char *label, unsigned flags)
@@ -66,8 +80,9 @@ struct progress *progress_new(const char *label, unsigned flags)
 	return progress_new_opts(label, &o);
 }
 
-void progress_label(struct progress *p, const char *label)
+void progress_label(struct progress *rp, const char *label)
 {
+	struct display *p = display_of(rp);
 	if (!p)
 		return;
 	label = label ? label : "";
@@ -89,13 +104,13 @@ static void write_all(int fd, const char *s, size_t n)
 	}
 }
 
-static uint64_t now_of(const struct progress *p)
+static uint64_t now_of(const struct display *p)
 {
 	return p->opts.now_ns ? p->opts.now_ns(p->opts.now_ctx) : mono_ns();
 }
 
 /* True when a report at this moment should redraw. */
-static bool due(struct progress *p)
+static bool due(struct display *p)
 {
 	uint64_t now = now_of(p);
 	if (now - p->start_ns < p->opts.delay_ns)
@@ -106,7 +121,7 @@ static bool due(struct progress *p)
 	return true;
 }
 
-static unsigned columns_of(const struct progress *p)
+static unsigned columns_of(const struct display *p)
 {
 	if (p->opts.columns)
 		return p->opts.columns;
@@ -117,8 +132,8 @@ static unsigned columns_of(const struct progress *p)
 }
 
 /* Draws "label: body", cut so that it never wraps (a wrapped line cannot be redrawn with \r). */
-static void draw(struct progress *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void draw(struct progress *p, const char *fmt, ...)
+static void draw(struct display *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void draw(struct display *p, const char *fmt, ...)
 {
 	char line[LINE_MAX_BYTES];
 	size_t n = 1;
@@ -182,8 +197,9 @@ static void thousands(char *buf, size_t len, uint64_t v)
 	buf[o] = '\0';
 }
 
-void progress_bytes(struct progress *p, uint64_t done, uint64_t total)
+static void report_bytes(struct progress *rp, uint64_t done, uint64_t total)
 {
+	struct display *p = display_of(rp);
 	if (!p || !due(p))
 		return;
 	char d[32], t[32];
@@ -204,8 +220,9 @@ void progress_bytes(struct progress *p, uint64_t done, uint64_t total)
 		draw(p, "%u%% (%s of %s)", pct, d, t);
 }
 
-void progress_count(struct progress *p, uint64_t done, uint64_t total, const char *unit)
+static void report_count(struct progress *rp, uint64_t done, uint64_t total, const char *unit)
 {
+	struct display *p = display_of(rp);
 	if (!p || !due(p))
 		return;
 	char d[32], t[32];
@@ -218,8 +235,9 @@ void progress_count(struct progress *p, uint64_t done, uint64_t total, const cha
 	}
 }
 
-void progress_record(struct progress *p, double elapsed_s, uint64_t samples, double rate_hz)
+static void report_record(struct progress *rp, double elapsed_s, uint64_t samples, double rate_hz)
 {
+	struct display *p = display_of(rp);
 	if (!p || !due(p))
 		return;
 	char s[32];
@@ -232,7 +250,7 @@ void progress_record(struct progress *p, double elapsed_s, uint64_t samples, dou
 
 void progress_clear(void)
 {
-	struct progress *p = active;
+	struct display *p = active;
 	if (!p || !p->drawn)
 		return;
 	write_all(p->opts.fd, "\r\033[K", 4);
@@ -240,8 +258,9 @@ void progress_clear(void)
 	p->redraw = true;
 }
 
-void progress_end(struct progress *p)
+void progress_end(struct progress *rp)
 {
+	struct display *p = display_of(rp);
 	if (!p)
 		return;
 	if (active == p) {
