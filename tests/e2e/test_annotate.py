@@ -23,6 +23,15 @@ SCHEMA = os.path.join(ROOT, "docs", "annotate.schema.json")
 TRUTH = re.compile(r"line9 ([0-9.]+) line10 ([0-9.]+) share9")
 
 
+def base_files(v):
+    """v with every "file" value cut to its last part."""
+    if isinstance(v, list):
+        return [base_files(x) for x in v]
+    if isinstance(v, dict):
+        return {k: (os.path.basename(x) if k == "file" and isinstance(x, str) else base_files(x)) for k, x in v.items()}
+    return v
+
+
 class Annotate(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -222,7 +231,9 @@ class Annotate(unittest.TestCase):
         want = self.func(self.doc(self.paths["gecko"], "^two_loops$"), "two_loops")
         got = self.func(self.doc(folded, "^two_loops$"), "two_loops")
         self.assertEqual(got["instructions"], want["instructions"])
-        self.assertEqual(got["lines"], want["lines"])
+        # an inlined frame's file is a label in folded text (its last two parts, targets/annot.c), the full path
+        # in the recording: the rest must match
+        self.assertEqual(base_files(got["lines"]), base_files(want["lines"]))
 
     def test_hostile_paths_are_not_opened(self):
         # a profile naming a device as its module and a FIFO as its source: both said missing, nothing blocks
