@@ -13,6 +13,7 @@
 #include "base/gate.h"
 #include "cmd/cmd.h"
 #include "ui/report.h"
+#include "base/settings.h"
 
 #ifndef PLUMB_VERSION
 #error "PLUMB_VERSION comes from the file VERSION (the Makefile passes it)"
@@ -80,9 +81,28 @@ static int finish_stdout(int rc)
 	return rc;
 }
 
+/* Reads plumb's own environment variables once, for the code below (base/settings.h). */
+static void settings_from_environment(void)
+{
+	struct settings s = SETTINGS_DEFAULT;
+	const char *v = getenv("PLUMB_SYMBOL_CACHE");
+	s.symbol_cache = !v || (strcmp(v, "0") != 0 && strcmp(v, "off") != 0 && strcmp(v, "no") != 0);
+	const char *urls = getenv("DEBUGINFOD_URLS");
+	s.debuginfod = urls && urls[strspn(urls, " \t")];
+	const char *t = getenv("PLUMB_DEBUGINFOD_TIMEOUT");
+	double secs = t ? strtod(t, NULL) : 0;
+	s.debuginfod_timeout_s = secs > 0 && secs < 3600 ? secs : 0;
+	const char *preload = getenv("PLUMB_PRELOAD");
+	s.preload = preload && *preload ? preload : NULL;
+	const char *home = getenv("HOME");
+	s.home = home && home[0] == '/' ? home : NULL;
+	settings_set(&s);
+}
+
 int main(int argc, char **argv)
 {
 	cleanup_install();
+	settings_from_environment();
 	if (argc < 2) {
 		usage(stderr);
 		return EXIT_USAGE;

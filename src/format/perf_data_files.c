@@ -22,6 +22,7 @@
 #include "base/readall.h"
 #include "symbol/debuginfod.h"
 #include "symbol/kallsyms.h"
+#include "base/settings.h"
 
 #define PD_MAX_FILES 65536 /* distinct mapped files whose build ID is kept */
 #define BUILD_ID_MAX 20
@@ -249,8 +250,7 @@ const char *fmt_pd_files_use(struct pd_files *s, const char *path)
 		size_t n = elf_build_id(path, have);
 		if (n != f->id_len || memcmp(have, f->id, n) != 0) {
 			hex(f->id, f->id_len, idhex);
-			const char *home = getenv("HOME");
-			const char *dirs[2] = { home && home[0] == '/' ? home : NULL, NULL };
+			const char *dirs[2] = { settings()->home, NULL };
 			if (dirs[0] && snprintf(buf, sizeof buf, "%s/.debug/.build-id/%.2s/%s/elf", dirs[0], idhex,
 						idhex + 2) < (int)sizeof buf && is_file(buf))
 				use = buf;
@@ -290,8 +290,8 @@ static struct kallsyms *cached_kallsyms(const struct pd_files *s)
 {
 	char idhex[2 * BUILD_ID_MAX + 1], path[4096];
 	hex(s->kernel_id, s->kernel_id_len, idhex);
-	const char *home = getenv("HOME");
-	if (!home || home[0] != '/' ||
+	const char *home = settings()->home;
+	if (!home ||
 	    snprintf(path, sizeof path, "%s/.debug/[kernel.kallsyms]/%s/kallsyms", home, idhex) >= (int)sizeof path ||
 	    !is_file(path))
 		return NULL;

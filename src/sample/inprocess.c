@@ -28,6 +28,7 @@
 #include "sample/inproc_ring.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
+#include "base/settings.h"
 
 #define MAX_FRAMES 256
 #define NSLOTS 1024
@@ -65,7 +66,7 @@ struct ip_state {
 bool inprocess_find_preload(char *out, size_t n, char *looked, size_t looked_n)
 {
 	looked[0] = 0;
-	const char *env = getenv("PLUMB_PRELOAD");
+	const char *env = settings()->preload;
 	if (env && *env) {
 		char res[PATH_MAX];
 		if (!realpath(env, res)) {

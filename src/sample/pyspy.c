@@ -24,6 +24,7 @@
 #include "base/sbuf.h"
 #include "profile/label.h"
 #include "sample/pyspy.h"
+#include "base/settings.h"
 
 static bool is_exec_file(const char *path)
 {
@@ -33,7 +34,7 @@ static bool is_exec_file(const char *path)
 
 bool pyspy_locate(char *out, size_t n)
 {
-	const char *home = getenv("HOME");
+	const char *home = settings()->home;
 	const char *fixed[] = { "/usr/local/bin", "~/.cargo/bin", "~/.local/bin", "/opt/homebrew/bin" };
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
 		if (fixed[i][0] == '~') {

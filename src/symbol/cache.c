@@ -22,6 +22,7 @@
 #include "os/home.h"
 #include "base/intern.h"
 #include "base/sbuf.h"
+#include "base/settings.h"
 
 #define CACHE_MAGIC "plumb-symbols 1"
 #define CACHE_MAX_FILE (SYM_CACHE_MAX_BYTES / 4)
@@ -50,11 +51,6 @@ struct sym_cache {
 	bool dirty;
 };
 
-static bool cache_enabled(void)
-{
-	const char *v = getenv("PLUMB_SYMBOL_CACHE");
-	return !v || (strcmp(v, "0") != 0 && strcmp(v, "off") != 0 && strcmp(v, "no") != 0);
-}
 
 /* size and mtime (ns) of path as one stamp; false when it cannot be read */
 static bool stamp_of(const char *path, unsigned long long *size, unsigned long long *mtime)
@@ -162,7 +158,7 @@ static void cache_load(struct sym_cache *c)
 struct sym_cache *sym_cache_open(const unsigned char *build_id, size_t len)
 {
 	char home[PATH_MAX - 128];
-	if (!build_id || len == 0 || len > 64 || !cache_enabled() || !home_dir(home, sizeof home))
+	if (!build_id || len == 0 || len > 64 || !settings()->symbol_cache || !home_dir(home, sizeof home))
 		return NULL;
 	struct sym_cache *c = calloc(1, sizeof *c);
 	if (!c)

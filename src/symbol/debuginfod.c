@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "base/clock.h"
+#include "base/settings.h"
 
 /* libdebuginfod's API (debuginfod.h of elfutils, stable since 0.179). */
 typedef int (*dbgd_progressfn)(debuginfod_client *c, long a, long b);
@@ -38,18 +39,15 @@ static bool load_api(void)
 	return loaded > 0;
 }
 
-static bool debuginfod_urls_set(void);
-
 void sym_fetch_init(struct sym_fetch *f, void (*fetching)(void *ctx, const char *module, bool first, long done,
 							     long total), void *ctx)
 {
 	memset(f, 0, sizeof *f);
 	f->fetching = fetching;
 	f->ctx = ctx;
-	if (!debuginfod_urls_set())
+	if (!settings()->debuginfod)
 		return; /* off: nothing is loaded, nothing is asked */
-	const char *t = getenv("PLUMB_DEBUGINFOD_TIMEOUT");
-	double s = t ? strtod(t, NULL) : 0;
+	double s = settings()->debuginfod_timeout_s;
 	f->bound_ns = (uint64_t)((s > 0 && s < 3600 ? s : SYM_FETCH_TIMEOUT_S) * 1e9);
 	f->enabled = true;
 }
@@ -98,12 +96,6 @@ void sym_fetch_why(const struct sym_fetch_state *st, char *buf, size_t n)
 		snprintf(buf, n, "debuginfod was not asked (an earlier fetch ran out of time)");
 	else
 		snprintf(buf, n, "the servers of DEBUGINFOD_URLS have no debug information for it");
-}
-
-static bool debuginfod_urls_set(void)
-{
-	const char *urls = getenv("DEBUGINFOD_URLS");
-	return urls && urls[strspn(urls, " \t")];
 }
 
 /* fd when the file on it is an ELF file whose build-id is mod's (or mod has none), else closes it: -1. */
@@ -157,7 +149,7 @@ static int find_by_link(Dwfl_Module *mod, const char *file_name, const char *deb
 int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base, const char *file_name,
 		       const char *debuglink_file, GElf_Word debuglink_crc, char **debuginfo_file_name)
 {
-	if (debuginfod_urls_set())
+	if (settings()->debuginfod)
 		return dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink_file,
 						    debuglink_crc, debuginfo_file_name);
 	/* by build-id (also the dwz alternate file, when the debug file is open already) */
@@ -170,7 +162,7 @@ int sym_find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, D
 int sym_fetch_executable(const unsigned char *id, size_t len, char **path)
 {
 	*path = NULL;
-	if (!debuginfod_urls_set() || !len || len > 64)
+	if (!settings()->debuginfod || !len || len > 64)
 		return -1;
 	static const Dwfl_Callbacks callbacks = {
 		.find_elf = dwfl_build_id_find_elf,

@@ -13,6 +13,7 @@
 
 #include "base/readall.h"
 #include "base/str.h"
+#include "base/settings.h"
 
 #define LIST_MAX ((size_t)64 << 20) /* no package lists 64 MiB of file names */
 
@@ -83,7 +84,7 @@ void sym_hint_module(struct sbuf *out, const char *path, uint64_t unnamed, uint6
 	if (why && why[0])
 		sbuf_addf(out, ": %s", why);
 	char pkg[256];
-	bool debuginfod = getenv("DEBUGINFOD_URLS") && getenv("DEBUGINFOD_URLS")[0];
+	bool debuginfod = settings()->debuginfod;
 	if (sym_hint_package(path, NULL, pkg, sizeof pkg))
 		sbuf_addf(out, "; installing %s-dbgsym (Debian's debug archive) would name them", pkg);
 	else

@@ -14,6 +14,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "base/settings.h"
 #include "symbol/cache.h"
 
 static const unsigned char ID1[] = { 0xde, 0xad, 0xbe, 0xef, 0x01 };
@@ -35,7 +36,6 @@ static int setup(void **state)
 	fputs("debug information", fp);
 	fclose(fp);
 	setenv("PLUMB_HOME", f->home, 1);
-	unsetenv("PLUMB_SYMBOL_CACHE");
 	*state = f;
 	return 0;
 }
@@ -133,9 +133,11 @@ static void test_symcache__torn_file_keeps_whole_lines_only(void **state)
 static void test_symcache__off(void **state)
 {
 	(void)state;
-	setenv("PLUMB_SYMBOL_CACHE", "0", 1);
+	struct settings off = SETTINGS_DEFAULT;
+	off.symbol_cache = false;
+	settings_set(&off);
 	assert_null(sym_cache_open(ID1, sizeof ID1));
-	unsetenv("PLUMB_SYMBOL_CACHE");
+	settings_set(&(struct settings)SETTINGS_DEFAULT);
 	assert_null(sym_cache_open(ID1, 0));
 }
 
