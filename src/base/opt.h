@@ -38,7 +38,7 @@ struct opt {
  *   OPT_BOOL(long, short, bool *, help)
  *   OPT_STRING(long, short, const char **, argname, help)
  *   OPT_LONG(long, short, long *, argname, help)         OPT_LONG_SEEN(..., help, bool *seen)
- *   OPT_DOUBLE(long, short, double *, argname, help)
+ *   OPT_DOUBLE(long, short, double *, argname, help)     OPT_DOUBLE_SEEN(..., help, bool *seen)
  *   OPT_LIST(long, short, struct opt_list *, argname, help)
  *   OPT_DISPATCH(long, help)   a flag the command acts on before its table is parsed (no target)
  *   OPT_END()                  the end of the table */
@@ -49,6 +49,8 @@ struct opt {
 #define OPT_LONG_SEEN(l, s, v, a, h, seen) \
 	{ (l), (s), OPT_INT, OPT_TARGET_(long, v), (a), (h), _Generic((seen), bool *: (seen)) }
 #define OPT_DOUBLE(l, s, v, a, h) { (l), (s), OPT_DOUBLE, OPT_TARGET_(double, v), (a), (h), NULL }
+#define OPT_DOUBLE_SEEN(l, s, v, a, h, seen) \
+	{ (l), (s), OPT_DOUBLE, OPT_TARGET_(double, v), (a), (h), _Generic((seen), bool *: (seen)) }
 #define OPT_LIST(l, s, v, a, h) { (l), (s), OPT_LIST, OPT_TARGET_(struct opt_list, v), (a), (h), NULL }
 #define OPT_DISPATCH(l, h) { (l), 0, OPT_FLAG, NULL, NULL, (h), NULL }
 #define OPT_END() { NULL, 0, OPT_END, NULL, NULL, NULL, NULL }

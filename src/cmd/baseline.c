@@ -53,7 +53,7 @@ static void list_one(const char *name)
 
 static int baseline_list(int argc, char **argv)
 {
-	const struct opt opts[] = { { 0 } };
+	const struct opt opts[] = { OPT_END() };
 	struct opt_result res;
 	int rc;
 	if (!cmd_parse_options(opts, "plumb baseline list", "Lists the saved profile baselines.", argc, argv, &res, &rc))
@@ -136,7 +136,7 @@ static int baseline_show(int argc, char **argv)
 
 static int baseline_rm(int argc, char **argv)
 {
-	const struct opt opts[] = { { 0 } };
+	const struct opt opts[] = { OPT_END() };
 	struct opt_result res;
 	int rc;
 	if (!cmd_parse_options(opts, "plumb baseline rm NAME", "Removes a saved profile baseline.", argc, argv, &res, &rc))

@@ -25,10 +25,10 @@ static int sub_report(int argc, char **argv)
 	bool json = false, markdown = false;
 	const char *catalog = NULL;
 	const struct opt opts[] = {
-		{ "json", 0, OPT_FLAG, &json, NULL, "machine-readable output on stdout", NULL },
-		{ "markdown", 0, OPT_FLAG, &markdown, NULL, "a Markdown table", NULL },
-		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "catalog for SLOs (default: the suite's)", NULL },
-		{ 0 },
+		OPT_BOOL("json", 0, &json, "machine-readable output on stdout"),
+		OPT_BOOL("markdown", 0, &markdown, "a Markdown table"),
+		OPT_STRING("catalog", 0, &catalog, "FILE", "catalog for SLOs (default: the suite's)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
@@ -96,20 +96,25 @@ static bool run_options(int argc, char **argv, struct run_request *rq, int *rc)
 	long repeats = 0, warmup = -1, seed = -1, retries = -1;
 	bool seen_repeats = false, seen_warmup = false, seen_seed = false, seen_retries = false;
 	const struct opt opts[] = {
-		{ "case", 0, OPT_STRING, &case_re, "RE", "run only cases whose name matches (extended regex)", NULL },
-		{ "repeats", 'n', OPT_INT, &repeats, "N", "measured runs per case (default: suite, else 10)", &seen_repeats },
-		{ "duration", 0, OPT_STRING, &duration, "D", "repeat policy: ceil(D / 20s) runs (not a timeout)", NULL },
-		{ "warmup", 0, OPT_INT, &warmup, "N", "unmeasured runs first (default: suite, else 1)", &seen_warmup },
-		{ "order", 0, OPT_STRING, &order, "HOW", "interleave the cases' repeats: shuffle (default) or round-robin", NULL },
-		{ "seed", 0, OPT_INT, &seed, "N", "the shuffle's seed (default: from the clock; the artifact keeps it)", &seen_seed },
-		{ "retries", 0, OPT_INT, &retries, "N", "re-run a contended repeat up to N times (default: suite, else 2)",
-		  &seen_retries },
-		{ "out", 'o', OPT_STRING, &out, "ARTIFACT", "where the evidence goes (default: SUITE.evidence.json)", NULL },
-		{ "push", 0, OPT_STRING, &push, "URL", "then push the figures to this Prometheus Pushgateway, or remote-write receiver (as `bench push`)",
-		  NULL },
-		{ "push-label", 0, OPT_LIST, &push_labels, "KEY=VALUE", "with --push: one more label (repeatable)", NULL },
-		{ "push-format", 0, OPT_STRING, &push_format, "HOW", "with --push: gateway (default) or remote-write", NULL },
-		{ 0 },
+		OPT_STRING("case", 0, &case_re, "RE", "run only cases whose name matches (extended regex)"),
+		OPT_LONG_SEEN("repeats", 'n', &repeats, "N", "measured runs per case (default: suite, else 10)",
+			      &seen_repeats),
+		OPT_STRING("duration", 0, &duration, "D", "repeat policy: ceil(D / 20s) runs (not a timeout)"),
+		OPT_LONG_SEEN("warmup", 0, &warmup, "N", "unmeasured runs first (default: suite, else 1)",
+			      &seen_warmup),
+		OPT_STRING("order", 0, &order, "HOW",
+			   "interleave the cases' repeats: shuffle (default) or round-robin"),
+		OPT_LONG_SEEN("seed", 0, &seed, "N",
+			      "the shuffle's seed (default: from the clock; the artifact keeps it)", &seen_seed),
+		OPT_LONG_SEEN("retries", 0, &retries, "N",
+			      "re-run a contended repeat up to N times (default: suite, else 2)", &seen_retries),
+		OPT_STRING("out", 'o', &out, "ARTIFACT", "where the evidence goes (default: SUITE.evidence.json)"),
+		OPT_STRING("push", 0, &push, "URL",
+			   "then push the figures to this Prometheus Pushgateway, or remote-write receiver "
+			   "(as `bench push`)"),
+		OPT_LIST("push-label", 0, &push_labels, "KEY=VALUE", "with --push: one more label (repeatable)"),
+		OPT_STRING("push-format", 0, &push_format, "HOW", "with --push: gateway (default) or remote-write"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	if (!cmd_parse_options(opts, "plumb bench run SUITE [--case RE] [--repeats N | --duration D] [--warmup N] [--order HOW] "
@@ -406,16 +411,17 @@ static int sub_compare(int argc, char **argv)
 	struct opt_list allow_missing = { 0 };
 	struct compare_gate gate = { 0 };
 	const struct opt opts[] = {
-		{ "rank", 0, OPT_STRING, &rank_s, "HOW", "bottlenecks (time added), regressions or name", NULL },
-		{ "threshold", 0, OPT_DOUBLE, &threshold, "PCT", "the least median change a verdict needs (default 10)", NULL },
-		{ "alpha", 0, OPT_DOUBLE, &alpha, "P", "significance level of the U test (default 0.05)", NULL },
-		{ "fail-on-regression", 0, OPT_FLAG, &gate.on, NULL,
-		  "exit 1 when a core metric regressed significantly or is missing from CURRENT (a CI gate)", NULL },
-		{ "allow-missing", 0, OPT_LIST, &allow_missing, "RE",
-		  "with --fail-on-regression: a core metric matching RE may be missing from CURRENT (repeatable)", NULL },
-		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "catalog for owners and tiers (default: the suite's)", NULL },
-		{ "json", 0, OPT_FLAG, &json, NULL, "machine-readable output on stdout", NULL },
-		{ 0 },
+		OPT_STRING("rank", 0, &rank_s, "HOW", "bottlenecks (time added), regressions or name"),
+		OPT_DOUBLE("threshold", 0, &threshold, "PCT", "the least median change a verdict needs (default 10)"),
+		OPT_DOUBLE("alpha", 0, &alpha, "P", "significance level of the U test (default 0.05)"),
+		OPT_BOOL("fail-on-regression", 0, &gate.on,
+			 "exit 1 when a core metric regressed significantly or is missing from CURRENT (a CI gate)"),
+		OPT_LIST("allow-missing", 0, &allow_missing, "RE",
+			 "with --fail-on-regression: a core metric matching RE may be missing "
+			 "from CURRENT (repeatable)"),
+		OPT_STRING("catalog", 0, &catalog, "FILE", "catalog for owners and tiers (default: the suite's)"),
+		OPT_BOOL("json", 0, &json, "machine-readable output on stdout"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

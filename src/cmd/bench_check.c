@@ -59,11 +59,11 @@ int bench_cmd_coverage(int argc, char **argv)
 	struct opt_list artifacts = { 0 };
 	const char *catalog = NULL;
 	const struct opt opts[] = {
-		{ "strict", 0, OPT_FLAG, &strict, NULL, "exit 1 when a required metric is missing or its trust is too weak", NULL },
-		{ "artifact", 'a', OPT_LIST, &artifacts, "A", "an artifact to check (repeatable)", NULL },
-		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "the catalog (default: the first artifact's suite's)", NULL },
-		{ "json", 0, OPT_FLAG, &json, NULL, "machine-readable output on stdout", NULL },
-		{ 0 },
+		OPT_BOOL("strict", 0, &strict, "exit 1 when a required metric is missing or its trust is too weak"),
+		OPT_LIST("artifact", 'a', &artifacts, "A", "an artifact to check (repeatable)"),
+		OPT_STRING("catalog", 0, &catalog, "FILE", "the catalog (default: the first artifact's suite's)"),
+		OPT_BOOL("json", 0, &json, "machine-readable output on stdout"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
@@ -92,9 +92,9 @@ int bench_cmd_owners(int argc, char **argv)
 	const char *catalog = NULL;
 	bool json = false;
 	const struct opt opts[] = {
-		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "the catalog (plumb.catalog.v1 INI; default ./catalog.ini)", NULL },
-		{ "json", 0, OPT_FLAG, &json, NULL, "the catalog as plumb.catalog.v1 JSON on stdout", NULL },
-		{ 0 },
+		OPT_STRING("catalog", 0, &catalog, "FILE", "the catalog (plumb.catalog.v1 INI; default ./catalog.ini)"),
+		OPT_BOOL("json", 0, &json, "the catalog as plumb.catalog.v1 JSON on stdout"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
@@ -170,10 +170,10 @@ int bench_cmd_doctor(int argc, char **argv)
 	const char *suite_path = NULL;
 	struct opt_list bins = { 0 };
 	const struct opt opts[] = {
-		{ "min-free-bytes", 0, OPT_INT, &min_free, "N", "free-disk floor in bytes (default 1 GiB)", NULL },
-		{ "suite", 0, OPT_STRING, &suite_path, "SUITE", "check the programs this suite runs", NULL },
-		{ "binary", 0, OPT_LIST, &bins, "PATH", "check that this program is an optimized build (repeatable)", NULL },
-		{ 0 },
+		OPT_LONG("min-free-bytes", 0, &min_free, "N", "free-disk floor in bytes (default 1 GiB)"),
+		OPT_STRING("suite", 0, &suite_path, "SUITE", "check the programs this suite runs"),
+		OPT_LIST("binary", 0, &bins, "PATH", "check that this program is an optimized build (repeatable)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

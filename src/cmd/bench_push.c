@@ -49,14 +49,16 @@ int bench_cmd_push(int argc, char **argv)
 	enum cmd_push_format f;
 	struct opt_list labels = { 0 };
 	const struct opt opts[] = {
-		{ "to", 0, OPT_STRING, &to, "URL", "the Pushgateway's base URL (http:// or https://; credentials from "
-						   "PLUMB_PUSH_* variables, never the URL)", NULL },
-		{ "label", 0, OPT_LIST, &labels, "KEY=VALUE", "one more label on every series, and in the grouping key "
-							     "(e.g. branch=main; repeatable)", NULL },
-		{ "machine", 0, OPT_STRING, &machine, "NAME", "the machine label (default: the artifact's host name)", NULL },
-		{ "push-format", 0, OPT_STRING, &format, "HOW", "gateway (a Pushgateway, the default) or remote-write (URL "
-								 "is a remote-write receiver: .../api/v1/write)", NULL },
-		{ 0 },
+		OPT_STRING("to", 0, &to, "URL",
+			   "the Pushgateway's base URL (http:// or https://; credentials from PLUMB_PUSH_* variables, "
+			   "never the URL)"),
+		OPT_LIST("label", 0, &labels, "KEY=VALUE",
+			 "one more label on every series, and in the grouping key (e.g. branch=main; repeatable)"),
+		OPT_STRING("machine", 0, &machine, "NAME", "the machine label (default: the artifact's host name)"),
+		OPT_STRING("push-format", 0, &format, "HOW",
+			   "gateway (a Pushgateway, the default) or remote-write (URL is a remote-write receiver: "
+			   ".../api/v1/write)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

@@ -18,9 +18,9 @@ static int baseline_save(int argc, char **argv)
 	const char *name = NULL;
 	bool force = false;
 	const struct opt opts[] = {
-		{ "name", 0, OPT_STRING, &name, "NAME", "the baseline's name (letters, digits, '.', '_', '-')", NULL },
-		{ "force", 'f', OPT_FLAG, &force, NULL, "replace a baseline of that name", NULL },
-		{ 0 },
+		OPT_STRING("name", 0, &name, "NAME", "the baseline's name (letters, digits, '.', '_', '-')"),
+		OPT_BOOL("force", 'f', &force, "replace a baseline of that name"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
@@ -79,7 +79,7 @@ static int baseline_save(int argc, char **argv)
 
 static int baseline_list(int argc, char **argv)
 {
-	const struct opt opts[] = { { 0 } };
+	const struct opt opts[] = { OPT_END() };
 	struct opt_result res;
 	int rc;
 	if (!cmd_parse_options(opts, "plumb bench baseline list", "Lists the saved baselines.", argc, argv, &res, &rc))
@@ -106,11 +106,11 @@ static int baseline_show_rm(int argc, char **argv, bool rm)
 	const char *catalog = NULL;
 	bool json = false;
 	const struct opt show_opts[] = {
-		{ "json", 0, OPT_FLAG, &json, NULL, "machine-readable output on stdout", NULL },
-		{ "catalog", 0, OPT_STRING, &catalog, "FILE", "catalog for SLOs", NULL },
-		{ 0 },
+		OPT_BOOL("json", 0, &json, "machine-readable output on stdout"),
+		OPT_STRING("catalog", 0, &catalog, "FILE", "catalog for SLOs"),
+		OPT_END(),
 	};
-	const struct opt rm_opts[] = { { 0 } };
+	const struct opt rm_opts[] = { OPT_END() };
 	struct opt_result res;
 	int rc;
 	if (!cmd_parse_options(rm ? rm_opts : show_opts, rm ? "plumb bench baseline rm NAME" : "plumb bench baseline show NAME",

@@ -77,21 +77,22 @@ struct cmd_collapse {
 	const char *weight;
 };
 #define CMD_COLLAPSE_OPTS(c)                                                                                      \
-	{ "pid", 0, OPT_FLAG, &(c).pid, NULL, "perf script input: append -PID to the process name frame", NULL },    \
-	{ "tid", 0, OPT_FLAG, &(c).tid, NULL, "perf script input: append -PID/TID to the process name frame", NULL }, \
-	{ "kernel", 0, OPT_FLAG, &(c).kernel, NULL, "perf script input: suffix kernel frames with _[k]", NULL },     \
-	{ "jit", 0, OPT_FLAG, &(c).jit, NULL, "perf script input: suffix JIT frames with _[j]", NULL },              \
-	{ "all", 0, OPT_FLAG, &(c).all, NULL, "perf script input: --kernel and --jit", NULL },                       \
-	{ "addrs", 0, OPT_FLAG, &(c).addrs, NULL, "perf script input: show addresses of unknown symbols", NULL }, \
-	{ "sample-index", 0, OPT_STRING, &(c).sample_index, "N|TYPE", "pprof input: the sample type to read, by "      \
-	  "index or name (default: the profile's default, else the last, as go tool pprof); perf.data input: the "      \
-	  "event (default: the first)", NULL },                   \
+	OPT_BOOL("pid", 0, &(c).pid, "perf script input: append -PID to the process name frame"),                 \
+	OPT_BOOL("tid", 0, &(c).tid, "perf script input: append -PID/TID to the process name frame"),             \
+	OPT_BOOL("kernel", 0, &(c).kernel, "perf script input: suffix kernel frames with _[k]"),                  \
+	OPT_BOOL("jit", 0, &(c).jit, "perf script input: suffix JIT frames with _[j]"),                           \
+	OPT_BOOL("all", 0, &(c).all, "perf script input: --kernel and --jit"),                                    \
+	OPT_BOOL("addrs", 0, &(c).addrs, "perf script input: show addresses of unknown symbols"),                 \
+	OPT_STRING("sample-index", 0, &(c).sample_index, "N|TYPE",                                                \
+		   "pprof input: the sample type to read, by index or name (default: the profile's default, "     \
+		   "else the last, as go tool pprof); perf.data input: the event (default: the first)"),          \
 	CMD_WEIGHT_OPT((c).weight)
 /* --weight alloc|inuse|peak|freed: which bytes of an allocation profile (record --mode alloc, docs/alloc.md) are
  * the weight — its pprof sample types alloc_space, inuse_space, peak_space, freed_space. */
 #define CMD_WEIGHT_OPT(var)                                                                                       \
-	{ "weight", 0, OPT_STRING, &(var), "alloc|inuse|peak|freed",                                               \
-	  "allocation profiles: bytes allocated (default), in use at exit, in use at the peak, or freed", NULL }
+	OPT_STRING("weight", 0, &(var), "alloc|inuse|peak|freed",                                                 \
+		   "allocation profiles: bytes allocated (default), in use at exit, "                             \
+		   "in use at the peak, or freed")
 /* The sample type --weight names into *sample_index (unchanged when weight is NULL); false with the message
  * printed and *rc set when it is not one of the four, or --sample-index was given too. */
 bool cmd_weight_apply(const char *who, const char *weight, const char **sample_index, int *rc);
@@ -110,18 +111,18 @@ struct cmd_summary {
 };
 #define CMD_SUMMARY_INIT { .top = 20, .module_depth = 2, .group_by = "function" }
 #define CMD_SUMMARY_OPTS(c)                                                                                       \
-	{ "top", 'n', OPT_INT, &(c).top, "N", "rows per table (default 20; a JSON summary keeps every row unless given)", \
-	  &(c).top_seen },                                                                                           \
-	{ "group-by", 'g', OPT_STRING, &(c).group_by, "KEY", "function, file, module or library", NULL },           \
-	{ "module-depth", 0, OPT_INT, &(c).module_depth, "N",                                                       \
-	  "path components (or :: names) a module keeps (default 2)", NULL },                                      \
-	{ "collapse-generics", 0, OPT_FLAG, &(c).collapse, NULL, "fold <...> template/generic arguments", NULL },    \
-	{ "include", 0, OPT_LIST, &(c).include, "RE", "keep frames whose label matches (repeatable)", NULL },        \
-	{ "exclude", 0, OPT_LIST, &(c).exclude, "RE", "drop frames whose label matches (repeatable)", NULL },        \
-	{ "repo-only", 0, OPT_FLAG, &(c).repo_only, NULL, "keep frames whose source file is under --root", NULL },   \
-	{ "root", 0, OPT_STRING, &(c).root, "DIR", "repository root (default: git top level of the cwd)", NULL },   \
-	{ "thread", 0, OPT_STRING, &(c).thread, "RE", "keep threads whose name matches", NULL },                    \
-	{ "top-threads", 0, OPT_INT, &(c).top_threads, "N", "keep the N threads with the most samples", NULL }
+	OPT_LONG_SEEN("top", 'n', &(c).top, "N",                                                                  \
+		      "rows per table (default 20; a JSON summary keeps every row unless given)", &(c).top_seen), \
+	OPT_STRING("group-by", 'g', &(c).group_by, "KEY", "function, file, module or library"),                   \
+	OPT_LONG("module-depth", 0, &(c).module_depth, "N",                                                       \
+		 "path components (or :: names) a module keeps (default 2)"),                                     \
+	OPT_BOOL("collapse-generics", 0, &(c).collapse, "fold <...> template/generic arguments"),                 \
+	OPT_LIST("include", 0, &(c).include, "RE", "keep frames whose label matches (repeatable)"),               \
+	OPT_LIST("exclude", 0, &(c).exclude, "RE", "drop frames whose label matches (repeatable)"),               \
+	OPT_BOOL("repo-only", 0, &(c).repo_only, "keep frames whose source file is under --root"),                \
+	OPT_STRING("root", 0, &(c).root, "DIR", "repository root (default: git top level of the cwd)"),           \
+	OPT_STRING("thread", 0, &(c).thread, "RE", "keep threads whose name matches"),                            \
+	OPT_LONG("top-threads", 0, &(c).top_threads, "N", "keep the N threads with the most samples")
 struct hot_opts;
 /* Checks the summary options (`who` names the command in a message) and resolves --root; fills o (label_flags
  * is the caller's). Returns an exit code: 0, or 2 having printed why. */
@@ -147,32 +148,32 @@ struct cmd_sampling {
 	pid_t *pids;               /* --all --pid PID,...: the processes kept (owned) */
 };
 #define CMD_SAMPLING_OPTS(c)                                                                                      \
-	{ "pid", 'p', OPT_STRING, &(c).pid, "PID",                                                                \
-	  "attach to a running process (all its threads); with --all, a list PID,... to keep", NULL },           \
-	{ "target", 't', OPT_STRING, &(c).target_name, "NAME",                                                    \
-	  "attach to a process that announced itself (plumb.h)", NULL },                                         \
-	{ "all", 'a', OPT_FLAG, &(c).all, NULL,                                                                   \
-	  "every process on the machine, a root per process (needs root or perf_event_paranoid <= 0)", NULL },   \
-	{ "comm", 0, OPT_STRING, &(c).comm, "RE", "with --all: keep processes whose name matches RE", NULL },     \
-	{ "interval", 'i', OPT_DOUBLE, &(c).interval, "S", "seconds between samples, 0.0001-1.0 (default 0.005)", \
-	  &(c).interval_set },                                                                                    \
-	{ "rate", 'F', OPT_DOUBLE, &(c).rate, "HZ", "samples per second, 1-10000 (the same as --interval 1/HZ)",  \
-	  &(c).rate_set },                                                                                        \
-	{ "seconds", 's', OPT_DOUBLE, &(c).seconds, "N",                                                          \
-	  "how long to sample, 1-86400 (default: a command runs to its end; record attaches for 10)",            \
-	  &(c).seconds_set },                                                                                     \
-	{ "mode", 0, OPT_STRING, &(c).mode, "cpu|wall|alloc",                                                     \
-	  "on-CPU samples (default), every thread at every tick, or allocations (record -- COMMAND; "            \
-	  "docs/alloc.md)", NULL },                                                                               \
-	{ "alloc-interval", 0, OPT_INT, &(c).alloc_interval, "BYTES",                                             \
-	  "--mode alloc: mean bytes between sampled allocations, 1024-1073741824 (default 524288)", NULL },      \
-	{ "unwind", 0, OPT_STRING, &(c).unwind, "dwarf|fp", "user-stack unwinder (default dwarf)", NULL },        \
-	{ "stack-size", 0, OPT_INT, &(c).stack_size, "BYTES",                                                     \
-	  "user stack copied per sample for dwarf, 1024-65000 (default 16384)", &(c).stack_set },                \
-	{ "no-kernel", 0, OPT_FLAG, &(c).no_kernel, NULL, "drop kernel frames", NULL },                           \
-	{ "backend", 0, OPT_STRING, &(c).backend, "NAME", "force a backend (perf_event, ...)", NULL },            \
-	{ "native", 0, OPT_FLAG, &(c).native, NULL, "python targets: merge native frames", NULL },                \
-	{ "idle", 0, OPT_FLAG, &(c).idle, NULL, "python targets: keep idle stacks", NULL }
+	OPT_STRING("pid", 'p', &(c).pid, "PID",                                                                   \
+		   "attach to a running process (all its threads); with --all, a list PID,... to keep"),          \
+	OPT_STRING("target", 't', &(c).target_name, "NAME",                                                       \
+		   "attach to a process that announced itself (plumb.h)"),                                        \
+	OPT_BOOL("all", 'a', &(c).all,                                                                            \
+		 "every process on the machine, a root per process (needs root or perf_event_paranoid <= 0)"),    \
+	OPT_STRING("comm", 0, &(c).comm, "RE", "with --all: keep processes whose name matches RE"),               \
+	OPT_DOUBLE_SEEN("interval", 'i', &(c).interval, "S",                                                      \
+			"seconds between samples, 0.0001-1.0 (default 0.005)", &(c).interval_set),                \
+	OPT_DOUBLE_SEEN("rate", 'F', &(c).rate, "HZ",                                                             \
+			"samples per second, 1-10000 (the same as --interval 1/HZ)", &(c).rate_set),              \
+	OPT_DOUBLE_SEEN("seconds", 's', &(c).seconds, "N",                                                        \
+			"how long to sample, 1-86400 (default: a command runs to its end; "                       \
+			"record attaches for 10)", &(c).seconds_set),                                             \
+	OPT_STRING("mode", 0, &(c).mode, "cpu|wall|alloc",                                                        \
+		   "on-CPU samples (default), every thread at every tick, or allocations (record -- COMMAND; "    \
+		   "docs/alloc.md)"),                                                                             \
+	OPT_LONG("alloc-interval", 0, &(c).alloc_interval, "BYTES",                                               \
+		 "--mode alloc: mean bytes between sampled allocations, 1024-1073741824 (default 524288)"),       \
+	OPT_STRING("unwind", 0, &(c).unwind, "dwarf|fp", "user-stack unwinder (default dwarf)"),                  \
+	OPT_LONG_SEEN("stack-size", 0, &(c).stack_size, "BYTES",                                                  \
+		      "user stack copied per sample for dwarf, 1024-65000 (default 16384)", &(c).stack_set),      \
+	OPT_BOOL("no-kernel", 0, &(c).no_kernel, "drop kernel frames"),                                           \
+	OPT_STRING("backend", 0, &(c).backend, "NAME", "force a backend (perf_event, ...)"),                      \
+	OPT_BOOL("native", 0, &(c).native, "python targets: merge native frames"),                                \
+	OPT_BOOL("idle", 0, &(c).idle, "python targets: keep idle stacks")
 /* What a command allows of the sampling options. */
 struct cmd_sampling_rules {
 	const char *who;           /* "record", "top", "metrics record": names the command in a message */

@@ -311,18 +311,17 @@ int cmd_dump(int argc, char **argv)
 	long stack_size = 0;
 	bool stack_set = false;
 	const struct opt opts[] = {
-		{ "pid", 'p', OPT_STRING, &pid_arg, "PID", "the process to dump (all its threads)", NULL },
-		{ "target", 't', OPT_STRING, &target, "NAME", "a process that announced itself (plumb.h)", NULL },
-		{ "json", 0, OPT_FLAG, &json, NULL, "write plumb.dump.v1 JSON (docs/dump.md) instead of text", NULL },
-		{ "nonblocking", 0, OPT_FLAG, &nonblocking, NULL,
-		  "never stop the target: Python frames, and native frames of blocked threads (may be torn)", NULL },
-		{ "core", 0, OPT_STRING, &core, "FILE", "dump the threads of a core file (gcore, a kernel core dump)",
-		  NULL },
-		{ "exe", 0, OPT_STRING, &exe, "BINARY", "with --core: the program that dumped it (default: as the core "
-		  "names it)", NULL },
-		{ "stack-size", 0, OPT_INT, &stack_size, "BYTES", "stack copied per thread (default 262144)",
-		  &stack_set },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_STRING("pid", 'p', &pid_arg, "PID", "the process to dump (all its threads)"),
+		OPT_STRING("target", 't', &target, "NAME", "a process that announced itself (plumb.h)"),
+		OPT_BOOL("json", 0, &json, "write plumb.dump.v1 JSON (docs/dump.md) instead of text"),
+		OPT_BOOL("nonblocking", 0, &nonblocking,
+			 "never stop the target: Python frames, and native frames of blocked threads (may be torn)"),
+		OPT_STRING("core", 0, &core, "FILE", "dump the threads of a core file (gcore, a kernel core dump)"),
+		OPT_STRING("exe", 0, &exe, "BINARY",
+			   "with --core: the program that dumped it (default: as the core names it)"),
+		OPT_LONG_SEEN("stack-size", 0, &stack_size, "BYTES", "stack copied per thread (default 262144)",
+			      &stack_set),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int code;

@@ -274,11 +274,11 @@ static int cmd_metrics_read(int argc, char **argv)
 	bool json = false;
 	long top = 10;
 	const struct opt opts[] = {
-		{ "name", 'n', OPT_STRING, &name, "NAME", "read $PLUMB_HOME/metrics/NAME.json", NULL },
-		{ "path", 0, OPT_STRING, &path_arg, "FILE", "read this recording file", NULL },
-		{ "json", 0, OPT_FLAG, &json, NULL, "print the raw plumb.metrics.v1 document", NULL },
-		{ "top", 0, OPT_INT, &top, "N", "processes listed (default 10)", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_STRING("name", 'n', &name, "NAME", "read $PLUMB_HOME/metrics/NAME.json"),
+		OPT_STRING("path", 0, &path_arg, "FILE", "read this recording file"),
+		OPT_BOOL("json", 0, &json, "print the raw plumb.metrics.v1 document"),
+		OPT_LONG("top", 0, &top, "N", "processes listed (default 10)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;
@@ -344,12 +344,12 @@ static int cmd_metrics_push(int argc, char **argv)
 	const char *name = NULL, *path_arg = NULL, *to = NULL, *machine = NULL;
 	struct opt_list labels = { 0 };
 	const struct opt opts[] = {
-		{ "name", 'n', OPT_STRING, &name, "NAME", "push $PLUMB_HOME/metrics/NAME.json (default: the newest)", NULL },
-		{ "path", 0, OPT_STRING, &path_arg, "FILE", "push this recording file", NULL },
-		{ "to", 0, OPT_STRING, &to, "URL", "the Pushgateway's base URL (credentials from PLUMB_PUSH_* variables)", NULL },
-		{ "label", 0, OPT_LIST, &labels, "KEY=VALUE", "one more label, also in the grouping key (repeatable)", NULL },
-		{ "machine", 0, OPT_STRING, &machine, "NAME", "the machine label (default: this host's name)", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_STRING("name", 'n', &name, "NAME", "push $PLUMB_HOME/metrics/NAME.json (default: the newest)"),
+		OPT_STRING("path", 0, &path_arg, "FILE", "push this recording file"),
+		OPT_STRING("to", 0, &to, "URL", "the Pushgateway's base URL (credentials from PLUMB_PUSH_* variables)"),
+		OPT_LIST("label", 0, &labels, "KEY=VALUE", "one more label, also in the grouping key (repeatable)"),
+		OPT_STRING("machine", 0, &machine, "NAME", "the machine label (default: this host's name)"),
+		OPT_END(),
 	};
 	struct opt_result res;
 	int rc;

@@ -93,14 +93,15 @@ static bool record_options(int argc, char **argv, struct record_request *rq, int
 	rq->force = false;
 	const struct opt opts[] = {
 		CMD_SAMPLING_OPTS(rq->samp),
-		{ "every", 0, OPT_STRING, &rq->every_arg, "S", "seconds between samples (default 5; 200ms, 0.5, 1m)", NULL },
-		{ "keep", 0, OPT_INT, &keep, "N", "samples kept in the recording (default 120)", NULL },
-		{ "name", 0, OPT_STRING, &rq->name_arg, "NAME",
-		  "recording name: $PLUMB_HOME/metrics/NAME.json (default: the program's name)", NULL },
-		{ "force", 'f', OPT_FLAG, &rq->force, NULL, "replace a recording of that name", NULL },
-		{ "profile", 0, OPT_STRING, &rq->profile, "FILE",
-		  "also sample the stacks of the tree into FILE, as plumb record writes it (format by extension)", NULL },
-		{ NULL, 0, OPT_END, NULL, NULL, NULL, NULL },
+		OPT_STRING("every", 0, &rq->every_arg, "S", "seconds between samples (default 5; 200ms, 0.5, 1m)"),
+		OPT_LONG("keep", 0, &keep, "N", "samples kept in the recording (default 120)"),
+		OPT_STRING("name", 0, &rq->name_arg, "NAME",
+			   "recording name: $PLUMB_HOME/metrics/NAME.json (default: the program's name)"),
+		OPT_BOOL("force", 'f', &rq->force, "replace a recording of that name"),
+		OPT_STRING("profile", 0, &rq->profile, "FILE",
+			   "also sample the stacks of the tree into FILE, as plumb record writes it "
+			   "(format by extension)"),
+		OPT_END(),
 	};
 	if (!cmd_parse_command_options(opts,
 				       "plumb metrics record [--every S] [--keep N] [--name NAME] (--pid PID | --target NAME | "
