@@ -1,7 +1,8 @@
 /* cxxname.c — demangled names read by their brackets (cxxname.h). One forward scan knows the bracket depth at
  * each byte and skips an operator's symbol; the short form keeps the qualified name at depth 0 after the last
  * space there (what comes before is the return type), drops the last parameter list and what follows it, and
- * drops the parameter lists of enclosing functions (`f(int)::{lambda()#1}` -> `f::{lambda()#1}`). */
+ * drops the parameter lists of enclosing functions (`f(int)::{lambda()#1}` -> `f::{lambda()#1}`); a trailing
+ * " (...)" after a space (another tool's location) is kept as it is. */
 #include "profile/cxxname.h"
 
 #include <stdint.h>
@@ -89,6 +90,34 @@ static size_t trim_qualifiers(const char *s, size_t n)
 	return n;
 }
 
+/* Where a trailing annotation starts: " (...)" after a space at depth 0 that closes at the end, as another tool's
+ * label puts a location after the name ("ns::f (src/core/io.c:12)", a path of more than two parts that the label
+ * grammar does not read as one, §4.1); n when there is none. A demangled name never has it: a parameter list
+ * follows its name without a space. */
+static size_t annotation_at(const char *s, size_t n)
+{
+	size_t at = n;
+	for (size_t i = 0; i < n;) {
+		size_t op = operator_len(s, n, i);
+		if (op) {
+			i += op;
+			continue;
+		}
+		char c = s[i];
+		if (c == '(' || c == '<' || c == '[' || c == '{') {
+			size_t e = group_end(s, n, i);
+			if (c == '(' && i > 0 && s[i - 1] == ' ' && e == n)
+				at = i - 1;
+			i = e;
+			continue;
+		}
+		i++;
+	}
+	while (at > 0 && at < n && s[at - 1] == ' ')
+		at--;
+	return at;
+}
+
 /* Where the qualified name starts and where its last parameter list starts ([*start, *end) is the name). False
  * when the name is not C++-shaped (no parameter list, no template arguments, no space at depth 0). */
 static bool locate(const char *s, size_t n, size_t *start, size_t *end)
@@ -141,6 +170,7 @@ static bool locate(const char *s, size_t n, size_t *start, size_t *end)
 bool label_cxx_name_is_long(const char *name, size_t len)
 {
 	size_t start, end;
+	len = annotation_at(name, len);
 	if (!locate(name, len, &start, &end))
 		return false;
 	if (start > 0 || end < len)
@@ -151,11 +181,11 @@ bool label_cxx_name_is_long(const char *name, size_t len)
 	return false;
 }
 
-void label_cxx_short_name(struct sbuf *out, const char *s, size_t n)
+void label_cxx_short_name(struct sbuf *out, const char *s, size_t len)
 {
-	size_t start, end;
+	size_t start, end, n = annotation_at(s, len);
 	if (!locate(s, n, &start, &end)) {
-		sbuf_add(out, s, n);
+		sbuf_add(out, s, len);
 		return;
 	}
 	size_t before = out->len, op_end = SIZE_MAX;
@@ -187,6 +217,7 @@ void label_cxx_short_name(struct sbuf *out, const char *s, size_t n)
 	}
 	if (out->len == before) /* nothing left of it: the name as it was */
 		sbuf_add(out, s, n);
+	sbuf_add(out, s + n, len - n); /* the annotation as it was */
 }
 
 size_t label_cxx_scope_prefix(const char *s, size_t n, int depth, size_t *ncomp)

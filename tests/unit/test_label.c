@@ -259,6 +259,12 @@ static void test_label__cxx_short_names_and_scopes(void **state)
 		{ "(DOM) Event.type", "(DOM) Event.type", "" }, /* a JavaScript label: no C++ in it */
 		{ "core::ptr::drop_in_place<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place<alloc::vec::Vec<u8>>",
 		  "core::ptr" },
+		/* another tool's label, a location after the name (a path the grammar does not read as one): the name
+		 * is shortened, the location kept; it was taken for a return type and the name dropped */
+		{ "util::Worker94::step_3392 (src/core/file_32.c:702)", "util::Worker94::step_3392 (src/core/file_32.c:702)",
+		  "util::Worker94" },
+		{ "void ns::Pool::run(int) const (lib/a/pool.cc:12)", "ns::Pool::run (lib/a/pool.cc:12)", "ns::Pool" },
+		{ "handler (src/net/io.c:3)", "handler (src/net/io.c:3)", "" },
 	};
 	static const struct {
 		const char *name;
