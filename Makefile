@@ -185,10 +185,14 @@ $(BUILD)/examples/%: examples/%.c
 #                        take one job slot from the start and the other files share the rest; tests/run-all also
 #                        holds a lock for them, for files started side by side some other way
 #   # plumbtest: slow    it takes long (tens of seconds): started right after, so it does not end the run alone
+#   # plumbtest: light   it mostly waits (a terminal, a server, timers: a fifth of its time or less on a CPU):
+#                        check-alone runs these one after another beside its own chain, so their waiting does
+#                        not hold one of the job slots the CPU-bound files share
 TESTS_UNIT  := $(UNIT_SRC:%.c=%)
 TESTS_PY    := $(sort $(wildcard tests/tools/test_*.py tests/e2e/test_*.py))
 TESTS_ALONE := $(sort $(shell grep -l '^\# plumbtest: alone$$' $(TESTS_PY) /dev/null))
-TESTS_SLOW  := $(filter-out $(TESTS_ALONE),$(sort $(shell grep -l '^\# plumbtest: slow$$' $(TESTS_PY) /dev/null)))
+TESTS_LIGHT := $(filter-out $(TESTS_ALONE),$(sort $(shell grep -l '^\# plumbtest: light$$' $(TESTS_PY) /dev/null)))
+TESTS_SLOW  := $(filter-out $(TESTS_ALONE) $(TESTS_LIGHT),$(sort $(shell grep -l '^\# plumbtest: slow$$' $(TESTS_PY) /dev/null)))
 TESTS       := $(TESTS_UNIT) $(TESTS_PY)
 TEST_BUILD  := all $(UNIT_BIN) $(TARGET_FP) $(TARGET_NOFP) $(TARGET_CXX) $(TESTLIB_SO) $(API_BIN)
 .PHONY: test-build check-layers check-files check-alone $(TESTS)
@@ -207,9 +211,11 @@ check: check-layers
 	@case " $$MAKEFLAGS " in *" -j"*|*" --jobserver"*) jobs= ;; *) jobs=-j$$(nproc) ;; esac; \
 	$(MAKE) --no-print-directory $$jobs RUN_ONE=--keep-going check-files
 	@BUILD=$(BUILD) tests/run-all --summary $(TESTS)
-check-files: check-alone $(TESTS_SLOW) $(filter-out $(TESTS_ALONE) $(TESTS_SLOW),$(TESTS))
+check-files: check-alone $(TESTS_SLOW) $(filter-out $(TESTS_ALONE) $(TESTS_LIGHT) $(TESTS_SLOW),$(TESTS))
 check-alone: test-build
-	@for t in $(TESTS_ALONE); do BUILD=$(BUILD) tests/run-all --one $$t $(RUN_ONE) || exit 1; done
+	@( for t in $(TESTS_LIGHT); do BUILD=$(BUILD) tests/run-all --one $$t $(RUN_ONE) || exit 1; done ) & light=$$!; \
+	for t in $(TESTS_ALONE); do BUILD=$(BUILD) tests/run-all --one $$t $(RUN_ONE) || { wait $$light; exit 1; }; done; \
+	wait $$light
 
 unit: $(UNIT_BIN)
 	@BUILD=$(BUILD) tests/run-all --unit-only

@@ -770,3 +770,4 @@ class BenchExamples(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
+# plumbtest: light

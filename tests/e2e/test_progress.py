@@ -153,4 +153,4 @@ class ConvertProgress(TempDir):
 
 if __name__ == "__main__":
     unittest.main()
-# plumbtest: slow
+# plumbtest: light

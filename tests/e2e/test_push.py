@@ -511,3 +511,4 @@ class RequestTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+# plumbtest: light
