@@ -18,7 +18,7 @@ SERVICE=tests/targets/python/service.py
 tmp=$(mktemp -d)
 "$PY" "$SERVICE" >"$tmp/progress" &
 svc=$!
-trap 'kill $svc 2>/dev/null; wait $svc 2>/dev/null || true; rm -rf "$tmp"' EXIT
+trap 'kill $svc 2>/dev/null || true; wait $svc 2>/dev/null || true; rm -rf "$tmp"' EXIT # (set -e holds in the trap: the service is gone by the end)
 sleep 1
 have_perf=0
 command -v perf >/dev/null && have_perf=1
