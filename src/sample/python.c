@@ -383,10 +383,8 @@ static void kid_open(struct pyb_state *st, struct pyb_proc *pr)
 	/* a CPython of a version without a layout is final at once (and worth a word in the summary) */
 	struct py_binary_info info;
 	bool no_layout = rc == PLUMB_EUNSUPPORTED && py_probe_pid(pr->pid, &info) && info.is_python && !info.supported;
-	/* just found (between fork and exec, not set up yet): any failure, a refusal too — a child read in the middle
-	 * of its exec was refused once and said "memory not readable" of a CPython that had no layout */
 	bool may_come = (rc == PLUMB_ENOENT && age < 5000000000ULL) || age < 500000000ULL;
-	if (may_come && !no_layout)
+	if (may_come && !no_layout) /* just found (before or in its exec): any failure, a refusal too, is not final */
 		return; /* tried again at the next scan */
 	pr->state = KID_SKIP;
 	if (pr->noted)
