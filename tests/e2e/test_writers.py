@@ -135,9 +135,11 @@ class Writers(TempDir):
             text = f.read()
         for name in ("path_a", "path_b", "path_c"):
             self.assertAlmostEqual(cum[name.split(" ")[0]], want[name], delta=1.0, msg=(name, top.stdout))
-            m = re.search(r"<title>%s \([^)]*\) \([\d,]+ samples, ([\d.]+)%%" % name, text)
-            self.assertIsNotNone(m, name)
-            self.assertAlmostEqual(float(m.group(1)), want[name], delta=1.0)
+            # every box of the function: a sample whose stack came out otherwise (a few in a thousand) puts a
+            # small one elsewhere in the graph, and the first of them was once the only one read (0.27 for 51.9)
+            boxes = re.findall(r"<title>%s \([^)]*\) \([\d,]+ samples, ([\d.]+)%%" % name, text)
+            self.assertTrue(boxes, name)
+            self.assertAlmostEqual(sum(map(float, boxes)), want[name], delta=1.0)
         # (how close the shares are to 50/30/20 is the recorder's test, test_record.py; on a loaded machine they
         # drift, while the three views of the same file must still agree)
 
