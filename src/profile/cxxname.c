@@ -94,24 +94,23 @@ static size_t trim_qualifiers(const char *s, size_t n)
  * label puts a location after the name ("ns::f (src/core/io.c:12)", a path of more than two parts that the label
  * grammar does not read as one, §4.1); n when there is none. A demangled name never has it: a parameter list
  * follows its name without a space. */
+/* The index after what starts at s[i] at depth 0: an operator's symbol, a whole bracket group, or one byte. */
+static size_t top_step(const char *s, size_t n, size_t i)
+{
+	size_t op = operator_len(s, n, i);
+	if (op)
+		return i + op;
+	char c = s[i];
+	return c == '<' || c == '(' || c == '[' || c == '{' ? group_end(s, n, i) : i + 1;
+}
+
 static size_t annotation_at(const char *s, size_t n)
 {
 	size_t at = n;
-	for (size_t i = 0; i < n;) {
-		size_t op = operator_len(s, n, i);
-		if (op) {
-			i += op;
-			continue;
-		}
-		char c = s[i];
-		if (c == '(' || c == '<' || c == '[' || c == '{') {
-			size_t e = group_end(s, n, i);
-			if (c == '(' && i > 0 && s[i - 1] == ' ' && e == n)
-				at = i - 1;
-			i = e;
-			continue;
-		}
-		i++;
+	for (size_t i = 0, e; i < n; i = e) {
+		e = top_step(s, n, i);
+		if (s[i] == '(' && i > 0 && s[i - 1] == ' ' && e == n)
+			at = i - 1;
 	}
 	while (at > 0 && at < n && s[at - 1] == ' ')
 		at--;
@@ -223,24 +222,13 @@ void label_cxx_short_name(struct sbuf *out, const char *s, size_t len)
 size_t label_cxx_scope_prefix(const char *s, size_t n, int depth, size_t *ncomp)
 {
 	size_t cuts[64], ncuts = 0; /* the offsets of each "::" at depth 0 */
-	for (size_t i = 0; i < n;) {
-		size_t op = operator_len(s, n, i);
-		if (op) {
-			i += op;
-			continue;
-		}
-		char c = s[i];
-		if (c == '<' || c == '(' || c == '[' || c == '{') {
-			i = group_end(s, n, i);
-			continue;
-		}
-		if (c == ':' && i + 1 < n && s[i + 1] == ':') {
+	for (size_t i = 0, e; i < n; i = e) {
+		e = top_step(s, n, i);
+		if (e == i + 1 && s[i] == ':' && i + 1 < n && s[i + 1] == ':') {
 			if (ncuts < sizeof cuts / sizeof cuts[0])
 				cuts[ncuts++] = i;
-			i += 2;
-			continue;
+			e = i + 2;
 		}
-		i++;
 	}
 	*ncomp = ncuts + 1;
 	if (ncuts == 0 || depth <= 0)
