@@ -48,7 +48,7 @@ void sym_fetch_init(struct sym_fetch *f, void (*fetching)(void *ctx, const char 
 	if (!settings()->debuginfod)
 		return; /* off: nothing is loaded, nothing is asked */
 	double s = settings()->debuginfod_timeout_s;
-	f->bound_ns = (uint64_t)((s > 0 && s < 3600 ? s : SYM_FETCH_TIMEOUT_S) * 1e9);
+	f->bound_ns = (uint64_t)((s > 0 ? s : SYM_FETCH_TIMEOUT_S) * 1e9); /* settings.h: 0 unless in (0, 3600) */
 	f->enabled = true;
 }
 
