@@ -31,11 +31,11 @@ class GzipBomb(TempDir):
 
     def test_memory_does_not_follow_lines(self):
         skip_sanitized("the sanitizer's own memory is not plumb's")
-        # diff's, convert's and flame's own work over 128 MiB and 512 MiB of one repeated line: 17.5 million
-        # lines more must not cost memory (a byte a line would be 17 MB; plumb's peak is ~8 MB either way)
+        # diff's, convert's and flame's own work over 64 MiB and 256 MiB of one repeated line: 8.75 million
+        # lines more must not cost memory (a byte a line would be 8.75 MB; plumb's peak is ~8 MB either way)
         line = b"main;work;inner;leaf 1\n"
         member = gzip.compress(line * ((64 << 20) // len(line)), 9)
-        small, big = self.bomb(2, member), self.bomb(8, member)
+        small, big = self.bomb(1, member), self.bomb(4, member)
         for cmd in ("diff", "convert", "flame"):
             with self.subTest(cmd=cmd):
                 peaks = []

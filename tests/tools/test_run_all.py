@@ -110,7 +110,7 @@ class RunAll(unittest.TestCase):
                                            timeout=60)
         r = run("--one", path)
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
-        self.assertRegex(r.stdout, r"^FAIL .*test_two.py: 1 passed, 1 failed, 0 skipped \(\d+\.\d s\)\n")
+        self.assertRegex(r.stdout, r"^FAIL .*test_two.py: 1 passed, 1 failed, 0 skipped \(\d+\.\d s, \d+\.\d s CPU\)\n")
         self.assertEqual(run("--one", path, "--keep-going").returncode, 0)
         r = run("--summary", path, os.path.join(self.tmp, "test_never_ran.py"))
         self.assertEqual(r.returncode, 1)
