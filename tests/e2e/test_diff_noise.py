@@ -10,9 +10,9 @@ from plumbtest import TempDir, main, plumb, target
 
 PAIRS = 20
 CHANGED = 10        # recordings of the changed program, each diffed against an unchanged one
-SECONDS = "0.3"     # of CPU time (SPLIT_CLOCK=cpu): a loaded machine stretches the run, the samples stay
-INTERVAL = "0.001"  # ~300 samples a recording (diff() asks for more than 200) in 60% of the CPU time 0.5 s at
-                    # 2 ms took: the suite's time, the same test
+SECONDS = "0.15"    # of CPU time (SPLIT_CLOCK=cpu): a loaded machine stretches the run, the samples stay
+INTERVAL = "0.0005"  # ~300 samples a recording (diff() asks for more than 200; 287-307 beside two busy loops):
+                     # the samples 0.3 s at 1 ms gave, in half the suite's time
 
 
 def write(path, text):
