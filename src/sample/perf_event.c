@@ -53,6 +53,8 @@ struct pe_state {
 	uint64_t ticks, lost;
 	struct hmap jit_pids;  /* pid -> 1 (has /tmp/perf-PID.map), 2 (has none) */
 	struct hmap comm_seen; /* (pid<<32|tid) -> thread id */
+	uint64_t *comm_at;     /* thread id -> the time of the COMM record that named it */
+	size_t ncomm_at, cap_comm_at;
 	struct wall *wall;      /* --mode wall: off-CPU accounting, NULL in cpu mode */
 	struct hmap switch_ids; /* ids of the context-switch events (wall mode) */
 	bool cpu_wide;          /* an attach sampled by per-CPU events: only the processes in `followed` count */
@@ -289,7 +291,7 @@ static void handle_sample(struct pe_state *st, const char *rec, size_t len)
 static void handle_task(struct pe_state *st, const char *rec, size_t len)
 {
 	struct perf_task_rec t;
-	if (!perf_task_parse(rec, len, &t))
+	if (!perf_task_parse(rec, len, st->stk.sample_type, &t))
 		return;
 	if (t.type == PERF_RECORD_FORK && st->cpu_wide && followed(st, t.ppid)) /* its forks are followed */
 		hmap_put(&st->followed, t.pid, 1);
@@ -304,8 +306,19 @@ static void handle_task(struct pe_state *st, const char *rec, size_t len)
 	case PERF_RECORD_COMM: {
 		if (t.misc & PERF_RECORD_MISC_COMM_EXEC)
 			maps_forget(st->maps, (pid_t)t.pid);
-		uint32_t id = profile_thread(st->p, t.pid, t.tid, t.name);
-		hmap_put(&st->comm_seen, ((uint64_t)t.pid << 32) | t.tid, id);
+		uint64_t key = ((uint64_t)t.pid << 32) | t.tid;
+		uint32_t id;
+		/* each CPU's ring is read in turn, so a thread that moved between exec and a rename (prctl) can show
+		 * its names out of order: the latest by time is its name (a loaded CI run named one by its exec) */
+		if (hmap_get(&st->comm_seen, key, &id) && id < st->ncomm_at && st->comm_at[id] > t.time)
+			break;
+		id = profile_thread(st->p, t.pid, t.tid, t.name);
+		hmap_put(&st->comm_seen, key, id);
+		if (id != PROFILE_NOMEM && ALLOC_GROW(st->comm_at, (size_t)id + 1, st->cap_comm_at)) {
+			while (st->ncomm_at <= id)
+				st->comm_at[st->ncomm_at++] = 0;
+			st->comm_at[id] = t.time;
+		}
 		break;
 	}
 	case PERF_RECORD_FORK:
@@ -384,6 +397,7 @@ static void cleanup(struct pe_state *st)
 	free(st->buf);
 	hmap_release(&st->jit_pids);
 	hmap_release(&st->comm_seen);
+	free(st->comm_at);
 	hmap_release(&st->switch_ids);
 	hmap_release(&st->followed);
 	hmap_release(&st->own_tids);

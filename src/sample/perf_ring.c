@@ -212,7 +212,25 @@ static void task_string(char *dst, size_t n, const char *src, size_t avail)
 	dst[len] = '\0';
 }
 
-bool perf_task_parse(const char *rec, size_t len, struct perf_task_rec *out)
+/* The time in a record's sample_id_all trailer: its last fields, { pid, tid } { time } { id } { stream_id }
+ * { cpu, res } { identifier }, each there when sample_type asks for it. 0 without one. */
+static uint64_t trailer_time(const char *rec, size_t len, size_t fields, uint64_t sample_type)
+{
+	if (!(sample_type & PERF_SAMPLE_TIME))
+		return 0;
+	const uint64_t in_trailer[] = { PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
+					PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER };
+	size_t size = 0;
+	for (size_t i = 0; i < sizeof in_trailer / sizeof in_trailer[0]; i++)
+		size += (sample_type & in_trailer[i]) ? 8 : 0;
+	if (len < fields + size)
+		return 0;
+	uint64_t time;
+	memcpy(&time, rec + len - size + ((sample_type & PERF_SAMPLE_TID) ? 8 : 0), sizeof time);
+	return time;
+}
+
+bool perf_task_parse(const char *rec, size_t len, uint64_t sample_type, struct perf_task_rec *out)
 {
 	const struct perf_event_header *h = (const void *)rec;
 	out->type = 0;
@@ -232,6 +250,7 @@ bool perf_task_parse(const char *rec, size_t len, struct perf_task_rec *out)
 		out->pid = c->pid;
 		out->tid = c->tid;
 		task_string(out->name, sizeof out->name, c->comm, len - sizeof *c);
+		out->time = trailer_time(rec, len, sizeof *c + strnlen(c->comm, len - sizeof *c) + 1, sample_type);
 	} else if ((h->type == PERF_RECORD_FORK || h->type == PERF_RECORD_EXIT) && len >= sizeof(struct task_layout)) {
 		const struct task_layout *t = (const void *)rec;
 		out->pid = t->pid;

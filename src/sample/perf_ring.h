@@ -77,15 +77,16 @@ struct perf_task_rec {
 	uint16_t misc;            /* h->misc (PERF_RECORD_MISC_COMM_EXEC, PERF_RECORD_MISC_MMAP_BUILD_ID, ...) */
 	uint32_t pid, tid;        /* every type but LOST */
 	uint32_t ppid, ptid;      /* FORK, EXIT */
-	uint64_t time;            /* FORK, EXIT */
+	uint64_t time;            /* FORK, EXIT; COMM from its sample_id_all trailer (0 without one) */
 	uint64_t addr, len, pgoff, ino; /* MMAP2 (ino is meaningless when misc has PERF_RECORD_MISC_MMAP_BUILD_ID) */
 	uint32_t prot;            /* MMAP2 */
 	uint64_t lost;            /* LOST */
 	char name[4096];          /* MMAP2: the file name; COMM: the thread's name (cut to fit, NUL-terminated) */
 };
 
-/* Decodes a task record into out (only the fields of its type are set). False for any other type, and for a
+/* Decodes a task record into out (only the fields of its type are set); sample_type is the events' (a COMM
+ * record's time is in its sample_id_all trailer, whose fields it says). False for any other type, and for a
  * record shorter than its type's fields. */
-bool perf_task_parse(const char *rec, size_t len, struct perf_task_rec *out);
+bool perf_task_parse(const char *rec, size_t len, uint64_t sample_type, struct perf_task_rec *out);
 
 #endif

@@ -164,7 +164,7 @@ static void sys_record(void *ctx, const char *rec, size_t len)
 		sys_sample(st, rec, len);
 		return;
 	}
-	if (!perf_task_parse(rec, len, &t))
+	if (!perf_task_parse(rec, len, st->stk.sample_type, &t))
 		return;
 	if (t.type == PERF_RECORD_MMAP2 && (t.prot & PROT_EXEC)) {
 		maps_add_file(st->maps, (pid_t)t.pid, t.addr, t.len, t.pgoff, t.name,

@@ -161,7 +161,7 @@ class Fate(Marked):
     def test_an_attached_process_is_never_signalled(self):
         for backend in ("perf_event", "ptrace"):
             with self.subTest(backend=backend):
-                p = subprocess.Popen([SPLIT, "8"], stdout=subprocess.DEVNULL)
+                p = subprocess.Popen([SPLIT, "60"], stdout=subprocess.DEVNULL)  # killed below (8 s ended under CI load)
                 try:
                     wait_until(lambda: open("/proc/%d/stat" % p.pid).read().split()[13] != "0", timeout=5)
                     out = self.path("a.folded")
