@@ -51,6 +51,9 @@ struct sys_state {
 	/* each process's name as the records said it at fork (the parent's) and exec (PERF_RECORD_COMM): a process
 	 * that lived a few milliseconds is gone from /proc before its samples are read */
 	struct hmap names;       /* pid -> id in name_strs, or SYS_NO_NAME once the process is forgotten */
+	struct hmap named_at;    /* pid -> index in name_times: when its exec or rename (COMM) named it */
+	uint64_t *name_times;
+	size_t nname_times, cap_name_times;
 	struct interner name_strs;
 	regex_t comm_re;
 	bool has_re;
@@ -139,6 +142,23 @@ static void sys_rename(struct sys_state *st, pid_t pid, const char *name)
 	hmap_put(&st->procs, (uint64_t)pid, id == PROFILE_NOMEM ? SYS_EXCLUDED : id);
 }
 
+/* Whether a COMM record of process pid at `time` is its latest name so far: each CPU's ring is read in turn, so
+ * an exec and a rename (prctl) on two CPUs can come out of order (perf_event.c does the same for threads). */
+static bool sys_latest_name(struct sys_state *st, pid_t pid, uint64_t time)
+{
+	uint32_t i;
+	if (hmap_get(&st->named_at, (uint64_t)pid, &i)) {
+		if (st->name_times[i] > time)
+			return false;
+		st->name_times[i] = time;
+		return true;
+	}
+	if (ALLOC_GROW(st->name_times, st->nname_times + 1, st->cap_name_times) &&
+	    hmap_put(&st->named_at, (uint64_t)pid, (uint32_t)st->nname_times))
+		st->name_times[st->nname_times++] = time;
+	return true;
+}
+
 static void sys_sample(struct sys_state *st, const char *rec, size_t len)
 {
 	struct perf_sample sv;
@@ -172,7 +192,7 @@ static void sys_record(void *ctx, const char *rec, size_t len)
 	} else if (t.type == PERF_RECORD_COMM) {
 		if (t.misc & PERF_RECORD_MISC_COMM_EXEC)
 			maps_forget(st->maps, (pid_t)t.pid);
-		if (t.pid == t.tid) {
+		if (t.pid == t.tid && sys_latest_name(st, (pid_t)t.pid, t.time)) {
 			sys_note_name(st, (pid_t)t.pid, t.name);
 			sys_rename(st, (pid_t)t.pid, t.name);
 		}
@@ -232,6 +252,8 @@ static void sys_cleanup(struct sys_state *st)
 	free(st->forgetting);
 	hmap_release(&st->procs);
 	hmap_release(&st->names);
+	hmap_release(&st->named_at);
+	free(st->name_times);
 	interner_release(&st->name_strs);
 	if (st->has_re)
 		regfree(&st->comm_re);
