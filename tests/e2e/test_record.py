@@ -68,6 +68,16 @@ class RecordLaunch(TempDir):
         se = truth * (1 / a + 1 / b) ** 0.5
         self.assertAlmostEqual(a / b, truth, delta=max(0.3, 3.5 * se), msg=(a, b, cpu))
 
+    def test_a_rename_on_another_cpu_names_the_thread(self):
+        # exec'd on the last CPU, renamed on CPU 0: the two COMM records are in two rings, the rename's read first
+        last = max((os.cpu_count() or 1) - 1, 0)
+        out = self.path("r.folded")
+        r = plumb("record", "--threads", "--interval", "0.002", "-o", out, "--", "taskset", "-c", str(last),
+                  target("renamer"), "0.3")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        roots = {fr[0].split(" (")[0] for fr, c in read_folded(out) if any(f.startswith("renamed_burn ") for f in fr)}
+        self.assertEqual(roots, {"renamed-now"}, r.stderr)
+
     def test_children_are_followed(self):
         out = self.path("f.folded")
         r = plumb("record", "--threads", "--interval", "0.002", "-o", out, "--", target("forker"), "0.4")

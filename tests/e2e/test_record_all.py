@@ -5,9 +5,10 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, target  # noqa: E402
+from plumbtest import PLUMB, TempDir, env, main, plumb, read_folded, target, wait_until  # noqa: E402
 from procwatch import ProcWatch  # noqa: E402
 
 SUMMARY = re.compile(r"Sampled (\d+) ticks over ([\d.]+)s \(\d+/s effective, [\d.e-]+s requested\) with system/(\S+) "
@@ -93,6 +94,23 @@ class RecordAll(TempDir):
         stacks = procs[duty.pid][2]
         self.assertGreater(inclusive(stacks, "duty_burn"), 0.8 * procs[duty.pid][1])
         self.assertGreater(inclusive(stacks, "duty_loop"), 0.8 * procs[duty.pid][1])
+
+    def test_a_rename_on_another_cpu_names_the_process(self):
+        # exec'd on the last CPU, renamed on CPU 0 (tests/targets/renamer.c): the rename's COMM is read first
+        last = max((os.cpu_count() or 1) - 1, 0)
+        rec = subprocess.Popen([PLUMB, "record", "--all", "--seconds", "2", "-o", self.path("r.folded"),
+                                "--comm", "^(renamer|renamed-now|taskset)$"], env=env(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        self.assertTrue(wait_until(lambda: os.path.exists("/proc/%d" % rec.pid), timeout=5))
+        time.sleep(0.5)  # sampling has started
+        r = subprocess.run(["taskset", "-c", str(last), target("renamer"), "0.4"], capture_output=True, text=True,
+                           timeout=60)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        _, err = rec.communicate(timeout=120)
+        self.assertEqual(rec.returncode, 0, err)
+        names = {name for name, _, frames in by_process(read_folded(self.path("r.folded"))).values()
+                 if any(f.startswith("renamed_burn ") for fr, _ in frames for f in fr)}
+        self.assertEqual(names, {"renamed-now"}, err)
 
     def test_short_lived_processes_are_named(self):
         # issue 27: 691 of ~720 short-lived processes were named "?" (gone from /proc when their samples were read);
