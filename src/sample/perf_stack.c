@@ -113,7 +113,7 @@ static uint64_t cpu_since(const struct perf_period_event *ev, uint64_t time_ns)
 /* The event's next period, which the kernel repeats until the next redraw: a thread's event is redrawn at each
  * of its samples, a CPU's at every PERF_PERIODS_CPU_BATCH-th, so the time since it fired is taken off a batch-th
  * at a time, from each interval of the batch (taken off each whole, it shortened all four: a CPU's event at
- * 1-2 ms read a CPU-bound process 4-8% over its CPU time under --all). */
+ * 1-2 ms read a CPU-bound process 3-8% over its CPU time under --all). */
 static void redraw(struct perf_periods *pp, struct perf_period_event *ev, uint64_t time_ns)
 {
 	uint64_t count = 0, late = ev->tid < 0 ? cpu_since(ev, time_ns) / PERF_PERIODS_CPU_BATCH
