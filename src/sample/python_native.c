@@ -3,7 +3,9 @@
  * We wake on every sample, unwind it with the DWARF unwinder, read the Python frame chains at once (the target
  * keeps running; the window between the kernel's sample and our read is a few microseconds, short against a
  * Python function's time in a C call), and splice: each _PyEval_EvalFrameDefault frame becomes the Python
- * frames it was evaluating. Nothing stops or traces the target; closing the events detaches. */
+ * frames it was evaluating. Each event's period is random around the interval and redrawn at each of its
+ * samples (perf_periods, docs/design.md §5.2), as the perf_event backend's are. Nothing stops or traces the
+ * target; closing the events detaches. */
 #include "sample/python_native.h"
 
 #include <errno.h>
@@ -21,16 +23,22 @@
 #include "base/hashmap.h"
 #include "os/procfs.h"
 #include "sample/perf_ring.h"
+#include "sample/perf_stack.h"
 #include "symbol/maps.h"
 #include "unwind/unwind.h"
 
-#define PYN_RING_PAGES 64 /* data pages per thread (power of two) */
+/* data pages per thread (powers of two): 1 MiB holds ~60 samples of 16 KiB stacks, 120 ms at 2 ms, for a reader
+ * kept off the CPUs by a loaded machine (with 64 pages a loaded CI run kept 77 of ~260 samples); the smaller
+ * one where locked memory is limited */
+#define PYN_RING_PAGES 256
+#define PYN_RING_PAGES_SMALL 64
 #define PYN_STACK_BYTES 16384
 #define PYN_MAX_IPS 256
 #define PYN_MAX_PY 1024
 #define PYN_MAX_THREADS 256
 #define PYN_COPY_BYTES (65536 + 64) /* a record that wraps around a ring's end is copied out (records are < 64 KiB) */
-#define PYN_SAMPLE_TYPE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+#define PYN_SAMPLE_TYPE                                                                                   \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
 
 /* One thread's event and its ring. */
 struct pyn_ring {
@@ -59,6 +67,7 @@ struct pyn_sampler {
 	uint64_t samples;
 	uint64_t last_scan;
 	uint64_t last_maps_reload;
+	struct perf_periods periods; /* each event's random period */
 	const char *eval_module;
 	uint64_t eval_start, eval_end;
 	bool has_eval;
@@ -120,7 +129,7 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 	attr.size = sizeof attr;
 	attr.type = PERF_TYPE_SOFTWARE;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
-	attr.sample_period = backend_interval_ns(s->opts);
+	attr.sample_period = perf_periods_draw(&s->periods);
 	attr.sample_type = PYN_SAMPLE_TYPE;
 	attr.sample_regs_user = UNWIND_REGS_MASK;
 	size_t want = s->opts->stack_bytes ? s->opts->stack_bytes : PYN_STACK_BYTES;
@@ -147,7 +156,11 @@ static enum plumb_err open_thread(struct pyn_sampler *s, pid_t tid, struct perr 
 				"--native needs perf_event_open on the target's threads: %s", strerror(err));
 	}
 	struct pyn_ring *r = &s->rings[s->nrings];
-	if (!perf_ring_map(&r->ring, fd, PYN_RING_PAGES)) {
+	if (!perf_periods_add(&s->periods, fd, (int32_t)tid, attr.sample_period)) {
+		close(fd);
+		return perr_set(e, PLUMB_ENOMEM, "cannot set up the sampling period: %s", strerror(errno));
+	}
+	if (!perf_ring_map(&r->ring, fd, PYN_RING_PAGES) && !perf_ring_map(&r->ring, fd, PYN_RING_PAGES_SMALL)) {
 		int err = errno;
 		close(fd);
 		return perr_set(e, PLUMB_EUNSUPPORTED, "cannot map a perf_event ring: %s", strerror(err));
@@ -186,6 +199,8 @@ enum plumb_err pyn_open(struct pyn_sampler **out, struct py_proc *py, pid_t pid,
 	s->pid = pid;
 	s->opts = opts;
 	s->p = p;
+	perf_periods_init(&s->periods, backend_interval_ns(opts),
+			  mono_ns() ^ ((uint64_t)getpid() << 32) ^ (uint64_t)pid);
 	s->maps = maps_new();
 	if (s->maps)
 		maps_use_files(s->maps, opts->files);
@@ -307,6 +322,7 @@ static void on_record(void *ctx, const char *rec, size_t len)
 	if (((const struct perf_event_header *)rec)->type != PERF_RECORD_SAMPLE ||
 	    !perf_sample_parse(PYN_SAMPLE_TYPE, rec, len, &sv) || !sv.regs)
 		return; /* no user registers: the thread was in the kernel without user state (exiting) */
+	perf_periods_sampled(&s->periods, sv.id, sv.tid, sv.time); /* its next period, before the unwinding */
 	struct unwind_regs regs;
 	perf_sample_regs(&sv, &regs);
 	add_sample(s, (pid_t)sv.tid, sv.time, &regs, sv.stack, (size_t)sv.stack_dyn);
@@ -407,6 +423,7 @@ void pyn_close(struct pyn_sampler *s)
 	free(s->stack_copy);
 	hmap_release(&s->tid_seen);
 	hmap_release(&s->threads);
+	perf_periods_release(&s->periods);
 	unwinder_free(s->unwinder);
 	maps_free(s->maps);
 	free(s);

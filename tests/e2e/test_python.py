@@ -2,10 +2,12 @@
 every CPython 3.11 on the machine, attaching to a running service without slowing it, --mode cpu/wall,
 --native merging with native stacks, and the py-spy backend (a stand-in in a probed folder, and missing)."""
 import glob
+import json
 import os
 import re
 import shutil
 import stat
+import statistics
 import subprocess
 import sys
 import threading
@@ -200,6 +202,26 @@ class PythonNative(TempDir):
         self.assertLess(left, total * 0.02, "evaluation-loop frames left in %d of %d samples" % (left, total))
         sh = shares(rows, ["compress_half", "spin_half"])
         self.assertGreater(sh["spin_half"], 20.0, repr(sh))
+
+    def test_python__native_intervals_are_random(self):
+        # docs/design.md §5.2: half the interval plus an exponential half, so the gaps between a busy thread's
+        # samples spread with a coefficient of variation of 0.5; a fixed period read 0.03 (over ~300 gaps the
+        # estimate's error is ~0.05)
+        exe = debian_python() or (other_pythons_311() or [None])[0]
+        if not exe:
+            skip_missing("CPython 3.11", "Debian python3.11 or pyenv")
+        out = self.path("native.json")
+        r = plumb("record", "--native", "--interval", "0.002", "-o", out, "--",
+                  exe, os.path.join(PYTARGETS, "funcs.py"), "0.6", cwd=self.tmp)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        with open(out) as f:
+            doc = json.load(f)
+        main_thread = max(doc["threads"], key=lambda t: len(t["samples"]["time"]))
+        times = main_thread["samples"]["time"]
+        self.assertGreater(len(times), 150, r.stderr)
+        gaps = [b - a for a, b in zip(times, times[1:])]
+        cv = statistics.pstdev(gaps) / statistics.mean(gaps)
+        self.assertGreater(cv, 0.3, "the gaps between samples hardly vary: the period is fixed")
 
 
 STANDIN = r'''#!/bin/sh

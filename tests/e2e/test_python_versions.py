@@ -259,7 +259,8 @@ class Versions(unittest.TestCase):
             self.fail("--native refused on a machine that permits perf_event_open: " + r.stderr)
         rows = read_folded(out)
         total = sum(c for _, c in rows)
-        self.assertGreater(total, 100)
+        sys.stderr.write("  %s native: %d samples; %s\n" % (exe, total, r.stderr.strip().splitlines()[-2:]))
+        self.assertGreater(total, 100, r.stderr)
         merged = sum(c for fr, c in rows
                      if any(f.startswith("func_a (python/funcs.py:") for f in fr) and
                      not fr[0].startswith(("func_", "main (", "<module> (")))
