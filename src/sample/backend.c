@@ -289,8 +289,21 @@ void describe_wait_status(int status, char *buf, size_t n)
 		snprintf(buf, n, "ended (status 0x%x)", status);
 }
 
+/* In the child, before exec: the keeper hears of the command from the command itself, before it can start
+ * anything, so a plumb killed between the fork and its own keeper_watch (a loaded CI run: the command's children
+ * ran 2 s after plumb's death) leaves nothing. Async-signal-safe: one write to a descriptor the exec closes. */
+static int tell_keeper(void *arg)
+{
+	keeper_watch(arg, getpid());
+	return 0;
+}
+
 void backend_child_opts(const struct record_opts *opts, struct child *c)
 {
+	if (keeper_running(opts->keeper) && !c->hook) {
+		c->hook = tell_keeper;
+		c->hook_arg = (void *)opts->keeper;
+	}
 	/* with a keeper, the command is left alive when plumb dies, so that the keeper finds its whole tree by parent
 	 * links before it kills it; without one, the kernel ends the command with plumb */
 	c->pdeathsig = keeper_running(opts->keeper) ? 0 : SIGKILL;
