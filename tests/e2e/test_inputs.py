@@ -239,17 +239,36 @@ class Defects(TempDir):
         self.assertEqual([r for r in json.loads(d.stdout)["rows"] if r["delta_count"]], [])
 
     def test_speedscope_one_frame_per_line_and_no_doubled_location(self):
-        rec = self.path("rec.speedscope.json")
-        r = plumb("record", "-o", rec, "--", target("split"), timeout=120)
+        """A recorded profile as speedscope: one frame per function (name, file), its line written when every
+        sample of the function was at that one line (design §6.1), and read back without a doubled location."""
+        folded = self.path("rec.folded")
+        r = plumb("record", "-o", folded, "--", target("split"), timeout=120)
         self.assertEqual(r.returncode, 0, r.stderr)
+        rec = self.path("rec.speedscope.json")
+        c = plumb("convert", folded, "-o", rec)
+        self.assertEqual(c.returncode, 0, c.stderr)
         with open(rec) as f:
             frames = json.load(f)["shared"]["frames"]
         keys = [(fr["name"], fr.get("file"), fr.get("line")) for fr in frames]
         self.assertEqual(len(keys), len(set(keys)))
+        self.assertEqual(len(keys), len({(n, f) for n, f, _ in keys}))
         back = plumb("convert", rec, "-o", "-")
         self.assertEqual(back.returncode, 0, back.stderr)
         self.assertNotRegex(back.stdout, r"\([^()]*:\d+\) \([^()]*:\d+\)")
-        self.assertRegex(back.stdout, r"main \(targets/split\.c:\d+\)")
+        # main's lines in the recording: one line (the inlined split_round's call site, most runs) is kept, and
+        # several (a sample in main's own loop) are no line, never the wrong one
+        with open(folded) as f:
+            lines = set(re.findall(r"(?:^|;)main \(targets/split\.c(?::(\d+))?\)", f.read(), re.M))
+        self.assertTrue(lines)
+        main = [fr for fr in frames if fr["name"] == "main"]
+        self.assertEqual(len(main), 1, main)
+        if len(lines) == 1 and "" not in lines:
+            (line,) = lines
+            self.assertEqual(main[0].get("line"), int(line))
+            self.assertRegex(back.stdout, r"main \(targets/split\.c:%s\)" % line)
+        else:
+            self.assertNotIn("line", main[0], lines)
+            self.assertRegex(back.stdout, r"main \(targets/split\.c\)")
 
     def test_pprof_is_read(self):
         src = self.path("x.folded")

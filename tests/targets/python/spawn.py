@@ -1,7 +1,9 @@
 """A parent that runs a second interpreter with subprocess.run([sys.executable, ...]) (fork + exec: the child
 has its own address space, found and read on its own) and waits for it. The child burns CPU in child_burn
 until its own CPU clock advanced by SECONDS and prints "pid cpu_seconds"; the parent passes that line on and
-then prints "parent cpu_seconds". Usage: spawn.py [SECONDS [CHILD_PYTHON]] (default 1.0 s, this interpreter)."""
+then prints "parent cpu_seconds". With PARENT_SECONDS the parent too burns that much CPU (in parent_burn), after
+its child, so that it has samples of its own whatever its start cost. Usage: spawn.py [SECONDS [CHILD_PYTHON
+[PARENT_SECONDS]]] (default 1.0 s, this interpreter, 0)."""
 import os
 import subprocess
 import sys
@@ -16,6 +18,10 @@ def child_burn(seconds):
     return time.process_time() - start
 
 
+def parent_burn(seconds):
+    return child_burn(seconds)
+
+
 def main():
     if len(sys.argv) > 2 and sys.argv[1] == "--child":
         cpu = child_burn(float(sys.argv[2]))
@@ -25,6 +31,8 @@ def main():
     child = sys.argv[2] if len(sys.argv) > 2 else sys.executable
     out = subprocess.run([child, __file__, "--child", seconds], capture_output=True, text=True, check=True)
     sys.stdout.write(out.stdout)
+    if len(sys.argv) > 3:
+        parent_burn(float(sys.argv[3]))
     print("parent", "%.3f" % time.process_time())
     return 0
 
