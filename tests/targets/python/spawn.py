@@ -10,7 +10,7 @@ import sys
 import time
 
 
-def child_burn(seconds):
+def burn(seconds):
     start = time.process_time()
     end, x = start + seconds, 0
     while time.process_time() < end:
@@ -18,8 +18,12 @@ def child_burn(seconds):
     return time.process_time() - start
 
 
+def child_burn(seconds):
+    return burn(seconds)
+
+
 def parent_burn(seconds):
-    return child_burn(seconds)
+    return burn(seconds)
 
 
 def main():
